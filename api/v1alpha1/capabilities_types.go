@@ -1,0 +1,115 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ClusterCapabilities is the per-cluster capability file: the facts about a
+// cluster that a pure renderer cannot ask the cluster for. It replaces
+// upstream's InferenceProviderConfig listing, CRD discovery and health
+// probes. It is a local-config object: consumed by the renderer, never
+// applied.
+type ClusterCapabilities struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              CapabilitiesSpec `json:"spec"`
+}
+
+// CapabilitiesSpec lists installed providers, the gateway and node pools.
+type CapabilitiesSpec struct {
+	// Providers installed in the cluster; a provider that is not listed is
+	// not installed.
+	Providers []ProviderCapability `json:"providers,omitempty"`
+	// Gateway describes the Gateway API Inference Extension; nil means the
+	// cluster has none.
+	Gateway *GatewayCapability `json:"gateway,omitempty"`
+	// NodePools are where workloads may land.
+	NodePools []NodePool `json:"nodePools,omitempty"`
+}
+
+// ProviderCapability describes one installed provider.
+type ProviderCapability struct {
+	Name string `json:"name"`
+	// Version is the operator release; it drives version-specific rendering.
+	Version string `json:"version,omitempty"`
+	// Ready defaults to true; false means installed but not selectable.
+	Ready *bool `json:"ready,omitempty"`
+	// Engines overrides the provider's built-in engine capabilities.
+	Engines []EngineCapability `json:"engines,omitempty"`
+	// SelectionRules overrides the provider's built-in selection rules.
+	// A non-nil empty list means "no rules".
+	SelectionRules []SelectionRule `json:"selectionRules,omitempty"`
+	// Images pins the default image per engine, e.g. {vllm: "repo:tag"}.
+	Images map[string]string `json:"images,omitempty"`
+}
+
+// EngineCapability says which engine a provider serves and how.
+type EngineCapability struct {
+	Name         string               `json:"name"`
+	ServingModes []string             `json:"servingModes,omitempty"`
+	GPUSupport   bool                 `json:"gpuSupport,omitempty"`
+	CPUSupport   bool                 `json:"cpuSupport,omitempty"`
+	Gateway      *GatewayCapabilities `json:"gateway,omitempty"`
+}
+
+// GatewayCapabilities is the provider's gateway behaviour for an engine.
+type GatewayCapabilities struct {
+	ManagesInferencePool     bool            `json:"managesInferencePool,omitempty"`
+	InferencePoolNamePattern string          `json:"inferencePoolNamePattern,omitempty"`
+	InferencePoolNamespace   string          `json:"inferencePoolNamespace,omitempty"`
+	EndpointPicker           *EndpointPicker `json:"endpointPicker,omitempty"`
+	IgnoresServedName        bool            `json:"ignoresServedName,omitempty"`
+}
+
+// EndpointPicker overrides the endpoint-picker image and plugin config.
+type EndpointPicker struct {
+	Image      string `json:"image,omitempty"`
+	ConfigData string `json:"configData,omitempty"`
+}
+
+// SelectionRule is a CEL condition over `spec`; a true condition gives the
+// provider its priority.
+type SelectionRule struct {
+	Condition string `json:"condition"`
+	Priority  int32  `json:"priority,omitempty"`
+}
+
+// GatewayCapability describes the cluster's Gateway API Inference Extension.
+type GatewayCapability struct {
+	InferencePoolVersion string      `json:"inferencePoolVersion,omitempty"`
+	GatewayAPIVersion    string      `json:"gatewayAPIVersion,omitempty"`
+	Channel              string      `json:"channel,omitempty"`
+	ParentRef            *GatewayRef `json:"parentRef,omitempty"`
+}
+
+// GatewayRef names the parent Gateway of generated HTTPRoutes.
+type GatewayRef struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// NodePool is a group of nodes a workload can be placed on.
+type NodePool struct {
+	Name     string            `json:"name"`
+	Selector map[string]string `json:"selector,omitempty"`
+	Taints   []Taint           `json:"taints,omitempty"`
+	GPU      *PoolGPU          `json:"gpu,omitempty"`
+}
+
+// Taint is a node taint the pool's workloads must tolerate.
+type Taint struct {
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Effect string `json:"effect"`
+}
+
+// PoolGPU describes the GPUs of every node in a pool.
+type PoolGPU struct {
+	ResourceName string `json:"resourceName,omitempty"`
+	Product      string `json:"product,omitempty"`
+	MemoryMiB    int64  `json:"memoryMiB,omitempty"`
+	PerNode      int32  `json:"perNode,omitempty"`
+}
+
+// IsReady reports the provider's readiness, true when unset.
+func (p *ProviderCapability) IsReady() bool { return p.Ready == nil || *p.Ready }

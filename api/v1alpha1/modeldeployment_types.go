@@ -1,0 +1,245 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Group, version and kinds of the airunway.ai API.
+const (
+	Group                   = "airunway.ai"
+	Version                 = "v1alpha1"
+	APIVersion              = Group + "/" + Version
+	KindModelDeployment     = "ModelDeployment"
+	KindClusterCapabilities = "ClusterCapabilities"
+)
+
+// Enumerations of the upstream CRD.
+const (
+	SourceHuggingFace = "huggingface"
+	SourceCustom      = "custom"
+
+	EngineVLLM     = "vllm"
+	EngineSGLang   = "sglang"
+	EngineTRTLLM   = "trtllm"
+	EngineLlamaCpp = "llamacpp"
+
+	ModeAggregated    = "aggregated"
+	ModeDisaggregated = "disaggregated"
+
+	PurposeModelCache       = "modelCache"
+	PurposeCompilationCache = "compilationCache"
+	PurposeCustom           = "custom"
+
+	DefaultGPUResource = "nvidia.com/gpu"
+)
+
+// Engines lists the engine types in upstream's auto-selection preference
+// order: vllm > sglang > trtllm > llamacpp.
+var Engines = []string{EngineVLLM, EngineSGLang, EngineTRTLLM, EngineLlamaCpp}
+
+// ModelDeployment is the provider-neutral description of one served model.
+type ModelDeployment struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              ModelDeploymentSpec `json:"spec"`
+	// Status is accepted (objects exported from a cluster carry it) and
+	// ignored: the renderer never reads or writes status.
+	Status json.RawMessage `json:"status,omitempty"`
+}
+
+// ModelDeploymentSpec mirrors upstream's spec field for field.
+type ModelDeploymentSpec struct {
+	Model        ModelSpec           `json:"model"`
+	Provider     *ProviderSpec       `json:"provider,omitempty"`
+	Engine       *EngineSpec         `json:"engine,omitempty"`
+	Serving      *ServingSpec        `json:"serving,omitempty"`
+	Scaling      *ScalingSpec        `json:"scaling,omitempty"`
+	Resources    *ResourceSpec       `json:"resources,omitempty"`
+	Image        string              `json:"image,omitempty"`
+	Env          []corev1.EnvVar     `json:"env,omitempty"`
+	PodTemplate  *PodTemplateSpec    `json:"podTemplate,omitempty"`
+	Secrets      *SecretsSpec        `json:"secrets,omitempty"`
+	Gateway      *GatewaySpec        `json:"gateway,omitempty"`
+	NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
+	Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// ModelSpec names the model and where its weights live.
+type ModelSpec struct {
+	ID         string       `json:"id,omitempty"`
+	ServedName string       `json:"servedName,omitempty"`
+	Source     string       `json:"source,omitempty"`
+	Storage    *StorageSpec `json:"storage,omitempty"`
+}
+
+// StorageSpec lists persistent volumes for model data.
+type StorageSpec struct {
+	Volumes []StorageVolume `json:"volumes,omitempty"`
+}
+
+// StorageVolume is one PVC mounted into the model server. A volume with
+// Size is "managed": a PVC named ClaimName is created for it.
+type StorageVolume struct {
+	Name             string              `json:"name"`
+	ClaimName        string              `json:"claimName,omitempty"`
+	MountPath        string              `json:"mountPath,omitempty"`
+	Purpose          string              `json:"purpose,omitempty"`
+	ReadOnly         *bool               `json:"readOnly,omitempty"`
+	Size             *intstr.IntOrString `json:"size,omitempty"`
+	StorageClassName *string             `json:"storageClassName,omitempty"`
+	AccessMode       string              `json:"accessMode,omitempty"`
+}
+
+// ProviderSpec names a provider explicitly and carries its escape hatch.
+type ProviderSpec struct {
+	Name string `json:"name,omitempty"`
+	// Overrides is free JSON deep-merged into the rendered provider object.
+	Overrides json.RawMessage `json:"overrides,omitempty"`
+}
+
+// EngineSpec configures the inference engine.
+type EngineSpec struct {
+	Type                string            `json:"type,omitempty"`
+	Image               string            `json:"image,omitempty"`
+	ContextLength       *int32            `json:"contextLength,omitempty"`
+	TrustRemoteCode     *bool             `json:"trustRemoteCode,omitempty"`
+	EnablePrefixCaching *bool             `json:"enablePrefixCaching,omitempty"`
+	EnforceEager        *bool             `json:"enforceEager,omitempty"`
+	Args                map[string]string `json:"args,omitempty"`
+	ExtraArgs           []string          `json:"extraArgs,omitempty"`
+}
+
+// ServingSpec selects aggregated or disaggregated (prefill/decode) serving.
+type ServingSpec struct {
+	Mode string `json:"mode,omitempty"`
+}
+
+// ScalingSpec sizes the deployment.
+type ScalingSpec struct {
+	Replicas *int32                `json:"replicas,omitempty"`
+	Prefill  *ComponentScalingSpec `json:"prefill,omitempty"`
+	Decode   *ComponentScalingSpec `json:"decode,omitempty"`
+}
+
+// ComponentScalingSpec sizes the prefill or decode component.
+type ComponentScalingSpec struct {
+	Replicas *int32   `json:"replicas,omitempty"`
+	GPU      *GPUSpec `json:"gpu,omitempty"`
+	Memory   string   `json:"memory,omitempty"`
+}
+
+// GPUSpec requests GPUs; Type is the extended resource name.
+type GPUSpec struct {
+	Count *int32 `json:"count,omitempty"`
+	Type  string `json:"type,omitempty"`
+}
+
+// ResourceSpec requests resources for the aggregated model server.
+type ResourceSpec struct {
+	GPU    *GPUSpec `json:"gpu,omitempty"`
+	Memory string   `json:"memory,omitempty"`
+	CPU    string   `json:"cpu,omitempty"`
+}
+
+// PodTemplateSpec carries metadata for the pods the provider creates.
+type PodTemplateSpec struct {
+	Metadata *PodTemplateMetadata `json:"metadata,omitempty"`
+}
+
+// PodTemplateMetadata holds extra pod labels and annotations.
+type PodTemplateMetadata struct {
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// SecretsSpec references Secrets; HuggingFaceToken names a Secret whose key
+// `HF_TOKEN` holds the token.
+type SecretsSpec struct {
+	HuggingFaceToken string `json:"huggingFaceToken,omitempty"`
+}
+
+// GatewaySpec configures Gateway API Inference Extension routing.
+type GatewaySpec struct {
+	Enabled      *bool  `json:"enabled,omitempty"`
+	ModelName    string `json:"modelName,omitempty"`
+	HTTPRouteRef string `json:"httpRouteRef,omitempty"`
+}
+
+// GPUCount returns the aggregated GPU count, 0 when unset.
+func (s *ModelDeploymentSpec) GPUCount() int32 {
+	if s.Resources == nil {
+		return 0
+	}
+	return s.Resources.GPU.count()
+}
+
+func (g *GPUSpec) count() int32 {
+	if g == nil || g.Count == nil {
+		return 0
+	}
+	return *g.Count
+}
+
+// GPUCount returns the component's GPU count, 0 when unset.
+func (c *ComponentScalingSpec) GPUCount() int32 {
+	if c == nil {
+		return 0
+	}
+	return c.GPU.count()
+}
+
+// Mode returns the serving mode, aggregated when unset.
+func (s *ModelDeploymentSpec) Mode() string {
+	if s.Serving == nil || s.Serving.Mode == "" {
+		return ModeAggregated
+	}
+	return s.Serving.Mode
+}
+
+// EngineType returns the explicitly requested engine, "" when unset.
+func (s *ModelDeploymentSpec) EngineType() string {
+	if s.Engine == nil {
+		return ""
+	}
+	return s.Engine.Type
+}
+
+// ProviderName returns the explicitly requested provider, "" when unset.
+func (s *ModelDeploymentSpec) ProviderName() string {
+	if s.Provider == nil {
+		return ""
+	}
+	return s.Provider.Name
+}
+
+// EngineImage returns the image override: engine.image, else the legacy
+// spec.image.
+func (s *ModelDeploymentSpec) EngineImage() string {
+	if s.Engine != nil && s.Engine.Image != "" {
+		return s.Engine.Image
+	}
+	return s.Image
+}
+
+// Replicas returns scaling.replicas, 1 when unset.
+func (s *ModelDeploymentSpec) Replicas() int32 {
+	if s.Scaling == nil || s.Scaling.Replicas == nil {
+		return 1
+	}
+	return *s.Scaling.Replicas
+}
+
+// ReplicaCount returns a component's replicas, 1 when unset.
+func (c *ComponentScalingSpec) ReplicaCount() int32 {
+	if c == nil || c.Replicas == nil {
+		return 1
+	}
+	return *c.Replicas
+}
+
+// Bool dereferences an optional bool, false when unset.
+func Bool(b *bool) bool { return b != nil && *b }

@@ -1,0 +1,393 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/airunway-render/airunway-render/diag"
+	"k8s.io/apimachinery/pkg/api/resource"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Ceilings enforced by upstream's validating webhook.
+const (
+	MaxReplicas = 32
+	MaxGPUCount = 64
+	MaxVolumes  = 8
+)
+
+var (
+	maxMemory        = resource.MustParse("4Ti")
+	maxCPU           = resource.MustParse("512")
+	volumeNameRe     = regexp.MustCompile(`^[a-z0-9]([a-z0-9\-]*[a-z0-9])?$`)
+	forbiddenMountAt = []string{"/dev", "/proc", "/sys", "/etc", "/var/run"}
+	accessModes      = []string{"ReadWriteOnce", "ReadWriteMany", "ReadOnlyMany", "ReadWriteOncePod"}
+)
+
+// Override keys upstream bans at any depth: the first group would let a
+// ModelDeployment author escalate privileges, the second would bypass the
+// sizing ceilings above.
+var (
+	securityOverrideKeys = []string{"securityContext", "serviceAccountName", "serviceAccount", "hostNetwork", "hostPID", "hostIPC", "automountServiceAccountToken", "nodeName", "priorityClassName", "runtimeClassName"}
+	sizingOverrideKeys   = []string{"replicas", "resources"}
+)
+
+// Annotations with meaning on a ModelDeployment.
+const (
+	AnnotationDynamoTestBackend = "airunway.ai/dynamo-test-backend"
+	MockerBackend               = "mocker"
+)
+
+// ValidateModelDeployment checks a defaulted ModelDeployment against every
+// upstream admission and reconciler rule that needs no cluster. Rules that
+// need the cluster's providers are checked during selection.
+func ValidateModelDeployment(md *ModelDeployment) diag.List {
+	var l diag.List
+	validateMetadata(md, &l)
+	s := &md.Spec
+	validateModel(md, &l)
+	validateEngine(s, &l)
+	validateScalingAndResources(md, &l)
+	validateOverrides(s, &l)
+	validateStorage(md, &l)
+	validateEnv(s, &l)
+	return l
+}
+
+func validateMetadata(md *ModelDeployment, l *diag.List) {
+	switch {
+	case md.Name == "":
+		l.Errorf("metadata.name", "must be set")
+	case strings.Contains(md.Name, "."):
+		l.Errorf("metadata.name", "%q must not contain dots: the name is used for generated object names and labels (use %q)", md.Name, strings.ReplaceAll(md.Name, ".", "-"))
+	default:
+		for _, msg := range utilvalidation.IsDNS1123Label(md.Name) {
+			l.Errorf("metadata.name", "%q is not a valid name: %s", md.Name, msg)
+		}
+	}
+	if md.Namespace != "" {
+		for _, msg := range utilvalidation.IsDNS1123Label(md.Namespace) {
+			l.Errorf("metadata.namespace", "%q is not a valid namespace: %s", md.Namespace, msg)
+		}
+	}
+}
+
+func validateModel(md *ModelDeployment, l *diag.List) {
+	m := &md.Spec.Model
+	checkEnum(l, "spec.model.source", m.Source, SourceHuggingFace, SourceCustom)
+	if m.Source == SourceHuggingFace && m.ID == "" {
+		l.Errorf("spec.model.id", "model.id is required when `spec.model.source` is %q", SourceHuggingFace)
+	}
+	if m.ServedName != "" && m.Source == SourceCustom {
+		l.Warnf("spec.model.servedName", "servedName is not applicable when `spec.model.source` is %q", SourceCustom)
+	}
+}
+
+func validateEngine(s *ModelDeploymentSpec, l *diag.List) {
+	checkEnum(l, "spec.serving.mode", s.Mode(), ModeAggregated, ModeDisaggregated)
+	if s.Image != "" && s.Engine != nil && s.Engine.Image != "" && s.Image != s.Engine.Image {
+		l.Errorf("spec.engine.image", "%q conflicts with `spec.image` %q: when both are set they must be equal (prefer `spec.engine.image` and remove the legacy `spec.image`)", s.Engine.Image, s.Image)
+	}
+	e := s.Engine
+	if e == nil {
+		return
+	}
+	if e.Type != "" {
+		checkEnum(l, "spec.engine.type", e.Type, Engines...)
+	}
+	if e.ContextLength != nil && e.Type == EngineTRTLLM {
+		l.Warnf("spec.engine.contextLength", "is ignored by the %q engine", EngineTRTLLM)
+	}
+	if Bool(e.TrustRemoteCode) {
+		l.Warnf("spec.engine.trustRemoteCode", "is true: the model repository may run arbitrary code in the model server")
+	}
+	for i, tok := range e.ExtraArgs {
+		key, ok := FlagKey(tok)
+		if !ok {
+			continue
+		}
+		if _, dup := e.Args[key]; dup {
+			l.Errorf(fmt.Sprintf("spec.engine.extraArgs[%d]", i), "%q sets the same flag as `spec.engine.args` key %q; set it in only one of `spec.engine.args` and `spec.engine.extraArgs`", tok, key)
+		}
+	}
+}
+
+// FlagKey returns the flag name of an extraArgs token: "--key" and
+// "--key=value" give "key". Only tokens that start with exactly two dashes
+// followed by something else are flags, as upstream parses them.
+func FlagKey(token string) (string, bool) {
+	if !strings.HasPrefix(token, "--") || len(token) < 3 || token[2] == '-' {
+		return "", false
+	}
+	key := token[2:]
+	if i := strings.IndexByte(key, '='); i >= 0 {
+		key = key[:i]
+	}
+	return key, key != ""
+}
+
+func validateScalingAndResources(md *ModelDeployment, l *diag.List) {
+	s := &md.Spec
+	if s.Scaling != nil {
+		checkRange(l, "spec.scaling.replicas", s.Scaling.Replicas, MaxReplicas)
+		validateComponent(l, "spec.scaling.prefill", s.Scaling.Prefill)
+		validateComponent(l, "spec.scaling.decode", s.Scaling.Decode)
+	}
+	if r := s.Resources; r != nil {
+		if r.GPU != nil {
+			checkRange(l, "spec.resources.gpu.count", r.GPU.Count, MaxGPUCount)
+		}
+		checkQuantity(l, "spec.resources.memory", r.Memory, maxMemory)
+		checkQuantity(l, "spec.resources.cpu", r.CPU, maxCPU)
+	}
+	if s.Mode() != ModeDisaggregated {
+		return
+	}
+	if s.GPUCount() > 0 {
+		l.Errorf("spec.resources.gpu", "cannot specify both resources.gpu and scaling.prefill/decode in disaggregated mode: move the GPU request to `spec.scaling.prefill.gpu` and `spec.scaling.decode.gpu`")
+	}
+	if s.Scaling == nil || s.Scaling.Prefill == nil || s.Scaling.Decode == nil {
+		l.Errorf("spec.scaling", "disaggregated mode requires scaling.prefill and scaling.decode")
+		return
+	}
+	if IsMocker(md) {
+		return
+	}
+	for _, c := range []struct {
+		name string
+		spec *ComponentScalingSpec
+	}{{"prefill", s.Scaling.Prefill}, {"decode", s.Scaling.Decode}} {
+		if c.spec.GPUCount() <= 0 {
+			l.Errorf("spec.scaling."+c.name+".gpu.count", "disaggregated mode requires scaling.%s.gpu.count > 0", c.name)
+		}
+	}
+}
+
+// IsMocker reports whether the ModelDeployment asks for Dynamo's test-only
+// mocker backend, which waives the GPU rules.
+func IsMocker(md *ModelDeployment) bool {
+	return md.Annotations[AnnotationDynamoTestBackend] == MockerBackend && md.Spec.ProviderName() == "dynamo"
+}
+
+func validateComponent(l *diag.List, field string, c *ComponentScalingSpec) {
+	if c == nil {
+		return
+	}
+	checkRange(l, field+".replicas", c.Replicas, MaxReplicas)
+	if c.GPU != nil {
+		checkRange(l, field+".gpu.count", c.GPU.Count, MaxGPUCount)
+	}
+	checkQuantity(l, field+".memory", c.Memory, maxMemory)
+}
+
+func checkRange(l *diag.List, field string, v *int32, max int32) {
+	if v == nil {
+		return
+	}
+	if *v < 0 {
+		l.Errorf(field, "must be greater than or equal to 0, got %d", *v)
+	}
+	if *v > max {
+		l.Errorf(field, "must be less than or equal to %d, got %d", max, *v)
+	}
+}
+
+func checkQuantity(l *diag.List, field, value string, max resource.Quantity) {
+	if value == "" {
+		return
+	}
+	q, err := resource.ParseQuantity(value)
+	if err != nil {
+		l.Errorf(field, "%q is not a valid quantity (examples: \"500m\", \"4\", \"32Gi\")", value)
+		return
+	}
+	if q.Sign() < 0 {
+		l.Errorf(field, "%q must not be negative", value)
+	}
+	if q.Cmp(max) > 0 {
+		l.Errorf(field, "%q exceeds the maximum of %s", value, max.String())
+	}
+}
+
+func checkEnum(l *diag.List, field, value string, allowed ...string) {
+	for _, a := range allowed {
+		if value == a {
+			return
+		}
+	}
+	l.Errorf(field, "%q is not supported: must be one of %s", value, quoteList(allowed))
+}
+
+func quoteList(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
+}
+
+func validateOverrides(s *ModelDeploymentSpec, l *diag.List) {
+	if s.Provider == nil || len(s.Provider.Overrides) == 0 {
+		return
+	}
+	var v any
+	if err := json.Unmarshal(s.Provider.Overrides, &v); err != nil {
+		l.Errorf("spec.provider.overrides", "must be valid JSON (<redacted %d bytes>)", len(s.Provider.Overrides))
+		return
+	}
+	if _, ok := v.(map[string]any); !ok {
+		l.Errorf("spec.provider.overrides", "must be a JSON object")
+		return
+	}
+	walkOverrides(v, "spec.provider.overrides", l)
+}
+
+// walkOverrides reports banned keys at any depth. A banned key's subtree is
+// not descended, so a key nested in another banned key is reported once.
+func walkOverrides(v any, at string, l *diag.List) {
+	switch t := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			field := at + "." + k
+			switch {
+			case contains(securityOverrideKeys, k):
+				l.Errorf(field, "overriding %q is forbidden: security-sensitive pod fields must not be set through overrides", k)
+			case contains(sizingOverrideKeys, k):
+				l.Errorf(field, "overriding %q is forbidden: use `spec.scaling` and `spec.resources`, which enforce the sizing limits", k)
+			default:
+				walkOverrides(t[k], field, l)
+			}
+		}
+	case []any:
+		for i, e := range t {
+			walkOverrides(e, fmt.Sprintf("%s[%d]", at, i), l)
+		}
+	}
+}
+
+func contains(list []string, v string) bool {
+	for _, e := range list {
+		if e == v {
+			return true
+		}
+	}
+	return false
+}
+
+func validateEnv(s *ModelDeploymentSpec, l *diag.List) {
+	for i, e := range s.Env {
+		if e.Name == "" {
+			l.Errorf(fmt.Sprintf("spec.env[%d].name", i), "must be set")
+		}
+	}
+}
+
+func validateStorage(md *ModelDeployment, l *diag.List) {
+	if md.Spec.Model.Storage == nil {
+		return
+	}
+	vols := md.Spec.Model.Storage.Volumes
+	if len(vols) > MaxVolumes {
+		l.Errorf("spec.model.storage.volumes", "must have at most %d items, got %d", MaxVolumes, len(vols))
+	}
+	seen := map[string]map[string]int{"name": {}, "mountPath": {}, "claimName": {}}
+	purposes := map[string]int{}
+	for i := range vols {
+		v := &vols[i]
+		at := fmt.Sprintf("spec.model.storage.volumes[%d]", i)
+		validateVolume(md, v, at, l)
+		for key, value := range map[string]string{"name": v.Name, "mountPath": v.MountPath, "claimName": v.ResolvedClaimName(md.Name)} {
+			if value == "" {
+				continue
+			}
+			if j, dup := seen[key][value]; dup {
+				l.Errorf(at+"."+key, "%q duplicates `spec.model.storage.volumes[%d].%s`: each volume must have a unique %s", value, j, key, key)
+			} else {
+				seen[key][value] = i
+			}
+		}
+		purposes[v.Purpose]++
+		if v.Purpose != PurposeCustom && purposes[v.Purpose] == 2 {
+			l.Errorf(at+".purpose", "only one volume may have purpose %q", v.Purpose)
+		}
+	}
+}
+
+func validateVolume(md *ModelDeployment, v *StorageVolume, at string, l *diag.List) {
+	if v.Name == "" {
+		l.Errorf(at+".name", "must be set")
+	} else if len(v.Name) > 63 || !volumeNameRe.MatchString(v.Name) {
+		l.Errorf(at+".name", "%q must be a DNS label: lower-case letters, digits and '-', at most 63 characters, starting and ending with a letter or digit", v.Name)
+	}
+	checkEnum(l, at+".purpose", v.Purpose, PurposeModelCache, PurposeCompilationCache, PurposeCustom)
+	if v.AccessMode != "" {
+		checkEnum(l, at+".accessMode", v.AccessMode, accessModes...)
+	}
+	validateVolumeSize(md, v, at, l)
+	validateMountPath(v, at, l)
+	if Bool(v.ReadOnly) && v.Purpose == PurposeCompilationCache {
+		l.Warnf(at+".readOnly", "a read-only compilation cache cannot be written by the engine")
+	}
+	if Bool(v.ReadOnly) && v.Purpose == PurposeModelCache && md.Spec.Model.Source == SourceHuggingFace {
+		l.Warnf(at+".readOnly", "the model cache is read-only: model download will be skipped")
+	}
+}
+
+func validateVolumeSize(md *ModelDeployment, v *StorageVolume, at string, l *diag.List) {
+	if v.Size == nil {
+		if v.ClaimName == "" {
+			l.Errorf(at+".claimName", "claimName is required when `size` is not set (it must name an existing PersistentVolumeClaim)")
+		}
+		if v.AccessMode != "" {
+			l.Errorf(at+".accessMode", "may only be set together with `size` (it applies to a managed PVC)")
+		}
+		if v.StorageClassName != nil {
+			l.Errorf(at+".storageClassName", "may only be set together with `size` (it applies to a managed PVC)")
+		}
+		return
+	}
+	if q, err := resource.ParseQuantity(v.SizeString()); err != nil || q.Sign() <= 0 {
+		l.Errorf(at+".size", "%q must be a positive quantity such as \"100Gi\"", v.SizeString())
+	}
+	if Bool(v.ReadOnly) {
+		l.Errorf(at+".readOnly", "a managed volume (with `size`) must not be read-only: it starts empty")
+	}
+	derived := md.Name + "-" + v.Name
+	if v.ClaimName != derived {
+		l.Errorf(at+".claimName", "%q must be %q (or unset) when `size` is set: managed PVCs are named <model-deployment>-<volume>", v.ClaimName, derived)
+	}
+	if len(derived) > 253 {
+		l.Errorf(at+".claimName", "derived claim name %q is longer than 253 characters", derived)
+	}
+	if v.Purpose == PurposeModelCache && !Bool(v.ReadOnly) && len(md.Name+"-model-download") > 253 {
+		l.Errorf("metadata.name", "is too long: the model download Job name %q would exceed 253 characters", md.Name+"-model-download")
+	}
+}
+
+func validateMountPath(v *StorageVolume, at string, l *diag.List) {
+	if v.MountPath == "" {
+		if v.Purpose == PurposeCustom {
+			l.Errorf(at+".mountPath", "mountPath is required when purpose is %q", PurposeCustom)
+		}
+		return
+	}
+	if !strings.HasPrefix(v.MountPath, "/") {
+		l.Errorf(at+".mountPath", "%q must be an absolute path", v.MountPath)
+		return
+	}
+	clean := path.Clean(v.MountPath)
+	for _, p := range forbiddenMountAt {
+		if clean == p || strings.HasPrefix(clean, p+"/") {
+			l.Errorf(at+".mountPath", "%q must not be %s or below it: that path belongs to the container runtime", v.MountPath, p)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package capabilities
+
+import (
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+)
+
+// Provider names.
+const (
+	KAITO   = "kaito"
+	Dynamo  = "dynamo"
+	KubeRay = "kuberay"
+	LLMD    = "llmd"
+	VLLM    = "vllm"
+)
+
+// Builtin is what the renderer knows about a provider before reading any
+// capability file: its upstream registration (engines and CEL selection
+// rules) and the operator releases it can render for.
+type Builtin struct {
+	Name string
+	// Versions is nil for providers without an operator (plain Kubernetes
+	// workloads), whose capability entry must not carry a version.
+	Versions *VersionRange
+	// DefaultVersion is what upstream AI Runway pins and what the embedded
+	// default capability file declares.
+	DefaultVersion string
+	// Renders describes the objects the provider produces, for the README
+	// and `airunway-render version`.
+	Renders string
+	Engines []v1.EngineCapability
+	Rules   []v1.SelectionRule
+}
+
+var (
+	aggregated    = []string{v1.ModeAggregated}
+	aggAndDisagg  = []string{v1.ModeAggregated, v1.ModeDisaggregated}
+	dynamoGateway = &v1.GatewayCapabilities{ManagesInferencePool: true, InferencePoolNamePattern: "{name}-pool", InferencePoolNamespace: "{namespace}"}
+)
+
+// llmdEndpointPickerConfig is the plugin configuration the llm-d provider
+// registers for its endpoint picker: prefix-cache aware scoring behind a
+// decode filter, one scheduling profile.
+const llmdEndpointPickerConfig = `apiVersion: inference.networking.x-k8s.io/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+- type: prefix-cache-scorer
+- type: decode-filter
+- type: max-score-picker
+- type: single-profile-handler
+schedulingProfiles:
+- name: default
+  plugins:
+  - pluginRef: decode-filter
+  - pluginRef: max-score-picker
+  - pluginRef: prefix-cache-scorer
+    weight: 2
+`
+
+// Builtins lists the five providers in name order. The engines and rules
+// reproduce the upstream InferenceProviderConfig registrations; their
+// priorities decide auto-selection exactly as upstream does.
+var Builtins = []Builtin{
+	{
+		Name: Dynamo, Versions: ptr(mustRange("1.1.0", "1.5.0")), DefaultVersion: "1.1.1",
+		Renders: "nvidia.com/v1alpha1 DynamoGraphDeployment",
+		Engines: []v1.EngineCapability{
+			{Name: v1.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: dynamoGateway},
+			{Name: v1.EngineSGLang, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: dynamoGateway},
+			{Name: v1.EngineTRTLLM, ServingModes: aggregated, GPUSupport: true, Gateway: dynamoGateway},
+		},
+		Rules: []v1.SelectionRule{
+			{Condition: "spec.engine.type == 'trtllm'", Priority: 100},
+			{Condition: "spec.engine.type == 'sglang'", Priority: 100},
+			{Condition: "has(spec.serving) && spec.serving.mode == 'disaggregated'", Priority: 90},
+			{Condition: "has(spec.resources.gpu) && spec.resources.gpu.count > 0 && spec.engine.type == 'vllm'", Priority: 50},
+		},
+	},
+	{
+		Name: KAITO, Versions: ptr(mustRange("0.6.0", "0.13.0")), DefaultVersion: "0.10.0",
+		Renders: "kaito.sh/v1beta1 Workspace",
+		Engines: []v1.EngineCapability{
+			{Name: v1.EngineVLLM, ServingModes: aggregated, GPUSupport: true},
+			{Name: v1.EngineLlamaCpp, ServingModes: aggregated, GPUSupport: true, CPUSupport: true, Gateway: &v1.GatewayCapabilities{IgnoresServedName: true}},
+		},
+		Rules: []v1.SelectionRule{
+			{Condition: "!has(spec.resources.gpu) || spec.resources.gpu.count == 0", Priority: 100},
+			{Condition: "spec.engine.type == 'llamacpp'", Priority: 100},
+		},
+	},
+	{
+		Name: KubeRay, Versions: ptr(mustRange("1.3.0", "1.8.0")), DefaultVersion: "1.3.0",
+		Renders: "ray.io/v1 RayService",
+		Engines: []v1.EngineCapability{
+			{Name: v1.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true},
+		},
+		Rules: []v1.SelectionRule{
+			{Condition: "has(spec.resources.gpu) && spec.resources.gpu.count > 1 && spec.engine.type == 'vllm'", Priority: 80},
+		},
+	},
+	{
+		Name: LLMD, Versions: ptr(mustRange("0.6.0", "0.11.0")), DefaultVersion: "0.6.0",
+		Renders: "apps/v1 Deployment + v1 Service",
+		Engines: []v1.EngineCapability{
+			{Name: v1.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: &v1.GatewayCapabilities{EndpointPicker: &v1.EndpointPicker{
+				Image: "ghcr.io/llm-d/llm-d-inference-scheduler:v0.6.0", ConfigData: llmdEndpointPickerConfig,
+			}}},
+		},
+	},
+	{
+		Name: VLLM, Renders: "apps/v1 Deployment + v1 Service",
+		Engines: []v1.EngineCapability{
+			{Name: v1.EngineVLLM, ServingModes: aggregated, GPUSupport: true},
+		},
+	},
+}
+
+// BuiltinFor returns the built-in description of a provider, nil when the
+// name is unknown.
+func BuiltinFor(name string) *Builtin {
+	for i := range Builtins {
+		if Builtins[i].Name == name {
+			return &Builtins[i]
+		}
+	}
+	return nil
+}
+
+// ProviderNames lists the known provider names in order.
+func ProviderNames() []string {
+	names := make([]string, len(Builtins))
+	for i, b := range Builtins {
+		names[i] = b.Name
+	}
+	return names
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,318 @@
+package capabilities
+
+import (
+	_ "embed"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/google/cel-go/cel"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// DefaultYAML returns the embedded default capability file.
+func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
+
+// Provider is one installed provider as the renderer sees it: the capability
+// file's entry merged over the built-in description.
+type Provider struct {
+	Name    string
+	Version string
+	Ready   bool
+	Engines []v1.EngineCapability
+	Rules   []Rule
+	Images  map[string]string
+	Builtin *Builtin
+}
+
+// Rule is a compiled CEL selection rule.
+type Rule struct {
+	Condition string
+	Priority  int32
+	Program   cel.Program
+}
+
+// Engine returns the provider's capability for an engine, nil when absent.
+func (p *Provider) Engine(name string) *v1.EngineCapability {
+	for i := range p.Engines {
+		if p.Engines[i].Name == name {
+			return &p.Engines[i]
+		}
+	}
+	return nil
+}
+
+// Resolved is a checked capability file ready for rendering.
+type Resolved struct {
+	// Source says where the capabilities came from, for messages.
+	Source    string
+	Providers []*Provider // sorted by name
+	Gateway   *v1.GatewayCapability
+	NodePools []v1.NodePool
+}
+
+// Provider returns the installed provider with that name, nil when absent.
+func (r *Resolved) Provider(name string) *Provider {
+	for _, p := range r.Providers {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+var (
+	defaultOnce     sync.Once
+	defaultResolved *Resolved
+)
+
+// Default returns the resolved embedded default capability file.
+func Default() *Resolved {
+	defaultOnce.Do(func() {
+		c, problems := Decode(defaultYAML)
+		if problems.HasErrors() {
+			panic(fmt.Sprintf("embedded default capabilities: %v", problems))
+		}
+		r, problems := Resolve(c)
+		if problems.HasErrors() {
+			panic(fmt.Sprintf("embedded default capabilities: %v", problems))
+		}
+		r.Source = "the embedded default capabilities"
+		defaultResolved = r
+	})
+	return defaultResolved
+}
+
+// Decode parses a ClusterCapabilities document (YAML or JSON) strictly.
+func Decode(data []byte) (*v1.ClusterCapabilities, diag.List) {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		var l diag.List
+		l.Errorf("", "is not valid YAML: %v", err)
+		return nil, l
+	}
+	return v1.DecodeClusterCapabilities(js)
+}
+
+// Resolve checks a capability file and merges it over the built-in
+// provider descriptions. Every problem is reported.
+func Resolve(c *v1.ClusterCapabilities) (*Resolved, diag.List) {
+	var l diag.List
+	if c.APIVersion != v1.APIVersion {
+		l.Errorf("apiVersion", "%q is not supported: ClusterCapabilities must use apiVersion %q", c.APIVersion, v1.APIVersion)
+	}
+	if c.Kind != v1.KindClusterCapabilities {
+		l.Errorf("kind", "must be %q, got %q", v1.KindClusterCapabilities, c.Kind)
+	}
+	r := &Resolved{Source: "ClusterCapabilities " + fmt.Sprintf("%q", c.Name), Gateway: c.Spec.Gateway, NodePools: c.Spec.NodePools}
+	seen := map[string]int{}
+	for i := range c.Spec.Providers {
+		at := fmt.Sprintf("spec.providers[%d]", i)
+		pc := &c.Spec.Providers[i]
+		if j, dup := seen[pc.Name]; dup {
+			l.Errorf(at+".name", "%q is listed twice (also at `spec.providers[%d]`); list each provider once", pc.Name, j)
+			continue
+		}
+		seen[pc.Name] = i
+		if p := resolveProvider(pc, at, &l); p != nil {
+			r.Providers = append(r.Providers, p)
+		}
+	}
+	sort.Slice(r.Providers, func(i, j int) bool { return r.Providers[i].Name < r.Providers[j].Name })
+	checkGateway(c.Spec.Gateway, &l)
+	checkNodePools(c.Spec.NodePools, &l)
+	return r, l
+}
+
+func resolveProvider(pc *v1.ProviderCapability, at string, l *diag.List) *Provider {
+	b := BuiltinFor(pc.Name)
+	if b == nil {
+		l.Errorf(at+".name", "%q is not a known provider: must be one of %s", pc.Name, quoted(ProviderNames()))
+		return nil
+	}
+	checkVersion(b, pc.Version, at+".version", l)
+	p := &Provider{Name: pc.Name, Version: pc.Version, Ready: pc.IsReady(), Engines: b.Engines, Images: pc.Images, Builtin: b}
+	if pc.Engines != nil {
+		p.Engines = pc.Engines
+		checkEngines(pc.Engines, at+".engines", l)
+	}
+	rules := b.Rules
+	if pc.SelectionRules != nil {
+		rules = pc.SelectionRules
+	}
+	for j, sr := range rules {
+		ruleAt := fmt.Sprintf("%s.selectionRules[%d]", at, j)
+		if sr.Priority < 0 {
+			l.Errorf(ruleAt+".priority", "must be greater than or equal to 0, got %d", sr.Priority)
+		}
+		prg, err := CompileRule(sr.Condition)
+		if err != nil {
+			l.Errorf(ruleAt+".condition", "%q is not a valid CEL expression: %v", sr.Condition, err)
+			continue
+		}
+		p.Rules = append(p.Rules, Rule{Condition: sr.Condition, Priority: sr.Priority, Program: prg})
+	}
+	for _, engine := range sortedKeys(pc.Images) {
+		if !contains(v1.Engines, engine) {
+			l.Errorf(at+".images."+engine, "%q is not an engine: keys must be one of %s", engine, quoted(v1.Engines))
+		} else if pc.Images[engine] == "" {
+			l.Errorf(at+".images."+engine, "must name an image")
+		}
+	}
+	return p
+}
+
+func checkVersion(b *Builtin, version, at string, l *diag.List) {
+	if b.Versions == nil {
+		if version != "" {
+			l.Errorf(at, "must not be set: the %q provider runs no operator (pin its image with `images` instead)", b.Name)
+		}
+		return
+	}
+	if version == "" {
+		l.Errorf(at, "is required: the operator release of %q decides what is rendered (supported: %s)", b.Name, b.Versions)
+		return
+	}
+	v, err := ParseSemver(version)
+	if err != nil {
+		l.Errorf(at, "%v (supported %s releases: %s)", err, b.Name, b.Versions)
+		return
+	}
+	if !b.Versions.Contains(v) {
+		l.Errorf(at, "%s %q is not supported: supported releases are %s", b.Name, version, b.Versions)
+	}
+}
+
+func checkEngines(engines []v1.EngineCapability, at string, l *diag.List) {
+	for i, e := range engines {
+		eat := fmt.Sprintf("%s[%d]", at, i)
+		if !contains(v1.Engines, e.Name) {
+			l.Errorf(eat+".name", "%q is not supported: must be one of %s", e.Name, quoted(v1.Engines))
+		}
+		for j, m := range e.ServingModes {
+			if m != v1.ModeAggregated && m != v1.ModeDisaggregated {
+				l.Errorf(fmt.Sprintf("%s.servingModes[%d]", eat, j), "%q is not supported: must be one of %q, %q", m, v1.ModeAggregated, v1.ModeDisaggregated)
+			}
+		}
+	}
+}
+
+// Gateway facts the renderer supports.
+var (
+	InferencePoolVersions = []string{"inference.networking.k8s.io/v1", "inference.networking.x-k8s.io/v1alpha2"}
+	GatewayChannels       = []string{"standard", "experimental"}
+	GatewayAPIVersions    = mustRange("1.5.0", "1.7.0")
+)
+
+func checkGateway(g *v1.GatewayCapability, l *diag.List) {
+	if g == nil {
+		return
+	}
+	if !contains(InferencePoolVersions, g.InferencePoolVersion) {
+		l.Errorf("spec.gateway.inferencePoolVersion", "%q is not supported: must be one of %s", g.InferencePoolVersion, quoted(InferencePoolVersions))
+	}
+	if g.Channel != "" && !contains(GatewayChannels, g.Channel) {
+		l.Errorf("spec.gateway.channel", "%q is not supported: must be one of %s", g.Channel, quoted(GatewayChannels))
+	}
+	if g.GatewayAPIVersion != "" {
+		v, err := ParseSemver(g.GatewayAPIVersion)
+		if err != nil || !GatewayAPIVersions.Contains(v) {
+			l.Errorf("spec.gateway.gatewayAPIVersion", "%q is not supported: supported Gateway API releases are %s", g.GatewayAPIVersion, GatewayAPIVersions)
+		}
+	}
+	if g.ParentRef == nil || g.ParentRef.Name == "" {
+		l.Errorf("spec.gateway.parentRef.name", "is required: generated HTTPRoutes attach to this Gateway")
+	}
+}
+
+var taintEffects = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
+
+func checkNodePools(pools []v1.NodePool, l *diag.List) {
+	seen := map[string]bool{}
+	for i, p := range pools {
+		at := fmt.Sprintf("spec.nodePools[%d]", i)
+		if p.Name == "" {
+			l.Errorf(at+".name", "must be set")
+		} else if msgs := utilvalidation.IsDNS1123Label(p.Name); len(msgs) > 0 {
+			l.Errorf(at+".name", "%q is not a valid pool name: %s", p.Name, strings.Join(msgs, "; "))
+		}
+		if seen[p.Name] {
+			l.Errorf(at+".name", "%q is listed twice; pool names must be unique", p.Name)
+		}
+		seen[p.Name] = true
+		for _, k := range sortedKeys(p.Selector) {
+			if msgs := utilvalidation.IsQualifiedName(k); len(msgs) > 0 {
+				l.Errorf(at+".selector", "label key %q is invalid: %s", k, strings.Join(msgs, "; "))
+			}
+			if msgs := utilvalidation.IsValidLabelValue(p.Selector[k]); len(msgs) > 0 {
+				l.Errorf(at+".selector."+k, "label value %q is invalid: %s", p.Selector[k], strings.Join(msgs, "; "))
+			}
+		}
+		for j, t := range p.Taints {
+			tat := fmt.Sprintf("%s.taints[%d]", at, j)
+			if t.Key == "" {
+				l.Errorf(tat+".key", "must be set")
+			}
+			if !contains(taintEffects, t.Effect) {
+				l.Errorf(tat+".effect", "%q is not supported: must be one of %s", t.Effect, quoted(taintEffects))
+			}
+		}
+		if p.GPU != nil && p.GPU.PerNode < 0 {
+			l.Errorf(at+".gpu.perNode", "must be greater than or equal to 0, got %d", p.GPU.PerNode)
+		}
+	}
+}
+
+func contains(list []string, v string) bool {
+	for _, e := range list {
+		if e == v {
+			return true
+		}
+	}
+	return false
+}
+
+func quoted(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// ResolveNode decodes and resolves a ClusterCapabilities object given as a
+// YAML node. The Resolved value is nil whenever problems has an error.
+func ResolveNode(node *kyaml.RNode) (*Resolved, diag.List) {
+	js, err := node.MarshalJSON()
+	if err != nil {
+		var l diag.List
+		l.Errorf("", "cannot read the object: %v", err)
+		return nil, l
+	}
+	c, l := v1.DecodeClusterCapabilities(js)
+	if l.HasErrors() {
+		return nil, l
+	}
+	r, rl := Resolve(c)
+	if l = append(l, rl...); l.HasErrors() {
+		return nil, l
+	}
+	return r, l
+}

@@ -1,0 +1,141 @@
+package diag
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Severity of a problem. Errors fail the whole run; warnings are reported and
+// the output is still written.
+type Severity string
+
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Info    Severity = "info"
+)
+
+// Resource identifies the object a problem belongs to.
+type Resource struct {
+	APIVersion string
+	Kind       string
+	Namespace  string
+	Name       string
+}
+
+// String renders the resource as apiVersion/Kind/namespace/name, leaving out
+// empty parts.
+func (r Resource) String() string {
+	var parts []string
+	for _, p := range []string{r.APIVersion, r.Kind, r.Namespace, r.Name} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// Problem is one finding. Field is a dotted field path such as
+// `spec.scaling.replicas` or `spec.env[2].name`; empty when the problem
+// concerns the whole resource.
+type Problem struct {
+	Severity Severity
+	Resource Resource
+	File     string
+	Field    string
+	Message  string
+}
+
+// String formats a problem the way it is printed on stderr.
+func (p Problem) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%s]", p.Severity)
+	if r := p.Resource.String(); r != "" {
+		b.WriteString(" " + r)
+	}
+	if p.Field != "" {
+		b.WriteString(" " + p.Field)
+	}
+	b.WriteString(": " + p.Message)
+	if p.File != "" {
+		b.WriteString(" (file " + p.File + ")")
+	}
+	return b.String()
+}
+
+// List collects problems in the order they were found.
+type List []Problem
+
+// Errorf appends an error at field.
+func (l *List) Errorf(field, format string, args ...any) {
+	*l = append(*l, Problem{Severity: Error, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// Warnf appends a warning at field.
+func (l *List) Warnf(field, format string, args ...any) {
+	*l = append(*l, Problem{Severity: Warning, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// Infof appends an informational note at field.
+func (l *List) Infof(field, format string, args ...any) {
+	*l = append(*l, Problem{Severity: Info, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// HasErrors reports whether any problem has severity error.
+func (l List) HasErrors() bool {
+	for _, p := range l {
+		if p.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+// Attach fills in the resource and file of every problem that has none yet.
+func (l List) Attach(r Resource, file string) List {
+	for i := range l {
+		if l[i].Resource == (Resource{}) {
+			l[i].Resource = r
+		}
+		if l[i].File == "" {
+			l[i].File = file
+		}
+	}
+	return l
+}
+
+// Sorted returns the problems ordered by severity (errors first), file,
+// resource and field, so that output does not depend on input order.
+func (l List) Sorted() List {
+	out := append(List(nil), l...)
+	rank := map[Severity]int{Error: 0, Warning: 1, Info: 2}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if rank[a.Severity] != rank[b.Severity] {
+			return rank[a.Severity] < rank[b.Severity]
+		}
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if ra, rb := a.Resource.String(), b.Resource.String(); ra != rb {
+			return ra < rb
+		}
+		if a.Field != b.Field {
+			return a.Field < b.Field
+		}
+		return a.Message < b.Message
+	})
+	return out
+}
+
+// Errors returns only the error-severity problems.
+func (l List) Errors() List {
+	var out List
+	for _, p := range l {
+		if p.Severity == Error {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,9 @@
+// Package diag carries the problems found while rendering: errors that fail a
+// run and warnings that do not.
+//
+// Every stage of the pipeline (decode, default, validate, select, place,
+// render) reports into a List instead of returning on the first error, so a
+// user sees every problem of every input in one run. A Problem names the field
+// path inside its resource; the caller that knows which resource and file the
+// problem belongs to fills in Resource and File before the list is shown.
+package diag

@@ -1,0 +1,87 @@
+package fn
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/airunway-render/airunway-render/diag"
+	sdk "github.com/kptdev/krm-functions-sdk/go/fn"
+)
+
+// Version is set at build time with -ldflags "-X ...fn.Version=...".
+var Version = "dev"
+
+const usage = `airunway-render renders AI Runway ModelDeployments into provider objects.
+
+Usage:
+  airunway-render                 run as a KRM function: ResourceList on stdin, ResourceList on stdout
+  airunway-render render [--capabilities FILE] [--output-dir DIR] PATH...
+                                  render YAML files or directories
+  airunway-render version [--markdown]
+                                  print the version and the supported provider releases
+
+Exit status: 0 on success, 1 on any error (nothing is written then).
+`
+
+// Main runs the program and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		return runFunction(stdin, stdout, stderr)
+	}
+	switch args[0] {
+	case "render":
+		return runRender(args[1:], stdout, stderr)
+	case "version":
+		return runVersion(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "airunway-render: unknown command %q\n\n%s", args[0], usage)
+	return 1
+}
+
+// runFunction is the KRM function entry point.
+func runFunction(stdin io.Reader, stdout, stderr io.Writer) int {
+	in, err := io.ReadAll(stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "airunway-render: cannot read the ResourceList from stdin: %v\n", err)
+		return 1
+	}
+	p := &Processor{}
+	out, runErr := sdk.Run(p, in)
+	if len(out) > 0 {
+		if _, err := stdout.Write(out); err != nil {
+			fmt.Fprintf(stderr, "airunway-render: cannot write the ResourceList: %v\n", err)
+			return 1
+		}
+	}
+	report(stderr, p.Problems)
+	if runErr != nil {
+		if !p.Problems.HasErrors() {
+			// The input was not a ResourceList at all.
+			fmt.Fprintf(stderr, "[error] %v\n", runErr)
+		}
+		return 1
+	}
+	return 0
+}
+
+// report prints errors and warnings readably; info stays in the results.
+func report(w io.Writer, problems diag.List) {
+	errs, warns := 0, 0
+	for _, p := range problems {
+		switch p.Severity {
+		case diag.Error:
+			errs++
+		case diag.Warning:
+			warns++
+		default:
+			continue
+		}
+		fmt.Fprintln(w, p.String())
+	}
+	if errs > 0 {
+		fmt.Fprintf(w, "airunway-render: %d error(s), %d warning(s); nothing was rendered\n", errs, warns)
+	}
+}

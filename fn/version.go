@@ -1,0 +1,69 @@
+package fn
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/render"
+)
+
+type matrixRow struct {
+	provider, releases, defaults, renders, status string
+}
+
+// matrix is the compatibility matrix, built from the code that enforces it.
+func matrix() []matrixRow {
+	registry := render.Builtin()
+	var rows []matrixRow
+	for _, b := range capabilities.Builtins {
+		r := matrixRow{provider: b.Name, renders: b.Renders, releases: "no operator: `version` must be unset", defaults: "-", status: "rendered"}
+		if b.Versions != nil {
+			r.releases, r.defaults = b.Versions.String(), b.DefaultVersion
+		}
+		if registry[b.Name] == nil {
+			r.status = "selectable, rendering not yet implemented"
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func runVersion(args []string, stdout, stderr io.Writer) int {
+	markdown := false
+	for _, a := range args {
+		if a != "--markdown" {
+			fmt.Fprintf(stderr, "airunway-render version: unknown argument %q (only --markdown is accepted)\n", a)
+			return 1
+		}
+		markdown = true
+	}
+	if markdown {
+		fmt.Fprint(stdout, MatrixMarkdown())
+		return 0
+	}
+	fmt.Fprintf(stdout, "airunway-render %s\n\nSupported providers:\n", Version)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  PROVIDER\tOPERATOR RELEASES\tDEFAULT\tRENDERS\tSTATUS")
+	for _, r := range matrix() {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.provider, strings.ReplaceAll(r.releases, "`", ""), r.defaults, r.renders, r.status)
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "\nGateway API releases: %s; InferencePool API versions: %s\n",
+		capabilities.GatewayAPIVersions, strings.Join(capabilities.InferencePoolVersions, ", "))
+	return 0
+}
+
+// MatrixMarkdown renders the compatibility matrix as the README shows it.
+func MatrixMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| provider | operator releases | embedded default | renders | status |\n|---|---|---|---|---|\n")
+	for _, r := range matrix() {
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", r.provider, r.releases, r.defaults, r.renders, r.status)
+	}
+	fmt.Fprintf(&b, "\nGateway API releases %s; InferencePool API versions `%s`.\n",
+		capabilities.GatewayAPIVersions, strings.Join(capabilities.InferencePoolVersions, "`, `"))
+	return b.String()
+}

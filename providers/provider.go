@@ -1,0 +1,90 @@
+package providers
+
+import (
+	"encoding/json"
+	"fmt"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
+)
+
+// Object is one rendered Kubernetes object.
+type Object = map[string]any
+
+// Request is everything a provider may read.
+type Request struct {
+	// MD is defaulted and validated; providers must not modify it.
+	MD *v1.ModelDeployment
+	// Engine is the resolved engine type.
+	Engine string
+	// Provider is the capability file's entry for this provider.
+	Provider *capabilities.Provider
+	// Caps is the whole resolved capability file.
+	Caps *capabilities.Resolved
+}
+
+// Provider renders one kind of inference deployment.
+type Provider interface {
+	// Name is the provider name used in `spec.provider.name`.
+	Name() string
+	// Check reports what this provider cannot serve, as upstream's provider
+	// controllers do before rendering.
+	Check(req *Request) diag.List
+	// Render returns the provider objects for the ModelDeployment.
+	Render(req *Request) ([]Object, diag.List)
+}
+
+// FromTyped converts a typed Kubernetes object into an Object, dropping
+// what a typed Go struct always serialises but a reviewer must not see:
+// null values, `creationTimestamp: null`, empty `status`, `strategy` and
+// `resources` objects.
+func FromTyped(v any) (Object, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var obj Object
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return nil, err
+	}
+	prune(obj)
+	// Rendered objects state intent only; status belongs to the cluster.
+	delete(obj, "status")
+	return obj, nil
+}
+
+var emptyNoise = map[string]bool{"status": true, "strategy": true, "resources": true, "metadata": true}
+
+func prune(m map[string]any) {
+	for k, v := range m {
+		switch t := v.(type) {
+		case nil:
+			delete(m, k)
+		case map[string]any:
+			prune(t)
+			if len(t) == 0 && emptyNoise[k] {
+				delete(m, k)
+			}
+		case []any:
+			for _, e := range t {
+				if em, ok := e.(map[string]any); ok {
+					prune(em)
+				}
+			}
+		}
+	}
+}
+
+// Int64 converts a JSON-decoded number for comparisons in tests and checks.
+func Int64(v any) (int64, error) {
+	switch n := v.(type) {
+	case float64:
+		return int64(n), nil
+	case int64:
+		return n, nil
+	case int:
+		return int64(n), nil
+	}
+	return 0, fmt.Errorf("not a number: %T", v)
+}

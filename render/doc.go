@@ -1,0 +1,17 @@
+// Package render is the pure engine: items in, items out, no cluster, no
+// network, no clock, no environment.
+//
+// Render runs the pipeline over every ModelDeployment among the input items:
+//
+//	decode -> default -> validate -> select -> place -> render -> emit
+//
+// Decode, default and validate live in api/v1alpha1; the capability file is
+// resolved by package capabilities; selection (engine and provider, with the
+// upstream CEL rules) is in select.go; providers/<name> render objects; emit
+// (emit.go) annotates the ModelDeployment with the decisions, marks and
+// names generated objects, replaces what an earlier run generated and
+// detects collisions.
+//
+// Problems of all inputs are collected; if any is an error the result has no
+// items at all, so a caller can never write half a rendering.
+package render

@@ -1,0 +1,281 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
+)
+
+// Annotations the renderer writes on each ModelDeployment it renders.
+const (
+	AnnotationEngine         = "render.airunway.ai/engine"
+	AnnotationEngineReason   = "render.airunway.ai/engine-reason"
+	AnnotationProvider       = "render.airunway.ai/provider"
+	AnnotationProviderReason = "render.airunway.ai/provider-reason"
+	AnnotationReconcilePause = "airunway.ai/reconcile-paused"
+)
+
+// Reasons, worded as upstream writes them into status.
+const (
+	reasonExplicitEngine   = "explicit engine selection"
+	reasonExplicitProvider = "explicit provider selection"
+)
+
+// Decision is the outcome of selection for one ModelDeployment.
+type Decision struct {
+	Engine         string
+	EngineReason   string
+	Provider       string
+	ProviderReason string
+}
+
+// hasGPU is upstream's notion of a GPU workload for selection.
+func hasGPU(s *v1.ModelDeploymentSpec) bool {
+	return s.GPUCount() > 0 || s.Mode() == v1.ModeDisaggregated
+}
+
+// selectEngine picks the engine: the explicit one, else the one recorded by
+// an earlier render while it is still offered, else upstream's preference
+// vllm > sglang > trtllm > llamacpp among what ready providers offer.
+func selectEngine(md *v1.ModelDeployment, caps *capabilities.Resolved, l *diag.List) (string, string) {
+	s := &md.Spec
+	if t := s.EngineType(); t != "" {
+		return t, reasonExplicitEngine
+	}
+	gpu, mode := hasGPU(s), s.Mode()
+	source := map[string]string{}
+	var advertised []string
+	for _, p := range caps.Providers {
+		if !p.Ready {
+			continue
+		}
+		for _, e := range p.Engines {
+			if engineServes(&e, gpu, mode) {
+				if _, ok := source[e.Name]; !ok {
+					source[e.Name] = p.Name
+					advertised = append(advertised, e.Name+"@"+p.Name)
+				}
+			}
+		}
+	}
+	if prev := md.Annotations[AnnotationEngine]; prev != "" {
+		if p, ok := source[prev]; ok {
+			return prev, "auto-selected from provider " + p + " capabilities"
+		}
+		defer l.Warnf("spec.engine.type", "the engine %q chosen by an earlier render is no longer offered by a ready provider of %s; choosing again (set `spec.engine.type` to pin an engine)", prev, caps.Source)
+	}
+	for _, e := range v1.Engines {
+		if p, ok := source[e]; ok {
+			return e, "auto-selected from provider " + p + " capabilities"
+		}
+	}
+	l.Errorf("spec.engine.type", "no engines available from the ready providers of %s (gpu=%t, servingMode=%s, advertised=[%s]); set `spec.engine.type` and `spec.resources.gpu.count`, or declare a provider that serves this configuration", caps.Source, gpu, mode, strings.Join(advertised, " "))
+	return "", ""
+}
+
+func engineServes(e *v1.EngineCapability, gpu bool, mode string) bool {
+	if gpu && !e.GPUSupport || !gpu && !e.CPUSupport {
+		return false
+	}
+	for _, m := range e.ServingModes {
+		if m == mode {
+			return true
+		}
+	}
+	return false
+}
+
+// checkCompatibility applies upstream's provider/engine compatibility check
+// (shared by its webhook and reconciler) against the capability file.
+func checkCompatibility(md *v1.ModelDeployment, engine string, caps *capabilities.Resolved, l *diag.List) {
+	s := &md.Spec
+	name, mode := s.ProviderName(), s.Mode()
+	if name != "" {
+		p := caps.Provider(name)
+		if p == nil {
+			l.Errorf("spec.provider.name", "provider %q is not installed according to %s: installed providers are %s", name, caps.Source, installed(caps))
+			return
+		}
+		if !p.Ready {
+			l.Warnf("spec.provider.name", "provider %q is marked not ready in %s; rendering it anyway because it is named explicitly", name, caps.Source)
+		}
+		ec := p.Engine(engine)
+		if ec == nil {
+			l.Errorf("spec.engine.type", "provider %s does not support engine %s (it supports: %s)", name, engine, engineNames(p))
+			return
+		}
+		if !contains(ec.ServingModes, mode) {
+			l.Errorf("spec.serving.mode", "provider %s does not support %s mode for engine %s", name, mode, engine)
+			return
+		}
+		if mode == v1.ModeAggregated && s.GPUCount() == 0 && !ec.CPUSupport && !v1.IsMocker(md) {
+			l.Errorf("spec.resources.gpu.count", "%s engine on provider %s requires GPU (set resources.gpu.count > 0)", engine, name)
+		}
+		return
+	}
+	if mode != v1.ModeAggregated || s.GPUCount() > 0 || len(caps.Providers) == 0 {
+		return
+	}
+	for _, p := range caps.Providers {
+		if ec := p.Engine(engine); ec != nil && ec.CPUSupport {
+			return
+		}
+	}
+	l.Errorf("spec.resources.gpu.count", "%s engine requires GPU (set resources.gpu.count > 0)", engine)
+}
+
+// selectProvider picks the provider: the explicit one; else the one an
+// earlier render chose while it is still a candidate (upstream never
+// re-selects); else the highest-priority candidate by CEL rules, ties to the
+// smallest name.
+func selectProvider(md *v1.ModelDeployment, engine string, caps *capabilities.Resolved, l *diag.List) (string, string) {
+	s := &md.Spec
+	if name := s.ProviderName(); name != "" {
+		return name, reasonExplicitProvider
+	}
+	gpu, mode := hasGPU(s), s.Mode()
+	reason := fmt.Sprintf("matched capabilities: engine=%s, gpu=%t, mode=%s", engine, gpu, mode)
+	specData := celSpec(s, engine)
+	type candidate struct {
+		name     string
+		priority int32
+	}
+	var cands []candidate
+	for _, p := range caps.Providers {
+		ec := p.Engine(engine)
+		if !p.Ready || ec == nil || !engineServes(ec, gpu, mode) {
+			continue
+		}
+		c := candidate{name: p.Name}
+		for _, r := range p.Rules {
+			if r.Priority > c.priority && r.Matches(specData) {
+				c.priority = r.Priority
+			}
+		}
+		cands = append(cands, c)
+	}
+	if len(cands) == 0 {
+		l.Errorf("spec.provider.name", "no compatible provider found for this configuration (engine=%s, gpu=%t, mode=%s) among the ready providers of %s: %s", engine, gpu, mode, caps.Source, installed(caps))
+		return "", ""
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].priority != cands[j].priority {
+			return cands[i].priority > cands[j].priority
+		}
+		return cands[i].name < cands[j].name
+	})
+	best := cands[0].name
+	if prev := md.Annotations[AnnotationProvider]; prev != "" && prev != best {
+		for _, c := range cands {
+			if c.name == prev {
+				l.Warnf("spec.provider.name", "%s now auto-selects provider %q, but this ModelDeployment keeps %q chosen by an earlier render (switching providers replaces every workload object); set `spec.provider.name: %s` to switch, or `spec.provider.name: %s` to pin", caps.Source, best, prev, best, prev)
+				return prev, reason
+			}
+		}
+		l.Warnf("spec.provider.name", "provider %q chosen by an earlier render is no longer a ready, compatible provider in %s; switching to %q", prev, caps.Source, best)
+	}
+	return best, reason
+}
+
+// celSpec builds the data CEL rules see, shaped like upstream's JSON of its
+// typed spec: fields that upstream serialises with `omitempty` (false,
+// 0, "" and empty collections) are absent, `engine` is always an object, and
+// an empty engine type is replaced by the resolved engine.
+func celSpec(s *v1.ModelDeploymentSpec, engine string) map[string]any {
+	data, _ := json.Marshal(s)
+	var m map[string]any
+	_ = json.Unmarshal(data, &m)
+	m = omitEmpty(m, "").(map[string]any)
+	e, _ := m["engine"].(map[string]any)
+	if e == nil {
+		e = map[string]any{}
+		m["engine"] = e
+	}
+	if _, ok := e["type"]; !ok {
+		e["type"] = engine
+	}
+	return m
+}
+
+// pointerFields are upstream fields that are pointers and so survive
+// `omitempty` with a zero value; mapFields are Go maps, which `omitempty`
+// drops when empty (an empty struct pointer, by contrast, stays as {}).
+var (
+	pointerFields = map[string]bool{"contextLength": true, "enabled": true, "storageClassName": true}
+	mapFields     = map[string]bool{"nodeSelector": true, "args": true, "labels": true, "annotations": true}
+)
+
+func omitEmpty(v any, key string) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if r := omitEmpty(e, k); r == nil {
+				delete(t, k)
+			} else {
+				t[k] = r
+			}
+		}
+		if len(t) == 0 && mapFields[key] {
+			return nil
+		}
+		return t
+	case []any:
+		if len(t) == 0 {
+			return nil
+		}
+		for i := range t {
+			t[i] = omitEmpty(t[i], "")
+		}
+		return t
+	case bool:
+		if !t && !pointerFields[key] {
+			return nil
+		}
+	case float64:
+		if t == 0 && !pointerFields[key] {
+			return nil
+		}
+	case string:
+		if t == "" && !pointerFields[key] {
+			return nil
+		}
+	}
+	return v
+}
+
+func installed(caps *capabilities.Resolved) string {
+	if len(caps.Providers) == 0 {
+		return "none"
+	}
+	var names []string
+	for _, p := range caps.Providers {
+		n := p.Name
+		if !p.Ready {
+			n += " (not ready)"
+		}
+		names = append(names, n)
+	}
+	return strings.Join(names, ", ")
+}
+
+func engineNames(p *capabilities.Provider) string {
+	var names []string
+	for _, e := range p.Engines {
+		names = append(names, e.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func contains(list []string, v string) bool {
+	for _, e := range list {
+		if e == v {
+			return true
+		}
+	}
+	return false
+}
