@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
@@ -20,6 +21,11 @@ var (
 func DecodeModelDeployment(data []byte) (*ModelDeployment, diag.List) {
 	md := &ModelDeployment{}
 	problems := decodeStrict(data, md, "ModelDeployment")
+	// The API server prunes a null in a non-nullable field, so
+	// `overrides: null` reaches upstream as "no overrides".
+	if p := md.Spec.Provider; p != nil && string(bytes.TrimSpace(p.Overrides)) == "null" {
+		p.Overrides = nil
+	}
 	return md, problems
 }
 

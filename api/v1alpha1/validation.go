@@ -51,6 +51,7 @@ func ValidateModelDeployment(md *ModelDeployment) diag.List {
 	s := &md.Spec
 	validateModel(md, &l)
 	validateEngine(s, &l)
+	validateMocker(md, &l)
 	validateScalingAndResources(md, &l)
 	validateOverrides(s, &l)
 	validateStorage(md, &l)
@@ -164,6 +165,14 @@ func validateScalingAndResources(md *ModelDeployment, l *diag.List) {
 		if c.spec.GPUCount() <= 0 {
 			l.Errorf("spec.scaling."+c.name+".gpu.count", "disaggregated mode requires scaling.%s.gpu.count > 0", c.name)
 		}
+	}
+}
+
+// validateMocker applies upstream's rule (webhook and reconciler) that the
+// Dynamo mocker backend only emulates vLLM.
+func validateMocker(md *ModelDeployment, l *diag.List) {
+	if e := md.Spec.EngineType(); e != "" && e != EngineVLLM && IsMocker(md) {
+		l.Errorf("spec.engine.type", "%q is not supported with annotation %s: %s: Dynamo mocker mode only supports the vllm engine", e, AnnotationDynamoTestBackend, MockerBackend)
 	}
 }
 

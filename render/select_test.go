@@ -1,0 +1,175 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+// modelDeployment decodes and defaults a spec written as YAML, as the
+// pipeline does before selection.
+func modelDeployment(t *testing.T, spec string, annotations ...string) *v1.ModelDeployment {
+	t.Helper()
+	doc := "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata:\n  name: m\n  namespace: default\n"
+	if len(annotations) > 0 {
+		doc += "  annotations:\n"
+		for i := 0; i+1 < len(annotations); i += 2 {
+			doc += "    " + annotations[i] + ": " + annotations[i+1] + "\n"
+		}
+	}
+	doc += "spec:\n" + indentLines(spec, "  ")
+	js, err := yaml.YAMLToJSON([]byte(doc))
+	require.NoError(t, err)
+	md, problems := v1.DecodeModelDeployment(js)
+	require.False(t, problems.HasErrors(), "%v", problems)
+	v1.DefaultModelDeployment(md)
+	require.False(t, v1.ValidateModelDeployment(md).HasErrors())
+	return md
+}
+
+func indentLines(s, prefix string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := range lines {
+		lines[i] = prefix + lines[i]
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// caps resolves a capability file listing the named providers at their
+// default versions, all ready.
+func caps(t *testing.T, names ...string) *capabilities.Resolved {
+	t.Helper()
+	c := &v1.ClusterCapabilities{}
+	c.APIVersion, c.Kind, c.Name = v1.APIVersion, v1.KindClusterCapabilities, "test"
+	for _, n := range names {
+		c.Spec.Providers = append(c.Spec.Providers, v1.ProviderCapability{Name: n, Version: capabilities.BuiltinFor(n).DefaultVersion})
+	}
+	r, problems := capabilities.Resolve(c)
+	require.False(t, problems.HasErrors(), "%v", problems)
+	return r
+}
+
+// TestSelectionMatchesUpstream reproduces the decisions upstream AI Runway
+// makes with its five shipped providers (upstream-behaviour.md §3.3).
+func TestSelectionMatchesUpstream(t *testing.T) {
+	all := capabilities.Default()
+	cases := []struct {
+		name, spec       string
+		caps             *capabilities.Resolved
+		engine, provider string
+		engineReason     string
+	}{
+		{name: "vllm one GPU goes to dynamo", spec: "model: {id: x}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}", caps: all, engine: "vllm", provider: "dynamo", engineReason: "explicit engine selection"},
+		{name: "vllm webhook-defaulted GPU goes to dynamo", spec: "model: {id: x}\nengine: {type: vllm}", caps: all, engine: "vllm", provider: "dynamo"},
+		{name: "vllm two GPUs goes to kuberay", spec: "model: {id: x}\nengine: {type: vllm}\nresources: {gpu: {count: 2}}", caps: all, engine: "vllm", provider: "kuberay"},
+		{name: "disaggregated vllm goes to dynamo", spec: "model: {id: x}\nengine: {type: vllm}\nserving: {mode: disaggregated}\nscaling: {prefill: {gpu: {count: 1}}, decode: {gpu: {count: 1}}}", caps: all, engine: "vllm", provider: "dynamo"},
+		{name: "sglang goes to dynamo", spec: "model: {id: x}\nengine: {type: sglang}\nresources: {gpu: {count: 1}}", caps: all, engine: "sglang", provider: "dynamo"},
+		{name: "trtllm goes to dynamo", spec: "model: {id: x}\nengine: {type: trtllm}\nresources: {gpu: {count: 1}}", caps: all, engine: "trtllm", provider: "dynamo"},
+		{name: "llamacpp goes to kaito", spec: "model: {id: x}\nengine: {type: llamacpp}\nimage: img", caps: all, engine: "llamacpp", provider: "kaito"},
+		{name: "no engine, cpu only: llamacpp on kaito", spec: "model: {id: x}\nresources: {cpu: \"4\"}", caps: all, engine: "llamacpp", provider: "kaito", engineReason: "auto-selected from provider kaito capabilities"},
+		{name: "no engine, one GPU: vllm on dynamo", spec: "model: {id: x}\nresources: {gpu: {count: 1}}", caps: all, engine: "vllm", provider: "dynamo", engineReason: "auto-selected from provider dynamo capabilities"},
+		{name: "kaito, llmd, vllm: name tie-break picks kaito", spec: "model: {id: x}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}", caps: caps(t, "kaito", "llmd", "vllm"), engine: "vllm", provider: "kaito"},
+		{name: "llmd and vllm: name tie-break picks llmd", spec: "model: {id: x}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}", caps: caps(t, "llmd", "vllm"), engine: "vllm", provider: "llmd"},
+		{name: "explicit provider wins over rules", spec: "model: {id: x}\nengine: {type: vllm}\nprovider: {name: vllm}\nresources: {gpu: {count: 1}}", caps: all, engine: "vllm", provider: "vllm"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var l diag.List
+			d, ok := decide(modelDeployment(t, tc.spec), tc.caps, &l)
+			require.True(t, ok, "%v", l)
+			require.False(t, l.HasErrors(), "%v", l)
+			require.Equal(t, tc.engine, d.Engine)
+			require.Equal(t, tc.provider, d.Provider)
+			if tc.engineReason != "" {
+				require.Equal(t, tc.engineReason, d.EngineReason)
+			}
+			if strings.Contains(tc.spec, "provider:") {
+				require.Equal(t, "explicit provider selection", d.ProviderReason)
+			} else {
+				require.True(t, strings.HasPrefix(d.ProviderReason, "matched capabilities: engine="+tc.engine), d.ProviderReason)
+			}
+		})
+	}
+}
+
+func TestSelectionErrors(t *testing.T) {
+	notReady := caps(t, "vllm")
+	notReady.Providers[0].Ready = false
+	cases := []struct {
+		name, spec string
+		caps       *capabilities.Resolved
+		field      string
+		message    string
+	}{
+		{name: "named provider not installed", spec: "model: {id: x}\nengine: {type: vllm}\nprovider: {name: kaito}", caps: caps(t, "vllm"), field: "spec.provider.name", message: `provider "kaito" is not installed`},
+		{name: "named provider lacks the engine", spec: "model: {id: x}\nengine: {type: sglang}\nprovider: {name: kaito}\nresources: {gpu: {count: 1}}", caps: capabilities.Default(), field: "spec.engine.type", message: "provider kaito does not support engine sglang"},
+		{name: "named provider lacks the mode", spec: "model: {id: x}\nengine: {type: trtllm}\nprovider: {name: dynamo}\nserving: {mode: disaggregated}\nscaling: {prefill: {gpu: {count: 1}}, decode: {gpu: {count: 1}}}", caps: capabilities.Default(), field: "spec.serving.mode", message: "does not support disaggregated mode for engine trtllm"},
+		{name: "named provider needs GPU", spec: "model: {id: x}\nengine: {type: vllm}\nprovider: {name: dynamo}\nresources: {cpu: \"4\"}", caps: capabilities.Default(), field: "spec.resources.gpu.count", message: "vllm engine on provider dynamo requires GPU"},
+		{name: "no provider serves vllm on CPU", spec: "model: {id: x}\nengine: {type: vllm}\nresources: {cpu: \"4\"}", caps: capabilities.Default(), field: "spec.resources.gpu.count", message: "vllm engine requires GPU"},
+		{name: "no ready provider", spec: "model: {id: x}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}", caps: notReady, field: "spec.provider.name", message: "no compatible provider found"},
+		{name: "no engine offered", spec: "model: {id: x}\nresources: {cpu: \"4\"}", caps: caps(t, "vllm"), field: "spec.engine.type", message: "no engines available"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var l diag.List
+			_, ok := decide(modelDeployment(t, tc.spec), tc.caps, &l)
+			require.False(t, ok)
+			errs := l.Errors()
+			require.Len(t, errs, 1, "%v", l)
+			require.Equal(t, tc.field, errs[0].Field)
+			require.Contains(t, errs[0].Message, tc.message)
+		})
+	}
+}
+
+func TestSelectionIsSticky(t *testing.T) {
+	spec := "model: {id: x}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}"
+	t.Run("earlier choice kept while still a candidate", func(t *testing.T) {
+		var l diag.List
+		d, ok := decide(modelDeployment(t, spec, AnnotationProvider, "vllm"), caps(t, "llmd", "vllm"), &l)
+		require.True(t, ok)
+		require.Equal(t, "vllm", d.Provider)
+		require.Len(t, l, 1)
+		require.Equal(t, diag.Warning, l[0].Severity)
+		require.Contains(t, l[0].Message, `now auto-selects provider "llmd"`)
+	})
+	t.Run("earlier choice gone: switch with a warning", func(t *testing.T) {
+		var l diag.List
+		d, ok := decide(modelDeployment(t, spec, AnnotationProvider, "kaito"), caps(t, "llmd", "vllm"), &l)
+		require.True(t, ok)
+		require.Equal(t, "llmd", d.Provider)
+		require.Len(t, l, 1)
+		require.Contains(t, l[0].Message, `no longer a ready, compatible provider`)
+	})
+	t.Run("same choice: silent", func(t *testing.T) {
+		var l diag.List
+		d, ok := decide(modelDeployment(t, spec, AnnotationProvider, "llmd"), caps(t, "llmd", "vllm"), &l)
+		require.True(t, ok)
+		require.Equal(t, "llmd", d.Provider)
+		require.Empty(t, l)
+	})
+}
+
+// TestCELSpecShape pins the quirks upstream's rules depend on: omitempty
+// drops zero GPU counts and false booleans, engine is always an object.
+func TestCELSpecShape(t *testing.T) {
+	md := modelDeployment(t, "model: {id: x}\nengine: {enablePrefixCaching: false}\nresources: {gpu: {count: 0}}\nnodeSelector: {}")
+	got := celSpec(&md.Spec, "llamacpp")
+	engine := got["engine"].(map[string]any)
+	require.Equal(t, "llamacpp", engine["type"])
+	require.NotContains(t, engine, "enablePrefixCaching")
+	require.NotContains(t, got["resources"].(map[string]any)["gpu"], "count")
+	require.NotContains(t, got, "nodeSelector")
+
+	// KAITO's CPU rule errors on the missing count and so does not match,
+	// exactly as upstream's omitempty JSON makes it.
+	rule := capabilities.BuiltinFor("kaito").Rules[0]
+	prg, err := capabilities.CompileRule(rule.Condition)
+	require.NoError(t, err)
+	require.False(t, capabilities.Rule{Program: prg}.Matches(got))
+}
