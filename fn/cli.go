@@ -40,6 +40,7 @@ func runRender(args []string, stdout, stderr io.Writer) int {
 	capsFile := flags.String("capabilities", "", "ClusterCapabilities file (default: a ClusterCapabilities object among the inputs, else the embedded default)")
 	outDir := flags.String("output-dir", "", "write one file per object under this directory instead of a YAML stream on stdout")
 	if err := flags.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "airunway-render render: %v\n\n%s", err, usage)
 		return 1
 	}
 	if flags.NArg() == 0 {

@@ -1,0 +1,282 @@
+package fn
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+const goodMD = `apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata:
+  name: qwen
+  namespace: ml
+spec:
+  model: {id: Qwen/Qwen3-0.6B}
+  provider: {name: vllm}
+  engine: {type: vllm}
+`
+
+const badMD = `apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata:
+  name: broken
+  namespace: ml
+spec:
+  model: {id: x}
+  provider: {name: vllm}
+  engine: {type: vllm}
+  scaling: {replicas: 99}
+`
+
+const capsPinned = `apiVersion: airunway.ai/v1alpha1
+kind: ClusterCapabilities
+metadata:
+  name: pinned
+  annotations:
+    config.kubernetes.io/local-config: "true"
+spec:
+  providers:
+  - name: vllm
+    images: {vllm: "vllm/vllm-openai:v0.11.0"}
+`
+
+func resourceList(config string, items ...string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
+	for _, it := range items {
+		for i, line := range strings.Split(strings.TrimRight(it, "\n"), "\n") {
+			if i == 0 {
+				b.WriteString("- " + line + "\n")
+			} else {
+				b.WriteString("  " + line + "\n")
+			}
+		}
+	}
+	if config != "" {
+		b.WriteString("functionConfig:\n")
+		for _, line := range strings.Split(strings.TrimRight(config, "\n"), "\n") {
+			b.WriteString("  " + line + "\n")
+		}
+	}
+	return b.String()
+}
+
+func run(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Main(args, strings.NewReader(stdin), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+func items(t *testing.T, rl string) []*yaml.RNode {
+	t.Helper()
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(rl), OmitReaderAnnotations: true}).Read()
+	require.NoError(t, err)
+	return nodes
+}
+
+func find(nodes []*yaml.RNode, kind, name string) *yaml.RNode {
+	for _, n := range nodes {
+		if n.GetKind() == kind && n.GetName() == name {
+			return n
+		}
+	}
+	return nil
+}
+
+func TestFunctionUsesFunctionConfigCapabilities(t *testing.T) {
+	out, stderr, code := run(t, resourceList(capsPinned, goodMD))
+	require.Equal(t, 0, code, stderr)
+	d := find(items(t, out), "Deployment", "qwen")
+	require.NotNil(t, d)
+	require.Contains(t, d.MustString(), "image: vllm/vllm-openai:v0.11.0")
+}
+
+func TestFunctionIgnoresDeclarationConfigMap(t *testing.T) {
+	decl := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\n  annotations:\n    config.kubernetes.io/function: |\n      exec: {path: airunway-render}\n"
+	out, stderr, code := run(t, resourceList(decl, goodMD))
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, find(items(t, out), "Deployment", "qwen").MustString(), "image: vllm/vllm-openai:cu130-nightly")
+}
+
+func TestFunctionErrorLeavesItemsUnchanged(t *testing.T) {
+	in := resourceList("", goodMD, badMD)
+	out, stderr, code := run(t, in)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "[error] airunway.ai/v1alpha1/ModelDeployment/ml/broken spec.scaling.replicas: must be less than or equal to 32, got 99")
+	require.Contains(t, stderr, "nothing was rendered")
+
+	got := items(t, out)
+	require.Len(t, got, 2, "no generated objects")
+	for _, n := range got {
+		require.Empty(t, n.GetAnnotations()["render.airunway.ai/provider"], "input items come back unannotated")
+	}
+	require.Contains(t, out, "results:")
+	require.Contains(t, out, "path: spec.scaling.replicas")
+	require.Contains(t, out, "severity: error")
+}
+
+func TestFunctionRejectsGarbage(t *testing.T) {
+	_, stderr, code := run(t, "this is not a ResourceList")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "[error]")
+}
+
+func TestFunctionPassesLocalConfigThrough(t *testing.T) {
+	kptfile := "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n# a comment that must survive\npipeline: {mutators: [{exec: airunway-render}]}\n"
+	out, stderr, code := run(t, resourceList("", kptfile, capsPinned, goodMD))
+	require.Equal(t, 0, code, stderr)
+	got := items(t, out)
+	require.Contains(t, find(got, "Kptfile", "pkg").MustString(), "# a comment that must survive")
+	require.NotNil(t, find(got, "ClusterCapabilities", "pinned"), "a local-config capability file stays in the package")
+	require.Contains(t, find(got, "Deployment", "qwen").MustString(), "v0.11.0", "and is used")
+}
+
+func TestFunctionConsumesNonLocalCapabilities(t *testing.T) {
+	caps := strings.Replace(capsPinned, "    config.kubernetes.io/local-config: \"true\"\n", "    team: infra\n", 1)
+	out, stderr, code := run(t, resourceList("", caps, goodMD))
+	require.Equal(t, 0, code, stderr)
+	require.Nil(t, find(items(t, out), "ClusterCapabilities", "pinned"))
+	require.Contains(t, stderr, "[warning]")
+	require.Contains(t, stderr, "consumed and left out of the output")
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+}
+
+func TestCLIRenderStream(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "models", "qwen.yaml"), goodMD)
+	writeFile(t, filepath.Join(dir, "caps.yaml"), capsPinned)
+	writeFile(t, filepath.Join(dir, "kustomization.yaml"), "resources: [models/qwen.yaml]\n")
+	out, stderr, code := run(t, "", "render", dir)
+	require.Equal(t, 0, code, stderr)
+	got := items(t, out)
+	require.Len(t, got, 3, "ModelDeployment, Deployment, Service; no capability file, no kustomization")
+	require.NotContains(t, out, "config.kubernetes.io/path")
+	require.NotContains(t, out, "config.kubernetes.io/index")
+	require.Contains(t, out, "v0.11.0", "the capability file among the inputs is used")
+	require.True(t, strings.HasPrefix(out, "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment"), "objects are sorted")
+}
+
+func TestCLIOutputDir(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	out := filepath.Join(dir, "out")
+	writeFile(t, filepath.Join(in, "qwen.yaml"), goodMD)
+	writeFile(t, filepath.Join(out, "kustomization.yaml"), "resources: []\n")
+	_, stderr, code := run(t, "", "render", "--output-dir", out, in)
+	require.Equal(t, 0, code, stderr)
+	want := []string{"kustomization.yaml", "ml/deployment_qwen.yaml", "ml/modeldeployment_qwen.yaml", "ml/service_qwen.yaml"}
+	require.Equal(t, want, listFiles(t, out))
+	first := readAll(t, out)
+	require.True(t, strings.HasPrefix(first["ml/deployment_qwen.yaml"], GeneratedHeader))
+
+	// Again: same bytes.
+	_, stderr, code = run(t, "", "render", in, "--output-dir", out)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, first, readAll(t, out))
+
+	// The model is deleted: its files go, the user's file stays.
+	require.NoError(t, os.Remove(filepath.Join(in, "qwen.yaml")))
+	writeFile(t, filepath.Join(in, "other.yaml"), strings.ReplaceAll(goodMD, "qwen", "other"))
+	_, stderr, code = run(t, "", "render", "--output-dir", out, in)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, []string{"kustomization.yaml", "ml/deployment_other.yaml", "ml/modeldeployment_other.yaml", "ml/service_other.yaml"}, listFiles(t, out))
+}
+
+func TestCLIOutputDirFailsClosed(t *testing.T) {
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	writeFile(t, filepath.Join(in, "a.yaml"), goodMD)
+	writeFile(t, filepath.Join(in, "b.yaml"), badMD)
+	stdout, stderr, code := run(t, "", "render", "--output-dir", out, in)
+	require.Equal(t, 1, code)
+	require.Empty(t, stdout)
+	require.Contains(t, stderr, "spec.scaling.replicas")
+	require.Contains(t, stderr, "(file "+filepath.Join(in, "b.yaml")+")")
+	_, err := os.Stat(out)
+	require.True(t, os.IsNotExist(err), "nothing is written when any input is invalid")
+
+	// A hand-written file in the way is never overwritten.
+	require.NoError(t, os.Remove(filepath.Join(in, "b.yaml")))
+	writeFile(t, filepath.Join(out, "ml", "service_qwen.yaml"), "# mine\n")
+	_, stderr, code = run(t, "", "render", "--output-dir", out, in)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "was not generated by airunway-render")
+	require.Equal(t, "# mine\n", readAll(t, out)["ml/service_qwen.yaml"])
+}
+
+func TestCLICapabilitiesFlag(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "md.yaml"), goodMD)
+	writeFile(t, filepath.Join(dir, "caps", "good.yaml"), capsPinned)
+	writeFile(t, filepath.Join(dir, "caps", "bad.yaml"), strings.Replace(capsPinned, "name: vllm", "name: tgi", 1))
+	out, stderr, code := run(t, "", "render", "--capabilities", filepath.Join(dir, "caps", "good.yaml"), filepath.Join(dir, "md.yaml"))
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "v0.11.0")
+
+	_, stderr, code = run(t, "", "render", "--capabilities", filepath.Join(dir, "caps", "bad.yaml"), filepath.Join(dir, "md.yaml"))
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `spec.providers[0].name: "tgi" is not a known provider`)
+	require.Contains(t, stderr, "bad.yaml")
+}
+
+func TestCLIUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"render"}, {"bogus"}, {"render", "--nope", "x"}, {"version", "--json"}, {"render", "/does/not/exist"}} {
+		_, stderr, code := run(t, "", args...)
+		require.Equal(t, 1, code, "%v", args)
+		require.NotEmpty(t, stderr, "%v", args)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := run(t, "", "version")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "airunway-render dev")
+	for _, want := range []string{"kaito", ">= 0.6.0, < 0.13.0", "0.10.0", "vllm", "rendered"} {
+		require.Contains(t, out, want)
+	}
+}
+
+// TestREADMEMatrixIsCurrent keeps the README's compatibility matrix
+// generated from the code (`make readme` rewrites it).
+func TestREADMEMatrixIsCurrent(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	require.Contains(t, string(readme), "<!-- matrix:begin -->\n"+MatrixMarkdown()+"<!-- matrix:end -->", "README.md matrix is stale: run `make readme`")
+}
+
+func listFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	require.NoError(t, filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return err
+	}))
+	return files
+}
+
+func readAll(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, f := range listFiles(t, dir) {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		out[f] = string(data)
+	}
+	return out
+}
