@@ -11,7 +11,6 @@ import (
 	"github.com/airunway-render/airunway-render/providers"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // LocalConfigAnnotation marks objects that are never applied to a cluster.
@@ -120,14 +119,11 @@ func ObjectFileName(namespace, kind, name string) string {
 // toNode turns a rendered object into a YAML node with sorted keys and
 // the kpt path annotation that files it next to its ModelDeployment.
 func toNode(obj providers.Object, modelFile string) (*yaml.RNode, error) {
-	data, err := sigsyaml.Marshal(obj)
+	node, err := objectNode(obj)
 	if err != nil {
 		return nil, err
 	}
-	n, err := yaml.Parse(string(data))
-	if err != nil {
-		return nil, err
-	}
+	n := yaml.NewRNode(node)
 	file := path.Join(path.Dir(modelFile), GeneratedDir, ObjectFileName(n.GetNamespace(), n.GetKind(), n.GetName()))
 	if modelFile == "" {
 		file = path.Join(GeneratedDir, ObjectFileName(n.GetNamespace(), n.GetKind(), n.GetName()))
@@ -155,13 +151,13 @@ func collisions(items []*yaml.RNode) diag.List {
 			seen[key] = n
 			continue
 		}
-		gen := n
+		gen, other := n, prev
 		if prev.GetAnnotations()[providers.AnnotationGeneratedFrom] != "" {
-			gen = prev
+			gen, other = prev, n
 		}
-		other := prev
-		if gen == prev {
-			other = n
+		if gen.GetAnnotations()[providers.AnnotationGeneratedFrom] == "" {
+			// Two objects of the user's own: not the renderer's business.
+			continue
 		}
 		owner := gen.GetAnnotations()[providers.AnnotationGeneratedFrom]
 		msg := "is rendered from ModelDeployment " + fmt.Sprintf("%q", owner) + " but an object with the same apiVersion, kind, namespace and name is already in the input"
