@@ -52,6 +52,8 @@ func (p *Provider) Engine(name string) *v1.EngineCapability {
 
 // Resolved is a checked capability file ready for rendering.
 type Resolved struct {
+	// Name is the capability file's metadata.name.
+	Name string
 	// Source says where the capabilities came from, for messages.
 	Source    string
 	Providers []*Provider // sorted by name
@@ -112,7 +114,7 @@ func Resolve(c *v1.ClusterCapabilities) (*Resolved, diag.List) {
 	if c.Kind != v1.KindClusterCapabilities {
 		l.Errorf("kind", "must be %q, got %q", v1.KindClusterCapabilities, c.Kind)
 	}
-	r := &Resolved{Source: "ClusterCapabilities " + fmt.Sprintf("%q", c.Name), Gateway: c.Spec.Gateway, NodePools: c.Spec.NodePools}
+	r := &Resolved{Name: c.Name, Source: "ClusterCapabilities " + fmt.Sprintf("%q", c.Name), Gateway: c.Spec.Gateway, NodePools: c.Spec.NodePools}
 	seen := map[string]int{}
 	for i := range c.Spec.Providers {
 		at := fmt.Sprintf("spec.providers[%d]", i)

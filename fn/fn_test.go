@@ -280,3 +280,15 @@ func readAll(t *testing.T, dir string) map[string]string {
 	}
 	return out
 }
+
+func TestFunctionConfigAndCapabilityItem(t *testing.T) {
+	// kpt passes a configPath file both ways: no warning.
+	_, stderr, code := run(t, resourceList(capsPinned, capsPinned, goodMD))
+	require.Equal(t, 0, code, stderr)
+	require.Empty(t, stderr)
+	// A second, different capability object is ignored, and said so.
+	other := strings.Replace(capsPinned, "name: pinned", "name: other", 1)
+	_, stderr, code = run(t, resourceList(capsPinned, other, goodMD))
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, `[warning] airunway.ai/v1alpha1/ClusterCapabilities/other: ignored: the function config already provides the cluster capabilities (ClusterCapabilities "pinned")`)
+}

@@ -43,9 +43,15 @@ func Render(items []*yaml.RNode, opts Options) Result {
 	problems := in.problems
 	caps := opts.Capabilities
 	switch {
-	case caps != nil && len(in.capabilities) > 0:
-		problems = append(problems, diag.Problem{Severity: diag.Warning, Resource: identity(in.capabilities[0]), File: fileOf(in.capabilities[0]),
-			Message: "ignored: the function config already provides the cluster capabilities"})
+	case caps != nil:
+		// kpt passes a configPath file both as the function config and as
+		// an item; only a different capability object is worth a warning.
+		for _, c := range in.capabilities {
+			if c.GetName() != caps.Name {
+				problems = append(problems, diag.Problem{Severity: diag.Warning, Resource: identity(c), File: fileOf(c),
+					Message: fmt.Sprintf("ignored: the function config already provides the cluster capabilities (%s)", caps.Source)})
+			}
+		}
 	case caps == nil && len(in.capabilities) > 1:
 		for _, c := range in.capabilities {
 			problems = append(problems, diag.Problem{Severity: diag.Error, Resource: identity(c), File: fileOf(c),

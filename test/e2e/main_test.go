@@ -305,27 +305,38 @@ func requireRenderedMD(t *testing.T, md *yaml.RNode, provider string) {
 	require.NotEmpty(t, a["render.airunway.ai/provider-reason"], "annotations: %v", a)
 }
 
-// invalidMD is an edit to a ModelDeployment file that the renderer must
-// reject, and what its error must name.
-type invalidMD struct {
+// badInput is an edit to one file of an example that the renderer must
+// reject, and what its error must say (field path, wording, resource).
+type badInput struct {
 	name     string
+	file     string
 	old, new string
 	want     []string
 }
 
-// invalidMDCases apply to every example ModelDeployment: each has a
-// top-level `spec:` and a `  resources:` block.
-var invalidMDCases = []invalidMD{
+// badInputs apply to both the kustomize and the kpt example: each has a
+// ModelDeployment with a top-level `spec:` and a `  resources:` block, and
+// a capability file that declares the vllm provider.
+var badInputs = []badInput{
 	{
 		name: "replicas above the limit",
+		file: "modeldeployment.yaml",
 		old:  "\n  resources:\n",
 		new:  "\n  scaling:\n    replicas: 99\n  resources:\n",
-		want: []string{"spec.scaling.replicas", "must"},
+		want: []string{"spec.scaling.replicas", "must", "ModelDeployment/inference/"},
 	},
 	{
 		name: "unknown field",
+		file: "modeldeployment.yaml",
 		old:  "\nspec:\n",
 		new:  "\nspec:\n  bogus: 1\n",
-		want: []string{"spec.bogus", "unknown field"},
+		want: []string{"spec.bogus", "unknown field", "ModelDeployment/inference/"},
+	},
+	{
+		name: "unknown provider in the capability file",
+		file: "capabilities.yaml",
+		old:  "  - name: vllm\n",
+		new:  "  - name: nope\n",
+		want: []string{"spec.providers[0].name", "must be one of", "ClusterCapabilities/dev-cluster"},
 	},
 }

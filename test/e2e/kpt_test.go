@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+const (
+	kptMDName = "smollm2-1-7b"
+	kptNS     = "inference"
+)
+
+var (
+	kptDeploymentFile = "generated/" + kptNS + "/deployment_" + kptMDName + ".yaml"
+	kptServiceFile    = "generated/" + kptNS + "/service_" + kptMDName + ".yaml"
+)
+
+// kptPackage copies examples/kpt into a temp dir; the example itself stays
+// pristine (no rendered output is committed).
+func kptPackage(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "pkg")
+	copyDir(t, filepath.Join(repoRoot, "examples", "kpt"), dir)
+	return dir
+}
+
+// kptPathEnv puts a directory holding `airunway-render` first on PATH: the
+// Kptfile names the function by bare name because kpt resolves relative
+// exec paths against its own cwd, not the package.
+func kptPathEnv(t *testing.T) []string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink(renderBin(t), filepath.Join(dir, "airunway-render")))
+	return []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH")}
+}
+
+func kptRender(t *testing.T, kpt, pkg string, env []string) result {
+	t.Helper()
+	return run(t, filepath.Dir(pkg), env, kpt, "fn", "render", filepath.Base(pkg), "--allow-exec")
+}
+
+// requireKptObjects checks the generated Deployment and Service.
+func requireKptObjects(t *testing.T, depNode, svcNode *yaml.RNode) {
+	t.Helper()
+	var dep appsv1.Deployment
+	decodeStrict(t, depNode, &dep)
+	require.Equal(t, kptMDName, dep.Name)
+	require.Equal(t, kptNS, dep.Namespace)
+	require.Equal(t, kptMDName, dep.Annotations["render.airunway.ai/generated-from"])
+	require.Len(t, dep.Spec.Template.Spec.Containers, 1)
+	c := dep.Spec.Template.Spec.Containers[0]
+	// Pinned by examples/kpt/capabilities.yaml, the pipeline's configPath.
+	require.Equal(t, pinnedImage, c.Image)
+	require.Contains(t, strings.Join(c.Args, " "), "--model HuggingFaceTB/SmolLM2-1.7B-Instruct")
+	require.Equal(t, resource.MustParse("1"), c.Resources.Limits["nvidia.com/gpu"], "GPU limit")
+
+	var svc corev1.Service
+	decodeStrict(t, svcNode, &svc)
+	require.Equal(t, kptMDName, svc.Name)
+	require.Equal(t, kptNS, svc.Namespace)
+	require.Equal(t, dep.Spec.Selector.MatchLabels, svc.Spec.Selector)
+}
+
+func parseFile(t *testing.T, tree map[string]string, name string) *yaml.RNode {
+	t.Helper()
+	content, ok := tree[name]
+	require.True(t, ok, "%s missing; files: %v", name, keys(tree))
+	nodes := parseObjects(t, content)
+	require.Len(t, nodes, 1, "%s should hold one object", name)
+	return nodes[0]
+}
+
+func TestKptFnEval(t *testing.T) {
+	kpt := kptBin(t)
+	pkg := kptPackage(t)
+	before := readTree(t, pkg)
+
+	res := mustRun(t, pkg, nil, kpt, "fn", "eval", pkg, "--exec", renderBin(t),
+		"--fn-config", filepath.Join(pkg, "capabilities.yaml"), "-o", "stdout")
+	objs := parseObjects(t, res.stdout)
+
+	requireRenderedMD(t, requireObject(t, objs, "airunway.ai/v1alpha1", "ModelDeployment", kptNS, kptMDName), "vllm")
+	requireKptObjects(t,
+		requireObject(t, objs, "apps/v1", "Deployment", kptNS, kptMDName),
+		requireObject(t, objs, "v1", "Service", kptNS, kptMDName))
+	// The generated objects are told where kpt should write them.
+	dep := requireObject(t, objs, "apps/v1", "Deployment", kptNS, kptMDName)
+	require.Equal(t, kptDeploymentFile, dep.GetAnnotations()["internal.config.kubernetes.io/path"])
+	// kpt passes the Kptfile as an item; local-config must come back.
+	requireObject(t, objs, "kpt.dev/v1", "Kptfile", "", "airunway-kpt-example")
+	requireObject(t, objs, "airunway.ai/v1alpha1", "ClusterCapabilities", "", "dev-cluster")
+
+	require.Equal(t, before, readTree(t, pkg), "-o stdout must leave the package untouched")
+}
+
+func TestKptFnRenderWritesPrunesAndIsIdempotent(t *testing.T) {
+	kpt := kptBin(t)
+	pkg := kptPackage(t)
+	env := kptPathEnv(t)
+	before := readTree(t, pkg)
+
+	res := kptRender(t, kpt, pkg, env)
+	require.Zero(t, res.exit, "kpt fn render failed\nstderr:\n%s", res.stderr)
+	first := readTree(t, pkg)
+	require.Equal(t, []string{"Kptfile", "capabilities.yaml", kptDeploymentFile, kptServiceFile, "modeldeployment.yaml"}, keys(first))
+
+	// Local-config items pass through untouched, byte for byte.
+	require.Equal(t, before["Kptfile"], first["Kptfile"])
+	require.Equal(t, before["capabilities.yaml"], first["capabilities.yaml"])
+
+	md := parseFile(t, first, "modeldeployment.yaml")
+	requireRenderedMD(t, md, "vllm")
+	require.Equal(t, "HuggingFaceTB/SmolLM2-1.7B-Instruct", yaml.GetValue(md.Field("spec").Value.Field("model").Value.Field("id").Value))
+	requireKptObjects(t, parseFile(t, first, kptDeploymentFile), parseFile(t, first, kptServiceFile))
+	for name, content := range first {
+		require.NotContains(t, content, "internal.config.kubernetes.io", name)
+		require.NotContains(t, content, "config.kubernetes.io/path", name)
+	}
+
+	// Rendering a rendered package changes no byte.
+	res = kptRender(t, kpt, pkg, env)
+	require.Zero(t, res.exit, "second kpt fn render failed\nstderr:\n%s", res.stderr)
+	require.Equal(t, first, readTree(t, pkg))
+
+	// Objects of a deleted ModelDeployment are pruned.
+	require.NoError(t, os.Remove(filepath.Join(pkg, "modeldeployment.yaml")))
+	res = kptRender(t, kpt, pkg, env)
+	require.Zero(t, res.exit, "kpt fn render after delete failed\nstderr:\n%s", res.stderr)
+	require.Equal(t, []string{"Kptfile", "capabilities.yaml"}, keys(readTree(t, pkg)))
+}
+
+func TestKptFnRenderFailureLeavesFilesUntouched(t *testing.T) {
+	kpt := kptBin(t)
+	for _, tc := range badInputs {
+		t.Run(tc.name, func(t *testing.T) {
+			pkg := kptPackage(t)
+			editFile(t, filepath.Join(pkg, tc.file), tc.old, tc.new)
+			before := readTree(t, pkg)
+
+			res := kptRender(t, kpt, pkg, kptPathEnv(t))
+			require.NotZero(t, res.exit, "kpt fn render succeeded on invalid input\nstderr:\n%s", res.stderr)
+			for _, w := range tc.want {
+				require.Contains(t, res.stderr, w)
+			}
+			require.Equal(t, before, readTree(t, pkg), "a failed render must not touch the package")
+		})
+	}
+}
