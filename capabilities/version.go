@@ -19,12 +19,22 @@ func ParseSemver(s string) (Semver, error) {
 	}
 	for i, p := range parts {
 		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 || (len(p) > 1 && p[0] == '0') {
+		if err != nil || !allDigits(p) || (len(p) > 1 && p[0] == '0') {
 			return v, fmt.Errorf("%q is not a release version of the form MAJOR.MINOR.PATCH", s)
 		}
 		v[i] = n
 	}
 	return v, nil
+}
+
+// allDigits rejects what strconv.Atoi would accept besides digits: a sign.
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Less orders versions.

@@ -116,6 +116,9 @@ func readInputs(paths []string) ([]*yaml.RNode, diag.List) {
 		if err == nil {
 			var nodes []*yaml.RNode
 			nodes, err = (&kio.ByteReader{Reader: bytes.NewReader(data), SetAnnotations: map[string]string{kioutil.PathAnnotation: filepath.ToSlash(f)}}).Read()
+			for _, n := range nodes {
+				stripGeneratedHeader(n)
+			}
 			items = append(items, nodes...)
 		}
 		if err != nil {
@@ -123,6 +126,25 @@ func readInputs(paths []string) ([]*yaml.RNode, diag.List) {
 		}
 	}
 	return items, l
+}
+
+// stripGeneratedHeader removes the header an earlier --output-dir run put
+// on a file, so rendering a rendered directory again is a fixed point.
+func stripGeneratedHeader(n *yaml.RNode) {
+	header := strings.TrimSuffix(GeneratedHeader, "\n")
+	// The parser hangs a document's first comment on the mapping or on its
+	// first key, depending on the blank lines around it.
+	targets := []*yaml.Node{n.YNode()}
+	if c := n.YNode().Content; len(c) > 0 {
+		targets = append(targets, c[0])
+	}
+	for _, t := range targets {
+		if t.HeadComment == header {
+			t.HeadComment = ""
+		} else if strings.HasPrefix(t.HeadComment, header+"\n") {
+			t.HeadComment = strings.TrimPrefix(t.HeadComment, header+"\n")
+		}
+	}
 }
 
 func yamlFiles(root string) ([]string, error) {

@@ -123,6 +123,20 @@ func TestDecodeModelDeploymentProblems(t *testing.T) {
 			want: []want{e("spec.model.id", "must be a string", "got number")},
 		},
 		{
+			// encoding/json type errors carry no list index: the path names
+			// the field without the element.
+			name: "type error inside a list element",
+			yaml: mdDoc("", `{model: {id: m, storage: {volumes: [{name: a, claimName: a, mountPath: /a}, {name: b, claimName: b, mountPath: /b, readOnly: "yes"}]}}}`),
+			want: []want{e("spec.model.storage.volumes.readOnly", "must be a boolean")},
+		},
+		{
+			// intstr.IntOrString decodes non-strings as int32, so the
+			// message asks for an integer although a string is fine too.
+			name: "size given as a boolean",
+			yaml: mdDoc("", `{model: {id: m, storage: {volumes: [{name: a, size: true, mountPath: /a}]}}}`),
+			want: []want{e("spec.model.storage.volumes.size", "got bool")},
+		},
+		{
 			name: "not JSON at all",
 			json: `{"spec": `,
 			want: []want{e("", "cannot decode")},

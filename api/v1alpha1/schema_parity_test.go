@@ -42,14 +42,12 @@ func loadSpecSchema(t *testing.T) *openAPISchema {
 	data, err := os.ReadFile(upstreamSchemaFile)
 	require.NoError(t, err)
 	var doc struct {
-		Kind    string `json:"kind"`
-		Version string `json:"version"`
-		Schema  *openAPISchema
+		Kind    string         `json:"kind"`
+		Version string         `json:"version"`
+		Schema  *openAPISchema `json:"openAPIV3Schema"`
 	}
-	var raw map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(data, &raw))
 	require.NoError(t, json.Unmarshal(data, &doc))
-	require.NoError(t, json.Unmarshal(raw["openAPIV3Schema"], &doc.Schema))
+	require.NotNil(t, doc.Schema)
 	require.Equal(t, KindModelDeployment, doc.Kind)
 	require.Equal(t, Version, doc.Version)
 	require.NotNil(t, doc.Schema.Properties["spec"])
@@ -273,11 +271,11 @@ func TestSchemaParityWalkerDetectsMismatches(t *testing.T) {
 func TestSchemaParityEnums(t *testing.T) {
 	spec := loadSpecSchema(t)
 	goEnums := map[string][]string{
-		"spec.model.source":                         {SourceHuggingFace, SourceCustom},
-		"spec.model.storage.volumes[].purpose":      {PurposeModelCache, PurposeCompilationCache, PurposeCustom},
-		"spec.model.storage.volumes[].accessMode":   accessModes,
-		"spec.engine.type":                          Engines,
-		"spec.serving.mode":                         {ModeAggregated, ModeDisaggregated},
+		"spec.model.source":                       {SourceHuggingFace, SourceCustom},
+		"spec.model.storage.volumes[].purpose":    {PurposeModelCache, PurposeCompilationCache, PurposeCustom},
+		"spec.model.storage.volumes[].accessMode": accessModes,
+		"spec.engine.type":                        Engines,
+		"spec.serving.mode":                       {ModeAggregated, ModeDisaggregated},
 	}
 	found := map[string][]string{}
 	var collect func(path string, s *openAPISchema)
@@ -463,11 +461,7 @@ func TestSchemaParityDefaults(t *testing.T) {
 			if parent == "[]" || contains(grand.Required, parent) {
 				return // a required parent or list element always exists
 			}
-			var base any = map[string]any{"model": map[string]any{}}
-			if len(segs) > 2 {
-				base = skeleton(spec, segs[:len(segs)-1])
-			}
-			_, ok = lookup(crdDefaulted(t, base), segs)
+			_, ok = lookup(crdDefaulted(t, skeleton(spec, segs[:len(segs)-1])), segs)
 			require.False(t, ok, "default applied although the parent %q is absent", parent)
 		})
 	}

@@ -138,8 +138,15 @@ type result struct {
 // the test only when the command could not start at all.
 func run(t *testing.T, dir string, env []string, name string, args ...string) result {
 	t.Helper()
+	return runStdin(t, "", dir, env, name, args...)
+}
+
+// runStdin is run with stdin fed from a string.
+func runStdin(t *testing.T, stdin, dir string, env []string, name string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -211,6 +218,21 @@ func readTree(t *testing.T, dir string) map[string]string {
 	})
 	require.NoError(t, err)
 	return files
+}
+
+// requireSameTree compares two readTree results file by file, so a failure
+// shows the one file that differs rather than the whole tree.
+func requireSameTree(t *testing.T, want, got map[string]string) {
+	t.Helper()
+	require.Equal(t, keys(want), keys(got), "file sets differ")
+	for _, name := range keys(want) {
+		require.Equal(t, want[name], got[name], "%s differs", name)
+	}
+}
+
+func sorted(s []string) []string {
+	sort.Strings(s)
+	return s
 }
 
 func keys(m map[string]string) []string {

@@ -1,0 +1,568 @@
+package capabilities
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/stretchr/testify/require"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// want is one expected problem: exact field path and phrases of its message.
+type want struct {
+	field string
+	msg   []string
+}
+
+func e(field string, msg ...string) want { return want{field, msg} }
+
+// requireErrors asserts that got holds exactly the wanted errors (in any
+// order) and no other problem of any severity.
+func requireErrors(t *testing.T, got diag.List, wants ...want) {
+	t.Helper()
+	used := make([]bool, len(got))
+	var missing []string
+	for _, x := range wants {
+		found := false
+		for i, p := range got {
+			if used[i] || p.Severity != diag.Error || p.Field != x.field {
+				continue
+			}
+			ok := true
+			for _, m := range x.msg {
+				ok = ok && strings.Contains(p.Message, m)
+			}
+			if ok {
+				used[i], found = true, true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, fmt.Sprintf("%s: %q", x.field, x.msg))
+		}
+	}
+	var extra, all []string
+	for i, p := range got {
+		all = append(all, p.String())
+		if !used[i] {
+			extra = append(extra, p.String())
+		}
+	}
+	require.Truef(t, len(missing) == 0 && len(extra) == 0,
+		"problems differ\nmissing:\n  %s\nunexpected:\n  %s\nall problems:\n  %s",
+		strings.Join(missing, "\n  "), strings.Join(extra, "\n  "), strings.Join(all, "\n  "))
+}
+
+// capsDoc builds a ClusterCapabilities document around a flow-style spec.
+func capsDoc(spec string) string {
+	return "apiVersion: airunway.ai/v1alpha1\nkind: ClusterCapabilities\nmetadata: {name: test-cluster}\nspec: " + spec + "\n"
+}
+
+func resolveYAML(t *testing.T, doc string) (*Resolved, diag.List) {
+	t.Helper()
+	c, problems := Decode([]byte(doc))
+	require.Emptyf(t, problems, "decode problems: %v", problems)
+	return Resolve(c)
+}
+
+func TestDefaultCapabilities(t *testing.T) {
+	c, problems := Decode(DefaultYAML())
+	require.Empty(t, problems)
+	r, problems := Resolve(c)
+	require.Empty(t, problems, "the embedded default must resolve without any problem")
+
+	d := Default()
+	require.Same(t, d, Default(), "the default is resolved once")
+	require.Equal(t, "the embedded default capabilities", d.Source)
+	require.Nil(t, d.Gateway, "the default declares no gateway")
+	require.Len(t, d.NodePools, 2)
+	require.Equal(t, "nvidia-gpu", d.NodePools[0].Name)
+	require.Equal(t, map[string]string{"nvidia.com/gpu.present": "true"}, d.NodePools[0].Selector)
+	require.Equal(t, "cpu", d.NodePools[1].Name)
+	require.Equal(t, map[string]string{"kubernetes.io/os": "linux"}, d.NodePools[1].Selector)
+
+	pinned := map[string]string{Dynamo: "1.1.1", KAITO: "0.10.0", KubeRay: "1.3.0", LLMD: "0.6.0", VLLM: ""}
+	for _, res := range []*Resolved{r, d} {
+		var names []string
+		for _, p := range res.Providers {
+			names = append(names, p.Name)
+			require.Equal(t, pinned[p.Name], p.Version, p.Name)
+			require.True(t, p.Ready, p.Name)
+			b := BuiltinFor(p.Name)
+			require.Same(t, b, p.Builtin)
+			require.Equal(t, b.DefaultVersion, p.Version, "the default file declares the pinned release of %s", p.Name)
+			require.Equal(t, b.Engines, p.Engines)
+			require.Len(t, p.Rules, len(b.Rules))
+		}
+		require.Equal(t, []string{Dynamo, KAITO, KubeRay, LLMD, VLLM}, names)
+	}
+}
+
+func TestBuiltins(t *testing.T) {
+	require.Equal(t, []string{Dynamo, KAITO, KubeRay, LLMD, VLLM}, ProviderNames())
+	require.Nil(t, BuiltinFor("sglang"))
+	for _, b := range Builtins {
+		t.Run(b.Name, func(t *testing.T) {
+			if b.Versions == nil {
+				require.Empty(t, b.DefaultVersion)
+			} else {
+				v, err := ParseSemver(b.DefaultVersion)
+				require.NoError(t, err)
+				require.True(t, b.Versions.Contains(v), "pinned %s outside %s", b.DefaultVersion, b.Versions)
+			}
+			require.NotEmpty(t, b.Engines)
+			require.NotEmpty(t, b.Renders)
+			for _, r := range b.Rules {
+				_, err := CompileRule(r.Condition)
+				require.NoError(t, err, r.Condition)
+			}
+		})
+	}
+}
+
+func TestResolveProblems(t *testing.T) {
+	const kaito = `{name: kaito, version: "0.10.0"}`
+	gw := func(g string) string { return `{providers: [` + kaito + `], gateway: ` + g + `}` }
+	pools := func(p string) string { return `{providers: [` + kaito + `], nodePools: [` + p + `]}` }
+	for _, tc := range []struct {
+		name string
+		doc  string
+		want []want
+	}{
+		{
+			name: "minimal valid file",
+			doc:  capsDoc(`{providers: [` + kaito + `]}`),
+		},
+		{
+			name: "no providers at all",
+			doc:  capsDoc(`{}`),
+		},
+		{
+			name: "wrong apiVersion",
+			doc:  strings.Replace(capsDoc(`{providers: [`+kaito+`]}`), "airunway.ai/v1alpha1", "airunway.ai/v1beta1", 1),
+			want: []want{e("apiVersion", `"airunway.ai/v1beta1" is not supported`, `"airunway.ai/v1alpha1"`)},
+		},
+		{
+			name: "wrong kind",
+			doc:  strings.Replace(capsDoc(`{providers: [`+kaito+`]}`), "kind: ClusterCapabilities", "kind: ModelDeployment", 1),
+			want: []want{e("kind", `must be "ClusterCapabilities", got "ModelDeployment"`)},
+		},
+		{
+			name: "unknown provider",
+			doc:  capsDoc(`{providers: [{name: triton, version: "1.0.0"}]}`),
+			want: []want{e("spec.providers[0].name", `"triton" is not a known provider`, `"dynamo", "kaito", "kuberay", "llmd", "vllm"`)},
+		},
+		{
+			name: "duplicate provider",
+			doc:  capsDoc(`{providers: [` + kaito + `, {name: vllm}, {name: kaito, version: "0.11.0"}]}`),
+			want: []want{e("spec.providers[2].name", `"kaito" is listed twice`, "spec.providers[0]")},
+		},
+		{
+			name: "version below the supported range",
+			doc:  capsDoc(`{providers: [{name: dynamo, version: "0.9.0"}]}`),
+			want: []want{e("spec.providers[0].version", `dynamo "0.9.0" is not supported`, ">= 1.1.0, < 1.5.0")},
+		},
+		{
+			name: "version at the exclusive upper bound",
+			doc:  capsDoc(`{providers: [{name: kuberay, version: "1.8.0"}]}`),
+			want: []want{e("spec.providers[0].version", `kuberay "1.8.0" is not supported`, ">= 1.3.0, < 1.8.0")},
+		},
+		{
+			name: "versions at both ends of the range",
+			doc:  capsDoc(`{providers: [{name: dynamo, version: "1.1.0"}, {name: llmd, version: "v0.10.99"}]}`),
+		},
+		{
+			name: "missing version of a versioned provider",
+			doc:  capsDoc(`{providers: [{name: kaito}]}`),
+			want: []want{e("spec.providers[0].version", "is required", `"kaito"`, ">= 0.6.0, < 0.13.0")},
+		},
+		{
+			name: "version set for vllm",
+			doc:  capsDoc(`{providers: [{name: vllm, version: "0.11.0"}]}`),
+			want: []want{e("spec.providers[0].version", "must not be set", "`images`")},
+		},
+		{
+			name: "invalid semver",
+			doc:  capsDoc(`{providers: [{name: dynamo, version: "1.x"}]}`),
+			want: []want{e("spec.providers[0].version", `"1.x" is not a release version`, "supported dynamo releases: >= 1.1.0, < 1.5.0")},
+		},
+		{
+			name: "pre-release version",
+			doc:  capsDoc(`{providers: [{name: dynamo, version: "1.2.0-rc.1"}]}`),
+			want: []want{e("spec.providers[0].version", "is not a release version")},
+		},
+		{
+			name: "bad engine name",
+			doc:  capsDoc(`{providers: [{name: kaito, version: "0.10.0", engines: [{name: tgi, servingModes: [aggregated], gpuSupport: true}]}]}`),
+			want: []want{e("spec.providers[0].engines[0].name", `"tgi" is not supported`, `"vllm", "sglang", "trtllm", "llamacpp"`)},
+		},
+		{
+			name: "bad serving mode",
+			doc:  capsDoc(`{providers: [{name: kaito, version: "0.10.0", engines: [{name: vllm, gpuSupport: true}, {name: llamacpp, servingModes: [aggregated, hybrid], cpuSupport: true}]}]}`),
+			want: []want{e("spec.providers[0].engines[1].servingModes[1]", `"hybrid" is not supported`)},
+		},
+		{
+			name: "CEL syntax error",
+			doc:  capsDoc(`{providers: [{name: kaito, version: "0.10.0", selectionRules: [{condition: "spec.engine.type ==", priority: 10}]}]}`),
+			want: []want{e("spec.providers[0].selectionRules[0].condition", "is not a valid CEL expression", "Syntax error")},
+		},
+		{
+			name: "CEL undeclared variable",
+			doc:  capsDoc(`{providers: [{name: kaito, version: "0.10.0", selectionRules: [{condition: "spec.engine.type == 'vllm'", priority: 1}, {condition: "model.id == 'x'", priority: 10}]}]}`),
+			want: []want{e("spec.providers[0].selectionRules[1].condition", "is not a valid CEL expression", "undeclared reference to 'model'")},
+		},
+		{
+			name: "negative priority",
+			doc:  capsDoc(`{providers: [{name: kaito, version: "0.10.0", selectionRules: [{condition: "true", priority: -1}]}]}`),
+			want: []want{e("spec.providers[0].selectionRules[0].priority", "greater than or equal to 0, got -1")},
+		},
+		{
+			name: "image key not an engine",
+			doc:  capsDoc(`{providers: [{name: vllm, images: {vllm: "vllm/vllm-openai:v0.11.0", tgi: "x:1"}}]}`),
+			want: []want{e("spec.providers[0].images.tgi", `"tgi" is not an engine`, `"vllm", "sglang", "trtllm", "llamacpp"`)},
+		},
+		{
+			name: "empty image",
+			doc:  capsDoc(`{providers: [{name: vllm, images: {vllm: ""}}]}`),
+			want: []want{e("spec.providers[0].images.vllm", "must name an image")},
+		},
+		{
+			name: "valid gateway",
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1, gatewayAPIVersion: v1.5.1, channel: standard, parentRef: {name: gw, namespace: gateway-system}}`)),
+		},
+		{
+			name: "gateway with the v1alpha2 pool and no optional fields",
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.x-k8s.io/v1alpha2, parentRef: {name: gw}}`)),
+		},
+		{
+			name: "gateway with unsupported inferencePoolVersion",
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.x-k8s.io/v1alpha1, parentRef: {name: gw}}`)),
+			want: []want{e("spec.gateway.inferencePoolVersion", `"inference.networking.x-k8s.io/v1alpha1" is not supported`, `"inference.networking.k8s.io/v1"`)},
+		},
+		{
+			name: "gateway without inferencePoolVersion",
+			doc:  capsDoc(gw(`{parentRef: {name: gw}}`)),
+			want: []want{e("spec.gateway.inferencePoolVersion", `"" is not supported`)},
+		},
+		{
+			name: "gateway with unsupported channel",
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1, channel: beta, parentRef: {name: gw}}`)),
+			want: []want{e("spec.gateway.channel", `"beta" is not supported`, `"standard", "experimental"`)},
+		},
+		{
+			name: "gateway with unsupported gatewayAPIVersion",
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1, gatewayAPIVersion: v1.2.0, parentRef: {name: gw}}`)),
+			want: []want{e("spec.gateway.gatewayAPIVersion", `"v1.2.0" is not supported`, ">= 1.5.0, < 1.7.0")},
+		},
+		{
+			name: "gateway with a non-semver gatewayAPIVersion",
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1, gatewayAPIVersion: latest, parentRef: {name: gw}}`)),
+			want: []want{e("spec.gateway.gatewayAPIVersion", `"latest" is not supported`)},
+		},
+		{
+			name: "gateway without parentRef",
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1}`)),
+			want: []want{e("spec.gateway.parentRef.name", "is required")},
+		},
+		{
+			name: "gateway with an empty parentRef name",
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1, parentRef: {name: "", namespace: gw}}`)),
+			want: []want{e("spec.gateway.parentRef.name", "is required")},
+		},
+		{
+			name: "valid node pools",
+			doc:  capsDoc(pools(`{name: h100, selector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}, taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}], gpu: {resourceName: nvidia.com/gpu, memoryMiB: 81559, perNode: 8}}, {name: cpu}`)),
+		},
+		{
+			name: "node pool duplicate name",
+			doc:  capsDoc(pools(`{name: gpu}, {name: cpu}, {name: gpu}`)),
+			want: []want{e("spec.nodePools[2].name", `"gpu" is listed twice`)},
+		},
+		{
+			name: "node pool bad taint effect",
+			doc:  capsDoc(pools(`{name: gpu, taints: [{key: a, effect: NoSchedule}, {key: b, effect: NoRun}]}`)),
+			want: []want{e("spec.nodePools[0].taints[1].effect", `"NoRun" is not supported`, `"NoSchedule", "PreferNoSchedule", "NoExecute"`)},
+		},
+		{
+			name: "node pool taint without key",
+			doc:  capsDoc(pools(`{name: gpu, taints: [{key: "", effect: NoExecute}]}`)),
+			want: []want{e("spec.nodePools[0].taints[0].key", "must be set")},
+		},
+		{
+			name: "node pool invalid name",
+			doc:  capsDoc(pools(`{name: GPU_Pool}`)),
+			want: []want{e("spec.nodePools[0].name", `"GPU_Pool" is not a valid pool name`)},
+		},
+		{
+			name: "node pool missing name",
+			doc:  capsDoc(pools(`{name: ""}`)),
+			want: []want{e("spec.nodePools[0].name", "must be set")},
+		},
+		{
+			name: "node pool invalid selector key and value",
+			doc:  capsDoc(pools(`{name: gpu, selector: {"bad key": x, ok.io/k: "not valid!"}}`)),
+			want: []want{
+				e("spec.nodePools[0].selector", `label key "bad key" is invalid`),
+				e("spec.nodePools[0].selector.ok.io/k", `label value "not valid!" is invalid`),
+			},
+		},
+		{
+			name: "node pool negative perNode",
+			doc:  capsDoc(pools(`{name: gpu, gpu: {perNode: -1}}`)),
+			want: []want{e("spec.nodePools[0].gpu.perNode", "greater than or equal to 0")},
+		},
+		{
+			name: "every problem is reported",
+			doc: strings.Replace(capsDoc(`{providers: [{name: triton}, {name: dynamo, version: "2.0.0"}, {name: vllm, version: "1.0.0", selectionRules: [{condition: "(", priority: -5}]}], `+
+				`gateway: {inferencePoolVersion: v1, channel: beta}, nodePools: [{name: a, taints: [{key: k, effect: Never}]}, {name: a}]}`), "airunway.ai/v1alpha1", "airunway.ai/v1", 1),
+			want: []want{
+				e("apiVersion", "is not supported"),
+				e("spec.providers[0].name", "not a known provider"),
+				e("spec.providers[1].version", "is not supported"),
+				e("spec.providers[2].version", "must not be set"),
+				e("spec.providers[2].selectionRules[0].priority", "greater than or equal to 0"),
+				e("spec.providers[2].selectionRules[0].condition", "not a valid CEL expression"),
+				e("spec.gateway.inferencePoolVersion", "is not supported"),
+				e("spec.gateway.channel", "is not supported"),
+				e("spec.gateway.parentRef.name", "is required"),
+				e("spec.nodePools[0].taints[0].effect", "is not supported"),
+				e("spec.nodePools[1].name", "listed twice"),
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, problems := resolveYAML(t, tc.doc)
+			requireErrors(t, problems, tc.want...)
+		})
+	}
+}
+
+// A capability entry's fields replace the built-in description field by
+// field; absent fields keep the built-in value.
+func TestResolveMergesOverBuiltins(t *testing.T) {
+	r, problems := resolveYAML(t, capsDoc(`{providers: [
+		{name: vllm, ready: false, images: {vllm: "vllm/vllm-openai:v0.11.0"}},
+		{name: kuberay, version: "1.4.0", selectionRules: []},
+		{name: dynamo, version: "1.2.0", engines: [{name: vllm, servingModes: [aggregated], gpuSupport: true}], selectionRules: [{condition: "true", priority: 7}]},
+		{name: kaito, version: "0.10.0"}]}`))
+	requireErrors(t, problems)
+
+	var names []string
+	for _, p := range r.Providers {
+		names = append(names, p.Name)
+	}
+	require.Equal(t, []string{Dynamo, KAITO, KubeRay, VLLM}, names, "providers are sorted by name")
+	require.Nil(t, r.Provider(LLMD), "a provider that is not listed is not installed")
+	require.Equal(t, "test-cluster", r.Name)
+	require.Equal(t, `ClusterCapabilities "test-cluster"`, r.Source)
+
+	vllm := r.Provider(VLLM)
+	require.False(t, vllm.Ready)
+	require.Equal(t, map[string]string{"vllm": "vllm/vllm-openai:v0.11.0"}, vllm.Images)
+	require.Equal(t, BuiltinFor(VLLM).Engines, vllm.Engines)
+
+	kuberay := r.Provider(KubeRay)
+	require.True(t, kuberay.Ready)
+	require.Empty(t, kuberay.Rules, "an explicit empty selectionRules list means no rules")
+	require.Equal(t, "1.4.0", kuberay.Version)
+
+	dynamo := r.Provider(Dynamo)
+	require.Len(t, dynamo.Engines, 1)
+	require.NotNil(t, dynamo.Engine("vllm"))
+	require.Nil(t, dynamo.Engine("sglang"), "engines replace the built-in list")
+	require.Len(t, dynamo.Rules, 1)
+	require.Equal(t, int32(7), dynamo.Rules[0].Priority)
+
+	kaito := r.Provider(KAITO)
+	require.Len(t, kaito.Rules, len(BuiltinFor(KAITO).Rules), "absent selectionRules keep the built-in rules")
+	require.Equal(t, BuiltinFor(KAITO).Rules[0].Condition, kaito.Rules[0].Condition)
+}
+
+func TestDecodeCapabilities(t *testing.T) {
+	_, problems := Decode([]byte("spec: [unclosed"))
+	requireErrors(t, problems, e("", "is not valid YAML"))
+
+	_, problems = Decode([]byte(capsDoc(`{providers: [{name: kaito, verison: "0.10.0"}], nodepools: []}`)))
+	requireErrors(t, problems,
+		e("spec.providers[0].verison", "unknown field"),
+		e("spec.nodepools", "unknown field"))
+
+	// encoding/json type errors carry no list index, so the path names the
+	// field without the element (known limitation, see decode.go).
+	_, problems = Decode([]byte(capsDoc(`{providers: [{name: kaito, ready: "yes"}]}`)))
+	requireErrors(t, problems, e("spec.providers.ready", "must be a boolean", "got string"))
+}
+
+func TestResolveNode(t *testing.T) {
+	node, err := kyaml.Parse(capsDoc(`{providers: [{name: kaito, version: "0.10.0"}]}`))
+	require.NoError(t, err)
+	r, problems := ResolveNode(node)
+	requireErrors(t, problems)
+	require.NotNil(t, r)
+	require.NotNil(t, r.Provider(KAITO))
+
+	node, err = kyaml.Parse(capsDoc(`{providers: [{name: kaito}]}`))
+	require.NoError(t, err)
+	r, problems = ResolveNode(node)
+	require.Nil(t, r, "no Resolved value when the file has errors")
+	requireErrors(t, problems, e("spec.providers[0].version", "is required"))
+
+	node, err = kyaml.Parse(capsDoc(`{providers: [{name: kaito, bogus: 1}]}`))
+	require.NoError(t, err)
+	r, problems = ResolveNode(node)
+	require.Nil(t, r)
+	requireErrors(t, problems, e("spec.providers[0].bogus", "unknown field"))
+}
+
+func TestParseSemver(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Semver
+		err  bool
+	}{
+		{in: "1.2.3", want: Semver{1, 2, 3}},
+		{in: "v1.2.3", want: Semver{1, 2, 3}},
+		{in: "0.10.0", want: Semver{0, 10, 0}},
+		{in: "1.2", want: Semver{1, 2, 0}},
+		{in: "v0.6", want: Semver{0, 6, 0}},
+		{in: "0.0.0", want: Semver{0, 0, 0}},
+		{in: "10.200.3000", want: Semver{10, 200, 3000}},
+		{in: "", err: true},
+		{in: "v", err: true},
+		{in: "1", err: true},
+		{in: "1.2.3.4", err: true},
+		{in: "01.2.3", err: true},
+		{in: "1.02.3", err: true},
+		{in: "1.2.03", err: true},
+		{in: "1.2.3-rc.1", err: true},
+		{in: "1.2.3+build", err: true},
+		{in: "1.2.x", err: true},
+		{in: "1..3", err: true},
+		{in: "-1.2.3", err: true},
+		{in: "+1.2.3", err: true},
+		{in: "1.+2.3", err: true},
+		{in: " 1.2.3", err: true},
+		{in: "vv1.2.3", err: true},
+		{in: "V1.2.3", err: true},
+	} {
+		t.Run(fmt.Sprintf("%q", tc.in), func(t *testing.T) {
+			got, err := ParseSemver(tc.in)
+			if tc.err {
+				require.Error(t, err)
+				require.Contains(t, err.Error(), "is not a release version of the form MAJOR.MINOR.PATCH")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestSemverOrderAndString(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		less bool
+	}{
+		{"1.2.3", "1.2.4", true},
+		{"1.2.9", "1.10.0", true},
+		{"0.99.99", "1.0.0", true},
+		{"1.2.3", "1.2.3", false},
+		{"2.0.0", "1.9.9", false},
+	} {
+		t.Run(tc.a+"<"+tc.b, func(t *testing.T) {
+			a, err := ParseSemver(tc.a)
+			require.NoError(t, err)
+			b, err := ParseSemver(tc.b)
+			require.NoError(t, err)
+			require.Equal(t, tc.less, a.Less(b))
+			require.Equal(t, tc.a, a.String())
+		})
+	}
+}
+
+func TestVersionRangeContains(t *testing.T) {
+	r := mustRange("1.1.0", "1.5.0")
+	require.Equal(t, ">= 1.1.0, < 1.5.0", r.String())
+	for _, tc := range []struct {
+		v    string
+		want bool
+	}{
+		{"1.0.9", false},
+		{"0.99.0", false},
+		{"1.1.0", true},
+		{"1.1", true},
+		{"1.4.99", true},
+		{"1.5.0", false},
+		{"1.5.1", false},
+		{"2.0.0", false},
+	} {
+		t.Run(tc.v, func(t *testing.T) {
+			v, err := ParseSemver(tc.v)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, r.Contains(v))
+		})
+	}
+	require.Panics(t, func() { mustRange("1.x", "2.0.0") })
+}
+
+// Rule.Matches follows upstream: a rule that errors at evaluation (typically
+// `no such key` on an absent field) or returns a non-boolean does not match.
+// Specs are decoded from JSON, the shape the selector builds.
+func TestRuleMatches(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		condition string
+		spec      string
+		want      bool
+	}{
+		{"equality true", "spec.engine.type == 'vllm'", `{"engine":{"type":"vllm"}}`, true},
+		{"equality false", "spec.engine.type == 'vllm'", `{"engine":{"type":"sglang"}}`, false},
+		{"missing key errors and does not match", "spec.engine.type == 'vllm'", `{}`, false},
+		{"missing nested key errors and does not match", "spec.resources.gpu.count > 0", `{"resources":{"gpu":{"type":"nvidia.com/gpu"}}}`, false},
+		{"JSON number compares with an int literal", "spec.resources.gpu.count > 0", `{"resources":{"gpu":{"count":1}}}`, true},
+		{"string result does not match", "spec.engine.type", `{"engine":{"type":"vllm"}}`, false},
+		{"int result does not match", "1 + 1", `{}`, false},
+		{"map result does not match", "spec", `{"engine":{}}`, false},
+		{"constant true matches", "true", `{}`, true},
+		{"has guards the missing field", "has(spec.resources.gpu) && spec.resources.gpu.count > 1", `{"resources":{"cpu":"4"}}`, false},
+		{"has on a missing parent errors", "has(spec.resources.gpu)", `{}`, false},
+		{"kaito rule true on CPU-only resources", "!has(spec.resources.gpu) || spec.resources.gpu.count == 0", `{"resources":{"cpu":"4"}}`, true},
+		{"kaito rule errors without resources", "!has(spec.resources.gpu) || spec.resources.gpu.count == 0", `{"engine":{"type":"vllm"}}`, false},
+		{"kaito rule errors on gpu without count", "!has(spec.resources.gpu) || spec.resources.gpu.count == 0", `{"resources":{"gpu":{"type":"nvidia.com/gpu"}}}`, false},
+		{"dynamo disaggregated rule", "has(spec.serving) && spec.serving.mode == 'disaggregated'", `{"serving":{"mode":"disaggregated"}}`, true},
+		{"kuberay rule needs two GPUs", "has(spec.resources.gpu) && spec.resources.gpu.count > 1 && spec.engine.type == 'vllm'", `{"engine":{"type":"vllm"},"resources":{"gpu":{"count":2}}}`, true},
+		{"kuberay rule with one GPU", "has(spec.resources.gpu) && spec.resources.gpu.count > 1 && spec.engine.type == 'vllm'", `{"engine":{"type":"vllm"},"resources":{"gpu":{"count":1}}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prg, err := CompileRule(tc.condition)
+			require.NoError(t, err)
+			var spec map[string]any
+			require.NoError(t, json.Unmarshal([]byte(tc.spec), &spec))
+			r := Rule{Condition: tc.condition, Priority: 5, Program: prg}
+			require.Equal(t, tc.want, r.Matches(spec))
+		})
+	}
+
+	r := Rule{Condition: "true", Priority: 5}
+	require.Equal(t, `"true" (priority 5)`, r.String())
+}
+
+func TestCompileRuleErrors(t *testing.T) {
+	for _, tc := range []struct {
+		condition string
+		msg       string
+	}{
+		{"spec.engine.type ==", "Syntax error"},
+		{"model.id == 'x'", "undeclared reference to 'model'"},
+		{"spec.engine.type.startsWith(1)", "found no matching overload"},
+	} {
+		t.Run(tc.condition, func(t *testing.T) {
+			_, err := CompileRule(tc.condition)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.msg)
+		})
+	}
+}
