@@ -3,6 +3,8 @@ package capabilities
 import (
 	_ "embed"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -137,7 +139,7 @@ func Resolve(c *v1.ClusterCapabilities) (*Resolved, diag.List) {
 func resolveProvider(pc *v1.ProviderCapability, at string, l *diag.List) *Provider {
 	b := BuiltinFor(pc.Name)
 	if b == nil {
-		l.Errorf(at+".name", "%q is not a known provider: must be one of %s", pc.Name, quoted(ProviderNames()))
+		l.Errorf(at+".name", "%q is not a known provider: must be one of %s", pc.Name, v1.QuoteList(ProviderNames()))
 		return nil
 	}
 	checkVersion(b, pc.Version, at+".version", l)
@@ -162,9 +164,9 @@ func resolveProvider(pc *v1.ProviderCapability, at string, l *diag.List) *Provid
 		}
 		p.Rules = append(p.Rules, Rule{Condition: sr.Condition, Priority: sr.Priority, Program: prg})
 	}
-	for _, engine := range sortedKeys(pc.Images) {
-		if !contains(v1.Engines, engine) {
-			l.Errorf(at+".images."+engine, "%q is not an engine: keys must be one of %s", engine, quoted(v1.Engines))
+	for _, engine := range slices.Sorted(maps.Keys(pc.Images)) {
+		if !slices.Contains(v1.Engines, engine) {
+			l.Errorf(at+".images."+engine, "%q is not an engine: keys must be one of %s", engine, v1.QuoteList(v1.Engines))
 		} else if pc.Images[engine] == "" {
 			l.Errorf(at+".images."+engine, "must name an image")
 		}
@@ -196,8 +198,8 @@ func checkVersion(b *Builtin, version, at string, l *diag.List) {
 func checkEngines(engines []v1.EngineCapability, at string, l *diag.List) {
 	for i, e := range engines {
 		eat := fmt.Sprintf("%s[%d]", at, i)
-		if !contains(v1.Engines, e.Name) {
-			l.Errorf(eat+".name", "%q is not supported: must be one of %s", e.Name, quoted(v1.Engines))
+		if !slices.Contains(v1.Engines, e.Name) {
+			l.Errorf(eat+".name", "%q is not supported: must be one of %s", e.Name, v1.QuoteList(v1.Engines))
 		}
 		for j, m := range e.ServingModes {
 			if m != v1.ModeAggregated && m != v1.ModeDisaggregated {
@@ -218,11 +220,11 @@ func checkGateway(g *v1.GatewayCapability, l *diag.List) {
 	if g == nil {
 		return
 	}
-	if !contains(InferencePoolVersions, g.InferencePoolVersion) {
-		l.Errorf("spec.gateway.inferencePoolVersion", "%q is not supported: must be one of %s", g.InferencePoolVersion, quoted(InferencePoolVersions))
+	if !slices.Contains(InferencePoolVersions, g.InferencePoolVersion) {
+		l.Errorf("spec.gateway.inferencePoolVersion", "%q is not supported: must be one of %s", g.InferencePoolVersion, v1.QuoteList(InferencePoolVersions))
 	}
-	if g.Channel != "" && !contains(GatewayChannels, g.Channel) {
-		l.Errorf("spec.gateway.channel", "%q is not supported: must be one of %s", g.Channel, quoted(GatewayChannels))
+	if g.Channel != "" && !slices.Contains(GatewayChannels, g.Channel) {
+		l.Errorf("spec.gateway.channel", "%q is not supported: must be one of %s", g.Channel, v1.QuoteList(GatewayChannels))
 	}
 	if g.GatewayAPIVersion != "" {
 		v, err := ParseSemver(g.GatewayAPIVersion)
@@ -250,7 +252,7 @@ func checkNodePools(pools []v1.NodePool, l *diag.List) {
 			l.Errorf(at+".name", "%q is listed twice; pool names must be unique", p.Name)
 		}
 		seen[p.Name] = true
-		for _, k := range sortedKeys(p.Selector) {
+		for _, k := range slices.Sorted(maps.Keys(p.Selector)) {
 			if msgs := utilvalidation.IsQualifiedName(k); len(msgs) > 0 {
 				l.Errorf(at+".selector", "label key %q is invalid: %s", k, strings.Join(msgs, "; "))
 			}
@@ -263,40 +265,14 @@ func checkNodePools(pools []v1.NodePool, l *diag.List) {
 			if t.Key == "" {
 				l.Errorf(tat+".key", "must be set")
 			}
-			if !contains(taintEffects, t.Effect) {
-				l.Errorf(tat+".effect", "%q is not supported: must be one of %s", t.Effect, quoted(taintEffects))
+			if !slices.Contains(taintEffects, t.Effect) {
+				l.Errorf(tat+".effect", "%q is not supported: must be one of %s", t.Effect, v1.QuoteList(taintEffects))
 			}
 		}
 		if p.GPU != nil && p.GPU.PerNode < 0 {
 			l.Errorf(at+".gpu.perNode", "must be greater than or equal to 0, got %d", p.GPU.PerNode)
 		}
 	}
-}
-
-func contains(list []string, v string) bool {
-	for _, e := range list {
-		if e == v {
-			return true
-		}
-	}
-	return false
-}
-
-func quoted(values []string) string {
-	q := make([]string, len(values))
-	for i, v := range values {
-		q[i] = fmt.Sprintf("%q", v)
-	}
-	return strings.Join(q, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // ResolveNode decodes and resolves a ClusterCapabilities object given as a

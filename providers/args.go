@@ -2,8 +2,9 @@ package providers
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 )
@@ -19,7 +20,7 @@ func ValidArgKey(key string) bool { return argKeyRe.MatchString(key) }
 // CheckArgKeys reports every invalid `spec.engine.args` key.
 func CheckArgKeys(e *v1.EngineSpec) []error {
 	var errs []error
-	for _, k := range SortedKeys(e.Args) {
+	for _, k := range slices.Sorted(maps.Keys(e.Args)) {
 		if !ValidArgKey(k) {
 			errs = append(errs, fmt.Errorf("invalid engine arg key %q: must contain only alphanumeric characters, hyphens, and underscores, and must not start with '-'", k))
 		}
@@ -31,7 +32,7 @@ func CheckArgKeys(e *v1.EngineSpec) []error {
 // `--key value`, or `--key` alone for an empty value.
 func SortedArgs(args map[string]string) []string {
 	var out []string
-	for _, k := range SortedKeys(args) {
+	for _, k := range slices.Sorted(maps.Keys(args)) {
 		out = append(out, "--"+k)
 		if v := args[k]; v != "" {
 			out = append(out, v)
@@ -59,14 +60,4 @@ func UserFlags(e *v1.EngineSpec) FlagSet {
 		}
 	}
 	return set
-}
-
-// SortedKeys returns a map's keys in order.
-func SortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

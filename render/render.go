@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -118,7 +120,7 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 	}
 	p := registry[d.Provider]
 	if p == nil {
-		l.Errorf("spec.provider.name", "provider %q was selected (%s), but this release of airunway-render renders only %s; set `spec.provider.name` to one of those", d.Provider, d.ProviderReason, strings.Join(providers.SortedKeys(registry), ", "))
+		l.Errorf("spec.provider.name", "provider %q was selected (%s), but this release of airunway-render renders only %s; set `spec.provider.name` to one of those", d.Provider, d.ProviderReason, strings.Join(slices.Sorted(maps.Keys(registry)), ", "))
 		return nil, l
 	}
 	req := &providers.Request{MD: md, Engine: d.Engine, Provider: caps.Provider(d.Provider), Caps: caps}

@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -109,7 +110,7 @@ func checkCompatibility(md *v1.ModelDeployment, engine string, caps *capabilitie
 			l.Errorf("spec.engine.type", "provider %s does not support engine %s (it supports: %s)", name, engine, engineNames(p))
 			return
 		}
-		if !contains(ec.ServingModes, mode) {
+		if !slices.Contains(ec.ServingModes, mode) {
 			l.Errorf("spec.serving.mode", "provider %s does not support %s mode for engine %s", name, mode, engine)
 			return
 		}
@@ -269,13 +270,4 @@ func engineNames(p *capabilities.Provider) string {
 		names = append(names, e.Name)
 	}
 	return strings.Join(names, ", ")
-}
-
-func contains(list []string, v string) bool {
-	for _, e := range list {
-		if e == v {
-			return true
-		}
-	}
-	return false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -458,7 +459,7 @@ func TestSchemaParityDefaults(t *testing.T) {
 			require.Equal(t, want, got)
 
 			parent, grand := segs[len(segs)-2], schemaAt(spec, segs[:len(segs)-2])
-			if parent == "[]" || contains(grand.Required, parent) {
+			if parent == "[]" || slices.Contains(grand.Required, parent) {
 				return // a required parent or list element always exists
 			}
 			_, ok = lookup(crdDefaulted(t, skeleton(spec, segs[:len(segs)-1])), segs)
@@ -476,7 +477,7 @@ func TestSchemaParityDefaults(t *testing.T) {
 	after := leafPaths(crdDefaulted(t, all), "")
 	var added []string
 	for _, p := range after {
-		if !contains(before, p) {
+		if !slices.Contains(before, p) {
 			added = append(added, p)
 		}
 	}

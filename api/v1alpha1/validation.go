@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -228,10 +229,11 @@ func checkEnum(l *diag.List, field, value string, allowed ...string) {
 			return
 		}
 	}
-	l.Errorf(field, "%q is not supported: must be one of %s", value, quoteList(allowed))
+	l.Errorf(field, "%q is not supported: must be one of %s", value, QuoteList(allowed))
 }
 
-func quoteList(values []string) string {
+// QuoteList formats allowed values for messages: "a", "b", "c".
+func QuoteList(values []string) string {
 	q := make([]string, len(values))
 	for i, v := range values {
 		q[i] = fmt.Sprintf("%q", v)
@@ -268,9 +270,9 @@ func walkOverrides(v any, at string, l *diag.List) {
 		for _, k := range keys {
 			field := at + "." + k
 			switch {
-			case contains(securityOverrideKeys, k):
+			case slices.Contains(securityOverrideKeys, k):
 				l.Errorf(field, "overriding %q is forbidden: security-sensitive pod fields must not be set through overrides", k)
-			case contains(sizingOverrideKeys, k):
+			case slices.Contains(sizingOverrideKeys, k):
 				l.Errorf(field, "overriding %q is forbidden: use `spec.scaling` and `spec.resources`, which enforce the sizing limits", k)
 			default:
 				walkOverrides(t[k], field, l)
@@ -281,15 +283,6 @@ func walkOverrides(v any, at string, l *diag.List) {
 			walkOverrides(e, fmt.Sprintf("%s[%d]", at, i), l)
 		}
 	}
-}
-
-func contains(list []string, v string) bool {
-	for _, e := range list {
-		if e == v {
-			return true
-		}
-	}
-	return false
 }
 
 func validateEnv(s *ModelDeploymentSpec, l *diag.List) {

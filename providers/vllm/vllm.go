@@ -2,6 +2,8 @@ package vllm
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -59,7 +61,7 @@ func checkArgs(e *v1.EngineSpec, l *diag.List) {
 	if e == nil {
 		return
 	}
-	for _, k := range providers.SortedKeys(e.Args) {
+	for _, k := range slices.Sorted(maps.Keys(e.Args)) {
 		norm := strings.TrimLeft(k, "-")
 		if i := strings.IndexByte(norm, '='); i >= 0 {
 			norm = norm[:i]
