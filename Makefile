@@ -36,6 +36,7 @@ $(KUSTOMIZE):
 	KUSTOMIZE_VERSION=$(KUSTOMIZE_VERSION) hack/install-kustomize.sh $(dir $@) >/dev/null
 
 tools: $(KUSTOMIZE)
+	hack/install-image-tools.sh
 
 demo: build
 	@for ex in examples/*/; do \
@@ -44,7 +45,8 @@ demo: build
 	  bin/airunway-render render $$ex || exit 1; \
 	done
 
-# Tests find the binaries through these variables; AIRUNWAY_RENDER_BIN is
+# tools also installs buildah, podman and runc (Debian packages) for the
+# container image test. Tests find the binaries through these variables; AIRUNWAY_RENDER_BIN is
 # built here so the end-to-end tests run exactly what `make build` ships.
 test: build tools
 	KUSTOMIZE=$(KUSTOMIZE) AIRUNWAY_RENDER_BIN=$(CURDIR)/bin/airunway-render \
