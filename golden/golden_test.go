@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/fn"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/stretchr/testify/require"
@@ -59,7 +60,7 @@ func TestGolden(t *testing.T) {
 			out, err := kio.FromBytes([]byte(got.stdout))
 			require.NoError(t, err)
 			require.Equal(t, got.stdout, runFunction(t, out, config).stdout, "the output is not a fixed point")
-			validateSchemas(t, out)
+			validateSchemas(t, out, declaredVersions(t, items, config))
 		})
 	}
 }
@@ -161,10 +162,43 @@ func assertExpected(t *testing.T, dir string, got run) {
 	require.Equal(t, wantExit, got.exit, "exit code")
 }
 
+// providerOfGroup maps a custom resource's API group to the provider whose
+// declared release picks the schema it is validated against.
+var providerOfGroup = map[string]string{"kaito.sh": "kaito", "nvidia.com": "dynamo", "ray.io": "kuberay"}
+
+// declaredVersions returns the provider releases of the capability file the
+// case renders with: the function config, else an input item, else the
+// embedded default.
+func declaredVersions(t *testing.T, items []*yaml.RNode, config *yaml.RNode) map[string]string {
+	t.Helper()
+	node := config
+	if node == nil || node.GetKind() != "ClusterCapabilities" {
+		node = nil
+		for _, n := range items {
+			if n.GetKind() == "ClusterCapabilities" {
+				node = n
+				break
+			}
+		}
+	}
+	if node == nil {
+		var err error
+		node, err = yaml.Parse(string(capabilities.DefaultYAML()))
+		require.NoError(t, err)
+	}
+	caps, problems := capabilities.ResolveNode(node)
+	require.False(t, problems.HasErrors(), "%v", problems)
+	versions := map[string]string{}
+	for _, p := range caps.Providers {
+		versions[p.Name] = p.Version
+	}
+	return versions
+}
+
 // validateSchemas checks every object bound for a cluster against the real
-// schema of its kind: the provider CRDs for custom resources, the Kubernetes
-// types for built-in kinds.
-func validateSchemas(t *testing.T, items []*yaml.RNode) {
+// schema of its kind: the provider CRDs of the release the capability file
+// declares for custom resources, the Kubernetes types for built-in kinds.
+func validateSchemas(t *testing.T, items []*yaml.RNode, versions map[string]string) {
 	t.Helper()
 	for _, n := range items {
 		if n.GetAnnotations()["config.kubernetes.io/local-config"] == "true" {
@@ -174,7 +208,8 @@ func validateSchemas(t *testing.T, items []*yaml.RNode) {
 		js, err := n.MarshalJSON()
 		require.NoError(t, err)
 		require.NoError(t, sigsyaml.Unmarshal(js, &obj))
-		problems := schemacheck.Check(obj)
+		group := strings.SplitN(n.GetApiVersion(), "/", 2)[0]
+		problems := schemacheck.CheckAtVersion(obj, versions[providerOfGroup[group]])
 		require.Empty(t, problems, "%s/%s %s fails schema validation", n.GetKind(), n.GetNamespace(), n.GetName())
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
-	"github.com/airunway-render/airunway-render/providers/vllm"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -28,11 +27,6 @@ type Options struct {
 type Result struct {
 	Items    []*yaml.RNode
 	Problems diag.List
-}
-
-// Builtin is the registry of providers this release can render.
-func Builtin() map[string]providers.Provider {
-	return map[string]providers.Provider{vllm.Name: vllm.Provider{}}
 }
 
 // Render renders every ModelDeployment among items and returns the new item

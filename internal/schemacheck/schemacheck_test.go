@@ -397,3 +397,21 @@ func schemaAPIVersion(k gvk) string {
 	}
 	return k.group + "/" + k.version
 }
+
+func TestCheckAtVersionPicksTheDeclaredRelease(t *testing.T) {
+	for atMost, want := range map[string]string{"0.6.2": "v0.6.2", "0.7.0": "v0.6.2", "0.8.1": "v0.8.1", "0.11.0": "v0.10.0", "0.12.3": "v0.12.0"} {
+		got, err := releaseAtMost(gvk{"kaito.sh", "Workspace", "v1beta1"}, atMost)
+		require.NoError(t, err, atMost)
+		require.Equal(t, want, got, atMost)
+	}
+	_, err := releaseAtMost(gvk{"kaito.sh", "Workspace", "v1beta1"}, "0.5.0")
+	require.ErrorContains(t, err, "no kaito.sh")
+	got, err := releaseAtMost(gvk{"nvidia.com", "DynamoGraphDeployment", "v1alpha1"}, "1.1.1")
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(got, "main-"), "an untagged snapshot is used when no tag exists: %s", got)
+
+	// A minimal Workspace validates against the oldest schema too.
+	ws := map[string]any{"apiVersion": "kaito.sh/v1beta1", "kind": "Workspace", "metadata": map[string]any{"name": "w"},
+		"resource": map[string]any{"labelSelector": map[string]any{"matchLabels": map[string]any{"a": "b"}}}, "inference": map[string]any{"preset": map[string]any{"name": "x"}}}
+	require.Empty(t, CheckAtVersion(ws, "0.6.2"))
+}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/version"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 )
 
@@ -239,4 +240,51 @@ func Check(obj map[string]any) []string {
 		return []string{err.Error()}
 	}
 	return v.Validate(obj)
+}
+
+// CheckAtVersion validates like Check, except that a custom resource is
+// validated against the newest embedded release that is not newer than
+// atMost, the operator release a capability file declares (for example
+// KAITO "0.8.1" selects the v0.8.1 schema, "0.11.0" the v0.10.0 one). A kind
+// known only from an untagged snapshot ("main-...") uses that snapshot.
+// An empty atMost means the newest release.
+func CheckAtVersion(obj map[string]any, atMost string) []string {
+	if isBuiltin(obj) || atMost == "" {
+		return Check(obj)
+	}
+	k, err := gvkOf(obj)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	release, err := releaseAtMost(k, atMost)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	v, err := Load(k.group, k.kind, k.version, release)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	return v.Validate(obj)
+}
+
+func releaseAtMost(k gvk, atMost string) (string, error) {
+	limit, err := version.ParseSemantic(strings.TrimPrefix(atMost, "v"))
+	if err != nil {
+		return "", fmt.Errorf("schemacheck: %q is not a release version: %v", atMost, err)
+	}
+	releases := Releases(k.group, k.kind, k.version)
+	chosen, tagged := "", false
+	for _, r := range releases {
+		v, err := version.ParseSemantic(r)
+		switch {
+		case err != nil && !tagged:
+			chosen = r // an untagged snapshot, used only when no tag exists
+		case err == nil && !limit.LessThan(v):
+			chosen, tagged = r, true
+		}
+	}
+	if chosen == "" {
+		return "", fmt.Errorf("schemacheck: no %s schema at or below release %s (have %v)", k, atMost, releases)
+	}
+	return chosen, nil
 }
