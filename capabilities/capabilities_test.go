@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/stretchr/testify/require"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
@@ -565,4 +566,22 @@ func TestCompileRuleErrors(t *testing.T) {
 			require.Contains(t, err.Error(), tc.msg)
 		})
 	}
+}
+
+func TestNodeAutoProvisioning(t *testing.T) {
+	c := &v1.ClusterCapabilities{}
+	c.APIVersion, c.Kind, c.Name = v1.APIVersion, v1.KindClusterCapabilities, "nap"
+	nap := &v1.NodeAutoProvisioning{GPUInstanceType: "Standard_NC24ads_A100_v4"}
+	c.Spec.Providers = []v1.ProviderCapability{
+		{Name: "kaito", Version: "0.10.0", NodeAutoProvisioning: nap},
+		{Name: "vllm", NodeAutoProvisioning: nap},
+		{Name: "kuberay", Version: "1.3.0", NodeAutoProvisioning: &v1.NodeAutoProvisioning{}},
+	}
+	r, problems := Resolve(c)
+	errs := problems.Errors()
+	require.Len(t, errs, 2, "%v", problems)
+	require.Equal(t, "spec.providers[1].nodeAutoProvisioning", errs[0].Field)
+	require.Contains(t, errs[0].Message, `only supported for the "kaito" provider`)
+	require.Equal(t, "spec.providers[2].nodeAutoProvisioning", errs[1].Field)
+	require.Equal(t, "Standard_NC24ads_A100_v4", r.Provider("kaito").NodeAutoProvisioning.GPUInstanceType)
 }

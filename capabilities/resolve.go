@@ -32,7 +32,9 @@ type Provider struct {
 	Engines []v1.EngineCapability
 	Rules   []Rule
 	Images  map[string]string
-	Builtin *Builtin
+	// NodeAutoProvisioning is set when the operator provisions nodes itself.
+	NodeAutoProvisioning *v1.NodeAutoProvisioning
+	Builtin              *Builtin
 }
 
 // Rule is a compiled CEL selection rule.
@@ -143,7 +145,14 @@ func resolveProvider(pc *v1.ProviderCapability, at string, l *diag.List) *Provid
 		return nil
 	}
 	checkVersion(b, pc.Version, at+".version", l)
-	p := &Provider{Name: pc.Name, Version: pc.Version, Ready: pc.IsReady(), Engines: b.Engines, Images: pc.Images, Builtin: b}
+	p := &Provider{Name: pc.Name, Version: pc.Version, Ready: pc.IsReady(), Engines: b.Engines, Images: pc.Images, NodeAutoProvisioning: pc.NodeAutoProvisioning, Builtin: b}
+	if nap := pc.NodeAutoProvisioning; nap != nil {
+		if pc.Name != KAITO {
+			l.Errorf(at+".nodeAutoProvisioning", "is only supported for the %q provider", KAITO)
+		} else if nap.GPUInstanceType == "" && nap.CPUInstanceType == "" {
+			l.Errorf(at+".nodeAutoProvisioning", "must name `gpuInstanceType`, `cpuInstanceType` or both")
+		}
+	}
 	if pc.Engines != nil {
 		p.Engines = pc.Engines
 		checkEngines(pc.Engines, at+".engines", l)

@@ -41,6 +41,16 @@ type ProviderCapability struct {
 	SelectionRules []SelectionRule `json:"selectionRules,omitempty"`
 	// Images pins the default image per engine, e.g. {vllm: "repo:tag"}.
 	Images map[string]string `json:"images,omitempty"`
+	// NodeAutoProvisioning declares that the operator provisions GPU nodes
+	// itself (KAITO's gpu-provisioner or Karpenter); only KAITO supports it.
+	// It replaces upstream's AIRUNWAY_KAITO_* environment variables.
+	NodeAutoProvisioning *NodeAutoProvisioning `json:"nodeAutoProvisioning,omitempty"`
+}
+
+// NodeAutoProvisioning names the instance types auto-provisioned nodes use.
+type NodeAutoProvisioning struct {
+	GPUInstanceType string `json:"gpuInstanceType,omitempty"`
+	CPUInstanceType string `json:"cpuInstanceType,omitempty"`
 }
 
 // EngineCapability says which engine a provider serves and how.
