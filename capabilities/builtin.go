@@ -62,7 +62,7 @@ schedulingProfiles:
 var Builtins = []Builtin{
 	{
 		Name: Dynamo, Versions: ptr(mustRange("1.1.0", "1.5.0")), DefaultVersion: "1.1.1",
-		Renders: "nvidia.com/v1alpha1 DynamoGraphDeployment",
+		Renders: "nvidia.com/v1alpha1 DynamoGraphDeployment (+ v1 PersistentVolumeClaim, batch/v1 Job for managed storage)",
 		Engines: []v1.EngineCapability{
 			{Name: v1.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: dynamoGateway},
 			{Name: v1.EngineSGLang, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: dynamoGateway},

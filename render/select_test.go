@@ -7,7 +7,9 @@ import (
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers"
 	"github.com/stretchr/testify/require"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
 )
 
@@ -172,4 +174,23 @@ func TestCELSpecShape(t *testing.T) {
 	prg, err := capabilities.CompileRule(rule.Condition)
 	require.NoError(t, err)
 	require.False(t, capabilities.Rule{Program: prg}.Matches(got))
+}
+
+// TestUnregisteredProvider covers a selected provider that this build
+// cannot render (a registry narrowed by Options.Providers): an error that
+// names the choice and what can be rendered, and no output.
+func TestUnregisteredProvider(t *testing.T) {
+	md := kyaml.MustParse(`apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata: {name: m, namespace: default}
+spec:
+  model: {id: x}
+  engine: {type: vllm}
+`)
+	res := Render([]*kyaml.RNode{md}, Options{Providers: map[string]providers.Provider{"vllm": Builtin()["vllm"]}})
+	require.Nil(t, res.Items)
+	errs := res.Problems.Errors()
+	require.Len(t, errs, 1)
+	require.Equal(t, "spec.provider.name", errs[0].Field)
+	require.Contains(t, errs[0].Message, `provider "dynamo" was selected (matched capabilities: engine=vllm, gpu=true, mode=aggregated), but this release of airunway-render renders only vllm`)
 }

@@ -10,10 +10,10 @@ import (
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/internal/podserver"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 )
@@ -22,8 +22,8 @@ import (
 const (
 	Name          = "vllm"
 	DefaultImage  = "vllm/vllm-openai:cu130-nightly"
-	ContainerName = "vllm"
-	Port          = 8000
+	ContainerName = podserver.ContainerName
+	Port          = podserver.Port
 	shmSizeLimit  = "20Gi"
 )
 
@@ -87,23 +87,8 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		l.Warnf("spec.scaling.replicas", "is 0: the Deployment is scaled to zero and serves nothing (upstream AI Runway would run 1 replica)")
 	}
 	warnUnmanagedVolumes(md, &l)
-	deploy := deployment(req)
-	dobj, err := providers.FromTyped(deploy)
-	if err != nil {
-		l.Errorf("", "internal error rendering the Deployment: %v", err)
-		return nil, l
-	}
-	if md.Spec.Provider != nil {
-		if err := providers.ApplyOverrides(dobj, md.Spec.Provider.Overrides); err != nil {
-			l.Errorf("spec.provider.overrides", "%v", err)
-		}
-	}
-	sobj, err := providers.FromTyped(service(req))
-	if err != nil {
-		l.Errorf("", "internal error rendering the Service: %v", err)
-		return nil, l
-	}
-	return []providers.Object{dobj, sobj}, l
+	objs := podserver.Objects([]*appsv1.Deployment{deployment(req)}, []*corev1.Service{podserver.Service(req, md.Name)}, podserver.Overrides(md), &l)
+	return objs, l
 }
 
 func warnUnmanagedVolumes(md *v1.ModelDeployment, l *diag.List) {
@@ -117,55 +102,15 @@ func warnUnmanagedVolumes(md *v1.ModelDeployment, l *diag.List) {
 	}
 }
 
-func selectorLabels(md *v1.ModelDeployment) map[string]string {
-	return map[string]string{providers.LabelDeployment: md.Name, "app": md.Name}
-}
-
 func deployment(req *providers.Request) *appsv1.Deployment {
 	md := req.MD
-	replicas := md.Spec.Replicas()
-	podLabels := providers.Merge(providers.PodTemplateLabels(md), selectorLabels(md), map[string]string{providers.LabelModelDeployment: md.Name})
-	d := &appsv1.Deployment{
-		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        md.Name,
-			Namespace:   md.Namespace,
-			Labels:      providers.Merge(providers.BaseLabels(md, req.Engine), providers.PodTemplateLabels(md), map[string]string{providers.LabelModelDeployment: md.Name}),
-			Annotations: providers.GeneratedAnnotations(md, providers.PodTemplateAnnotations(md)),
-		},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(md)},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: providers.PodTemplateAnnotations(md)},
-				Spec:       podSpec(req),
-			},
-		},
-	}
-	return d
-}
-
-func podSpec(req *providers.Request) corev1.PodSpec {
-	md := req.MD
 	volumes, mounts := volumes(md)
-	c := corev1.Container{
-		Name:           ContainerName,
-		Image:          image(req),
-		Args:           Args(md),
-		Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: Port, Protocol: corev1.ProtocolTCP}},
-		Resources:      containerResources(md),
-		Env:            providers.ContainerEnv(md),
-		VolumeMounts:   mounts,
-		StartupProbe:   healthProbe(10, 60),
-		LivenessProbe:  healthProbe(10, 3),
-		ReadinessProbe: healthProbe(5, 3),
-	}
-	return corev1.PodSpec{
-		Containers:   []corev1.Container{c},
-		NodeSelector: providers.Merge(md.Spec.NodeSelector),
-		Tolerations:  md.Spec.Tolerations,
-		Volumes:      volumes,
-	}
+	c := podserver.Container(podserver.Image(req, DefaultImage), Args(md), containerResources(md), providers.ContainerEnv(md))
+	c.VolumeMounts = mounts
+	c.StartupProbe = healthProbe(10, 60)
+	c.LivenessProbe = healthProbe(10, 3)
+	c.ReadinessProbe = healthProbe(5, 3)
+	return podserver.Deployment(req, podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Routable: true, Container: c, Volumes: volumes})
 }
 
 func healthProbe(period, failureThreshold int32) *corev1.Probe {
@@ -175,18 +120,6 @@ func healthProbe(period, failureThreshold int32) *corev1.Probe {
 		PeriodSeconds:       period,
 		FailureThreshold:    failureThreshold,
 	}
-}
-
-// image picks engine.image, then the legacy spec.image, then the cluster's
-// pin from the capability file, then upstream's default.
-func image(req *providers.Request) string {
-	if img := req.MD.Spec.EngineImage(); img != "" {
-		return img
-	}
-	if req.Provider != nil && req.Provider.Images[v1.EngineVLLM] != "" {
-		return req.Provider.Images[v1.EngineVLLM]
-	}
-	return DefaultImage
 }
 
 // Args builds the vLLM command line in upstream's order. Every derived flag
@@ -235,31 +168,15 @@ func Args(md *v1.ModelDeployment) []string {
 }
 
 func containerResources(md *v1.ModelDeployment) corev1.ResourceRequirements {
-	var rr corev1.ResourceRequirements
 	r := md.Spec.Resources
 	if r == nil {
-		return rr
+		return corev1.ResourceRequirements{}
 	}
-	set := func(list *corev1.ResourceList, name corev1.ResourceName, q resource.Quantity) {
-		if *list == nil {
-			*list = corev1.ResourceList{}
-		}
-		(*list)[name] = q
+	gpuType := ""
+	if r.GPU != nil {
+		gpuType = r.GPU.Type
 	}
-	if n := md.Spec.GPUCount(); n > 0 {
-		gpu := corev1.ResourceName(r.GPU.Type)
-		set(&rr.Limits, gpu, *resource.NewQuantity(int64(n), resource.DecimalSI))
-		set(&rr.Requests, gpu, *resource.NewQuantity(int64(n), resource.DecimalSI))
-	}
-	if r.Memory != "" {
-		q := resource.MustParse(r.Memory)
-		set(&rr.Limits, corev1.ResourceMemory, q)
-		set(&rr.Requests, corev1.ResourceMemory, q)
-	}
-	if r.CPU != "" {
-		set(&rr.Requests, corev1.ResourceCPU, resource.MustParse(r.CPU))
-	}
-	return rr
+	return podserver.Resources(md.Spec.GPUCount(), gpuType, r.Memory, r.CPU)
 }
 
 // volumes returns the pod volumes and mounts: /dev/shm for multi-GPU
@@ -284,22 +201,4 @@ func volumes(md *v1.ModelDeployment) ([]corev1.Volume, []corev1.VolumeMount) {
 		mounts = append(mounts, corev1.VolumeMount{Name: v.Name, MountPath: v.MountPath, ReadOnly: v1.Bool(v.ReadOnly)})
 	}
 	return vols, mounts
-}
-
-func service(req *providers.Request) *corev1.Service {
-	md := req.MD
-	return &corev1.Service{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        md.Name,
-			Namespace:   md.Namespace,
-			Labels:      providers.BaseLabels(md, req.Engine),
-			Annotations: providers.GeneratedAnnotations(md, nil),
-		},
-		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
-			Selector: selectorLabels(md),
-			Ports:    []corev1.ServicePort{{Name: "http", Port: Port, TargetPort: intstr.FromInt32(Port), Protocol: corev1.ProtocolTCP}},
-		},
-	}
 }

@@ -1,0 +1,333 @@
+package dynamo
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Identity of the rendered object and upstream's constants.
+const (
+	Name       = capabilities.Dynamo
+	APIVersion = "nvidia.com/v1alpha1"
+	Kind       = "DynamoGraphDeployment"
+
+	// LabelModelID carries the sanitised `spec.model.id`.
+	LabelModelID = "airunway.ai/model-id"
+
+	// Service names: upstream uses the Vllm* names for every engine.
+	ServiceEpp           = "Epp"
+	ServiceFrontend      = "Frontend"
+	ServiceWorker        = "VllmWorker"
+	ServicePrefillWorker = "VllmPrefillWorker"
+	ServiceDecodeWorker  = "VllmDecodeWorker"
+
+	imageRegistry = "nvcr.io/nvidia/ai-dynamo/"
+
+	overridesField = "spec.provider.overrides"
+)
+
+// engines lists what Dynamo serves, in upstream's preference order.
+var engines = []string{v1.EngineVLLM, v1.EngineSGLang, v1.EngineTRTLLM}
+
+// runtimeImages are the per-engine runtime repositories; the tag is the
+// Dynamo release the capability file declares.
+var runtimeImages = map[string]string{
+	v1.EngineVLLM:   "vllm-runtime",
+	v1.EngineSGLang: "sglang-runtime",
+	v1.EngineTRTLLM: "tensorrtllm-runtime",
+}
+
+// Provider is the NVIDIA Dynamo provider.
+type Provider struct{}
+
+var _ providers.Provider = Provider{}
+
+// Name implements providers.Provider.
+func (Provider) Name() string { return Name }
+
+// Check implements providers.Provider with upstream's compatibility rules
+// (providers/dynamo/controller.go validateCompatibility) and the transform
+// errors upstream only finds while rendering.
+func (Provider) Check(req *providers.Request) diag.List {
+	var l diag.List
+	md := req.MD
+	s := &md.Spec
+	supported := strings.Join(engines, ", ")
+	switch {
+	case req.Engine == v1.EngineLlamaCpp:
+		l.Errorf("spec.engine.type", "Dynamo does not support llamacpp engine (the dynamo provider supports %s); use the kaito provider for llama.cpp", supported)
+	case !isEngine(req.Engine):
+		l.Errorf("spec.engine.type", "Dynamo does not support %s engine (the dynamo provider supports %s)", req.Engine, supported)
+	}
+	if v1.IsMocker(md) {
+		if req.Engine != v1.EngineVLLM {
+			l.Errorf("spec.engine.type", "Dynamo mocker mode only supports the vllm engine (annotation %s: %s), got %q", v1.AnnotationDynamoTestBackend, v1.MockerBackend, req.Engine)
+		}
+	} else if !hasGPU(s) {
+		field := "spec.resources.gpu.count"
+		if s.Mode() == v1.ModeDisaggregated {
+			field = "spec.scaling.prefill.gpu.count"
+		}
+		l.Errorf(field, "Dynamo requires GPU (set resources.gpu.count > 0): the dynamo provider runs every engine on GPUs")
+	}
+	if req.Engine == v1.EngineTRTLLM && s.Mode() == v1.ModeDisaggregated {
+		l.Errorf("spec.serving.mode", "provider dynamo does not support disaggregated mode for engine trtllm (disaggregated serving is supported for vllm and sglang)")
+	}
+	if s.Engine != nil {
+		for _, err := range providers.CheckArgKeys(s.Engine) {
+			l.Errorf("spec.engine.args", "%v", err)
+		}
+	}
+	return l
+}
+
+func isEngine(e string) bool {
+	for _, x := range engines {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}
+
+// hasGPU is upstream's rule: aggregated GPUs, or prefill GPUs when
+// disaggregated (validation already requires them for decode too).
+func hasGPU(s *v1.ModelDeploymentSpec) bool {
+	if s.GPUCount() > 0 {
+		return true
+	}
+	return s.Mode() == v1.ModeDisaggregated && s.Scaling != nil && s.Scaling.Prefill.GPUCount() > 0
+}
+
+// Render implements providers.Provider: the DynamoGraphDeployment, then the
+// managed PVCs and the model-download Job that upstream's controller
+// creates imperatively before it (see storage.go).
+func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
+	var l diag.List
+	md := req.MD
+	var raw []byte
+	if md.Spec.Provider != nil {
+		raw = md.Spec.Provider.Overrides
+	}
+	typed, rest := splitOverrides(raw, &l)
+	r := newRenderer(req, typed, &l)
+	typed.warnInapplicable(r.gateway, &l)
+
+	dgd := r.graphDeployment()
+	obj, err := providers.FromTyped(dgd)
+	if err != nil {
+		l.Errorf("", "internal error rendering the %s: %v", Kind, err)
+		return nil, l
+	}
+	if err := providers.ApplyOverrides(obj, rest); err != nil {
+		l.Errorf(overridesField, "%v", err)
+	}
+	out := []providers.Object{obj}
+	storage, err := storageObjects(md, req.Engine)
+	if err != nil {
+		l.Errorf("", "internal error rendering storage objects: %v", err)
+		return nil, l
+	}
+	return append(out, storage...), l
+}
+
+// renderer holds the decisions shared by every service of the graph.
+type renderer struct {
+	req     *providers.Request
+	md      *v1.ModelDeployment
+	engine  string
+	version string
+	mocker  bool
+	// gateway selects the Epp topology (Gateway API Inference Extension)
+	// instead of the standalone Frontend.
+	gateway   bool
+	overrides typedOverrides
+	image     string
+	l         *diag.List
+}
+
+func newRenderer(req *providers.Request, typed typedOverrides, l *diag.List) *renderer {
+	md := req.MD
+	r := &renderer{req: req, md: md, engine: req.Engine, version: dynamoVersion(req.Provider), mocker: v1.IsMocker(md), overrides: typed, l: l}
+	if !r.mocker && md.Annotations[v1.AnnotationDynamoTestBackend] != "" {
+		l.Warnf("metadata.annotations."+v1.AnnotationDynamoTestBackend, "is ignored: the mocker test backend needs the value %q and `spec.provider.name: dynamo`", v1.MockerBackend)
+	}
+	r.gateway = r.chooseGateway()
+	r.image = r.workerImage()
+	r.warnIgnored()
+	return r
+}
+
+// chooseGateway renders the Epp topology only where the capability file
+// declares the Gateway API Inference Extension; upstream chooses it unless
+// `spec.gateway.enabled` is false, leaving clusters without GAIE with
+// neither a Frontend nor a working route.
+func (r *renderer) chooseGateway() bool {
+	g := r.md.Spec.Gateway
+	disabled := g != nil && g.Enabled != nil && !*g.Enabled
+	explicit := g != nil && g.Enabled != nil && *g.Enabled
+	switch {
+	case r.mocker:
+		// Upstream's mocker always runs behind a standalone Frontend.
+		return false
+	case disabled:
+		return false
+	case r.req.Caps == nil || r.req.Caps.Gateway == nil:
+		if explicit {
+			r.l.Warnf("spec.gateway.enabled", "is true, but the capability file declares no Gateway API Inference Extension (`spec.gateway`); rendering the standalone Frontend instead of the Epp")
+		}
+		return false
+	}
+	return true
+}
+
+// dynamoVersion is the declared operator release, which tags the Dynamo
+// images; without a capability entry it is the release upstream pins.
+func dynamoVersion(p *capabilities.Provider) string {
+	version := ""
+	if p != nil {
+		version = p.Version
+	}
+	if version == "" {
+		if b := capabilities.BuiltinFor(Name); b != nil {
+			version = b.DefaultVersion
+		}
+	}
+	if v, err := capabilities.ParseSemver(version); err == nil {
+		return v.String()
+	}
+	return version
+}
+
+func (r *renderer) dynamoImage(repo string) string {
+	return imageRegistry + repo + ":" + r.version
+}
+
+// workerImage: the mocker's planner image beats everything (the mocker
+// module lives only there); then engine.image, the legacy spec.image, the
+// capability file's pin for the engine, and the engine's runtime image at
+// the declared Dynamo release.
+func (r *renderer) workerImage() string {
+	if r.mocker {
+		return r.dynamoImage("dynamo-planner")
+	}
+	if img := r.md.Spec.EngineImage(); img != "" {
+		return img
+	}
+	return r.defaultImage(r.engine)
+}
+
+// defaultImage is an engine's default image: the capability file's pin,
+// else its runtime image (vllm-runtime for an unknown engine, as upstream).
+func (r *renderer) defaultImage(engine string) string {
+	if p := r.req.Provider; p != nil && p.Images[engine] != "" {
+		return p.Images[engine]
+	}
+	repo, ok := runtimeImages[engine]
+	if !ok {
+		repo = runtimeImages[v1.EngineVLLM]
+	}
+	return r.dynamoImage(repo)
+}
+
+func (r *renderer) graphDeployment() *graphDeployment {
+	md := r.md
+	labels := providers.BaseLabels(md, r.engine)
+	if id := SanitizeLabelValue(md.Spec.Model.ID); id != "" {
+		labels[LabelModelID] = id
+	}
+	return &graphDeployment{
+		APIVersion: APIVersion,
+		Kind:       Kind,
+		Metadata: metav1.ObjectMeta{
+			Name:        md.Name,
+			Namespace:   md.Namespace,
+			Labels:      labels,
+			Annotations: providers.GeneratedAnnotations(md, nil),
+		},
+		Spec: graphSpec{
+			BackendFramework: r.engine,
+			PVCs:             pvcRefs(md),
+			Services:         r.services(),
+		},
+	}
+}
+
+func pvcRefs(md *v1.ModelDeployment) []pvcRef {
+	if md.Spec.Model.Storage == nil {
+		return nil
+	}
+	var refs []pvcRef
+	for _, v := range md.Spec.Model.Storage.Volumes {
+		refs = append(refs, pvcRef{Name: v.ResolvedClaimName(md.Name), Create: false})
+	}
+	return refs
+}
+
+// SanitizeLabelValue turns a model id into a label value as upstream does:
+// truncated to 63 bytes, characters outside [A-Za-z0-9-_.] replaced by '-',
+// leading and trailing '-', '_' and '.' trimmed.
+func SanitizeLabelValue(value string) string {
+	if len(value) > 63 {
+		value = value[:63]
+	}
+	value = strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '-'
+	}, value)
+	return strings.Trim(value, "-_.")
+}
+
+// warnIgnored reports what the DynamoGraphDeployment cannot express.
+func (r *renderer) warnIgnored() {
+	md := r.md
+	s := &md.Spec
+	if s.Replicas() == 0 && s.Mode() == v1.ModeAggregated {
+		r.l.Warnf("spec.scaling.replicas", "is 0: the %s service is scaled to zero and serves nothing (upstream AI Runway would run 1 replica)", ServiceWorker)
+	}
+	if r.mocker && s.EngineImage() != "" {
+		field := "spec.image"
+		if s.Engine != nil && s.Engine.Image != "" {
+			field = "spec.engine.image"
+		}
+		r.l.Warnf(field, "is ignored in Dynamo mocker mode: the mocker runs in %s", r.image)
+	}
+	if secret := r.hfSecret(); secret != "" {
+		for i, e := range s.Env {
+			if e.Name == providers.HFTokenEnv {
+				r.l.Warnf(fmt.Sprintf("spec.env[%d]", i), "is dropped: HF_TOKEN comes from Secret %q (`spec.secrets.huggingFaceToken`)", secret)
+			}
+		}
+	}
+	if e := s.Engine; e != nil {
+		if r.mocker && (len(e.Args) > 0 || len(e.ExtraArgs) > 0) {
+			r.l.Warnf("spec.engine", "args and extraArgs are ignored in Dynamo mocker mode: the mocker takes its own fixed arguments")
+		}
+		if _, ok := e.Args["connector"]; ok && r.engine == v1.EngineVLLM && !r.mocker {
+			r.l.Warnf("spec.engine.args.connector", "is dropped, as upstream does: vLLM rejects --connector (disaggregated workers get --kv-transfer-config with the NIXL connector)")
+		}
+		if r.engine == v1.EngineTRTLLM {
+			if v1.Bool(e.TrustRemoteCode) {
+				r.l.Warnf("spec.engine.trustRemoteCode", "is ignored by the trtllm engine on Dynamo")
+			}
+			if v1.Bool(e.EnforceEager) {
+				r.l.Warnf("spec.engine.enforceEager", "is ignored by the trtllm engine on Dynamo")
+			}
+		}
+	}
+	if s.Model.Storage != nil {
+		for i, v := range s.Model.Storage.Volumes {
+			if v1.Bool(v.ReadOnly) {
+				r.l.Warnf(fmt.Sprintf("spec.model.storage.volumes[%d].readOnly", i), "is not enforced: Dynamo volume mounts have no readOnly field, so PVC %q is mounted read-write (upstream's readOnly key is dropped by the API server)", v.ResolvedClaimName(md.Name))
+			}
+		}
+	}
+}

@@ -1,0 +1,421 @@
+package dynamo
+
+import (
+	"strconv"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/providers"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Upstream's component settings.
+const (
+	componentFrontend = "frontend"
+	componentEpp      = "epp"
+	componentWorker   = "worker"
+	subPrefill        = "prefill"
+	subDecode         = "decode"
+
+	defaultRouterMode     = "round-robin"
+	frontendCPU           = "2"
+	frontendMemory        = "4Gi"
+	mockerCPU             = "100m"
+	mockerMemory          = "256Mi"
+	kvCacheBlockSize      = "16"
+	subComponentTypeLabel = "nvidia.com/dynamo-sub-component-type"
+
+	// VLLMKVTransferConfig is what disaggregated vLLM workers need for NIXL
+	// KV-cache transfer.
+	VLLMKVTransferConfig = `{"kv_connector":"NixlConnector","kv_role":"kv_both"}`
+
+	envHFHome        = "HF_HOME"
+	envNixlSideHost  = "VLLM_NIXL_SIDE_CHANNEL_HOST"
+	envRouterMode    = "DYN_ROUTER_MODE"
+	envDecodeFallbk  = "DYN_DECODE_FALLBACK"
+	envEnforceDisagg = "DYN_ENFORCE_DISAGG"
+)
+
+func (r *renderer) services() map[string]*service {
+	svcs := map[string]*service{}
+	disagg := r.md.Spec.Mode() == v1.ModeDisaggregated
+	if r.gateway {
+		svcs[ServiceEpp] = r.epp(disagg)
+	} else {
+		svcs[ServiceFrontend] = r.frontend()
+	}
+	if disagg {
+		svcs[ServicePrefillWorker] = r.worker(subPrefill, r.md.Spec.Scaling.Prefill)
+		svcs[ServiceDecodeWorker] = r.worker(subDecode, r.md.Spec.Scaling.Decode)
+	} else {
+		svcs[ServiceWorker] = r.worker("", nil)
+	}
+	for _, s := range svcs {
+		s.ExtraPodMetadata = r.podMetadata()
+	}
+	return svcs
+}
+
+// podMetadata puts `spec.podTemplate.metadata` and the
+// `airunway.ai/model-deployment` label on every pod of the graph (upstream
+// ignores podTemplate and labels pods imperatively instead).
+func (r *renderer) podMetadata() *podMetadata {
+	return &podMetadata{
+		Labels:      providers.Merge(providers.PodTemplateLabels(r.md), map[string]string{providers.LabelModelDeployment: r.md.Name}),
+		Annotations: providers.Merge(providers.PodTemplateAnnotations(r.md)),
+	}
+}
+
+func (r *renderer) hfSecret() string {
+	if s := r.md.Spec.Secrets; s != nil {
+		return s.HuggingFaceToken
+	}
+	return ""
+}
+
+// frontend is the standalone router of the non-gateway topology.
+func (r *renderer) frontend() *service {
+	replicas := int32(1)
+	cpu, memory := frontendCPU, frontendMemory
+	if r.mocker {
+		// Mocker targets small CPU-only CI nodes.
+		cpu, memory = mockerCPU, mockerMemory
+	}
+	if f := r.overrides.Frontend; f != nil {
+		if f.Replicas != nil {
+			replicas = *f.Replicas
+		}
+		if f.Resources != nil && f.Resources.CPU != "" {
+			cpu = f.Resources.CPU
+		}
+		if f.Resources != nil && f.Resources.Memory != "" {
+			memory = f.Resources.Memory
+		}
+	}
+	routerMode := defaultRouterMode
+	if r.overrides.RouterMode != "" {
+		routerMode = r.overrides.RouterMode
+	}
+	return &service{
+		ComponentType: componentFrontend,
+		Replicas:      replicas,
+		Resources:     &resources{Requests: &resourceItem{CPU: cpu, Memory: memory}},
+		ExtraPodSpec: &extraPodSpec{MainContainer: &container{
+			Image: r.image,
+			Env:   []corev1.EnvVar{{Name: envRouterMode, Value: routerMode}},
+		}},
+		EnvFromSecret: r.hfSecret(),
+	}
+}
+
+// epp is Dynamo's endpoint picker of the gateway topology, configured as
+// in the ai-dynamo GAIE examples for the serving mode. The operator creates
+// the InferencePool `<name>-pool` for it.
+func (r *renderer) epp(disagg bool) *service {
+	replicas := int32(1)
+	image := r.dynamoImage("dynamo-frontend")
+	if e := r.overrides.Epp; e != nil {
+		if e.Replicas != nil {
+			replicas = *e.Replicas
+		}
+		if e.Image != "" {
+			image = e.Image
+		}
+	}
+	// Aggregated: fall back to decode workers; disaggregated: insist on a
+	// prefill worker so a missing one shows up as an error.
+	fallback, enforce := "true", "false"
+	if disagg {
+		fallback, enforce = "false", "true"
+	}
+	return &service{
+		ComponentType: componentEpp,
+		Replicas:      replicas,
+		ExtraPodSpec: &extraPodSpec{MainContainer: &container{
+			Image: image,
+			Env:   []corev1.EnvVar{{Name: envDecodeFallbk, Value: fallback}, {Name: envEnforceDisagg, Value: enforce}},
+		}},
+		EppConfig: &eppConfig{Config: eppPlugins(disagg)},
+	}
+}
+
+func labelFilter(name, value string, allowsNoLabel bool) eppPlugin {
+	return eppPlugin{Name: name, Type: "label-filter", Parameters: map[string]any{
+		"label":         subComponentTypeLabel,
+		"validValues":   []any{value},
+		"allowsNoLabel": allowsNoLabel,
+	}}
+}
+
+func profile(name string, refs ...string) eppProfile {
+	p := eppProfile{Name: name}
+	for _, ref := range refs {
+		p.Plugins = append(p.Plugins, eppPluginRef{PluginRef: ref, Weight: 1})
+	}
+	return p
+}
+
+func eppPlugins(disagg bool) eppPluginConfig {
+	handler := eppPlugin{Type: "disagg-profile-handler"}
+	picker := eppPlugin{Name: "picker", Type: "max-score-picker"}
+	dynDecode := eppPlugin{Name: "dyn-decode", Type: "dyn-decode-scorer"}
+	decode := profile("decode", "decode-filter", "dyn-decode", "picker")
+	if !disagg {
+		return eppPluginConfig{
+			Plugins:            []eppPlugin{handler, labelFilter("decode-filter", subDecode, true), picker, dynDecode},
+			SchedulingProfiles: []eppProfile{decode},
+		}
+	}
+	return eppPluginConfig{
+		Plugins: []eppPlugin{handler, labelFilter("prefill-filter", subPrefill, false), labelFilter("decode-filter", subDecode, false),
+			picker, {Name: "dyn-prefill", Type: "dyn-prefill-scorer"}, dynDecode},
+		SchedulingProfiles: []eppProfile{profile("prefill", "prefill-filter", "dyn-prefill", "picker"), decode},
+	}
+}
+
+// worker renders the aggregated worker (role "") or a prefill/decode worker
+// sized by its scaling component.
+func (r *renderer) worker(role string, c *v1.ComponentScalingSpec) *service {
+	md := r.md
+	w := &service{ComponentType: componentWorker, SubComponentType: role}
+	if role == "" {
+		w.Replicas = md.Spec.Replicas()
+		w.Resources = r.aggregatedResources()
+	} else {
+		// Component replicas pass through verbatim, as upstream.
+		w.Replicas = c.ReplicaCount()
+		w.Resources = componentResources(c)
+	}
+	main := &container{Image: r.image, Command: r.command(), Args: r.workerArgs(role), Env: r.workerEnv()}
+	if r.mocker {
+		w.Resources = &resources{
+			Requests: &resourceItem{CPU: mockerCPU, Memory: mockerMemory},
+			Limits:   &resourceItem{CPU: mockerCPU, Memory: mockerMemory},
+		}
+	}
+	w.ExtraPodSpec = &extraPodSpec{
+		MainContainer: main,
+		NodeSelector:  providers.Merge(md.Spec.NodeSelector),
+		Tolerations:   md.Spec.Tolerations,
+	}
+	if r.gateway {
+		w.FrontendSidecar = r.frontendSidecar(role != "")
+	}
+	w.EnvFromSecret = r.hfSecret()
+	w.VolumeMounts = volumeMounts(md)
+	return w
+}
+
+// aggregatedResources maps spec.resources: GPUs as limits and requests under
+// Dynamo's `gpu` key, memory and cpu as limits only (upstream).
+func (r *renderer) aggregatedResources() *resources {
+	res := r.md.Spec.Resources
+	if res == nil {
+		return nil
+	}
+	limits, requests := &resourceItem{Memory: res.Memory, CPU: res.CPU}, &resourceItem{}
+	setGPU(limits, requests, r.md.Spec.GPUCount(), res.GPU)
+	return nonEmpty(limits, requests)
+}
+
+func componentResources(c *v1.ComponentScalingSpec) *resources {
+	limits, requests := &resourceItem{Memory: c.Memory}, &resourceItem{}
+	setGPU(limits, requests, c.GPUCount(), c.GPU)
+	return nonEmpty(limits, requests)
+}
+
+// setGPU sets the GPU count and, for anything but the default
+// nvidia.com/gpu, the resource name the operator should request.
+func setGPU(limits, requests *resourceItem, count int32, g *v1.GPUSpec) {
+	if count <= 0 {
+		return
+	}
+	n := strconv.Itoa(int(count))
+	limits.GPU, requests.GPU = n, n
+	if g != nil && g.Type != "" && g.Type != v1.DefaultGPUResource {
+		limits.GPUType, requests.GPUType = g.Type, g.Type
+	}
+}
+
+func nonEmpty(limits, requests *resourceItem) *resources {
+	res := &resources{}
+	if !limits.empty() {
+		res.Limits = limits
+	}
+	if !requests.empty() {
+		res.Requests = requests
+	}
+	if res.Limits == nil && res.Requests == nil {
+		return nil
+	}
+	return res
+}
+
+func (r *renderer) command() []string {
+	if r.mocker {
+		return []string{"python3", "-m", "dynamo.mocker"}
+	}
+	return []string{"python3", "-m", "dynamo." + r.engine}
+}
+
+// frontendSidecar is the per-worker frontend the gateway topology routes
+// to. Upstream always runs it from the vLLM runtime image, whatever the
+// engine, so the capability file's vllm pin applies to it.
+func (r *renderer) frontendSidecar(disagg bool) *sidecar {
+	args := []string{"-m", "dynamo.frontend"}
+	if !disagg {
+		// The EPP already picked the pod: forward to the local engine.
+		args = append(args, "--router-mode", "direct")
+	}
+	return &sidecar{Image: r.defaultImage(v1.EngineVLLM), Args: args, EnvFromSecret: r.hfSecret()}
+}
+
+// workerArgs builds the engine command line in upstream's order, then the
+// role flags, then `engine.extraArgs` verbatim (last, so they win: the
+// engines' parsers keep the last occurrence of a flag).
+func (r *renderer) workerArgs(role string) []string {
+	if r.mocker {
+		args := mockerArgs(r.md)
+		if role != "" {
+			args = append(args, "--disaggregation-mode", role)
+		}
+		return args
+	}
+	md := r.md
+	s := &md.Spec
+	e := s.Engine
+	if e == nil {
+		e = &v1.EngineSpec{}
+	}
+	var args []string
+	modelFlag := "--model"
+	if r.engine == v1.EngineSGLang || r.engine == v1.EngineTRTLLM {
+		modelFlag = "--model-path"
+	}
+	if s.Model.ID != "" {
+		args = append(args, modelFlag, s.Model.ID)
+	}
+	if s.Model.ServedName != "" {
+		args = append(args, "--served-model-name", s.Model.ServedName)
+	}
+	if e.ContextLength != nil {
+		switch r.engine {
+		case v1.EngineVLLM:
+			args = append(args, "--max-model-len", strconv.Itoa(int(*e.ContextLength)))
+		case v1.EngineSGLang:
+			args = append(args, "--context-length", strconv.Itoa(int(*e.ContextLength)))
+		}
+	}
+	if r.engine == v1.EngineVLLM || r.engine == v1.EngineSGLang {
+		if v1.Bool(e.TrustRemoteCode) {
+			args = append(args, "--trust-remote-code")
+		}
+		if p := e.EnablePrefixCaching; p != nil {
+			args = append(args, r.prefixCachingFlag(*p))
+		}
+		if v1.Bool(e.EnforceEager) {
+			args = append(args, "--enforce-eager")
+		}
+	}
+	userArgs := e.Args
+	if _, ok := userArgs["connector"]; ok && r.engine == v1.EngineVLLM {
+		userArgs = providers.Merge(userArgs)
+		delete(userArgs, "connector")
+	}
+	args = append(args, providers.SortedArgs(userArgs)...)
+	if role != "" {
+		args = append(args, "--disaggregation-mode", role)
+		if r.engine == v1.EngineVLLM {
+			args = append(args, "--kv-transfer-config", VLLMKVTransferConfig)
+		}
+	}
+	return append(args, e.ExtraArgs...)
+}
+
+// prefixCachingFlag renders an explicit choice: upstream emits only the
+// enabling flag, so `false` silently kept the engines' default (on).
+func (r *renderer) prefixCachingFlag(enabled bool) string {
+	switch {
+	case enabled:
+		return "--enable-prefix-caching"
+	case r.engine == v1.EngineSGLang:
+		// SGLang's prefix cache is its radix cache.
+		return "--disable-radix-cache"
+	default:
+		return "--no-enable-prefix-caching"
+	}
+}
+
+// mockerArgs are the fixed arguments of `python3 -m dynamo.mocker`.
+func mockerArgs(md *v1.ModelDeployment) []string {
+	name := md.Spec.Model.ServedName
+	if name == "" {
+		name = md.Spec.Model.ID
+	}
+	return []string{
+		"--model-path", md.Spec.Model.ID,
+		"--model-name", name,
+		"--speedup-ratio", "1000.0",
+		"--num-gpu-blocks-override", "4096",
+		"--block-size", kvCacheBlockSize,
+		"--max-num-seqs", "64",
+	}
+}
+
+// workerEnv: the user's `spec.env` (upstream ignores it), then HF_HOME for
+// the model cache and the NIXL side-channel host of disaggregated vLLM, each
+// unless the user set that variable. A plaintext HF_TOKEN is dropped when
+// the token Secret is named, so the token comes only from the Secret.
+func (r *renderer) workerEnv() []corev1.EnvVar {
+	md := r.md
+	secret := r.hfSecret()
+	var env []corev1.EnvVar
+	set := map[string]bool{}
+	for _, e := range md.Spec.Env {
+		set[e.Name] = true
+		if secret != "" && e.Name == providers.HFTokenEnv {
+			continue
+		}
+		e = *e.DeepCopy()
+		if e.ValueFrom != nil {
+			e.Value = ""
+		}
+		env = append(env, e)
+	}
+	if v := modelCacheVolume(md); v != nil && !set[envHFHome] {
+		env = append(env, corev1.EnvVar{Name: envHFHome, Value: v.MountPath})
+	}
+	if r.engine == v1.EngineVLLM && md.Spec.Mode() == v1.ModeDisaggregated && !set[envNixlSideHost] {
+		env = append(env, corev1.EnvVar{Name: envNixlSideHost, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}})
+	}
+	return env
+}
+
+// modelCacheVolume is the first modelCache volume, nil when none.
+func modelCacheVolume(md *v1.ModelDeployment) *v1.StorageVolume {
+	if md.Spec.Model.Storage == nil {
+		return nil
+	}
+	for i := range md.Spec.Model.Storage.Volumes {
+		if v := &md.Spec.Model.Storage.Volumes[i]; v.Purpose == v1.PurposeModelCache {
+			return v
+		}
+	}
+	return nil
+}
+
+// volumeMounts mounts every storage volume into the workers. Dynamo's
+// VolumeMount has no readOnly field (see warnIgnored).
+func volumeMounts(md *v1.ModelDeployment) []volumeMount {
+	if md.Spec.Model.Storage == nil {
+		return nil
+	}
+	var mounts []volumeMount
+	for _, v := range md.Spec.Model.Storage.Volumes {
+		mounts = append(mounts, volumeMount{
+			Name:                  v.ResolvedClaimName(md.Name),
+			MountPoint:            v.MountPath,
+			UseAsCompilationCache: v.Purpose == v1.PurposeCompilationCache,
+		})
+	}
+	return mounts
+}

@@ -1,0 +1,77 @@
+package podserver
+
+import (
+	"encoding/json"
+	"testing"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func request(labels map[string]string) *providers.Request {
+	md := &v1.ModelDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "m", Namespace: "ns"},
+		Spec: v1.ModelDeploymentSpec{
+			Model:       v1.ModelSpec{ID: "org/model", Source: v1.SourceHuggingFace},
+			PodTemplate: &v1.PodTemplateSpec{Metadata: &v1.PodTemplateMetadata{Labels: labels}},
+		},
+	}
+	return &providers.Request{MD: md, Engine: v1.EngineVLLM}
+}
+
+func TestDeploymentPodLabels(t *testing.T) {
+	hijack := map[string]string{LabelApp: "x", providers.LabelDeployment: "x", providers.LabelModelDeployment: "x", "team": "ml"}
+	cases := []struct {
+		name     string
+		routable bool
+		want     map[string]string
+	}{
+		{"routable pods carry the InferencePool label, forced to the model", true,
+			map[string]string{LabelApp: "m-decode", providers.LabelDeployment: "m", providers.LabelModelDeployment: "m", "team": "ml"}},
+		{"other pods never carry it, even from podTemplate", false,
+			map[string]string{LabelApp: "m-decode", providers.LabelDeployment: "m", "team": "ml"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Deployment(request(hijack), Server{Name: "m-decode", Routable: tc.routable})
+			require.Equal(t, tc.want, d.Spec.Template.Labels)
+			require.Equal(t, map[string]string{LabelApp: "m-decode", providers.LabelDeployment: "m"}, d.Spec.Selector.MatchLabels)
+			require.Equal(t, "m", d.Labels[providers.LabelModelDeployment])
+		})
+	}
+}
+
+func TestResources(t *testing.T) {
+	rr := Resources(2, "", "", "")
+	require.Equal(t, "2", rr.Limits.Name(v1.DefaultGPUResource, "").String(), "an empty type means upstream's nvidia.com/gpu")
+	rr = Resources(0, "amd.com/gpu", "", "")
+	require.Nil(t, rr.Limits)
+	require.Nil(t, rr.Requests)
+}
+
+func TestImage(t *testing.T) {
+	req := request(nil)
+	require.Equal(t, "default:v1", Image(req, "default:v1"))
+	req.Provider = &capabilities.Provider{Images: map[string]string{v1.EngineVLLM: "pinned:v2"}}
+	require.Equal(t, "pinned:v2", Image(req, "default:v1"))
+	req.MD.Spec.Image = "legacy:v3"
+	require.Equal(t, "legacy:v3", Image(req, "default:v1"))
+	req.MD.Spec.Engine = &v1.EngineSpec{Image: "engine:v4"}
+	require.Equal(t, "engine:v4", Image(req, "default:v1"))
+}
+
+func TestObjectsReportsAnOverrideErrorOnce(t *testing.T) {
+	req := request(nil)
+	var l diag.List
+	ds := []*appsv1.Deployment{Deployment(req, Server{Name: "a"}), Deployment(req, Server{Name: "b"})}
+	objs := Objects(ds, []*corev1.Service{Service(req, "a")}, json.RawMessage(`{"kind":"X"}`), &l)
+	require.Len(t, objs, 3)
+	require.Len(t, l, 1)
+	require.Equal(t, "spec.provider.overrides", l[0].Field)
+}

@@ -1,0 +1,314 @@
+package kaito
+
+import (
+	"encoding/json"
+	"maps"
+	"strconv"
+	"strings"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Upstream constants of the KAITO provider.
+const (
+	Name       = "kaito"
+	APIVersion = "kaito.sh/v1beta1"
+	Kind       = "Workspace"
+	// ContainerName and Port are the llama.cpp template's container; KAITO's
+	// Service maps port 80 to 5000 for presets and templates alike.
+	ContainerName = "model"
+	Port          = 5000
+	// ArgGGUFURL is the one `engine.args` key the llama.cpp template reads.
+	ArgGGUFURL = "ggufUrl"
+
+	LabelOS         = "kubernetes.io/os"
+	LabelGPUPresent = "nvidia.com/gpu.present"
+	// PresetGPUResource is the only GPU resource KAITO presets request.
+	PresetGPUResource = "nvidia.com/gpu"
+	// LegacyDefaultInstanceType is what KAITO < 0.8 defaults
+	// `resource.instanceType` to in its CRD.
+	LegacyDefaultInstanceType = "Standard_NC24ads_A100_v4"
+)
+
+// Provider is the KAITO provider.
+type Provider struct{}
+
+var _ providers.Provider = Provider{}
+
+// Name implements providers.Provider.
+func (Provider) Name() string { return Name }
+
+// Check implements providers.Provider: upstream's compatibility rules (with
+// the llama.cpp image rule fixed to accept `engine.image`), plus what the
+// declared KAITO release refuses.
+func (Provider) Check(req *providers.Request) diag.List {
+	var l diag.List
+	s := &req.MD.Spec
+	rel, err := releaseOf(req)
+	if err != nil {
+		l.Errorf("", "%v", err)
+		return l
+	}
+	switch req.Engine {
+	case v1.EngineVLLM:
+		if s.Model.ID == "" {
+			l.Errorf("spec.model.id", "is required by the kaito provider for the vllm engine: it names the KAITO preset (`inference.preset.name`)")
+		}
+		if s.GPUCount() > 0 && s.Resources.GPU.Type != PresetGPUResource {
+			l.Errorf("spec.resources.gpu.type", "%q cannot be honoured: KAITO presets always request %s; use the llamacpp engine with your own image, or another provider", s.Resources.GPU.Type, PresetGPUResource)
+		}
+	case v1.EngineLlamaCpp:
+		if image(req) == "" {
+			l.Errorf("spec.engine.image", "llamacpp engine requires an image on KAITO: set `spec.engine.image` (or the legacy `spec.image`), or pin `images.llamacpp` for kaito in the capability file")
+		}
+	default:
+		l.Errorf("spec.engine.type", "KAITO does not support %s engine: the kaito provider serves %s (KAITO presets) and %s (a pod template running your image)", req.Engine, v1.EngineVLLM, v1.EngineLlamaCpp)
+	}
+	if s.Mode() == v1.ModeDisaggregated {
+		l.Errorf("spec.serving.mode", "KAITO does not support disaggregated serving mode; use `spec.serving.mode: aggregated`, or a provider that serves prefill/decode")
+	} else if s.Replicas() == 0 {
+		l.Errorf("spec.scaling.replicas", "is 0, but a KAITO Workspace cannot be scaled to zero (`resource.count` is at least 1; upstream AI Runway would silently run 1 replica); set 1 or more, or remove the ModelDeployment")
+	}
+	// KAITO names its Services `<name>` and `<name>-headless`; an invalid
+	// Service name would only fail inside the cluster.
+	if msgs := utilvalidation.IsDNS1035Label(req.MD.Name + "-headless"); len(msgs) > 0 {
+		l.Errorf("metadata.name", "%q cannot name the Services KAITO creates for the Workspace (%q, %q): %s", req.MD.Name, req.MD.Name, req.MD.Name+"-headless", strings.Join(msgs, "; "))
+	}
+	if rel.labelBYO && overrideSet(s, "resource", "preferredNodes") {
+		l.Errorf("spec.provider.overrides.resource.preferredNodes", "is not supported on %s: preferredNodes is deprecated since KAITO 0.8.0 and its controller no longer reads it; bring-your-own nodes are chosen by `resource.labelSelector` (rendered from `spec.nodeSelector`) and must carry the GPU Feature Discovery labels", rel)
+	}
+	return l
+}
+
+// Render implements providers.Provider.
+func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
+	var l diag.List
+	md := req.MD
+	rel, err := releaseOf(req)
+	if err != nil {
+		l.Errorf("", "%v", err)
+		return nil, l
+	}
+	ws := workspace{
+		APIVersion: APIVersion,
+		Kind:       Kind,
+		Metadata: metav1.ObjectMeta{
+			Name:      md.Name,
+			Namespace: md.Namespace,
+			// Upstream lets podTemplate labels override its own; the
+			// model-deployment label is re-asserted because the status
+			// reporter and the gateway find the Workspace by it.
+			Labels:      providers.Merge(providers.BaseLabels(md, req.Engine), providers.PodTemplateLabels(md), map[string]string{providers.LabelModelDeployment: md.Name}),
+			Annotations: providers.GeneratedAnnotations(md, providers.PodTemplateAnnotations(md)),
+		},
+		Resource: resourceSpec(req, rel),
+	}
+	switch req.Engine {
+	case v1.EngineVLLM:
+		ws.Inference.Preset = presetSpec(req)
+		warnPresetIgnored(req, rel, &l)
+	case v1.EngineLlamaCpp:
+		img := image(req)
+		if img == "" {
+			l.Errorf("spec.engine.image", "llamacpp engine requires an image on KAITO")
+			return nil, l
+		}
+		ws.Inference.Template = podTemplate(req, img)
+		warnTemplateIgnored(req, &l)
+	default:
+		l.Errorf("spec.engine.type", "unsupported engine type for KAITO: %s", req.Engine)
+		return nil, l
+	}
+	warnCommonIgnored(req, &l)
+
+	obj, err := providers.FromTyped(ws)
+	if err != nil {
+		l.Errorf("", "internal error rendering the Workspace: %v", err)
+		return nil, l
+	}
+	if md.Spec.Provider != nil {
+		if err := providers.ApplyOverrides(obj, md.Spec.Provider.Overrides); err != nil {
+			l.Errorf("spec.provider.overrides", "%v", err)
+			return nil, l
+		}
+	}
+	checkRendered(obj, req, rel, &l)
+	return []providers.Object{obj}, l
+}
+
+// workspace is the part of KAITO's v1beta1 Workspace this provider renders.
+// `resource` and `inference` sit at the root: the kind has no `spec`.
+type workspace struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Resource   wsResource        `json:"resource"`
+	Inference  wsInference       `json:"inference"`
+}
+
+type wsResource struct {
+	Count         *int64                `json:"count,omitempty"`
+	InstanceType  string                `json:"instanceType,omitempty"`
+	LabelSelector *metav1.LabelSelector `json:"labelSelector"`
+}
+
+type wsInference struct {
+	Preset   *wsPreset               `json:"preset,omitempty"`
+	Template *corev1.PodTemplateSpec `json:"template,omitempty"`
+}
+
+type wsPreset struct {
+	Name          string           `json:"name"`
+	PresetOptions *wsPresetOptions `json:"presetOptions,omitempty"`
+}
+
+type wsPresetOptions struct {
+	ModelAccessSecret string `json:"modelAccessSecret,omitempty"`
+}
+
+// resourceSpec renders `resource`: the replica count, the node label
+// selector and, where the cluster auto-provisions nodes, the instance type.
+func resourceSpec(req *providers.Request, rel release) wsResource {
+	md := req.MD
+	count := int64(md.Spec.Replicas())
+	if count < 1 {
+		count = 1 // Check refuses 0; this is upstream's floor for direct callers
+	}
+	match := map[string]string{LabelOS: "linux"}
+	maps.Copy(match, md.Spec.NodeSelector)
+	gpu := md.Spec.GPUCount() > 0
+	if gpu && rel.labelBYO {
+		// After the user's nodeSelector, so "false" there cannot point a GPU
+		// workload at CPU nodes (KAITO's BYO webhook would reject them).
+		match[LabelGPUPresent] = "true"
+	}
+	r := wsResource{Count: &count, LabelSelector: &metav1.LabelSelector{MatchLabels: match}}
+	if req.Provider != nil && req.Provider.NodeAutoProvisioning != nil {
+		if gpu {
+			r.InstanceType = req.Provider.NodeAutoProvisioning.GPUInstanceType
+		} else {
+			r.InstanceType = req.Provider.NodeAutoProvisioning.CPUInstanceType
+		}
+	}
+	return r
+}
+
+// presetSpec names the preset after the model and hands KAITO the Hugging
+// Face token Secret (upstream passes none, so gated presets fail).
+func presetSpec(req *providers.Request) *wsPreset {
+	p := &wsPreset{Name: req.MD.Spec.Model.ID}
+	if sec := req.MD.Spec.Secrets; sec != nil && sec.HuggingFaceToken != "" {
+		p.PresetOptions = &wsPresetOptions{ModelAccessSecret: sec.HuggingFaceToken}
+	}
+	return p
+}
+
+// image picks engine.image, then the legacy spec.image, then the cluster's
+// llama.cpp pin from the capability file.
+func image(req *providers.Request) string {
+	if img := req.MD.Spec.EngineImage(); img != "" {
+		return img
+	}
+	if req.Provider != nil {
+		return req.Provider.Images[v1.EngineLlamaCpp]
+	}
+	return ""
+}
+
+// podTemplate renders the llama.cpp pod. KAITO adds its own node affinity
+// (from `resource.labelSelector`) and tolerations to it, keeping ours.
+func podTemplate(req *providers.Request, img string) *corev1.PodTemplateSpec {
+	md := req.MD
+	c := corev1.Container{
+		Name:      ContainerName,
+		Image:     img,
+		Args:      LlamaCppArgs(md),
+		Ports:     []corev1.ContainerPort{{ContainerPort: Port}},
+		Resources: templateResources(md),
+		Env:       providers.ContainerEnv(md),
+	}
+	return &corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{
+			Labels:      providers.Merge(providers.PodTemplateLabels(md), map[string]string{providers.LabelModelDeployment: md.Name}),
+			Annotations: providers.PodTemplateAnnotations(md),
+		},
+		Spec: corev1.PodSpec{
+			Containers:  []corev1.Container{c},
+			Tolerations: md.Spec.Tolerations,
+		},
+	}
+}
+
+// LlamaCppArgs is the runner's command line: the model (the GGUF URL from
+// `engine.args.ggufUrl`, else `huggingface://<id>`; none for a custom
+// source, whose image carries the model) and the listen address.
+func LlamaCppArgs(md *v1.ModelDeployment) []string {
+	args := []string{"--address=:" + strconv.Itoa(Port)}
+	if m := &md.Spec.Model; m.Source != v1.SourceCustom && m.ID != "" {
+		model := "huggingface://" + m.ID
+		if e := md.Spec.Engine; e != nil && e.Args[ArgGGUFURL] != "" {
+			model = e.Args[ArgGGUFURL]
+		}
+		args = append([]string{model}, args...)
+	}
+	return args
+}
+
+// templateResources requests memory and CPU as upstream does, and limits
+// the GPUs under `resources.gpu.type` (upstream renders no GPU at all, so a
+// GPU llama.cpp pod could land on a GPU node without getting a GPU).
+func templateResources(md *v1.ModelDeployment) corev1.ResourceRequirements {
+	var rr corev1.ResourceRequirements
+	r := md.Spec.Resources
+	if r == nil {
+		return rr
+	}
+	if r.Memory != "" || r.CPU != "" {
+		rr.Requests = corev1.ResourceList{}
+		if r.Memory != "" {
+			rr.Requests[corev1.ResourceMemory] = resource.MustParse(r.Memory)
+		}
+		if r.CPU != "" {
+			rr.Requests[corev1.ResourceCPU] = resource.MustParse(r.CPU)
+		}
+	}
+	if n := md.Spec.GPUCount(); n > 0 {
+		rr.Limits = corev1.ResourceList{corev1.ResourceName(r.GPU.Type): *resource.NewQuantity(int64(n), resource.DecimalSI)}
+	}
+	return rr
+}
+
+// overrideSet reports whether `spec.provider.overrides` sets the field at
+// path to something other than null.
+func overrideSet(s *v1.ModelDeploymentSpec, path ...string) bool {
+	v, ok := overrideValue(s, path...)
+	return ok && v != nil
+}
+
+// overrideValue returns the value of overrides at path and whether the
+// key is present (a present null deletes).
+func overrideValue(s *v1.ModelDeploymentSpec, path ...string) (any, bool) {
+	if s.Provider == nil || len(s.Provider.Overrides) == 0 {
+		return nil, false
+	}
+	var cur any
+	if json.Unmarshal(s.Provider.Overrides, &cur) != nil {
+		return nil, false
+	}
+	for _, k := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}

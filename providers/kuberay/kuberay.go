@@ -1,0 +1,205 @@
+package kuberay
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"unicode"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Upstream constants of the KubeRay provider.
+const (
+	Name         = capabilities.KubeRay
+	APIVersion   = "ray.io/v1"
+	Kind         = "RayService"
+	DefaultImage = "rayproject/ray-llm:2.55.0-py311-cu128"
+
+	HeadContainer   = "ray-head"
+	WorkerContainer = "ray-worker"
+	AggregatedGroup = "gpu-workers"
+	PrefillGroup    = "prefill-workers"
+	DecodeGroup     = "decode-workers"
+
+	defaultHeadCPU      = "4"
+	defaultHeadMemory   = "16Gi"
+	defaultWorkerMemory = "32Gi"
+)
+
+// Name limits KubeRay puts on a RayService (see checkName). From 1.4.0 the
+// operator rejects RayService names that are longer than 47 characters or
+// not DNS-1035 labels (ValidateRayServiceMetadata).
+var nameValidationSince = capabilities.Semver{1, 4, 0}
+
+const (
+	maxNameSince14 = 47
+	// KubeRay 1.3 names the RayCluster <name>-raycluster-<5 random> and
+	// labels every Ray pod `ray.io/cluster` with it; a label value holds
+	// at most 63 characters.
+	maxName13 = 63 - len("-raycluster-") - 5
+	// KubeRay 1.3 cuts Service names longer than 50 characters from the
+	// front (utils.CheckName), so `<name>-serve-svc` survives only up to 40.
+	maxServeName13 = 50 - len("-serve-svc")
+)
+
+// Provider is the KubeRay provider.
+type Provider struct{}
+
+var _ providers.Provider = Provider{}
+
+// Name implements providers.Provider.
+func (Provider) Name() string { return Name }
+
+// Check implements providers.Provider: upstream's compatibility rules, the
+// name limits of the declared KubeRay release, and what cannot travel in
+// the space-separated VLLM_ENGINE_ARGS variable.
+func (Provider) Check(req *providers.Request) diag.List {
+	var l diag.List
+	s := &req.MD.Spec
+	if req.Engine != v1.EngineVLLM {
+		l.Errorf("spec.engine.type", "KubeRay only supports vllm engine, got %s", req.Engine)
+	}
+	if s.Mode() == v1.ModeDisaggregated {
+		// Upstream checks the prefill count only; decode needs GPUs just
+		// as much (validation already insists on both).
+		var prefill, decode *v1.ComponentScalingSpec
+		if s.Scaling != nil {
+			prefill, decode = s.Scaling.Prefill, s.Scaling.Decode
+		}
+		if prefill.GPUCount() <= 0 {
+			l.Errorf("spec.scaling.prefill.gpu.count", "KubeRay requires GPU (set scaling.prefill.gpu.count > 0)")
+		}
+		if decode.GPUCount() <= 0 {
+			l.Errorf("spec.scaling.decode.gpu.count", "KubeRay requires GPU (set scaling.decode.gpu.count > 0)")
+		}
+	} else if s.GPUCount() <= 0 {
+		l.Errorf("spec.resources.gpu.count", "KubeRay requires GPU (set resources.gpu.count > 0)")
+	}
+	checkName(req, &l)
+	checkEngineArgs(s.Engine, &l)
+	return l
+}
+
+// operatorVersion is the KubeRay release the capability file declares,
+// upstream's pin when there is none (unit tests without a file).
+func operatorVersion(req *providers.Request) capabilities.Semver {
+	raw := ""
+	if req.Provider != nil {
+		raw = req.Provider.Version
+	}
+	if raw == "" {
+		raw = capabilities.BuiltinFor(Name).DefaultVersion
+	}
+	v, err := capabilities.ParseSemver(raw)
+	if err != nil {
+		// The capability file was validated against the supported range
+		// before rendering; this is unreachable in the pipeline.
+		v, _ = capabilities.ParseSemver(capabilities.BuiltinFor(Name).DefaultVersion)
+	}
+	return v
+}
+
+// checkName reports names the declared KubeRay release cannot run, before
+// a cluster does: the RayService would be accepted by the API server and
+// then fail in the operator.
+func checkName(req *providers.Request, l *diag.List) {
+	name := req.MD.Name
+	v := operatorVersion(req)
+	if !v.Less(nameValidationSince) {
+		if len(name) > maxNameSince14 {
+			l.Errorf("metadata.name", "%q has %d characters: KubeRay %s rejects RayService names longer than %d characters", name, len(name), v, maxNameSince14)
+		}
+		if msgs := utilvalidation.IsDNS1035Label(name); len(msgs) > 0 {
+			l.Errorf("metadata.name", "%q: KubeRay %s rejects RayService names that are not DNS-1035 labels: %s", name, v, strings.Join(msgs, "; "))
+		}
+		return
+	}
+	switch {
+	case len(name) > maxName13:
+		l.Errorf("metadata.name", "%q has %d characters: KubeRay %s labels the Ray pods with `ray.io/cluster: <name>-raycluster-<5 characters>`, which must fit in 63 characters, so the name must have at most %d", name, len(name), v, maxName13)
+	case len(name) > maxServeName13 || unicode.IsDigit(rune(name[0])):
+		l.Warnf("metadata.name", "KubeRay %s shortens or renames the Services it derives from %q, so the serve Service will not be %s-serve-svc; a name of at most %d characters that starts with a letter avoids that", v, name, name, maxServeName13)
+	}
+}
+
+// checkEngineArgs refuses what VLLM_ENGINE_ARGS cannot carry: the variable
+// is one space-joined string, so a key or value with whitespace would be
+// split into other flags.
+func checkEngineArgs(e *v1.EngineSpec, l *diag.List) {
+	if e == nil {
+		return
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.Args)) {
+		if !providers.ValidArgKey(k) {
+			l.Errorf("spec.engine.args", "invalid engine arg key %q: must contain only alphanumeric characters, hyphens, and underscores, and must not start with '-'", k)
+		} else if hasSpace(e.Args[k]) {
+			l.Errorf("spec.engine.args."+k, "value %q contains whitespace, which the space-separated VLLM_ENGINE_ARGS of the kuberay provider cannot carry", e.Args[k])
+		}
+	}
+	for i, tok := range e.ExtraArgs {
+		at := fmt.Sprintf("spec.engine.extraArgs[%d]", i)
+		if tok == "" {
+			l.Errorf(at, "is empty, which the space-separated VLLM_ENGINE_ARGS of the kuberay provider cannot carry")
+		} else if hasSpace(tok) {
+			l.Errorf(at, "%q contains whitespace, which the space-separated VLLM_ENGINE_ARGS of the kuberay provider cannot carry; split it into separate extraArgs entries", tok)
+		}
+	}
+}
+
+func hasSpace(s string) bool { return strings.ContainsFunc(s, unicode.IsSpace) }
+
+// Render implements providers.Provider.
+func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
+	var l diag.List
+	md := req.MD
+	warnings(md, &l)
+	obj, err := providers.FromTyped(buildRayService(req))
+	if err != nil {
+		l.Errorf("", "internal error rendering the RayService: %v", err)
+		return nil, l
+	}
+	// Upstream KubeRay applies no overrides; here they merge into the
+	// RayService as for every other provider.
+	if md.Spec.Provider != nil {
+		if err := providers.ApplyOverrides(obj, md.Spec.Provider.Overrides); err != nil {
+			l.Errorf("spec.provider.overrides", "%v", err)
+		}
+	}
+	return []providers.Object{obj}, l
+}
+
+// warnings names every field this provider does not honour, and the
+// scale-to-zero it renders on purpose.
+func warnings(md *v1.ModelDeployment, l *diag.List) {
+	s := &md.Spec
+	if s.Replicas() == 0 {
+		l.Warnf("spec.scaling.replicas", "is 0: the Serve application runs num_replicas: 0 and serves nothing; the Ray head pod keeps running (upstream AI Runway would run 1 replica)")
+	}
+	if s.Mode() == v1.ModeDisaggregated && s.Scaling != nil {
+		l.Warnf("spec.serving.mode", "disaggregated: the kuberay provider runs separate prefill-workers and decode-workers groups, but the Serve application does not split prefill from decode (as upstream)")
+		for _, c := range []struct {
+			field string
+			spec  *v1.ComponentScalingSpec
+		}{{"spec.scaling.prefill.replicas", s.Scaling.Prefill}, {"spec.scaling.decode.replicas", s.Scaling.Decode}} {
+			if c.spec != nil && c.spec.ReplicaCount() == 0 {
+				l.Warnf(c.field, "is 0: this worker group runs no pods")
+			}
+		}
+	}
+	if s.Model.Storage != nil && len(s.Model.Storage.Volumes) > 0 {
+		var names []string
+		for _, v := range s.Model.Storage.Volumes {
+			names = append(names, v.Name)
+		}
+		l.Warnf("spec.model.storage.volumes", "is ignored by the kuberay provider, as upstream: no volume (%s) is mounted into the Ray pods and no PVC is created", strings.Join(names, ", "))
+	}
+	if s.Resources != nil && s.Resources.CPU != "" {
+		l.Warnf("spec.resources.cpu", "is ignored by the kuberay provider, as upstream: the Ray head container is limited to %s CPUs and the worker containers get no CPU request or limit", defaultHeadCPU)
+	}
+}

@@ -1,0 +1,463 @@
+package kuberay
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/schemacheck"
+	"github.com/airunway-render/airunway-render/providers"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
+)
+
+// request builds a Request from a spec in YAML, decoded, defaulted and
+// validated like the pipeline does, against KubeRay release version.
+func request(t *testing.T, name, version, spec string) *providers.Request {
+	t.Helper()
+	doc := "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata: {name: " + name + ", namespace: default}\nspec:\n"
+	for _, line := range strings.Split(strings.TrimSpace(spec), "\n") {
+		doc += "  " + line + "\n"
+	}
+	js, err := yaml.YAMLToJSON([]byte(doc))
+	require.NoError(t, err)
+	md, l := v1.DecodeModelDeployment(js)
+	require.False(t, l.HasErrors(), "%v", l)
+	v1.DefaultModelDeployment(md)
+	require.False(t, v1.ValidateModelDeployment(md).HasErrors(), "%v", v1.ValidateModelDeployment(md))
+	caps := capabilities.Default()
+	p := *caps.Provider(Name)
+	p.Version = version
+	return &providers.Request{MD: md, Engine: v1.EngineVLLM, Provider: &p, Caps: caps}
+}
+
+// render renders at KubeRay 1.3.0 and returns the object, its typed view
+// and the diagnostics; Check must pass.
+func render(t *testing.T, spec string) (providers.Object, *rayService, diag.List) {
+	t.Helper()
+	return renderReq(t, request(t, "test-model", "1.3.0", spec))
+}
+
+func renderReq(t *testing.T, req *providers.Request) (providers.Object, *rayService, diag.List) {
+	t.Helper()
+	require.Empty(t, Provider{}.Check(req).Errors())
+	objs, l := Provider{}.Render(req)
+	require.False(t, l.HasErrors(), "%v", l)
+	require.Len(t, objs, 1)
+	data, err := json.Marshal(objs[0])
+	require.NoError(t, err)
+	var rs rayService
+	require.NoError(t, json.Unmarshal(data, &rs))
+	return objs[0], &rs, l
+}
+
+const base = "model: {id: meta-llama/Llama-3.1-8B-Instruct}\nengine: {type: vllm}\n"
+
+const disagg = "model: {id: m}\nengine: {type: vllm}\nserving: {mode: disaggregated}\n" +
+	"scaling: {prefill: {replicas: 2, gpu: {count: 1, type: amd.com/gpu}}, decode: {replicas: 3, gpu: {count: 2, type: amd.com/gpu}, memory: 48Gi}}"
+
+func head(rs *rayService) corev1.Container {
+	return rs.Spec.RayClusterConfig.HeadGroupSpec.Template.Spec.Containers[0]
+}
+
+func worker(rs *rayService, i int) corev1.Container {
+	return rs.Spec.RayClusterConfig.WorkerGroupSpecs[i].Template.Spec.Containers[0]
+}
+
+func env(c corev1.Container, name string) *corev1.EnvVar {
+	for i := range c.Env {
+		if c.Env[i].Name == name {
+			return &c.Env[i]
+		}
+	}
+	return nil
+}
+
+// TestUpstreamChecklist covers the rendering items of upstream's KubeRay
+// checklist (upstream-behaviour.md §8, items 100-106).
+func TestUpstreamChecklist(t *testing.T) {
+	cases := []struct {
+		name, spec string
+		check      func(t *testing.T, obj providers.Object, rs *rayService)
+	}{
+		{"item 100: aggregated gives one RayService", base + "resources: {gpu: {count: 1}}", func(t *testing.T, obj providers.Object, rs *rayService) {
+			require.Equal(t, "ray.io/v1", rs.APIVersion)
+			require.Equal(t, "RayService", rs.Kind)
+			require.Equal(t, "test-model", rs.Name)
+			require.Equal(t, "default", rs.Namespace)
+			require.Empty(t, rs.OwnerReferences, "no ownerReferences: the UID does not exist at render time")
+			require.Equal(t, map[string]string{
+				"airunway.ai/managed-by": "airunway", "airunway.ai/deployment": "test-model", "airunway.ai/model-source": "huggingface",
+				"airunway.ai/engine-type": "vllm", "airunway.ai/model-deployment": "test-model",
+			}, rs.Labels)
+			require.Equal(t, map[string]string{providers.AnnotationGeneratedFrom: "test-model"}, rs.Annotations)
+			require.Contains(t, rs.Spec.ServeConfigV2, "num_replicas: 1\n")
+			require.Equal(t, map[string]string{"dashboard-host": "0.0.0.0"}, rs.Spec.RayClusterConfig.HeadGroupSpec.RayStartParams)
+			require.Len(t, rs.Spec.RayClusterConfig.WorkerGroupSpecs, 1)
+			g := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0]
+			require.Equal(t, []int32{1, 1, 1}, []int32{g.Replicas, g.MinReplicas, g.MaxReplicas})
+			require.Equal(t, "test-model", g.Template.Labels["airunway.ai/model-deployment"])
+			require.Equal(t, "test-model", rs.Spec.RayClusterConfig.HeadGroupSpec.Template.Labels["airunway.ai/model-deployment"])
+		}},
+		{"item 101: scaling.replicas 3 gives num_replicas 3", base + "scaling: {replicas: 3}", func(t *testing.T, _ providers.Object, rs *rayService) {
+			require.Contains(t, rs.Spec.ServeConfigV2, "num_replicas: 3\n")
+			g := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0]
+			require.Equal(t, []int32{3, 3, 3}, []int32{g.Replicas, g.MinReplicas, g.MaxReplicas})
+		}},
+		{"item 102: disaggregated gives prefill then decode groups", disagg, func(t *testing.T, _ providers.Object, rs *rayService) {
+			groups := rs.Spec.RayClusterConfig.WorkerGroupSpecs
+			require.Len(t, groups, 2)
+			require.Equal(t, "prefill-workers", groups[0].GroupName)
+			require.Equal(t, []int32{2, 2, 2}, []int32{groups[0].Replicas, groups[0].MinReplicas, groups[0].MaxReplicas})
+			require.Equal(t, "decode-workers", groups[1].GroupName)
+			require.Equal(t, []int32{3, 3, 3}, []int32{groups[1].Replicas, groups[1].MinReplicas, groups[1].MaxReplicas})
+			require.Equal(t, "32Gi", limit(worker(rs, 0), "memory"), "missing component memory defaults to 32Gi")
+			require.Equal(t, "1", limit(worker(rs, 0), "amd.com/gpu"))
+			require.Equal(t, "48Gi", limit(worker(rs, 1), "memory"))
+			require.Equal(t, "2", limit(worker(rs, 1), "amd.com/gpu"))
+			require.NotContains(t, worker(rs, 0).Resources.Limits, corev1.ResourceName("nvidia.com/gpu"))
+			require.Contains(t, rs.Spec.ServeConfigV2, "num_replicas: 1\n", "the Serve config is unchanged in disaggregated mode")
+		}},
+		{"item 103: aggregated worker group replicas and limits", base + "scaling: {replicas: 2}\nresources: {gpu: {count: 4}}", func(t *testing.T, _ providers.Object, rs *rayService) {
+			g := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0]
+			require.Equal(t, "gpu-workers", g.GroupName)
+			require.Equal(t, int32(2), g.Replicas)
+			require.Equal(t, corev1.ResourceList{"nvidia.com/gpu": mustQ("4"), "memory": mustQ("32Gi")}, worker(rs, 0).Resources.Limits)
+			require.Nil(t, worker(rs, 0).Resources.Requests)
+		}},
+		{"item 103: amd gpu type and memory", base + "resources: {gpu: {count: 2, type: amd.com/gpu}, memory: 64Gi}", func(t *testing.T, _ providers.Object, rs *rayService) {
+			require.Equal(t, corev1.ResourceList{"amd.com/gpu": mustQ("2"), "memory": mustQ("64Gi")}, worker(rs, 0).Resources.Limits)
+		}},
+		{"item 104: head container env and memory", base + "resources: {gpu: {count: 1}, memory: 64Gi}", func(t *testing.T, _ providers.Object, rs *rayService) {
+			c := head(rs)
+			require.Equal(t, "ray-head", c.Name)
+			require.Equal(t, corev1.EnvVar{Name: "MODEL_ID", Value: "meta-llama/Llama-3.1-8B-Instruct"}, c.Env[0])
+			require.Equal(t, "VLLM_ENGINE_ARGS", c.Env[1].Name)
+			require.Equal(t, corev1.ResourceList{"cpu": mustQ("4"), "memory": mustQ("64Gi")}, c.Resources.Limits)
+		}},
+		{"item 104: quantities in canonical form", base + "resources: {gpu: {count: 1}, memory: 1.5Gi}", func(t *testing.T, obj providers.Object, _ *rayService) {
+			data, err := json.Marshal(obj)
+			require.NoError(t, err)
+			require.Contains(t, string(data), `"memory":"1536Mi"`)
+			require.NotContains(t, string(data), "1.5Gi")
+		}},
+		{"item 104: head memory defaults to 16Gi", base, func(t *testing.T, _ providers.Object, rs *rayService) {
+			require.Equal(t, corev1.ResourceList{"cpu": mustQ("4"), "memory": mustQ("16Gi")}, head(rs).Resources.Limits)
+			require.Equal(t, "ray-worker", worker(rs, 0).Name)
+			require.Equal(t, "32Gi", limit(worker(rs, 0), "memory"))
+		}},
+		{"item 105: VLLM_ENGINE_ARGS", "model: {id: meta-llama/Llama-3.1-8B-Instruct, servedName: my-model}\nengine: {type: vllm, contextLength: 4096, trustRemoteCode: true, enablePrefixCaching: true, args: {zeta: z, alpha: \"\", gpu-memory-utilization: \"0.9\"}}", func(t *testing.T, _ providers.Object, rs *rayService) {
+			require.Equal(t, "--model meta-llama/Llama-3.1-8B-Instruct --max-model-len 4096 --served-model-name my-model --trust-remote-code --enable-prefix-caching --alpha --gpu-memory-utilization 0.9 --zeta z",
+				env(head(rs), "VLLM_ENGINE_ARGS").Value)
+		}},
+		{"item 106: no user env by default, default image", base, func(t *testing.T, _ providers.Object, rs *rayService) {
+			require.Len(t, head(rs).Env, 2, "only MODEL_ID and VLLM_ENGINE_ARGS")
+			require.Empty(t, worker(rs, 0).Env)
+			require.Equal(t, DefaultImage, head(rs).Image)
+			require.Equal(t, "rayproject/ray-llm:2.55.0-py311-cu128", worker(rs, 0).Image)
+		}},
+		{"item 106: FOO=bar then HF_TOKEN second, secretKeyRef preserved", base + "env: [{name: FOO, value: bar}]\nsecrets: {huggingFaceToken: hf-secret}", func(t *testing.T, _ providers.Object, rs *rayService) {
+			e := head(rs).Env[2:]
+			require.Len(t, e, 2)
+			require.Equal(t, corev1.EnvVar{Name: "FOO", Value: "bar"}, e[0])
+			require.Equal(t, "HF_TOKEN", e[1].Name)
+			require.Equal(t, &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "hf-secret"}, Key: "HF_TOKEN"}, e[1].ValueFrom.SecretKeyRef)
+		}},
+		{"item 106: user secretKeyRef env preserved", base + "env: [{name: API_KEY, valueFrom: {secretKeyRef: {name: s, key: k}}}]", func(t *testing.T, _ providers.Object, rs *rayService) {
+			require.Equal(t, "s", env(head(rs), "API_KEY").ValueFrom.SecretKeyRef.Name)
+			require.Equal(t, "k", env(head(rs), "API_KEY").ValueFrom.SecretKeyRef.Key)
+		}},
+		{"item 106: spec.image is used", "model: {id: m}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}\nimage: legacy:v1", func(t *testing.T, _ providers.Object, rs *rayService) {
+			require.Equal(t, "legacy:v1", head(rs).Image)
+			require.Equal(t, "legacy:v1", worker(rs, 0).Image)
+		}},
+		{"item 106: engine.image wins", "model: {id: m}\nengine: {type: vllm, image: engine:v2}", func(t *testing.T, _ providers.Object, rs *rayService) {
+			require.Equal(t, "engine:v2", head(rs).Image)
+		}},
+		{"item 106: podTemplate label and annotation on the RayService", base + "podTemplate: {metadata: {labels: {team: ml}, annotations: {note: x}}}", func(t *testing.T, _ providers.Object, rs *rayService) {
+			require.Equal(t, "ml", rs.Labels["team"])
+			require.Equal(t, "x", rs.Annotations["note"])
+			require.Equal(t, "test-model", rs.Annotations[providers.AnnotationGeneratedFrom])
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj, rs, _ := render(t, tc.spec)
+			tc.check(t, obj, rs)
+		})
+	}
+}
+
+func limit(c corev1.Container, name corev1.ResourceName) string {
+	q, ok := c.Resources.Limits[name]
+	if !ok {
+		return ""
+	}
+	return q.String()
+}
+
+func mustQ(s string) resource.Quantity { return resource.MustParse(s) }
+
+// TestCheck covers upstream's compatibility errors (item 107) and the
+// render-time refusals this provider adds.
+func TestCheck(t *testing.T) {
+	cases := []struct {
+		name, mdName, version, spec, engine string
+		field, message                      string
+	}{
+		{"item 107: sglang refused", "test-model", "1.3.0", base, "sglang", "spec.engine.type", "KubeRay only supports vllm engine, got sglang"},
+		{"item 107: llamacpp refused", "test-model", "1.3.0", base, "llamacpp", "spec.engine.type", "KubeRay only supports vllm engine, got llamacpp"},
+		{"item 107: trtllm refused", "test-model", "1.3.0", base, "trtllm", "spec.engine.type", "KubeRay only supports vllm engine, got trtllm"},
+		{"item 107: no GPU refused", "test-model", "1.3.0", "model: {id: m}\nresources: {cpu: \"4\"}", "vllm", "spec.resources.gpu.count", "KubeRay requires GPU (set resources.gpu.count > 0)"},
+		{"item 107: zero GPUs refused", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm}\nresources: {gpu: {count: 0}}", "vllm", "spec.resources.gpu.count", "KubeRay requires GPU"},
+		{"invalid arg key", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, args: {\"bad key\": x}}", "vllm", "spec.engine.args", `invalid engine arg key "bad key"`},
+		{"arg value with a space", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, args: {chat-template: \"a b\"}}", "vllm", "spec.engine.args.chat-template", "contains whitespace"},
+		{"extraArgs token with a space", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, extraArgs: [--ok, \"--x y\"]}", "vllm", "spec.engine.extraArgs[1]", "contains whitespace"},
+		{"empty extraArgs token", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, extraArgs: [\"\"]}", "vllm", "spec.engine.extraArgs[0]", "is empty"},
+		{"1.7: name over 47 characters", strings.Repeat("a", 48), "1.7.0", base, "vllm", "metadata.name", "KubeRay 1.7.0 rejects RayService names longer than 47 characters"},
+		{"1.4: name starting with a digit", "1-model", "1.4.0", base, "vllm", "metadata.name", "KubeRay 1.4.0 rejects RayService names that are not DNS-1035 labels"},
+		{"1.3: name over 46 characters", strings.Repeat("a", 47), "1.3.0", base, "vllm", "metadata.name", "must fit in 63 characters, so the name must have at most 46"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := request(t, tc.mdName, tc.version, tc.spec)
+			req.Engine = tc.engine
+			l := Provider{}.Check(req).Errors()
+			require.Len(t, l, 1, "%v", l)
+			require.Equal(t, tc.field, l[0].Field)
+			require.Contains(t, l[0].Message, tc.message)
+		})
+	}
+
+	t.Run("item 107: disaggregated without GPUs refused", func(t *testing.T) {
+		req := request(t, "test-model", "1.3.0", disagg)
+		req.MD.Spec.Scaling.Prefill.GPU = nil
+		req.MD.Spec.Scaling.Decode.GPU.Count = new(int32)
+		l := Provider{}.Check(req).Errors()
+		require.Len(t, l, 2)
+		require.Equal(t, "spec.scaling.prefill.gpu.count", l[0].Field)
+		require.Equal(t, "spec.scaling.decode.gpu.count", l[1].Field)
+	})
+	t.Run("every problem is reported", func(t *testing.T) {
+		req := request(t, strings.Repeat("a", 48), "1.7.0", "model: {id: m}\nresources: {cpu: \"4\"}")
+		req.Engine = "sglang"
+		require.Len(t, Provider{}.Check(req).Errors(), 3)
+	})
+	t.Run("names at the limits pass", func(t *testing.T) {
+		require.Empty(t, Provider{}.Check(request(t, strings.Repeat("a", 47), "1.7.0", base)))
+		require.Empty(t, Provider{}.Check(request(t, strings.Repeat("a", 40), "1.3.0", base)))
+		l := Provider{}.Check(request(t, strings.Repeat("a", 46), "1.3.0", base))
+		require.Len(t, l, 1)
+		require.Equal(t, diag.Warning, l[0].Severity, "1.3 runs it, but shortens the serve Service name")
+		require.Contains(t, l[0].Message, "the serve Service will not be "+strings.Repeat("a", 46)+"-serve-svc")
+		l = Provider{}.Check(request(t, "1-model", "1.3.0", base))
+		require.Len(t, l, 1)
+		require.Equal(t, diag.Warning, l[0].Severity)
+	})
+}
+
+func TestNodeSelectorAndTolerationsOnWorkersOnly(t *testing.T) {
+	spec := "nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\ntolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]"
+	for _, tc := range []struct{ name, spec string }{{"aggregated", base + spec}, {"disaggregated", disagg + "\n" + spec}} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, rs, _ := render(t, tc.spec)
+			for _, g := range rs.Spec.RayClusterConfig.WorkerGroupSpecs {
+				require.Equal(t, map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, g.Template.Spec.NodeSelector, g.GroupName)
+				require.Equal(t, []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}, g.Template.Spec.Tolerations, g.GroupName)
+			}
+			hs := rs.Spec.RayClusterConfig.HeadGroupSpec.Template.Spec
+			require.Empty(t, hs.NodeSelector, "the head needs no GPU node")
+			require.Empty(t, hs.Tolerations)
+		})
+	}
+}
+
+func TestEnvAndHFTokenOnWorkers(t *testing.T) {
+	_, rs, _ := render(t, disagg+"\nsecrets: {huggingFaceToken: hf-secret}\nenv: [{name: FOO, value: bar}, {name: HF_TOKEN, value: plaintext}, {name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]")
+	for i := range rs.Spec.RayClusterConfig.WorkerGroupSpecs {
+		e := worker(rs, i).Env
+		require.Len(t, e, 3, "FOO, POD_IP, HF_TOKEN; the plaintext token gives way to the Secret")
+		require.Equal(t, corev1.EnvVar{Name: "FOO", Value: "bar"}, e[0])
+		require.Equal(t, "status.podIP", e[1].ValueFrom.FieldRef.FieldPath, "every valueFrom source is kept (upstream keeps secretKeyRef only)")
+		require.Equal(t, "hf-secret", e[2].ValueFrom.SecretKeyRef.Name)
+	}
+	require.Equal(t, []string{"MODEL_ID", "VLLM_ENGINE_ARGS", "FOO", "POD_IP", "HF_TOKEN"}, envNames(head(rs)))
+
+	_, rs, _ = render(t, base+"env: [{name: VLLM_ENGINE_ARGS, value: --model mine}]")
+	require.Equal(t, []string{"MODEL_ID", "VLLM_ENGINE_ARGS"}, envNames(head(rs)), "the user's variable replaces the generated one")
+	require.Equal(t, "--model mine", head(rs).Env[1].Value)
+}
+
+func envNames(c corev1.Container) []string {
+	var names []string
+	for _, e := range c.Env {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+func TestEngineArgs(t *testing.T) {
+	cases := []struct{ name, spec, want string }{
+		{"no engine object: no prefix-caching flag", "model: {id: m}\nresources: {gpu: {count: 1}}", "--model m"},
+		{"defaulted engine: prefix caching on", "model: {id: m}\nengine: {type: vllm}", "--model m --enable-prefix-caching"},
+		{"explicit false disables prefix caching", "model: {id: m}\nengine: {type: vllm, enablePrefixCaching: false}", "--model m --no-enable-prefix-caching"},
+		{"eager", "model: {id: m}\nengine: {type: vllm, enforceEager: true, enablePrefixCaching: false}", "--model m --enforce-eager --no-enable-prefix-caching"},
+		{"extraArgs verbatim after sorted args", "model: {id: m}\nengine: {type: vllm, args: {b: \"2\", a: \"1\"}, extraArgs: [--max-num-seqs=64, --enable-chunked-prefill]}",
+			"--model m --enable-prefix-caching --a 1 --b 2 --max-num-seqs=64 --enable-chunked-prefill"},
+		{"user flag replaces derived one", "model: {id: m}\nengine: {type: vllm, contextLength: 4096, args: {max-model-len: \"8192\"}, extraArgs: [--no-enable-prefix-caching]}",
+			"--model m --max-model-len 8192 --no-enable-prefix-caching"},
+		{"custom source without id has no --model", "model: {source: custom}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}", "--enable-prefix-caching"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, rs, _ := render(t, tc.spec)
+			require.Equal(t, tc.want, env(head(rs), "VLLM_ENGINE_ARGS").Value)
+		})
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	_, rs, _ := render(t, base+"provider: {overrides: {spec: {rayClusterConfig: {headGroupSpec: {rayStartParams: {num-cpus: \"0\"}, template: {spec: {terminationGracePeriodSeconds: 60}}}}}}}")
+	hg := rs.Spec.RayClusterConfig.HeadGroupSpec
+	require.Equal(t, map[string]string{"dashboard-host": "0.0.0.0", "num-cpus": "0"}, hg.RayStartParams, "maps merge")
+	require.Equal(t, int64(60), *hg.Template.Spec.TerminationGracePeriodSeconds)
+	require.Len(t, hg.Template.Spec.Containers, 1)
+
+	obj, _, _ := render(t, base+"provider: {overrides: {spec: {serveConfigV2: null}}}")
+	require.NotContains(t, obj["spec"], "serveConfigV2", "null deletes")
+
+	_, rs, _ = render(t, base+"provider: {overrides: {spec: {rayClusterConfig: {workerGroupSpecs: [{groupName: custom, minReplicas: 0, maxReplicas: 1, template: {spec: {containers: [{name: c, image: i}]}}}]}}}}")
+	require.Len(t, rs.Spec.RayClusterConfig.WorkerGroupSpecs, 1)
+	require.Equal(t, "custom", rs.Spec.RayClusterConfig.WorkerGroupSpecs[0].GroupName, "a list is replaced whole")
+
+	for _, key := range []string{"apiVersion", "kind", "metadata", "status"} {
+		_, l := Provider{}.Render(request(t, "test-model", "1.3.0", base+"provider: {overrides: {"+key+": {}}}"))
+		require.True(t, l.HasErrors(), key)
+		require.Equal(t, "spec.provider.overrides", l.Errors()[0].Field)
+		require.Contains(t, l.Errors()[0].Message, `overriding "`+key+`" is not allowed`)
+	}
+}
+
+func TestPodTemplateMetadata(t *testing.T) {
+	_, rs, _ := render(t, disagg+"\npodTemplate: {metadata: {labels: {team: ml, airunway.ai/model-deployment: hijack, airunway.ai/managed-by: me}, annotations: {prometheus.io/scrape: \"true\"}}}")
+	require.Equal(t, "airunway", rs.Labels["airunway.ai/managed-by"], "the renderer's labels win")
+	require.Equal(t, "test-model", rs.Labels["airunway.ai/model-deployment"])
+	require.Equal(t, "ml", rs.Labels["team"])
+	templates := []corev1.PodTemplateSpec{rs.Spec.RayClusterConfig.HeadGroupSpec.Template}
+	for _, g := range rs.Spec.RayClusterConfig.WorkerGroupSpecs {
+		templates = append(templates, g.Template)
+	}
+	require.Len(t, templates, 3)
+	for _, pt := range templates {
+		require.Equal(t, map[string]string{"team": "ml", "airunway.ai/model-deployment": "test-model", "airunway.ai/managed-by": "me"}, pt.Labels)
+		require.Equal(t, map[string]string{"prometheus.io/scrape": "true"}, pt.Annotations)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	cases := []struct {
+		name, spec string
+		fields     []string
+		message    string
+	}{
+		{"storage ignored", "engine: {type: vllm}\nmodel: {id: m, storage: {volumes: [{name: cache, purpose: modelCache, size: 100Gi}, {name: extra, claimName: pvc, mountPath: /x}]}}", []string{"spec.model.storage.volumes"}, "no volume (cache, extra) is mounted"},
+		{"cpu ignored", base + "resources: {gpu: {count: 1}, cpu: \"16\"}", []string{"spec.resources.cpu"}, "is ignored by the kuberay provider"},
+		{"disaggregated serve config", disagg, []string{"spec.serving.mode"}, "does not split prefill from decode"},
+		{"component scaled to zero", "model: {id: m}\nengine: {type: vllm}\nserving: {mode: disaggregated}\nscaling: {prefill: {replicas: 0, gpu: {count: 1}}, decode: {replicas: 1, gpu: {count: 1}}}", []string{"spec.scaling.prefill.replicas", "spec.serving.mode"}, ""},
+		{"nothing to say", base, nil, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, l := render(t, tc.spec)
+			var fields []string
+			for _, p := range l {
+				require.Equal(t, diag.Warning, p.Severity)
+				fields = append(fields, p.Field)
+			}
+			require.ElementsMatch(t, tc.fields, fields)
+			if tc.message != "" {
+				require.Contains(t, l[0].Message, tc.message)
+			}
+		})
+	}
+}
+
+func TestScaleToZeroIsExplicit(t *testing.T) {
+	obj, rs, l := render(t, base+"scaling: {replicas: 0}")
+	require.Contains(t, rs.Spec.ServeConfigV2, "num_replicas: 0\n")
+	g := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0]
+	require.Equal(t, []int32{0, 0, 0}, []int32{g.Replicas, g.MinReplicas, g.MaxReplicas})
+	require.Len(t, l, 1)
+	require.Equal(t, diag.Warning, l[0].Severity)
+	require.Equal(t, "spec.scaling.replicas", l[0].Field)
+	group := obj["spec"].(map[string]any)["rayClusterConfig"].(map[string]any)["workerGroupSpecs"].([]any)[0].(map[string]any)
+	require.Contains(t, group, "replicas", "a zero count is written, not dropped")
+}
+
+func TestImagePin(t *testing.T) {
+	req := request(t, "test-model", "1.7.0", base)
+	req.Provider.Images = map[string]string{"vllm": "registry.example.com/ray-llm@sha256:abc"}
+	_, rs, _ := renderReq(t, req)
+	require.Equal(t, "registry.example.com/ray-llm@sha256:abc", head(rs).Image)
+	require.Equal(t, "registry.example.com/ray-llm@sha256:abc", worker(rs, 0).Image)
+
+	req = request(t, "test-model", "1.7.0", "model: {id: m}\nengine: {type: vllm, image: mine:v1}")
+	req.Provider.Images = map[string]string{"vllm": "pinned:v0"}
+	_, rs, _ = renderReq(t, req)
+	require.Equal(t, "mine:v1", head(rs).Image, "the model's own image wins over the pin")
+}
+
+// TestServeConfig pins upstream's Serve config byte for byte.
+func TestServeConfig(t *testing.T) {
+	require.Equal(t, "applications:\n  - name: llm\n    route_prefix: /\n    import_path: vllm_serve:deployment\n    deployments:\n      - name: VLLMDeployment\n        num_replicas: 2\n", ServeConfig(2))
+	var parsed map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(ServeConfig(2)), &parsed), "the Serve config is YAML")
+}
+
+// TestSchemaAtEachRelease validates the output against the RayService
+// schema of both ends of the supported range: 1.3.0 requires rayStartParams
+// on every group, 1.7.0 requires rayClusterConfig.
+func TestSchemaAtEachRelease(t *testing.T) {
+	specs := map[string]string{
+		"minimal":       base,
+		"full":          "model: {id: m, servedName: s}\nengine: {type: vllm, contextLength: 8192, trustRemoteCode: true, args: {a: b}, extraArgs: [--x]}\nresources: {gpu: {count: 2, type: amd.com/gpu}, memory: 64Gi, cpu: \"8\"}\nscaling: {replicas: 2}\nenv: [{name: A, value: b}]\nsecrets: {huggingFaceToken: hf}\nnodeSelector: {a: b}\ntolerations: [{key: k, operator: Exists}]\npodTemplate: {metadata: {labels: {l: v}, annotations: {a: v}}}",
+		"disaggregated": disagg,
+		"scale to zero": base + "scaling: {replicas: 0}",
+		"overrides":     base + "provider: {overrides: {spec: {rayClusterConfig: {headGroupSpec: {rayStartParams: {num-cpus: \"0\"}}}}}}",
+	}
+	for _, version := range []string{"1.3.0", "1.7.0"} {
+		for name, spec := range specs {
+			t.Run(version+" "+name, func(t *testing.T) {
+				obj, _, _ := renderReq(t, request(t, "test-model", version, spec))
+				require.Empty(t, schemacheck.CheckAtVersion(obj, version))
+				for _, g := range obj["spec"].(map[string]any)["rayClusterConfig"].(map[string]any)["workerGroupSpecs"].([]any) {
+					require.Equal(t, map[string]any{}, g.(map[string]any)["rayStartParams"], "rayStartParams {} is always written")
+				}
+			})
+		}
+	}
+	t.Run("1.3.0 refuses a group without rayStartParams", func(t *testing.T) {
+		obj, _, _ := render(t, base)
+		delete(obj["spec"].(map[string]any)["rayClusterConfig"].(map[string]any)["workerGroupSpecs"].([]any)[0].(map[string]any), "rayStartParams")
+		require.NotEmpty(t, schemacheck.CheckAtVersion(obj, "1.3.0"), "the schema check is not vacuous")
+		require.Empty(t, schemacheck.CheckAtVersion(obj, "1.7.0"))
+	})
+}
+
+func TestDeterministic(t *testing.T) {
+	spec := "model: {id: m}\nengine: {type: vllm, args: {z: \"1\", a: \"2\", m: \"3\"}}\nenv: [{name: B, value: b}, {name: A, value: a}]\nnodeSelector: {z: a, a: z, m: m}\npodTemplate: {metadata: {labels: {z: a, a: z}}}"
+	first, _, _ := render(t, spec)
+	want, err := json.Marshal(first)
+	require.NoError(t, err)
+	for i := 0; i < 20; i++ {
+		again, _, _ := render(t, spec)
+		got, err := json.Marshal(again)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	}
+}

@@ -1,0 +1,260 @@
+package kuberay
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/providers"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The subset of KubeRay's ray.io/v1 types this provider renders, with the
+// same JSON names. KubeRay's Go module is not a dependency; the golden
+// tests validate the output against the CRD schemas of each release.
+type rayService struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              rayServiceSpec `json:"spec"`
+}
+
+type rayServiceSpec struct {
+	ServeConfigV2    string         `json:"serveConfigV2"`
+	RayClusterConfig rayClusterSpec `json:"rayClusterConfig"`
+}
+
+type rayClusterSpec struct {
+	HeadGroupSpec    headGroupSpec     `json:"headGroupSpec"`
+	WorkerGroupSpecs []workerGroupSpec `json:"workerGroupSpecs"`
+}
+
+// RayStartParams has no omitempty and is never nil: KubeRay 1.3's schema
+// requires it on every group, even when empty.
+type headGroupSpec struct {
+	RayStartParams map[string]string      `json:"rayStartParams"`
+	Template       corev1.PodTemplateSpec `json:"template"`
+}
+
+type workerGroupSpec struct {
+	GroupName      string                 `json:"groupName"`
+	Replicas       int32                  `json:"replicas"`
+	MinReplicas    int32                  `json:"minReplicas"`
+	MaxReplicas    int32                  `json:"maxReplicas"`
+	RayStartParams map[string]string      `json:"rayStartParams"`
+	Template       corev1.PodTemplateSpec `json:"template"`
+}
+
+// ServeConfig is upstream's Serve configuration, byte for byte: one
+// application whose single deployment runs numReplicas replicas. It is a
+// fixed text, so its key order never depends on map iteration.
+func ServeConfig(numReplicas int32) string {
+	return fmt.Sprintf(`applications:
+  - name: llm
+    route_prefix: /
+    import_path: vllm_serve:deployment
+    deployments:
+      - name: VLLMDeployment
+        num_replicas: %d
+`, numReplicas)
+}
+
+func buildRayService(req *providers.Request) *rayService {
+	md := req.MD
+	// The labels the renderer owns win over podTemplate labels, so the
+	// status reporter and re-rendering always find the object.
+	return &rayService{
+		TypeMeta: metav1.TypeMeta{APIVersion: APIVersion, Kind: Kind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        md.Name,
+			Namespace:   md.Namespace,
+			Labels:      providers.Merge(providers.PodTemplateLabels(md), providers.BaseLabels(md, req.Engine)),
+			Annotations: providers.GeneratedAnnotations(md, providers.PodTemplateAnnotations(md)),
+		},
+		Spec: rayServiceSpec{
+			ServeConfigV2: ServeConfig(md.Spec.Replicas()),
+			RayClusterConfig: rayClusterSpec{
+				HeadGroupSpec:    headGroup(req),
+				WorkerGroupSpecs: workerGroups(req),
+			},
+		},
+	}
+}
+
+// podMeta is the metadata of every Ray pod: the podTemplate labels and
+// annotations (upstream puts them on the RayService only) and the
+// model-deployment label the gateway's InferencePool selects on.
+func podMeta(md *v1.ModelDeployment) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Labels:      providers.Merge(providers.PodTemplateLabels(md), map[string]string{providers.LabelModelDeployment: md.Name}),
+		Annotations: providers.PodTemplateAnnotations(md),
+	}
+}
+
+func headGroup(req *providers.Request) headGroupSpec {
+	md := req.MD
+	memory := defaultHeadMemory
+	if md.Spec.Resources != nil && md.Spec.Resources.Memory != "" {
+		memory = md.Spec.Resources.Memory
+	}
+	c := corev1.Container{
+		Name:  HeadContainer,
+		Image: image(req),
+		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse(defaultHeadCPU),
+			corev1.ResourceMemory: resource.MustParse(memory),
+		}},
+		Env: headEnv(md),
+	}
+	// The head runs no GPU work: nodeSelector and tolerations stay on the
+	// workers, so the head does not take room on a GPU node.
+	return headGroupSpec{
+		RayStartParams: map[string]string{"dashboard-host": "0.0.0.0"},
+		Template:       corev1.PodTemplateSpec{ObjectMeta: podMeta(md), Spec: corev1.PodSpec{Containers: []corev1.Container{c}}},
+	}
+}
+
+// headEnv is MODEL_ID and VLLM_ENGINE_ARGS, then the user's env and the
+// HF token. A variable the user sets by the same name replaces the
+// generated one (in upstream's output the later duplicate wins anyway).
+func headEnv(md *v1.ModelDeployment) []corev1.EnvVar {
+	user := providers.ContainerEnv(md)
+	set := map[string]bool{}
+	for _, e := range user {
+		set[e.Name] = true
+	}
+	var env []corev1.EnvVar
+	for _, e := range []corev1.EnvVar{{Name: "MODEL_ID", Value: md.Spec.Model.ID}, {Name: "VLLM_ENGINE_ARGS", Value: EngineArgs(md)}} {
+		if !set[e.Name] {
+			env = append(env, e)
+		}
+	}
+	return append(env, user...)
+}
+
+func workerGroups(req *providers.Request) []workerGroupSpec {
+	md := req.MD
+	s := &md.Spec
+	if s.Mode() != v1.ModeDisaggregated {
+		memory := defaultWorkerMemory
+		if s.Resources != nil && s.Resources.Memory != "" {
+			memory = s.Resources.Memory
+		}
+		gpuType := v1.DefaultGPUResource
+		if s.Resources != nil && s.Resources.GPU != nil && s.Resources.GPU.Type != "" {
+			gpuType = s.Resources.GPU.Type
+		}
+		return []workerGroupSpec{workerGroup(req, AggregatedGroup, s.Replicas(), s.GPUCount(), gpuType, memory)}
+	}
+	var groups []workerGroupSpec
+	if s.Scaling == nil {
+		return groups
+	}
+	for _, c := range []struct {
+		name string
+		spec *v1.ComponentScalingSpec
+	}{{PrefillGroup, s.Scaling.Prefill}, {DecodeGroup, s.Scaling.Decode}} {
+		if c.spec == nil {
+			continue
+		}
+		memory := defaultWorkerMemory
+		if c.spec.Memory != "" {
+			memory = c.spec.Memory
+		}
+		gpuType := v1.DefaultGPUResource
+		if c.spec.GPU != nil && c.spec.GPU.Type != "" {
+			gpuType = c.spec.GPU.Type
+		}
+		groups = append(groups, workerGroup(req, c.name, c.spec.ReplicaCount(), c.spec.GPUCount(), gpuType, memory))
+	}
+	return groups
+}
+
+// workerGroup is one fixed-size group (autoscaling off: min = max =
+// replicas). Unlike upstream, workers get the user's env and the HF token
+// (vLLM downloads the weights in the worker) and spec.nodeSelector and
+// spec.tolerations (they need the GPU nodes).
+func workerGroup(req *providers.Request, name string, replicas, gpus int32, gpuType, memory string) workerGroupSpec {
+	md := req.MD
+	limits := corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memory)}
+	if gpus > 0 {
+		limits[corev1.ResourceName(gpuType)] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
+	}
+	c := corev1.Container{
+		Name:      WorkerContainer,
+		Image:     image(req),
+		Resources: corev1.ResourceRequirements{Limits: limits},
+		Env:       providers.ContainerEnv(md),
+	}
+	return workerGroupSpec{
+		GroupName:      name,
+		Replicas:       replicas,
+		MinReplicas:    replicas,
+		MaxReplicas:    replicas,
+		RayStartParams: map[string]string{},
+		Template: corev1.PodTemplateSpec{ObjectMeta: podMeta(md), Spec: corev1.PodSpec{
+			Containers:   []corev1.Container{c},
+			NodeSelector: providers.Merge(md.Spec.NodeSelector),
+			Tolerations:  md.Spec.Tolerations,
+		}},
+	}
+}
+
+// image picks engine.image, then the legacy spec.image, then the cluster's
+// `images.vllm` pin from the capability file, then upstream's default.
+func image(req *providers.Request) string {
+	if img := req.MD.Spec.EngineImage(); img != "" {
+		return img
+	}
+	if req.Provider != nil && req.Provider.Images[v1.EngineVLLM] != "" {
+		return req.Provider.Images[v1.EngineVLLM]
+	}
+	return DefaultImage
+}
+
+// EngineArgs is the VLLM_ENGINE_ARGS value: upstream's flags in upstream's
+// order (--model, --max-model-len, --served-model-name,
+// --trust-remote-code), then --enforce-eager and prefix caching, then
+// engine.args sorted by key, then engine.extraArgs verbatim. A derived flag
+// steps aside when the user sets the same flag, so it appears once.
+func EngineArgs(md *v1.ModelDeployment) string {
+	s := &md.Spec
+	e := s.Engine
+	if e == nil {
+		e = &v1.EngineSpec{}
+	}
+	user := providers.UserFlags(e)
+	var args []string
+	add := func(flag string, value ...string) {
+		if !user[flag] {
+			args = append(append(args, "--"+flag), value...)
+		}
+	}
+	if s.Model.ID != "" {
+		add("model", s.Model.ID)
+	}
+	if e.ContextLength != nil {
+		add("max-model-len", strconv.Itoa(int(*e.ContextLength)))
+	}
+	if s.Model.ServedName != "" {
+		add("served-model-name", s.Model.ServedName)
+	}
+	if v1.Bool(e.TrustRemoteCode) {
+		add("trust-remote-code")
+	}
+	if v1.Bool(e.EnforceEager) {
+		add("enforce-eager")
+	}
+	if e.EnablePrefixCaching != nil && !user["enable-prefix-caching"] && !user["no-enable-prefix-caching"] {
+		if *e.EnablePrefixCaching {
+			add("enable-prefix-caching")
+		} else {
+			add("no-enable-prefix-caching")
+		}
+	}
+	args = append(args, providers.SortedArgs(e.Args)...)
+	args = append(args, e.ExtraArgs...)
+	return strings.Join(args, " ")
+}

@@ -1,0 +1,268 @@
+package llmd
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/internal/podserver"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Upstream constants of the llm-d provider.
+const (
+	Name         = "llmd"
+	DefaultImage = "vllm/vllm-openai:v0.9.1"
+
+	// KVTransferDecode and KVTransferPrefill are the vLLM KV-transfer
+	// configurations of the two disaggregated roles: prefill produces the
+	// KV cache, decode consumes it over NCCL.
+	KVTransferDecode  = `{"kv_connector":"PyNcclConnector","kv_role":"kv_consumer"}`
+	KVTransferPrefill = `{"kv_connector":"PyNcclConnector","kv_role":"kv_producer"}`
+
+	decodeSuffix  = "-decode"
+	prefillSuffix = "-prefill"
+)
+
+// Provider is the llm-d provider.
+type Provider struct{}
+
+var _ providers.Provider = Provider{}
+
+// Name implements providers.Provider.
+func (Provider) Name() string { return Name }
+
+// Check implements providers.Provider with upstream's compatibility rules
+// (vLLM only, GPUs required) plus what the generated names need.
+func (Provider) Check(req *providers.Request) diag.List {
+	var l diag.List
+	md := req.MD
+	s := &md.Spec
+	if req.Engine != v1.EngineVLLM {
+		l.Errorf("spec.engine.type", "the llmd provider (llm-d) only supports the %q engine, got %q", v1.EngineVLLM, req.Engine)
+	}
+	if s.Mode() == v1.ModeDisaggregated {
+		for _, c := range components(s) {
+			if c.spec == nil {
+				l.Errorf("spec.scaling."+c.role, "the llmd provider requires `spec.scaling.%s` in disaggregated serving mode", c.role)
+			} else if c.spec.GPUCount() <= 0 {
+				l.Errorf("spec.scaling."+c.role+".gpu.count", "the llmd provider requires GPU resources for %s (`spec.scaling.%s.gpu.count` > 0)", c.role, c.role)
+			}
+		}
+	} else if s.GPUCount() <= 0 {
+		l.Errorf("spec.resources.gpu.count", "the llmd provider requires GPU resources (`spec.resources.gpu.count` > 0)")
+	}
+	// Each Deployment name is also a Service name and the `app` label
+	// value, so it must be a DNS-1035 label; `-prefill` makes it longer.
+	for _, name := range serverNames(md) {
+		if msgs := utilvalidation.IsDNS1035Label(name); len(msgs) > 0 {
+			l.Errorf("metadata.name", "%q cannot name the generated Deployment and Service %q: %s", md.Name, name, strings.Join(msgs, "; "))
+			break
+		}
+	}
+	if s.Engine != nil {
+		for _, err := range providers.CheckArgKeys(s.Engine) {
+			l.Errorf("spec.engine.args", "%v", err)
+		}
+	}
+	return l
+}
+
+// Render implements providers.Provider.
+func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
+	var l diag.List
+	md := req.MD
+	warnIgnored(md, &l)
+	overrides := podserver.Overrides(md)
+	checkOverrides(overrides, &l)
+	var deployments []*appsv1.Deployment
+	var services []*corev1.Service
+	if md.Spec.Mode() == v1.ModeDisaggregated {
+		// Decode first: upstream tracks status on the first object, and
+		// decode pods are the ones that serve user requests.
+		for _, c := range components(&md.Spec) {
+			if c.spec == nil {
+				continue // refused by Check
+			}
+			name := md.Name + c.suffix
+			if c.spec.ReplicaCount() == 0 {
+				l.Warnf("spec.scaling."+c.role+".replicas", "is 0: the %s Deployment %q is scaled to zero", c.role, name)
+			}
+			res := podserver.Resources(c.spec.GPUCount(), gpuType(c.spec.GPU), c.spec.Memory, "")
+			container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, c.spec.GPUCount(), c.kvTransfer), res, providers.ContainerEnv(md))
+			deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: name, Replicas: c.spec.ReplicaCount(), Routable: c.routable, Container: container}))
+			services = append(services, podserver.Service(req, name))
+		}
+	} else {
+		if md.Spec.Replicas() == 0 {
+			l.Warnf("spec.scaling.replicas", "is 0: the Deployment is scaled to zero and serves nothing (upstream AI Runway would run 1 replica)")
+		}
+		var res corev1.ResourceRequirements
+		if r := md.Spec.Resources; r != nil {
+			res = podserver.Resources(md.Spec.GPUCount(), gpuType(r.GPU), r.Memory, r.CPU)
+		}
+		container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, md.Spec.GPUCount(), ""), res, providers.ContainerEnv(md))
+		deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Routable: true, Container: container}))
+		services = append(services, podserver.Service(req, md.Name))
+	}
+	return podserver.Objects(deployments, services, overrides, &l), l
+}
+
+// component is one role of disaggregated serving.
+type component struct {
+	role, suffix, kvTransfer string
+	spec                     *v1.ComponentScalingSpec
+	// routable: only decode pods take user requests (upstream labels the
+	// pods behind the decode Service only).
+	routable bool
+}
+
+func components(s *v1.ModelDeploymentSpec) []component {
+	var prefill, decode *v1.ComponentScalingSpec
+	if s.Scaling != nil {
+		prefill, decode = s.Scaling.Prefill, s.Scaling.Decode
+	}
+	return []component{
+		{role: "decode", suffix: decodeSuffix, kvTransfer: KVTransferDecode, spec: decode, routable: true},
+		{role: "prefill", suffix: prefillSuffix, kvTransfer: KVTransferPrefill, spec: prefill},
+	}
+}
+
+// serverNames are the Deployment (and Service) names Render produces.
+func serverNames(md *v1.ModelDeployment) []string {
+	if md.Spec.Mode() == v1.ModeDisaggregated {
+		return []string{md.Name + decodeSuffix, md.Name + prefillSuffix}
+	}
+	return []string{md.Name}
+}
+
+func gpuType(g *v1.GPUSpec) string {
+	if g == nil {
+		return ""
+	}
+	return g.Type
+}
+
+// warnIgnored names the fields the llm-d provider does not render, as
+// upstream ignores them silently.
+func warnIgnored(md *v1.ModelDeployment, l *diag.List) {
+	s := &md.Spec
+	if s.Model.Storage != nil && len(s.Model.Storage.Volumes) > 0 {
+		l.Warnf("spec.model.storage", "is ignored by the llmd provider: like upstream, llm-d model servers mount no volumes and download the model at start-up; use the vllm or dynamo provider to mount model storage")
+	}
+	if s.Mode() == v1.ModeDisaggregated {
+		if r := s.Resources; r != nil {
+			if r.Memory != "" {
+				l.Warnf("spec.resources.memory", "is ignored by the llmd provider in disaggregated serving mode: set `spec.scaling.prefill.memory` and `spec.scaling.decode.memory`")
+			}
+			if r.CPU != "" {
+				l.Warnf("spec.resources.cpu", "is ignored by the llmd provider in disaggregated serving mode: components have no cpu request")
+			}
+		}
+		if s.Scaling != nil && s.Scaling.Replicas != nil && *s.Scaling.Replicas != 1 {
+			l.Warnf("spec.scaling.replicas", "is ignored by the llmd provider in disaggregated serving mode: set `spec.scaling.prefill.replicas` and `spec.scaling.decode.replicas`")
+		}
+		return
+	}
+	if s.Scaling != nil {
+		for _, c := range components(s) {
+			if c.spec != nil {
+				l.Warnf("spec.scaling."+c.role, "is ignored by the llmd provider in aggregated serving mode")
+			}
+		}
+	}
+}
+
+// checkOverrides applies upstream's llm-d guard: overrides must not reach
+// the pod spec (`spec.template.spec`), which holds the security-relevant
+// fields. Replacing `spec` or `spec.template` with a non-object (a null
+// deletes) would bypass the guard, so that is refused too.
+func checkOverrides(raw json.RawMessage, l *diag.List) {
+	if len(raw) == 0 {
+		return
+	}
+	var patch map[string]any
+	if err := json.Unmarshal(raw, &patch); err != nil {
+		return // reported by providers.ApplyOverrides
+	}
+	podSpec := []string{"spec", "template", "spec"}
+	node := patch
+	for i, key := range podSpec {
+		v, ok := node[key]
+		if !ok {
+			return
+		}
+		path := strings.Join(podSpec[:i+1], ".")
+		field := "spec.provider.overrides." + path
+		if i == len(podSpec)-1 {
+			l.Errorf(field, "overriding %q is not allowed: the llmd provider refuses pod-spec overrides, as upstream does; use `spec.nodeSelector`, `spec.tolerations`, `spec.env` and `spec.resources`", path)
+			return
+		}
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			l.Errorf(field, "overriding %q with a non-object value is not allowed: it would replace the pod spec, which the llmd provider does not let overrides change", path)
+			return
+		}
+		node = m
+	}
+}
+
+// Args builds the vLLM command line in upstream llm-d's order: model
+// flags, prefix caching, eager mode, tensor parallelism (gpus > 1),
+// KV-transfer role (disaggregated), `engine.args` sorted by key, then
+// `engine.extraArgs` verbatim. A derived flag steps aside when the user
+// sets the same flag in `engine.args` or `engine.extraArgs`, so each flag
+// appears once and the user's value is the one vLLM sees (upstream emits
+// both, and vLLM's parser keeps the later, the user's).
+func Args(md *v1.ModelDeployment, gpus int32, kvTransfer string) []string {
+	s := &md.Spec
+	user := providers.UserFlags(s.Engine)
+	var args []string
+	add := func(flag string, value ...string) {
+		if !user[flag] {
+			args = append(append(args, "--"+flag), value...)
+		}
+	}
+	if s.Model.ID != "" {
+		add("model", s.Model.ID)
+	}
+	if s.Model.ServedName != "" {
+		add("served-model-name", s.Model.ServedName)
+	}
+	e := s.Engine
+	if e == nil {
+		e = &v1.EngineSpec{}
+	}
+	if e.ContextLength != nil {
+		add("max-model-len", strconv.Itoa(int(*e.ContextLength)))
+	}
+	if v1.Bool(e.TrustRemoteCode) {
+		add("trust-remote-code")
+	}
+	// Always explicit, as upstream: the endpoint picker scores prefix-cache
+	// hits. Absent (no engine object, so no CRD default) means the CRD
+	// default, true; upstream reads it as false there.
+	if !user["enable-prefix-caching"] && !user["no-enable-prefix-caching"] {
+		if e.EnablePrefixCaching == nil || *e.EnablePrefixCaching {
+			args = append(args, "--enable-prefix-caching")
+		} else {
+			args = append(args, "--no-enable-prefix-caching")
+		}
+	}
+	if v1.Bool(e.EnforceEager) {
+		add("enforce-eager")
+	}
+	if gpus > 1 {
+		add("tensor-parallel-size", strconv.Itoa(int(gpus)))
+	}
+	if kvTransfer != "" {
+		add("kv-transfer-config", kvTransfer)
+	}
+	args = append(args, providers.SortedArgs(e.Args)...)
+	return append(args, e.ExtraArgs...)
+}

@@ -1,0 +1,5 @@
+package render
+
+import "github.com/airunway-render/airunway-render/providers/dynamo"
+
+func init() { register(dynamo.Provider{}) }
