@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 )
@@ -60,4 +61,58 @@ func UserFlags(e *v1.EngineSpec) FlagSet {
 		}
 	}
 	return set
+}
+
+// CommandLine builds a vLLM-style command line in which every derived flag
+// steps aside when the user set the same flag in `engine.args` or
+// `engine.extraArgs`, so the user's value appears exactly once.
+type CommandLine struct {
+	user   FlagSet
+	engine *v1.EngineSpec
+	args   []string
+}
+
+// NewCommandLine starts a command line with fixed leading tokens.
+func NewCommandLine(md *v1.ModelDeployment, leading ...string) *CommandLine {
+	e := md.Spec.Engine
+	if e == nil {
+		e = &v1.EngineSpec{}
+	}
+	return &CommandLine{user: UserFlags(md.Spec.Engine), engine: e, args: leading}
+}
+
+// Engine is the engine spec, never nil.
+func (c *CommandLine) Engine() *v1.EngineSpec { return c.engine }
+
+// UserSet reports whether the user set the flag.
+func (c *CommandLine) UserSet(flag string) bool { return c.user[flag] }
+
+// Add appends `--flag value...` unless the user set the flag.
+func (c *CommandLine) Add(flag string, value ...string) {
+	if !c.user[flag] {
+		c.args = append(append(c.args, "--"+flag), value...)
+	}
+}
+
+// AddModelFlags appends the flags every vLLM server derives from the
+// model: --model, --served-model-name, --max-model-len, --trust-remote-code.
+func (c *CommandLine) AddModelFlags(md *v1.ModelDeployment) {
+	if id := md.Spec.Model.ID; id != "" {
+		c.Add("model", id)
+	}
+	if name := md.Spec.Model.ServedName; name != "" {
+		c.Add("served-model-name", name)
+	}
+	if c.engine.ContextLength != nil {
+		c.Add("max-model-len", strconv.Itoa(int(*c.engine.ContextLength)))
+	}
+	if v1.Bool(c.engine.TrustRemoteCode) {
+		c.Add("trust-remote-code")
+	}
+}
+
+// Finish appends `engine.args` sorted by key, then `engine.extraArgs`
+// verbatim, and returns the tokens.
+func (c *CommandLine) Finish() []string {
+	return append(append(c.args, SortedArgs(c.engine.Args)...), c.engine.ExtraArgs...)
 }

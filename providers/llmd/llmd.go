@@ -220,49 +220,27 @@ func checkOverrides(raw json.RawMessage, l *diag.List) {
 // appears once and the user's value is the one vLLM sees (upstream emits
 // both, and vLLM's parser keeps the later, the user's).
 func Args(md *v1.ModelDeployment, gpus int32, kvTransfer string) []string {
-	s := &md.Spec
-	user := providers.UserFlags(s.Engine)
-	var args []string
-	add := func(flag string, value ...string) {
-		if !user[flag] {
-			args = append(append(args, "--"+flag), value...)
-		}
-	}
-	if s.Model.ID != "" {
-		add("model", s.Model.ID)
-	}
-	if s.Model.ServedName != "" {
-		add("served-model-name", s.Model.ServedName)
-	}
-	e := s.Engine
-	if e == nil {
-		e = &v1.EngineSpec{}
-	}
-	if e.ContextLength != nil {
-		add("max-model-len", strconv.Itoa(int(*e.ContextLength)))
-	}
-	if v1.Bool(e.TrustRemoteCode) {
-		add("trust-remote-code")
-	}
+	c := providers.NewCommandLine(md)
+	c.AddModelFlags(md)
+	e := c.Engine()
 	// Always explicit, as upstream: the endpoint picker scores prefix-cache
 	// hits. Absent (no engine object, so no CRD default) means the CRD
 	// default, true; upstream reads it as false there.
-	if !user["enable-prefix-caching"] && !user["no-enable-prefix-caching"] {
+	if !c.UserSet("enable-prefix-caching") && !c.UserSet("no-enable-prefix-caching") {
 		if e.EnablePrefixCaching == nil || *e.EnablePrefixCaching {
-			args = append(args, "--enable-prefix-caching")
+			c.Add("enable-prefix-caching")
 		} else {
-			args = append(args, "--no-enable-prefix-caching")
+			c.Add("no-enable-prefix-caching")
 		}
 	}
 	if v1.Bool(e.EnforceEager) {
-		add("enforce-eager")
+		c.Add("enforce-eager")
 	}
 	if gpus > 1 {
-		add("tensor-parallel-size", strconv.Itoa(int(gpus)))
+		c.Add("tensor-parallel-size", strconv.Itoa(int(gpus)))
 	}
 	if kvTransfer != "" {
-		add("kv-transfer-config", kvTransfer)
+		c.Add("kv-transfer-config", kvTransfer)
 	}
-	args = append(args, providers.SortedArgs(e.Args)...)
-	return append(args, e.ExtraArgs...)
+	return c.Finish()
 }

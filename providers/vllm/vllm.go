@@ -126,45 +126,23 @@ func healthProbe(period, failureThreshold int32) *corev1.Probe {
 // steps aside when the user set the same flag in `engine.args` or
 // `engine.extraArgs`, so the user's value appears exactly once.
 func Args(md *v1.ModelDeployment) []string {
-	s := &md.Spec
-	user := providers.UserFlags(s.Engine)
-	args := []string{"--host", "0.0.0.0", "--port", strconv.Itoa(Port)}
-	add := func(flag string, value ...string) {
-		if !user[flag] {
-			args = append(append(args, "--"+flag), value...)
-		}
-	}
-	if s.Model.ID != "" {
-		add("model", s.Model.ID)
-	}
-	if s.Model.ServedName != "" {
-		add("served-model-name", s.Model.ServedName)
-	}
-	e := s.Engine
-	if e == nil {
-		e = &v1.EngineSpec{}
-	}
-	if e.ContextLength != nil {
-		add("max-model-len", strconv.Itoa(int(*e.ContextLength)))
-	}
-	if v1.Bool(e.TrustRemoteCode) {
-		add("trust-remote-code")
-	}
+	c := providers.NewCommandLine(md, "--host", "0.0.0.0", "--port", strconv.Itoa(Port))
+	c.AddModelFlags(md)
+	e := c.Engine()
 	if v1.Bool(e.EnforceEager) {
-		add("enforce-eager")
+		c.Add("enforce-eager")
 	}
-	if e.EnablePrefixCaching != nil && !user["no-enable-prefix-caching"] {
+	if e.EnablePrefixCaching != nil && !c.UserSet("no-enable-prefix-caching") {
 		if *e.EnablePrefixCaching {
-			add("enable-prefix-caching")
+			c.Add("enable-prefix-caching")
 		} else {
-			add("no-enable-prefix-caching")
+			c.Add("no-enable-prefix-caching")
 		}
 	}
-	if n := s.GPUCount(); n > 1 {
-		add("tensor-parallel-size", strconv.Itoa(int(n)))
+	if n := md.Spec.GPUCount(); n > 1 {
+		c.Add("tensor-parallel-size", strconv.Itoa(int(n)))
 	}
-	args = append(args, providers.SortedArgs(e.Args)...)
-	return append(args, e.ExtraArgs...)
+	return c.Finish()
 }
 
 func containerResources(md *v1.ModelDeployment) corev1.ResourceRequirements {
