@@ -275,31 +275,31 @@ func TestResolveProblems(t *testing.T) {
 		},
 		{
 			name: "valid node pools",
-			doc:  capsDoc(pools(`{name: h100, selector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}, taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}], gpu: {resourceName: nvidia.com/gpu, memoryMiB: 81559, perNode: 8}}, {name: cpu}`)),
+			doc:  capsDoc(pools(`{name: h100, selector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}, taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}], gpu: {resourceName: nvidia.com/gpu, memoryMiB: 81559, perNode: 8}}, {name: cpu, selector: {kubernetes.io/os: linux}, capacity: {cpu: "32", memory: 128Gi}}`)),
 		},
 		{
 			name: "node pool duplicate name",
-			doc:  capsDoc(pools(`{name: gpu}, {name: cpu}, {name: gpu}`)),
+			doc:  capsDoc(pools(`{name: gpu, selector: {a: b}}, {name: cpu, selector: {a: c}}, {name: gpu, selector: {a: d}}`)),
 			want: []want{e("spec.nodePools[2].name", `"gpu" is listed twice`)},
 		},
 		{
 			name: "node pool bad taint effect",
-			doc:  capsDoc(pools(`{name: gpu, taints: [{key: a, effect: NoSchedule}, {key: b, effect: NoRun}]}`)),
+			doc:  capsDoc(pools(`{name: gpu, selector: {a: b}, taints: [{key: a, effect: NoSchedule}, {key: b, effect: NoRun}]}`)),
 			want: []want{e("spec.nodePools[0].taints[1].effect", `"NoRun" is not supported`, `"NoSchedule", "PreferNoSchedule", "NoExecute"`)},
 		},
 		{
 			name: "node pool taint without key",
-			doc:  capsDoc(pools(`{name: gpu, taints: [{key: "", effect: NoExecute}]}`)),
+			doc:  capsDoc(pools(`{name: gpu, selector: {a: b}, taints: [{key: "", effect: NoExecute}]}`)),
 			want: []want{e("spec.nodePools[0].taints[0].key", "must be set")},
 		},
 		{
 			name: "node pool invalid name",
-			doc:  capsDoc(pools(`{name: GPU_Pool}`)),
+			doc:  capsDoc(pools(`{name: GPU_Pool, selector: {a: b}}`)),
 			want: []want{e("spec.nodePools[0].name", `"GPU_Pool" is not a valid pool name`)},
 		},
 		{
 			name: "node pool missing name",
-			doc:  capsDoc(pools(`{name: ""}`)),
+			doc:  capsDoc(pools(`{name: "", selector: {a: b}}`)),
 			want: []want{e("spec.nodePools[0].name", "must be set")},
 		},
 		{
@@ -311,14 +311,28 @@ func TestResolveProblems(t *testing.T) {
 			},
 		},
 		{
+			name: "node pool without selector",
+			doc:  capsDoc(pools(`{name: gpu}`)),
+			want: []want{e("spec.nodePools[0].selector", "must name at least one node label")},
+		},
+		{
+			name: "node pool bad capacity and GPU memory",
+			doc:  capsDoc(pools(`{name: gpu, selector: {a: b}, gpu: {memoryMiB: -1}, capacity: {cpu: lots, memory: "0"}}`)),
+			want: []want{
+				e("spec.nodePools[0].gpu.memoryMiB", "greater than or equal to 0"),
+				e("spec.nodePools[0].capacity.cpu", `"lots" must be a positive quantity`),
+				e("spec.nodePools[0].capacity.memory", `"0" must be a positive quantity`),
+			},
+		},
+		{
 			name: "node pool negative perNode",
-			doc:  capsDoc(pools(`{name: gpu, gpu: {perNode: -1}}`)),
+			doc:  capsDoc(pools(`{name: gpu, selector: {a: b}, gpu: {perNode: -1}}`)),
 			want: []want{e("spec.nodePools[0].gpu.perNode", "greater than or equal to 0")},
 		},
 		{
 			name: "every problem is reported",
 			doc: strings.Replace(capsDoc(`{providers: [{name: triton}, {name: dynamo, version: "2.0.0"}, {name: vllm, version: "1.0.0", selectionRules: [{condition: "(", priority: -5}]}], `+
-				`gateway: {inferencePoolVersion: v1, channel: beta}, nodePools: [{name: a, taints: [{key: k, effect: Never}]}, {name: a}]}`), "airunway.ai/v1alpha1", "airunway.ai/v1", 1),
+				`gateway: {inferencePoolVersion: v1, channel: beta}, nodePools: [{name: a, selector: {x: z}, taints: [{key: k, effect: Never}]}, {name: a}]}`), "airunway.ai/v1alpha1", "airunway.ai/v1", 1),
 			want: []want{
 				e("apiVersion", "is not supported"),
 				e("spec.providers[0].name", "not a known provider"),
@@ -331,6 +345,7 @@ func TestResolveProblems(t *testing.T) {
 				e("spec.gateway.parentRef.name", "is required"),
 				e("spec.nodePools[0].taints[0].effect", "is not supported"),
 				e("spec.nodePools[1].name", "listed twice"),
+				e("spec.nodePools[1].selector", "must name at least one node label"),
 			},
 		},
 	} {

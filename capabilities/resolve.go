@@ -12,6 +12,7 @@ import (
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/google/cel-go/cel"
+	"k8s.io/apimachinery/pkg/api/resource"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
@@ -261,6 +262,9 @@ func checkNodePools(pools []v1.NodePool, l *diag.List) {
 			l.Errorf(at+".name", "%q is listed twice; pool names must be unique", p.Name)
 		}
 		seen[p.Name] = true
+		if len(p.Selector) == 0 {
+			l.Errorf(at+".selector", "must name at least one node label: a pool without a selector would match every node")
+		}
 		for _, k := range slices.Sorted(maps.Keys(p.Selector)) {
 			if msgs := utilvalidation.IsQualifiedName(k); len(msgs) > 0 {
 				l.Errorf(at+".selector", "label key %q is invalid: %s", k, strings.Join(msgs, "; "))
@@ -280,6 +284,16 @@ func checkNodePools(pools []v1.NodePool, l *diag.List) {
 		}
 		if p.GPU != nil && p.GPU.PerNode < 0 {
 			l.Errorf(at+".gpu.perNode", "must be greater than or equal to 0, got %d", p.GPU.PerNode)
+		}
+		if p.GPU != nil && p.GPU.MemoryMiB < 0 {
+			l.Errorf(at+".gpu.memoryMiB", "must be greater than or equal to 0, got %d", p.GPU.MemoryMiB)
+		}
+		if c := p.Capacity; c != nil {
+			for _, fv := range [][2]string{{"cpu", c.CPU}, {"memory", c.Memory}} {
+				if q, err := resource.ParseQuantity(fv[1]); fv[1] != "" && (err != nil || q.Sign() <= 0) {
+					l.Errorf(at+".capacity."+fv[0], "%q must be a positive quantity", fv[1])
+				}
+			}
 		}
 	}
 }

@@ -22,6 +22,16 @@ type Request struct {
 	Provider *capabilities.Provider
 	// Caps is the whole resolved capability file.
 	Caps *capabilities.Resolved
+	// Placement says which node pool each component runs on; use
+	// Placement.For(component) for a pod's nodeSelector and tolerations.
+	Placement *Placement
+}
+
+// NodeSpanner is implemented by providers whose pods can span several
+// nodes (Dynamo's multinode workers): placement then needs only
+// ceil(gpus / nodes) GPUs per node.
+type NodeSpanner interface {
+	NodesPerPod(md *v1.ModelDeployment, component string) int32
 }
 
 // Provider renders one kind of inference deployment.

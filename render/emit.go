@@ -93,7 +93,16 @@ func annotateModel(node *yaml.RNode, d Decision) (*yaml.RNode, error) {
 		{AnnotationEngineReason, d.EngineReason},
 		{AnnotationProvider, d.Provider},
 		{AnnotationProviderReason, d.ProviderReason},
+		{AnnotationNodePool, d.NodePool},
+		{AnnotationNodePoolReason, d.NodePoolReason},
 	} {
+		if kv[1] == "" {
+			// Drop a decision an earlier render recorded and this one lacks.
+			if err := out.PipeE(yaml.ClearAnnotation(kv[0])); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err := setAnnotation(out, kv[0], kv[1]); err != nil {
 			return nil, err
 		}

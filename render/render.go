@@ -117,7 +117,13 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 		l.Errorf("spec.provider.name", "provider %q was selected (%s), but this release of airunway-render renders only %s; set `spec.provider.name` to one of those", d.Provider, d.ProviderReason, strings.Join(slices.Sorted(maps.Keys(registry)), ", "))
 		return nil, l
 	}
-	req := &providers.Request{MD: md, Engine: d.Engine, Provider: caps.Provider(d.Provider), Caps: caps}
+	n := len(l)
+	placement := place(md, caps, p, &l)
+	if placement == nil || l[n:].HasErrors() {
+		return nil, l
+	}
+	d.NodePool, d.NodePoolReason = placement.Annotation, placement.Reason
+	req := &providers.Request{MD: md, Engine: d.Engine, Provider: caps.Provider(d.Provider), Caps: caps, Placement: placement}
 	if l = append(l, p.Check(req)...); l.HasErrors() {
 		return nil, l
 	}

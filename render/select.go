@@ -33,6 +33,9 @@ type Decision struct {
 	EngineReason   string
 	Provider       string
 	ProviderReason string
+	// NodePool and NodePoolReason are empty when no pools are declared.
+	NodePool       string
+	NodePoolReason string
 }
 
 // hasGPU is upstream's notion of a GPU workload for selection.

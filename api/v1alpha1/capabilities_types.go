@@ -98,12 +98,24 @@ type GatewayRef struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
-// NodePool is a group of nodes a workload can be placed on.
+// NodePool is a group of identical nodes a workload can be placed on.
 type NodePool struct {
-	Name     string            `json:"name"`
+	Name string `json:"name"`
+	// Selector holds the node labels that pick this pool, e.g. NVIDIA GPU
+	// Feature Discovery's nvidia.com/gpu.product.
 	Selector map[string]string `json:"selector,omitempty"`
-	Taints   []Taint           `json:"taints,omitempty"`
-	GPU      *PoolGPU          `json:"gpu,omitempty"`
+	// Taints of the pool's nodes; placed workloads tolerate them.
+	Taints []Taint `json:"taints,omitempty"`
+	// GPU is nil for a pool without GPUs.
+	GPU *PoolGPU `json:"gpu,omitempty"`
+	// Capacity optionally bounds what one pod may request on a node.
+	Capacity *NodeCapacity `json:"capacity,omitempty"`
+}
+
+// NodeCapacity is the allocatable CPU and memory of one node of a pool.
+type NodeCapacity struct {
+	CPU    string `json:"cpu,omitempty"`
+	Memory string `json:"memory,omitempty"`
 }
 
 // Taint is a node taint the pool's workloads must tolerate.
@@ -115,10 +127,24 @@ type Taint struct {
 
 // PoolGPU describes the GPUs of every node in a pool.
 type PoolGPU struct {
+	// ResourceName is the extended resource, default nvidia.com/gpu.
 	ResourceName string `json:"resourceName,omitempty"`
 	Product      string `json:"product,omitempty"`
 	MemoryMiB    int64  `json:"memoryMiB,omitempty"`
-	PerNode      int32  `json:"perNode,omitempty"`
+	// PerNode is the number of GPUs per node; 0 means unknown (any request
+	// is assumed to fit, and such a pool is chosen last).
+	PerNode int32 `json:"perNode,omitempty"`
+}
+
+// GPUResource returns the pool's GPU resource name, "" for a CPU pool.
+func (p *NodePool) GPUResource() string {
+	if p.GPU == nil {
+		return ""
+	}
+	if p.GPU.ResourceName == "" {
+		return DefaultGPUResource
+	}
+	return p.GPU.ResourceName
 }
 
 // IsReady reports the provider's readiness, true when unset.

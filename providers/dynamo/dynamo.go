@@ -129,7 +129,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		l.Errorf(overridesField, "%v", err)
 	}
 	out := []providers.Object{obj}
-	storage, err := storageObjects(md, req.Engine)
+	storage, err := storageObjects(md, req.Engine, req.Placement.ForCPU())
 	if err != nil {
 		l.Errorf("", "internal error rendering storage objects: %v", err)
 		return nil, l

@@ -83,7 +83,7 @@ func request(t *testing.T, meta, spec string, opts ...opt) *providers.Request {
 	if engine == "" {
 		engine = v1.EngineVLLM
 	}
-	req := &providers.Request{MD: md, Engine: engine, Provider: caps.Provider(Name), Caps: caps}
+	req := &providers.Request{MD: md, Engine: engine, Provider: caps.Provider(Name), Caps: caps, Placement: providers.NewPlacement(md)}
 	for _, o := range opts {
 		o(req)
 	}

@@ -102,7 +102,7 @@ func (r *renderer) frontend() *service {
 		ExtraPodSpec: &extraPodSpec{MainContainer: &container{
 			Image: r.image,
 			Env:   []corev1.EnvVar{{Name: envRouterMode, Value: routerMode}},
-		}},
+		}, NodeSelector: r.req.Placement.ForCPU().NodeSelector, Tolerations: r.req.Placement.ForCPU().Tolerations},
 		EnvFromSecret: r.hfSecret(),
 	}
 }
@@ -133,7 +133,7 @@ func (r *renderer) epp(disagg bool) *service {
 		ExtraPodSpec: &extraPodSpec{MainContainer: &container{
 			Image: image,
 			Env:   []corev1.EnvVar{{Name: envDecodeFallbk, Value: fallback}, {Name: envEnforceDisagg, Value: enforce}},
-		}},
+		}, NodeSelector: r.req.Placement.ForCPU().NodeSelector, Tolerations: r.req.Placement.ForCPU().Tolerations},
 		EppConfig: &eppConfig{Config: eppPlugins(disagg)},
 	}
 }
@@ -194,8 +194,8 @@ func (r *renderer) worker(role string, c *v1.ComponentScalingSpec) *service {
 	}
 	w.ExtraPodSpec = &extraPodSpec{
 		MainContainer: main,
-		NodeSelector:  providers.Merge(md.Spec.NodeSelector),
-		Tolerations:   md.Spec.Tolerations,
+		NodeSelector:  r.req.Placement.For(role).NodeSelector,
+		Tolerations:   r.req.Placement.For(role).Tolerations,
 	}
 	if r.gateway {
 		w.FrontendSidecar = r.frontendSidecar(role != "")

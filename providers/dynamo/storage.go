@@ -54,7 +54,7 @@ func needsDownload(md *v1.ModelDeployment) *v1.StorageVolume {
 // wave only when its PVCs are Bound, and a WaitForFirstConsumer PVC binds
 // only once a pod uses it, so an earlier PVC wave would never finish
 // (argoproj/argo-cd#12840).
-func storageObjects(md *v1.ModelDeployment, engine string) ([]providers.Object, error) {
+func storageObjects(md *v1.ModelDeployment, engine string, placed *providers.PoolPlacement) ([]providers.Object, error) {
 	if md.Spec.Model.Storage == nil {
 		return nil, nil
 	}
@@ -76,7 +76,7 @@ func storageObjects(md *v1.ModelDeployment, engine string) ([]providers.Object, 
 		out = append(out, obj)
 	}
 	if dl != nil {
-		obj, err := providers.FromTyped(downloadJob(md, engine, dl))
+		obj, err := providers.FromTyped(downloadJob(md, engine, dl, placed))
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +109,9 @@ func managedPVC(md *v1.ModelDeployment, engine string, v *v1.StorageVolume, anno
 	}
 }
 
-func downloadJob(md *v1.ModelDeployment, engine string, v *v1.StorageVolume) *batchv1.Job {
+// The Job is a CPU-only helper: it runs on the cluster's CPU pool when one
+// is declared (placed), like the other helper pods.
+func downloadJob(md *v1.ModelDeployment, engine string, v *v1.StorageVolume, placed *providers.PoolPlacement) *batchv1.Job {
 	backoffLimit, one := int32(6), int32(1)
 	c := corev1.Container{
 		Name:  downloadContainer,
@@ -145,6 +147,8 @@ func downloadJob(md *v1.ModelDeployment, engine string, v *v1.StorageVolume) *ba
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
 				Containers:    []corev1.Container{c},
+				NodeSelector:  placed.NodeSelector,
+				Tolerations:   placed.Tolerations,
 				Volumes: []corev1.Volume{{Name: downloadVolume, VolumeSource: corev1.VolumeSource{
 					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: v.ResolvedClaimName(md.Name)},
 				}}},

@@ -107,6 +107,31 @@ func warnPresetIgnored(req *providers.Request, rel release, l *diag.List) {
 	if len(s.Tolerations) > 0 {
 		ignored(l, "spec.tolerations", "a Workspace has no toleration field for presets; KAITO adds its own GPU tolerations (nvidia.com/gpu, sku=gpu)")
 	}
+	warnUntoleratedPoolTaints(req, l)
+}
+
+// kaitoTolerated are the taint keys KAITO's preset pods tolerate by
+// themselves: nvidia.com/gpu (Exists) and sku (gpu).
+var kaitoTolerated = map[string]bool{"nvidia.com/gpu": true, "sku": true}
+
+// warnUntoleratedPoolTaints warns when the chosen node pool has a taint a
+// preset pod cannot tolerate: presets have no toleration field, so such a
+// pool would leave the pods Pending.
+func warnUntoleratedPoolTaints(req *providers.Request, l *diag.List) {
+	placed := req.Placement.For(providers.ComponentMain)
+	if placed.Pool == "" {
+		return
+	}
+	for _, t := range req.Caps.NodePools {
+		if t.Name != placed.Pool {
+			continue
+		}
+		for _, taint := range t.Taints {
+			if !kaitoTolerated[taint.Key] {
+				l.Warnf("spec.resources", "node pool %q has taint %s:%s, which KAITO preset pods do not tolerate (a Workspace preset has no toleration field); they will stay Pending unless KAITO's own tolerations cover it", placed.Pool, taint.Key, taint.Effect)
+			}
+		}
+	}
 }
 
 // warnTemplateIgnored names the engine settings the llama.cpp runner is

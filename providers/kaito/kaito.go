@@ -181,7 +181,8 @@ func resourceSpec(req *providers.Request, rel release) wsResource {
 		count = 1 // Check refuses 0; this is upstream's floor for direct callers
 	}
 	match := map[string]string{LabelOS: "linux"}
-	maps.Copy(match, md.Spec.NodeSelector)
+	// The node pool's labels merged with spec.nodeSelector (placement).
+	maps.Copy(match, req.Placement.For(providers.ComponentMain).NodeSelector)
 	gpu := md.Spec.GPUCount() > 0
 	if gpu && rel.labelBYO {
 		// After the user's nodeSelector, so "false" there cannot point a GPU
@@ -240,7 +241,7 @@ func podTemplate(req *providers.Request, img string) *corev1.PodTemplateSpec {
 		},
 		Spec: corev1.PodSpec{
 			Containers:  []corev1.Container{c},
-			Tolerations: md.Spec.Tolerations,
+			Tolerations: req.Placement.For(providers.ComponentMain).Tolerations,
 		},
 	}
 }

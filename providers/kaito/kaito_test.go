@@ -61,7 +61,7 @@ func request(t *testing.T, spec string, opts ...option) *providers.Request {
 	}
 	caps := capabilities.Default()
 	p := *caps.Provider(Name)
-	req := &providers.Request{MD: md, Engine: engine, Provider: &p, Caps: caps}
+	req := &providers.Request{MD: md, Engine: engine, Provider: &p, Caps: caps, Placement: providers.NewPlacement(md)}
 	for _, o := range opts {
 		o(req)
 	}

@@ -33,7 +33,7 @@ func request(t *testing.T, name, version, spec string) *providers.Request {
 	caps := capabilities.Default()
 	p := *caps.Provider(Name)
 	p.Version = version
-	return &providers.Request{MD: md, Engine: v1.EngineVLLM, Provider: &p, Caps: caps}
+	return &providers.Request{MD: md, Engine: v1.EngineVLLM, Provider: &p, Caps: caps, Placement: providers.NewPlacement(md)}
 }
 
 // render renders at KubeRay 1.3.0 and returns the object, its typed view

@@ -108,11 +108,15 @@ func headGroup(req *providers.Request) headGroupSpec {
 		}},
 		Env: headEnv(md),
 	}
-	// The head runs no GPU work: nodeSelector and tolerations stay on the
-	// workers, so the head does not take room on a GPU node.
+	// The head runs no GPU work: the user's nodeSelector and tolerations
+	// stay on the workers, and the head goes to the cluster's CPU pool when
+	// the capability file declares one, so it takes no room on a GPU node.
+	cpu := req.Placement.ForCPU()
 	return headGroupSpec{
 		RayStartParams: map[string]string{"dashboard-host": "0.0.0.0"},
-		Template:       corev1.PodTemplateSpec{ObjectMeta: podMeta(md), Spec: corev1.PodSpec{Containers: []corev1.Container{c}}},
+		Template: corev1.PodTemplateSpec{ObjectMeta: podMeta(md), Spec: corev1.PodSpec{
+			Containers: []corev1.Container{c}, NodeSelector: cpu.NodeSelector, Tolerations: cpu.Tolerations,
+		}},
 	}
 }
 
@@ -146,16 +150,16 @@ func workerGroups(req *providers.Request) []workerGroupSpec {
 		if s.Resources != nil && s.Resources.GPU != nil && s.Resources.GPU.Type != "" {
 			gpuType = s.Resources.GPU.Type
 		}
-		return []workerGroupSpec{workerGroup(req, AggregatedGroup, s.Replicas(), s.GPUCount(), gpuType, memory)}
+		return []workerGroupSpec{workerGroup(req, AggregatedGroup, providers.ComponentMain, s.Replicas(), s.GPUCount(), gpuType, memory)}
 	}
 	var groups []workerGroupSpec
 	if s.Scaling == nil {
 		return groups
 	}
 	for _, c := range []struct {
-		name string
-		spec *v1.ComponentScalingSpec
-	}{{PrefillGroup, s.Scaling.Prefill}, {DecodeGroup, s.Scaling.Decode}} {
+		name, component string
+		spec            *v1.ComponentScalingSpec
+	}{{PrefillGroup, providers.ComponentPrefill, s.Scaling.Prefill}, {DecodeGroup, providers.ComponentDecode, s.Scaling.Decode}} {
 		if c.spec == nil {
 			continue
 		}
@@ -167,7 +171,7 @@ func workerGroups(req *providers.Request) []workerGroupSpec {
 		if c.spec.GPU != nil && c.spec.GPU.Type != "" {
 			gpuType = c.spec.GPU.Type
 		}
-		groups = append(groups, workerGroup(req, c.name, c.spec.ReplicaCount(), c.spec.GPUCount(), gpuType, memory))
+		groups = append(groups, workerGroup(req, c.name, c.component, c.spec.ReplicaCount(), c.spec.GPUCount(), gpuType, memory))
 	}
 	return groups
 }
@@ -176,8 +180,9 @@ func workerGroups(req *providers.Request) []workerGroupSpec {
 // replicas). Unlike upstream, workers get the user's env and the HF token
 // (vLLM downloads the weights in the worker) and spec.nodeSelector and
 // spec.tolerations (they need the GPU nodes).
-func workerGroup(req *providers.Request, name string, replicas, gpus int32, gpuType, memory string) workerGroupSpec {
+func workerGroup(req *providers.Request, name, component string, replicas, gpus int32, gpuType, memory string) workerGroupSpec {
 	md := req.MD
+	placed := req.Placement.For(component)
 	limits := corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memory)}
 	if gpus > 0 {
 		limits[corev1.ResourceName(gpuType)] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
@@ -196,8 +201,8 @@ func workerGroup(req *providers.Request, name string, replicas, gpus int32, gpuT
 		RayStartParams: map[string]string{},
 		Template: corev1.PodTemplateSpec{ObjectMeta: podMeta(md), Spec: corev1.PodSpec{
 			Containers:   []corev1.Container{c},
-			NodeSelector: providers.Merge(md.Spec.NodeSelector),
-			Tolerations:  md.Spec.Tolerations,
+			NodeSelector: placed.NodeSelector,
+			Tolerations:  placed.Tolerations,
 		}},
 	}
 }

@@ -95,7 +95,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 			}
 			res := podserver.Resources(c.spec.GPUCount(), gpuType(c.spec.GPU), c.spec.Memory, "")
 			container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, c.spec.GPUCount(), c.kvTransfer), res, providers.ContainerEnv(md))
-			deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: name, Replicas: c.spec.ReplicaCount(), Routable: c.routable, Container: container}))
+			deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: name, Component: c.role, Replicas: c.spec.ReplicaCount(), Routable: c.routable, Container: container}))
 			services = append(services, podserver.Service(req, name))
 		}
 	} else {

@@ -44,7 +44,7 @@ func request(t *testing.T, spec string) *providers.Request {
 // transformer does with input its webhook would refuse.
 func unvalidated(md *v1.ModelDeployment) *providers.Request {
 	caps := capabilities.Default()
-	return &providers.Request{MD: md, Engine: v1.EngineVLLM, Provider: caps.Provider(Name), Caps: caps}
+	return &providers.Request{MD: md, Engine: v1.EngineVLLM, Provider: caps.Provider(Name), Caps: caps, Placement: providers.NewPlacement(md)}
 }
 
 type rendered struct {

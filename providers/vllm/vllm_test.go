@@ -30,7 +30,7 @@ func request(t *testing.T, spec string) *providers.Request {
 	v1.DefaultModelDeployment(md)
 	require.False(t, v1.ValidateModelDeployment(md).HasErrors())
 	caps := capabilities.Default()
-	return &providers.Request{MD: md, Engine: v1.EngineVLLM, Provider: caps.Provider(Name), Caps: caps}
+	return &providers.Request{MD: md, Engine: v1.EngineVLLM, Provider: caps.Provider(Name), Caps: caps, Placement: providers.NewPlacement(md)}
 }
 
 func render(t *testing.T, spec string) (*appsv1.Deployment, *corev1.Service, diag.List) {

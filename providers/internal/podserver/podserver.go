@@ -35,6 +35,9 @@ type Server struct {
 	// `app` selector label.
 	Name     string
 	Replicas int32
+	// Component is the placement component the pods belong to
+	// (providers.ComponentMain, ComponentPrefill or ComponentDecode).
+	Component string
 	// Routable puts `airunway.ai/model-deployment` on the pods: the label
 	// the gateway's InferencePool selects, so only pods that should receive
 	// user requests carry it.
@@ -77,6 +80,7 @@ func Deployment(req *providers.Request, s Server) *appsv1.Deployment {
 		delete(podLabels, providers.LabelModelDeployment)
 	}
 	replicas := s.Replicas
+	placed := req.Placement.For(s.Component)
 	return &appsv1.Deployment{
 		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -92,8 +96,8 @@ func Deployment(req *providers.Request, s Server) *appsv1.Deployment {
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: providers.PodTemplateAnnotations(md)},
 				Spec: corev1.PodSpec{
 					Containers:   []corev1.Container{s.Container},
-					NodeSelector: providers.Merge(md.Spec.NodeSelector),
-					Tolerations:  md.Spec.Tolerations,
+					NodeSelector: placed.NodeSelector,
+					Tolerations:  placed.Tolerations,
 					Volumes:      s.Volumes,
 				},
 			},

@@ -22,7 +22,7 @@ func request(labels map[string]string) *providers.Request {
 			PodTemplate: &v1.PodTemplateSpec{Metadata: &v1.PodTemplateMetadata{Labels: labels}},
 		},
 	}
-	return &providers.Request{MD: md, Engine: v1.EngineVLLM}
+	return &providers.Request{MD: md, Engine: v1.EngineVLLM, Placement: providers.NewPlacement(md)}
 }
 
 func TestDeploymentPodLabels(t *testing.T) {
