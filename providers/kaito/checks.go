@@ -98,7 +98,7 @@ func warnPresetIgnored(req *providers.Request, rel release, l *diag.List) {
 		}
 	}
 	if n := s.GPUCount(); n > 1 {
-		sel := "only decides that GPU nodes are selected (`" + LabelGPUPresent + ": \"true\"`)"
+		sel := "only decides which nodes are selected (`" + LabelGPUPresent + ": \"true\"` and the node pool that fits it)"
 		if !rel.labelBYO {
 			sel = "has no effect on " + rel.String()
 		}
