@@ -151,4 +151,3 @@ func TestCPUWorkloadWithoutCPUPool(t *testing.T) {
 	require.Len(t, l, 1)
 	require.Contains(t, l[0].Message, `placed on GPU pool "l4" because the capability file declares no pool without GPUs`)
 }
-
