@@ -620,3 +620,26 @@ func TestSchemaAtEveryRelease(t *testing.T) {
 		require.NotEmpty(t, schemacheck.CheckAtVersion(obj, "0.10.0"))
 	})
 }
+
+// TestPlacementOnPresets covers the node pool reaching the Workspace: its
+// labels join resource.labelSelector, and a taint KAITO does not tolerate
+// by itself is a warning, since presets have no toleration field.
+func TestPlacementOnPresets(t *testing.T) {
+	pools := []v1.NodePool{
+		{Name: "h100", Selector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, GPU: &v1.PoolGPU{PerNode: 8},
+			Taints: []v1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: "NoSchedule"}, {Key: "dedicated", Value: "ml", Effect: "NoSchedule"}}},
+	}
+	onPool := func(r *providers.Request) {
+		caps := *r.Caps
+		caps.NodePools = pools
+		r.Caps = &caps
+		r.Placement.Set(providers.ComponentMain, &pools[0])
+	}
+	obj, l := render(t, "model: {id: microsoft/phi-4}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}", onPool)
+	match := obj["resource"].(map[string]any)["labelSelector"].(map[string]any)["matchLabels"]
+	require.Equal(t, map[string]any{"kubernetes.io/os": "linux", "nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, match)
+	require.Len(t, l, 1, "%v", l)
+	require.Equal(t, diag.Warning, l[0].Severity)
+	require.Contains(t, l[0].Message, `node pool "h100" has taint dedicated:NoSchedule, which KAITO preset pods do not tolerate`)
+	require.NotContains(t, l[0].Message, "nvidia.com/gpu:", "KAITO tolerates its own GPU taint")
+}
