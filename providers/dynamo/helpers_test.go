@@ -3,16 +3,14 @@ package dynamo
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/internal/providertest"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 )
 
 // base is the upstream tests' MD: vllm, one GPU, explicitly on dynamo.
@@ -65,25 +63,7 @@ func withVersion(version string, images map[string]string) opt {
 // defaulted and validated like the pipeline does.
 func request(t *testing.T, meta, spec string, opts ...opt) *providers.Request {
 	t.Helper()
-	if meta == "" {
-		meta = "{name: test-model, namespace: default}"
-	}
-	doc := "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata: " + meta + "\nspec:\n"
-	for _, line := range strings.Split(strings.TrimSpace(spec), "\n") {
-		doc += "  " + line + "\n"
-	}
-	js, err := yaml.YAMLToJSON([]byte(doc))
-	require.NoError(t, err)
-	md, l := v1.DecodeModelDeployment(js)
-	require.False(t, l.HasErrors(), "%v", l)
-	v1.DefaultModelDeployment(md)
-	require.False(t, v1.ValidateModelDeployment(md).HasErrors(), "%v", v1.ValidateModelDeployment(md))
-	caps := capabilities.Default()
-	engine := md.Spec.EngineType()
-	if engine == "" {
-		engine = v1.EngineVLLM
-	}
-	req := &providers.Request{MD: md, Engine: engine, Provider: caps.Provider(Name), Caps: caps, Placement: providers.NewPlacement(md)}
+	req := providertest.Request(providertest.Valid(t, meta, spec), Name)
 	for _, o := range opts {
 		o(req)
 	}

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
-	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/internal/providertest"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -45,23 +45,7 @@ func mutate(f func(*v1.ModelDeployment)) option {
 // validated like the pipeline does; the engine is spec.engine.type or vllm.
 func request(t *testing.T, spec string, opts ...option) *providers.Request {
 	t.Helper()
-	doc := "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata: {name: test-model, namespace: default}\nspec:\n"
-	for _, line := range strings.Split(strings.TrimSpace(spec), "\n") {
-		doc += "  " + line + "\n"
-	}
-	js, err := yaml.YAMLToJSON([]byte(doc))
-	require.NoError(t, err)
-	md, l := v1.DecodeModelDeployment(js)
-	require.False(t, l.HasErrors(), "%v", l)
-	v1.DefaultModelDeployment(md)
-	require.False(t, v1.ValidateModelDeployment(md).HasErrors(), "%v", v1.ValidateModelDeployment(md))
-	engine := md.Spec.EngineType()
-	if engine == "" {
-		engine = v1.EngineVLLM
-	}
-	caps := capabilities.Default()
-	p := *caps.Provider(Name)
-	req := &providers.Request{MD: md, Engine: engine, Provider: &p, Caps: caps, Placement: providers.NewPlacement(md)}
+	req := providertest.Request(providertest.Valid(t, "", spec), Name)
 	for _, o := range opts {
 		o(req)
 	}

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
-	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/internal/providertest"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -20,20 +20,10 @@ import (
 // validated like the pipeline does, against KubeRay release version.
 func request(t *testing.T, name, version, spec string) *providers.Request {
 	t.Helper()
-	doc := "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata: {name: " + name + ", namespace: default}\nspec:\n"
-	for _, line := range strings.Split(strings.TrimSpace(spec), "\n") {
-		doc += "  " + line + "\n"
-	}
-	js, err := yaml.YAMLToJSON([]byte(doc))
-	require.NoError(t, err)
-	md, l := v1.DecodeModelDeployment(js)
-	require.False(t, l.HasErrors(), "%v", l)
-	v1.DefaultModelDeployment(md)
-	require.False(t, v1.ValidateModelDeployment(md).HasErrors(), "%v", v1.ValidateModelDeployment(md))
-	caps := capabilities.Default()
-	p := *caps.Provider(Name)
-	p.Version = version
-	return &providers.Request{MD: md, Engine: v1.EngineVLLM, Provider: &p, Caps: caps, Placement: providers.NewPlacement(md)}
+	req := providertest.Request(providertest.Valid(t, "{name: "+name+", namespace: default}", spec), Name)
+	req.Engine = v1.EngineVLLM
+	req.Provider.Version = version
+	return req
 }
 
 // render renders at KubeRay 1.3.0 and returns the object, its typed view

@@ -8,27 +8,18 @@ import (
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/internal/providertest"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 )
 
 // decode builds a defaulted ModelDeployment `test-model` in `default` from
 // a spec in YAML, as the pipeline does before validation.
 func decode(t *testing.T, spec string) *v1.ModelDeployment {
 	t.Helper()
-	doc := "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata: {name: test-model, namespace: default}\nspec:\n"
-	for _, line := range strings.Split(strings.TrimSpace(spec), "\n") {
-		doc += "  " + line + "\n"
-	}
-	js, err := yaml.YAMLToJSON([]byte(doc))
-	require.NoError(t, err)
-	md, l := v1.DecodeModelDeployment(js)
-	require.False(t, l.HasErrors(), "%v", l)
-	v1.DefaultModelDeployment(md)
-	return md
+	return providertest.Decode(t, "", spec)
 }
 
 // request builds a Request from a spec that passes validation, with the
@@ -43,8 +34,9 @@ func request(t *testing.T, spec string) *providers.Request {
 // unvalidated builds a Request without validation, to reach what upstream's
 // transformer does with input its webhook would refuse.
 func unvalidated(md *v1.ModelDeployment) *providers.Request {
-	caps := capabilities.Default()
-	return &providers.Request{MD: md, Engine: v1.EngineVLLM, Provider: caps.Provider(Name), Caps: caps, Placement: providers.NewPlacement(md)}
+	req := providertest.Request(md, Name)
+	req.Engine = v1.EngineVLLM
+	return req
 }
 
 type rendered struct {

@@ -8,6 +8,7 @@ import (
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/internal/providertest"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -19,18 +20,9 @@ import (
 // validated like the pipeline does.
 func request(t *testing.T, spec string) *providers.Request {
 	t.Helper()
-	doc := "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata: {name: test-model, namespace: default}\nspec:\n"
-	for _, line := range strings.Split(strings.TrimSpace(spec), "\n") {
-		doc += "  " + line + "\n"
-	}
-	js, err := yaml.YAMLToJSON([]byte(doc))
-	require.NoError(t, err)
-	md, l := v1.DecodeModelDeployment(js)
-	require.False(t, l.HasErrors(), "%v", l)
-	v1.DefaultModelDeployment(md)
-	require.False(t, v1.ValidateModelDeployment(md).HasErrors())
-	caps := capabilities.Default()
-	return &providers.Request{MD: md, Engine: v1.EngineVLLM, Provider: caps.Provider(Name), Caps: caps, Placement: providers.NewPlacement(md)}
+	req := providertest.Request(providertest.Valid(t, "", spec), Name)
+	req.Engine = v1.EngineVLLM
+	return req
 }
 
 func render(t *testing.T, spec string) (*appsv1.Deployment, *corev1.Service, diag.List) {

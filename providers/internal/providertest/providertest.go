@@ -1,0 +1,57 @@
+// Package providertest builds provider Requests for tests the way the
+// render pipeline does: a ModelDeployment written as YAML is decoded,
+// defaulted and (optionally) validated, then paired with the embedded
+// default capabilities and an empty placement.
+package providertest
+
+import (
+	"strings"
+	"testing"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/providers"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+// Decode builds a defaulted ModelDeployment from its metadata and spec in
+// YAML; meta "" means {name: test-model, namespace: default}. Decoding
+// problems fail the test; validation is left to the caller.
+func Decode(t testing.TB, meta, spec string) *v1.ModelDeployment {
+	t.Helper()
+	if meta == "" {
+		meta = "{name: test-model, namespace: default}"
+	}
+	doc := "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata: " + meta + "\nspec:\n"
+	for _, line := range strings.Split(strings.TrimSpace(spec), "\n") {
+		doc += "  " + line + "\n"
+	}
+	js, err := yaml.YAMLToJSON([]byte(doc))
+	require.NoError(t, err)
+	md, l := v1.DecodeModelDeployment(js)
+	require.False(t, l.HasErrors(), "%v", l)
+	v1.DefaultModelDeployment(md)
+	return md
+}
+
+// Valid is Decode followed by validation, which must pass.
+func Valid(t testing.TB, meta, spec string) *v1.ModelDeployment {
+	t.Helper()
+	md := Decode(t, meta, spec)
+	require.False(t, v1.ValidateModelDeployment(md).HasErrors(), "%v", v1.ValidateModelDeployment(md))
+	return md
+}
+
+// Request pairs a ModelDeployment with the embedded default capabilities'
+// entry for provider (a copy, free to change) and an empty placement. The
+// engine is spec.engine.type, else vllm.
+func Request(md *v1.ModelDeployment, provider string) *providers.Request {
+	caps := capabilities.Default()
+	p := *caps.Provider(provider)
+	engine := md.Spec.EngineType()
+	if engine == "" {
+		engine = v1.EngineVLLM
+	}
+	return &providers.Request{MD: md, Engine: engine, Provider: &p, Caps: caps, Placement: providers.NewPlacement(md)}
+}
