@@ -7,39 +7,28 @@ import (
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/stretchr/testify/require"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
-	"sigs.k8s.io/yaml"
 )
 
-// modelDeployment decodes and defaults a spec written as YAML, as the
-// pipeline does before selection.
+// modelDeployment decodes, defaults and validates a spec written as YAML,
+// as the pipeline does before selection.
 func modelDeployment(t *testing.T, spec string, annotations ...string) *v1.ModelDeployment {
 	t.Helper()
-	doc := "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata:\n  name: m\n  namespace: default\n"
+	meta := "{name: m, namespace: default"
 	if len(annotations) > 0 {
-		doc += "  annotations:\n"
+		meta += ", annotations: {"
 		for i := 0; i+1 < len(annotations); i += 2 {
-			doc += "    " + annotations[i] + ": " + annotations[i+1] + "\n"
+			if i > 0 {
+				meta += ", "
+			}
+			meta += annotations[i] + ": " + annotations[i+1]
 		}
+		meta += "}"
 	}
-	doc += "spec:\n" + indentLines(spec, "  ")
-	js, err := yaml.YAMLToJSON([]byte(doc))
-	require.NoError(t, err)
-	md, problems := v1.DecodeModelDeployment(js)
-	require.False(t, problems.HasErrors(), "%v", problems)
-	v1.DefaultModelDeployment(md)
-	require.False(t, v1.ValidateModelDeployment(md).HasErrors())
-	return md
-}
-
-func indentLines(s, prefix string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	for i := range lines {
-		lines[i] = prefix + lines[i]
-	}
-	return strings.Join(lines, "\n") + "\n"
+	return providertest.Valid(t, meta+"}", spec)
 }
 
 // caps resolves a capability file listing the named providers at their

@@ -7,8 +7,8 @@ import (
 
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/providers"
-	"github.com/airunway-render/airunway-render/providers/internal/providertest"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 )

@@ -7,9 +7,9 @@ import (
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/airunway-render/airunway-render/providers"
-	"github.com/airunway-render/airunway-render/providers/internal/providertest"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"

@@ -7,8 +7,8 @@ import (
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/providers"
-	"github.com/airunway-render/airunway-render/providers/internal/providertest"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -166,7 +166,7 @@ func TestArgs(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			a := args(render(t, tc.spec).deployments[0])
-			require.True(t, containsRun(a, tc.want), "args %v do not contain %v", a, tc.want)
+			require.True(t, providertest.ContainsRun(a, tc.want), "args %v do not contain %v", a, tc.want)
 			for _, f := range tc.absent {
 				require.NotContains(t, a, f)
 			}
@@ -358,15 +358,15 @@ func TestDisaggregated(t *testing.T) {
 		}
 	})
 	t.Run("item 120: KV-transfer roles", func(t *testing.T) {
-		require.True(t, containsRun(args(r.deployments[0]), []string{"--kv-transfer-config", `{"kv_connector":"PyNcclConnector","kv_role":"kv_consumer"}`}))
-		require.True(t, containsRun(args(r.deployments[1]), []string{"--kv-transfer-config", `{"kv_connector":"PyNcclConnector","kv_role":"kv_producer"}`}))
+		require.True(t, providertest.ContainsRun(args(r.deployments[0]), []string{"--kv-transfer-config", `{"kv_connector":"PyNcclConnector","kv_role":"kv_consumer"}`}))
+		require.True(t, providertest.ContainsRun(args(r.deployments[1]), []string{"--kv-transfer-config", `{"kv_connector":"PyNcclConnector","kv_role":"kv_producer"}`}))
 	})
 	t.Run("item 120: component replicas", func(t *testing.T) {
 		require.Equal(t, int32(2), *r.deployments[0].Spec.Replicas)
 		require.Equal(t, int32(4), *r.deployments[1].Spec.Replicas)
 	})
 	t.Run("item 114: decode gpu 4 has tensor parallelism 4, prefill gpu 1 none", func(t *testing.T) {
-		require.True(t, containsRun(args(r.deployments[0]), []string{"--tensor-parallel-size", "4"}))
+		require.True(t, providertest.ContainsRun(args(r.deployments[0]), []string{"--tensor-parallel-size", "4"}))
 		require.NotContains(t, args(r.deployments[1]), "--tensor-parallel-size")
 	})
 	t.Run("component gpu, gpu.type and memory", func(t *testing.T) {
@@ -515,23 +515,4 @@ func quantities(rl corev1.ResourceList) map[string]string {
 		out[string(k)] = v.String()
 	}
 	return out
-}
-
-func containsRun(haystack, needle []string) bool {
-	if len(needle) == 0 {
-		return true
-	}
-	for i := 0; i+len(needle) <= len(haystack); i++ {
-		match := true
-		for j := range needle {
-			if haystack[i+j] != needle[j] {
-				match = false
-				break
-			}
-		}
-		if match {
-			return true
-		}
-	}
-	return false
 }

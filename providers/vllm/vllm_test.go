@@ -7,8 +7,8 @@ import (
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/providers"
-	"github.com/airunway-render/airunway-render/providers/internal/providertest"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -83,7 +83,7 @@ func TestArgs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d, _, _ := render(t, tc.spec)
 			args := d.Spec.Template.Spec.Containers[0].Args
-			require.True(t, containsRun(args, tc.want), "args %v do not contain %v", args, tc.want)
+			require.True(t, providertest.ContainsRun(args, tc.want), "args %v do not contain %v", args, tc.want)
 			for _, a := range tc.absent {
 				require.NotContains(t, args, a)
 			}
@@ -222,25 +222,6 @@ func TestScaleToZeroIsExplicit(t *testing.T) {
 	require.Len(t, l, 1)
 	require.Equal(t, diag.Warning, l[0].Severity)
 	require.Equal(t, "spec.scaling.replicas", l[0].Field)
-}
-
-func containsRun(haystack, needle []string) bool {
-	if len(needle) == 0 {
-		return true
-	}
-	for i := 0; i+len(needle) <= len(haystack); i++ {
-		match := true
-		for j := range needle {
-			if haystack[i+j] != needle[j] {
-				match = false
-				break
-			}
-		}
-		if match {
-			return true
-		}
-	}
-	return false
 }
 
 func toYAML(t *testing.T, obj providers.Object) string {

@@ -5,6 +5,7 @@
 package providertest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,4 +55,15 @@ func Request(md *v1.ModelDeployment, provider string) *providers.Request {
 		engine = v1.EngineVLLM
 	}
 	return &providers.Request{MD: md, Engine: engine, Provider: &p, Caps: caps, Placement: providers.NewPlacement(md)}
+}
+
+// ContainsRun reports whether needle appears in haystack as consecutive
+// elements, e.g. a flag followed by its value in a command line.
+func ContainsRun(haystack, needle []string) bool {
+	for i := 0; i+len(needle) <= len(haystack); i++ {
+		if slices.Equal(haystack[i:i+len(needle)], needle) {
+			return true
+		}
+	}
+	return false
 }
