@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"maps"
 	"slices"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
@@ -96,11 +95,6 @@ func mergeTolerations(user []corev1.Toleration, taints []v1.Taint) []corev1.Tole
 		out = append(out, tol)
 	}
 	return out
-}
-
-// SortedPoolNames lists the pools of a placement, for annotations.
-func (p *Placement) SortedPoolNames() []string {
-	return slices.Sorted(maps.Keys(p.Components))
 }
 
 // ForCPU returns the scheduling of CPU-only helper pods: the CPU pool, or

@@ -2,7 +2,6 @@ package providers
 
 import (
 	"encoding/json"
-	"fmt"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
@@ -84,17 +83,4 @@ func prune(m map[string]any) {
 			}
 		}
 	}
-}
-
-// Int64 converts a JSON-decoded number for comparisons in tests and checks.
-func Int64(v any) (int64, error) {
-	switch n := v.(type) {
-	case float64:
-		return int64(n), nil
-	case int64:
-		return n, nil
-	case int:
-		return int64(n), nil
-	}
-	return 0, fmt.Errorf("not a number: %T", v)
 }

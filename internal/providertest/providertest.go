@@ -5,6 +5,7 @@
 package providertest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -66,4 +67,17 @@ func ContainsRun(haystack, needle []string) bool {
 		}
 	}
 	return false
+}
+
+// Int64 reads a JSON-decoded number from a rendered object.
+func Int64(v any) (int64, error) {
+	switch n := v.(type) {
+	case float64:
+		return int64(n), nil
+	case int64:
+		return n, nil
+	case int:
+		return int64(n), nil
+	}
+	return 0, fmt.Errorf("not a number: %T", v)
 }

@@ -90,7 +90,7 @@ func get(obj providers.Object, path ...string) any {
 
 func count(t *testing.T, obj providers.Object) int64 {
 	t.Helper()
-	n, err := providers.Int64(get(obj, "resource", "count"))
+	n, err := providertest.Int64(get(obj, "resource", "count"))
 	require.NoError(t, err)
 	return n
 }

@@ -403,7 +403,7 @@ func TestOverrides(t *testing.T) {
 		require.Contains(t, v1.ValidateModelDeployment(md).Errors()[0].Message, `overriding "replicas" is forbidden`)
 		objs, l := Provider{}.Render(unvalidated(md))
 		require.False(t, l.HasErrors())
-		n, err := providers.Int64(objs[0]["spec"].(map[string]any)["replicas"])
+		n, err := providertest.Int64(objs[0]["spec"].(map[string]any)["replicas"])
 		require.NoError(t, err)
 		require.Equal(t, int64(5), n)
 	})
