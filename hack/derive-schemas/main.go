@@ -8,10 +8,15 @@
 // with the description keywords removed, plus provenance (source path and its
 // sha256) in a generated schemas/README.md.
 //
+// A few CRDs are read from Go modules instead (modules.go): the Gateway API
+// releases and channels ../shared/crds does not hold, fetched with
+// `go mod download`.
+//
 // Usage (from the repository root):
 //
 //	go run ./hack/derive-schemas -crds ../shared/crds -out schemas
 //	go run ./hack/derive-schemas -crds ../shared/crds -out schemas -check
+//	go run ./hack/derive-schemas -crds ../shared/crds -out schemas -modules=false # offline
 //
 // The output is deterministic (sorted, no timestamps), so running it twice
 // gives identical bytes and -check can be used to detect drift in CI.
@@ -32,7 +37,9 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -55,6 +62,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	crdsDir := fset.String("crds", "../shared/crds", "directory holding the upstream CRD YAML files, one subdirectory per provider")
 	outDir := fset.String("out", "schemas", "directory to write the derived schema files into")
 	check := fset.Bool("check", false, "do not write; exit 1 if the files on disk differ from what would be written")
+	modules := fset.Bool("modules", true, "also derive the CRDs declared in modules.go from their Go modules (runs `go mod download`); "+
+		"with -modules=false the files derived from them are left as they are, for offline use")
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
@@ -63,14 +72,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	files, err := derive(*crdsDir)
+	d, err := derive(*crdsDir, *outDir, *modules)
 	if err != nil {
 		fmt.Fprintf(stderr, "derive-schemas: %v\n", err)
 		return 2
 	}
+	files := d.files
 
 	if *check {
-		diffs, err := compare(*outDir, files)
+		diffs, err := compare(*outDir, files, d.kept)
 		if err != nil {
 			fmt.Fprintf(stderr, "derive-schemas: %v\n", err)
 			return 2
@@ -82,16 +92,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			return 1
 		}
-		fmt.Fprintf(stdout, "derive-schemas: %s is up to date (%d files)\n", *outDir, len(files))
+		fmt.Fprintf(stdout, "derive-schemas: %s is up to date (%d files%s)\n", *outDir, len(files), keptNote(d.kept))
 		return 0
 	}
 
-	if err := write(*outDir, files); err != nil {
+	if err := write(*outDir, files, d.kept); err != nil {
 		fmt.Fprintf(stderr, "derive-schemas: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "derive-schemas: wrote %d files to %s\n", len(files), *outDir)
+	fmt.Fprintf(stdout, "derive-schemas: wrote %d files to %s%s\n", len(files), *outDir, keptNote(d.kept))
 	return 0
+}
+
+func keptNote(kept map[string]bool) string {
+	if len(kept) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d module-derived files not re-derived (-modules=false)", len(kept))
 }
 
 // derivedSchema describes one output JSON file.
@@ -103,16 +120,27 @@ type derivedSchema struct {
 	Kind       string
 	Version    string
 	Release    string
+	Channel    string // Gateway API release channel; "" for other CRDs
 	Served     bool
 	Storage    bool
 	Deprecated bool
 	Size       int
 }
 
-// derive reads every CRD under crdsDir and returns the output files keyed by
-// their slash-separated path relative to the output directory (README.md
-// included).
-func derive(crdsDir string) (map[string][]byte, error) {
+// derived is everything derive produces: the output files keyed by their
+// slash-separated path relative to the output directory (README.md
+// included), and the module-derived files that were not re-derived
+// (-modules=false) and must be kept as they are.
+type derived struct {
+	files map[string][]byte
+	kept  map[string]bool
+}
+
+// derive reads every CRD under crdsDir and, with withModules, every module
+// source. Without it, the module-derived files already in outDir are kept
+// and their README rows carried over, so an offline run changes nothing
+// they describe.
+func derive(crdsDir, outDir string, withModules bool) (*derived, error) {
 	st, err := os.Stat(crdsDir)
 	if err != nil {
 		return nil, fmt.Errorf("CRD directory %q is not available (%v); it is expected to hold the upstream CRDs, see the -crds flag", crdsDir, err)
@@ -139,8 +167,18 @@ func derive(crdsDir string) (map[string][]byte, error) {
 	}
 	sort.Strings(sources)
 
-	files := map[string][]byte{}
+	d := &derived{files: map[string][]byte{}, kept: map[string]bool{}}
 	var entries []derivedSchema
+	add := func(source string, outs []output) error {
+		for _, o := range outs {
+			if _, dup := d.files[o.entry.OutPath]; dup || d.kept[o.entry.OutPath] {
+				return fmt.Errorf("%s: output %s is produced by more than one source", source, o.entry.OutPath)
+			}
+			d.files[o.entry.OutPath] = o.data
+			entries = append(entries, o.entry)
+		}
+		return nil
+	}
 	for _, src := range sources {
 		rel, err := filepath.Rel(crdsDir, src)
 		if err != nil {
@@ -151,17 +189,38 @@ func derive(crdsDir string) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", rel, err)
 		}
-		for _, o := range out {
-			if _, dup := files[o.entry.OutPath]; dup {
-				return nil, fmt.Errorf("%s: output %s is produced by more than one source file", rel, o.entry.OutPath)
-			}
-			files[o.entry.OutPath] = o.data
-			entries = append(entries, o.entry)
+		if err := add(rel, out); err != nil {
+			return nil, err
 		}
 	}
+
+	if withModules {
+		for _, j := range moduleJobs(moduleSources) {
+			out, err := deriveModule(j, fetchModule)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", j.source(), err)
+			}
+			if err := add(j.source(), out); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		carried, err := carryOver(outDir, moduleJobs(moduleSources))
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range carried {
+			if _, dup := d.files[e.OutPath]; dup || d.kept[e.OutPath] {
+				return nil, fmt.Errorf("%s: output %s is produced by more than one source", e.Source, e.OutPath)
+			}
+			d.kept[e.OutPath] = true
+			entries = append(entries, e)
+		}
+	}
+
 	sort.Slice(entries, func(i, j int) bool { return entries[i].OutPath < entries[j].OutPath })
-	files["README.md"] = readme(entries)
-	return files, nil
+	d.files["README.md"] = readme(entries, moduleSources)
+	return d, nil
 }
 
 type output struct {
@@ -169,13 +228,22 @@ type output struct {
 	data  []byte
 }
 
+// origin says where CRD bytes came from and what they must contain.
+type origin struct {
+	Provider string // schemas/ subdirectory, before the channel suffix
+	Source   string // as shown in the README and the "source" key
+	Release  string
+	Channel  string
+	Group    string   // when set, every CRD must be of this group
+	Kind     string   // when set, every CRD must be of this kind
+	Versions []string // when set, only these spec.versions are derived, and each must exist
+}
+
 func deriveFile(src, rel string) ([]output, error) {
 	raw, err := os.ReadFile(src)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(raw)
-
 	provider, _, ok := strings.Cut(rel, "/")
 	if !ok {
 		return nil, errors.New("CRD files must live in a provider subdirectory (e.g. kaito/workspace-v0.10.0.yaml)")
@@ -184,6 +252,25 @@ func deriveFile(src, rel string) ([]output, error) {
 	if err != nil {
 		return nil, err
 	}
+	channel, err := channelFromFilename(path.Base(rel))
+	if err != nil {
+		return nil, err
+	}
+	return deriveCRDs(raw, origin{Provider: provider, Source: rel, Release: release, Channel: channel})
+}
+
+// Gateway API stamps every CRD with its bundle version and channel; checking
+// them catches a mislabelled source (an experimental file named standard, or
+// the wrong release) before it is validated against as the other one.
+const (
+	channelAnnotation       = "gateway.networking.k8s.io/channel"
+	bundleVersionAnnotation = "gateway.networking.k8s.io/bundle-version"
+)
+
+func deriveCRDs(raw []byte, o origin) ([]output, error) {
+	sum := sha256.Sum256(raw)
+	found := map[string]bool{}
+	keep := func(version string) bool { return len(o.Versions) == 0 || slices.Contains(o.Versions, version) }
 
 	var outs []output
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
@@ -207,26 +294,42 @@ func deriveFile(src, rel string) ([]output, error) {
 		if crd.Kind != "CustomResourceDefinition" || crd.APIVersion != "apiextensions.k8s.io/v1" {
 			return nil, fmt.Errorf("unexpected document %s %s, want apiextensions.k8s.io/v1 CustomResourceDefinition", crd.APIVersion, crd.Kind)
 		}
+		if o.Group != "" && crd.Spec.Group != o.Group {
+			return nil, fmt.Errorf("CRD group must be %q, not %q", o.Group, crd.Spec.Group)
+		}
+		if o.Kind != "" && crd.Spec.Names.Kind != o.Kind {
+			return nil, fmt.Errorf("CRD kind must be %q, not %q", o.Kind, crd.Spec.Names.Kind)
+		}
+		if c, ok := crd.Annotations[channelAnnotation]; ok && c != o.Channel {
+			return nil, fmt.Errorf("annotation %s is %q, but the source must be channel %q", channelAnnotation, c, o.Channel)
+		}
+		if r, ok := crd.Annotations[bundleVersionAnnotation]; ok && r != o.Release {
+			return nil, fmt.Errorf("annotation %s is %q, but the source must be release %q", bundleVersionAnnotation, r, o.Release)
+		}
 		for _, v := range crd.Spec.Versions {
+			if !keep(v.Name) {
+				continue // not declared: left out to keep schemas/ small
+			}
+			found[v.Name] = true
 			if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 				return nil, fmt.Errorf("version %s has no openAPIV3Schema", v.Name)
 			}
 			schema := v.Schema.OpenAPIV3Schema.DeepCopy()
 			stripDescriptions(schema)
 			e := derivedSchema{
-				OutPath: fmt.Sprintf("%s/%s_%s_%s_%s.json", provider, crd.Spec.Group,
-					strings.ToLower(crd.Spec.Names.Kind), v.Name, release),
-				Source:     rel,
+				OutPath:    outPath(o.Provider, o.Channel, crd.Spec.Group, crd.Spec.Names.Kind, v.Name, o.Release),
+				Source:     o.Source,
 				SourceSHA:  hex.EncodeToString(sum[:]),
 				Group:      crd.Spec.Group,
 				Kind:       crd.Spec.Names.Kind,
 				Version:    v.Name,
-				Release:    release,
+				Release:    o.Release,
+				Channel:    o.Channel,
 				Served:     v.Served,
 				Storage:    v.Storage,
 				Deprecated: v.Deprecated,
 			}
-			data, err := encode(map[string]any{
+			doc := map[string]any{
 				"group":           e.Group,
 				"kind":            e.Kind,
 				"version":         e.Version,
@@ -236,7 +339,12 @@ func deriveFile(src, rel string) ([]output, error) {
 				"storage":         e.Storage,
 				"deprecated":      e.Deprecated,
 				"openAPIV3Schema": schema,
-			})
+			}
+			// Only when set, so files of channel-less CRDs keep their bytes.
+			if e.Channel != "" {
+				doc["channel"] = e.Channel
+			}
+			data, err := encode(doc)
 			if err != nil {
 				return nil, err
 			}
@@ -247,7 +355,39 @@ func deriveFile(src, rel string) ([]output, error) {
 	if len(outs) == 0 {
 		return nil, errors.New("no CustomResourceDefinition found")
 	}
+	for _, v := range o.Versions {
+		if !found[v] {
+			return nil, fmt.Errorf("CRD must have version %q", v)
+		}
+	}
 	return outs, nil
+}
+
+// outPath is <provider>[-<channel>]/<group>_<kind>_<version>_<release>.json.
+// Channels other than standard get their own directory, because the file
+// name does not carry the channel and both channels share every release.
+func outPath(provider, channel, group, kind, version, release string) string {
+	dir := provider
+	if channel != "" && channel != "standard" {
+		dir += "-" + channel
+	}
+	return fmt.Sprintf("%s/%s_%s_%s_%s.json", dir, group, strings.ToLower(kind), version, release)
+}
+
+// channelFromFilename finds a Gateway API channel word in a CRD file name
+// such as httproute-standard-v1.5.1.yaml; "" when there is none.
+func channelFromFilename(name string) (string, error) {
+	channel := ""
+	for _, word := range strings.Split(strings.TrimSuffix(name, ".yaml"), "-") {
+		if word != "standard" && word != "experimental" {
+			continue
+		}
+		if channel != "" && channel != word {
+			return "", fmt.Errorf("file name %q must not name more than one channel", name)
+		}
+		channel = word
+	}
+	return channel, nil
 }
 
 var (
@@ -343,30 +483,85 @@ func encode(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func readme(entries []derivedSchema) []byte {
+func readme(entries []derivedSchema, mods []moduleSource) []byte {
 	var b strings.Builder
 	b.WriteString("# Derived provider CRD schemas\n\n")
 	b.WriteString("Generated by `hack/derive-schemas`; do not edit by hand.\n\n")
 	b.WriteString("Every `*.json` file here is derived from an upstream CustomResourceDefinition listed below: ")
 	b.WriteString("one file per entry of `spec.versions`, holding that version's `openAPIV3Schema` with every ")
 	b.WriteString("`description` keyword removed (validation rules, enums, defaults and `x-kubernetes-*` extensions are kept), ")
-	b.WriteString("plus the group, kind, version, release and served/storage/deprecated flags. ")
-	b.WriteString("The upstream CRDs are kept unmodified outside this repository in `../shared/crds` ")
+	b.WriteString("plus the group, kind, version, release, channel (Gateway API CRDs only) and served/storage/deprecated flags. ")
+	if len(mods) > 0 {
+		b.WriteString("Most upstream CRDs (all but the module sources below) are ")
+	} else {
+		b.WriteString("The upstream CRDs are ")
+	}
+	b.WriteString("kept unmodified outside this repository in `../shared/crds` ")
 	b.WriteString("(see its README.md for each file's repository, path and tag); all of them are licensed under the Apache License 2.0. ")
 	b.WriteString("The source sha256 below identifies the exact upstream file each schema was derived from. ")
 	b.WriteString("To regenerate, run from the repository root:\n\n")
 	b.WriteString("```sh\n" + regenerateCommand + "\n```\n\n")
 	b.WriteString("Add `-check` to only compare (exit status 1 when the files here differ).\n\n")
-	b.WriteString("| File | Source | Group | Kind | Version | Release | Served | Storage | Deprecated | Bytes | Source sha256 |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	if len(mods) > 0 {
+		b.WriteString("## Module sources\n\n")
+		b.WriteString("Some CRDs are not in `../shared/crds` but read from the Go modules declared in ")
+		b.WriteString("`hack/derive-schemas/modules.go`, as `go mod download -json <module>@<release>` fetches them ")
+		b.WriteString("from the Go module proxy (checked against the Go checksum database). Their Source column reads ")
+		b.WriteString("`<module>@<release> <path in the module>`, and only the CRD versions declared there are derived. ")
+		b.WriteString("The table leaves out the releases and channels `../shared/crds` holds (a file produced twice is an error). ")
+		b.WriteString("Standard-channel schemas live in `<provider>/`, other channels in `<provider>-<channel>/` ")
+		b.WriteString("(for example `gateway-api-experimental/`). ")
+		b.WriteString("`-modules=false` skips them for offline use and keeps the files derived from them as they are.\n\n")
+		seen := map[string]bool{}
+		for _, m := range mods {
+			if seen[m.Module] {
+				continue
+			}
+			seen[m.Module] = true
+			fmt.Fprintf(&b, "- `%s`: %s data from %s.\n", m.Module, m.License, m.Repo)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| File | Source | Group | Kind | Version | Release | Channel | Served | Storage | Deprecated | Bytes | Source sha256 |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	total := 0
 	for _, e := range entries {
 		total += e.Size
-		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | %s | %s | %s | %t | %t | %t | %d | `%s` |\n",
-			e.OutPath, e.Source, e.Group, e.Kind, e.Version, e.Release, e.Served, e.Storage, e.Deprecated, e.Size, e.SourceSHA)
+		b.WriteString(readmeRow(e))
 	}
 	fmt.Fprintf(&b, "\nTotal: %d schema files, %d bytes.\n", len(entries), total)
 	return []byte(b.String())
+}
+
+func readmeRow(e derivedSchema) string {
+	return fmt.Sprintf("| `%s` | `%s` | `%s` | %s | %s | %s | %s | %t | %t | %t | %d | `%s` |\n",
+		e.OutPath, e.Source, e.Group, e.Kind, e.Version, e.Release, e.Channel, e.Served, e.Storage, e.Deprecated, e.Size, e.SourceSHA)
+}
+
+// parseReadmeRow is the inverse of readmeRow, for carrying module-derived
+// rows over when -modules=false cannot re-derive them.
+func parseReadmeRow(line string) (derivedSchema, error) {
+	cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(line, "|"), "|"), "|")
+	if len(cells) != 12 {
+		return derivedSchema{}, fmt.Errorf("README row %q must have 12 columns", line)
+	}
+	for i := range cells {
+		cells[i] = strings.Trim(strings.TrimSpace(cells[i]), "`")
+	}
+	var e derivedSchema
+	var err error
+	e.OutPath, e.Source, e.Group, e.Kind, e.Version, e.Release, e.Channel, e.SourceSHA =
+		cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[11]
+	bools := []*bool{&e.Served, &e.Storage, &e.Deprecated}
+	for i, p := range bools {
+		if *p, err = strconv.ParseBool(cells[7+i]); err != nil {
+			return derivedSchema{}, fmt.Errorf("README row %q: %w", line, err)
+		}
+	}
+	if e.Size, err = strconv.Atoi(cells[10]); err != nil {
+		return derivedSchema{}, fmt.Errorf("README row %q: %w", line, err)
+	}
+	return e, nil
 }
 
 // isGenerated reports whether a file under the output dir is one this
@@ -407,8 +602,8 @@ func existing(outDir string) (map[string]bool, error) {
 }
 
 // compare returns a sorted description of every difference between files
-// and the generated files under outDir.
-func compare(outDir string, files map[string][]byte) ([]string, error) {
+// and the generated files under outDir; kept files are not stale.
+func compare(outDir string, files map[string][]byte, kept map[string]bool) ([]string, error) {
 	onDisk, err := existing(outDir)
 	if err != nil {
 		return nil, err
@@ -426,7 +621,7 @@ func compare(outDir string, files map[string][]byte) ([]string, error) {
 		}
 	}
 	for rel := range onDisk {
-		if _, ok := files[rel]; !ok {
+		if _, ok := files[rel]; !ok && !kept[rel] {
 			diffs = append(diffs, "stale:   "+rel)
 		}
 	}
@@ -435,14 +630,15 @@ func compare(outDir string, files map[string][]byte) ([]string, error) {
 }
 
 // write writes files under outDir and removes generated files that are no
-// longer produced, so the directory mirrors the CRD set exactly.
-func write(outDir string, files map[string][]byte) error {
+// longer produced (except kept ones), so the directory mirrors the CRD set
+// exactly.
+func write(outDir string, files map[string][]byte, kept map[string]bool) error {
 	onDisk, err := existing(outDir)
 	if err != nil {
 		return err
 	}
 	for rel := range onDisk {
-		if _, ok := files[rel]; !ok {
+		if _, ok := files[rel]; !ok && !kept[rel] {
 			if err := os.Remove(filepath.Join(outDir, filepath.FromSlash(rel))); err != nil {
 				return err
 			}

@@ -51,17 +51,20 @@ func TestSchemasUpToDate(t *testing.T) {
 		if _, err := os.Stat(crds); err != nil {
 			t.Skipf("upstream CRDs not available at %s (they live outside the repository); drift check skipped", crds)
 		}
+		// Module sources included: this runs `go mod download`, which
+		// needs the Go module proxy (or a warm module cache).
 		tmp := t.TempDir()
 		var stderr bytes.Buffer
 		require.Equal(t, 0, run([]string{"-crds", crds, "-out", tmp}, &bytes.Buffer{}, &stderr), stderr.String())
 		files := readTree(t, tmp)
-		diffs, err := compare(filepath.Join(root, "schemas"), files)
+		diffs, err := compare(filepath.Join(root, "schemas"), files, nil)
 		require.NoError(t, err)
 		require.Empty(t, diffs, "schemas/ is out of date; run: %s", regenerateCommand)
 	})
 }
 
 func testFixture(t *testing.T) {
+	useFixtureModules(t)
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, run([]string{"-crds", fixtureCRDs, "-out", out}, &stdout, &stderr), stderr.String())
@@ -71,6 +74,10 @@ func testFixture(t *testing.T) {
 		"README.md",
 		"example/example.com_widget_v1_v1.2.3.json",
 		"example/example.com_widget_v1beta1_v1.2.3.json",
+		"example/example.com_sprocket_v1_v2.0.0.json",
+		// Module sources: only the declared v1, experimental in its own directory.
+		"example/example.com_gadget_v1_v1.0.0.json",
+		"example-experimental/example.com_gadget_v1_v1.0.0.json",
 	}, keys(files))
 
 	raw := files["example/example.com_widget_v1_v1.2.3.json"]
@@ -84,6 +91,7 @@ func testFixture(t *testing.T) {
 	require.Equal(t, true, doc["served"])
 	require.Equal(t, true, doc["storage"])
 	require.Equal(t, false, doc["deprecated"])
+	require.NotContains(t, doc, "channel", "channel-less files must keep their bytes")
 
 	schema := doc["openAPIV3Schema"].(map[string]any)
 	require.Zero(t, countDescriptionKeywords(schema), "description keywords left in %s", raw)
@@ -112,6 +120,32 @@ func testFixture(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join(fixtureCRDs, "example", "widget-example.com-v1-v1.2.3.yaml"))
 	require.NoError(t, err)
 	require.Contains(t, readme, sha256hex(src))
+	require.Contains(t, readme, "| Release | Channel |")
+	require.Contains(t, readme, "| `example/example.com_sprocket_v1_v2.0.0.json` | `example/sprocket-standard-v2.0.0.yaml` | `example.com` | Sprocket | v1 | v2.0.0 | standard |")
+
+	// Channels: from the file name for ../shared/crds, from the table for
+	// module sources, written only when set.
+	for _, tc := range []struct{ file, channel, source string }{
+		{"example/example.com_sprocket_v1_v2.0.0.json", "standard", "example/sprocket-standard-v2.0.0.yaml"},
+		{"example/example.com_gadget_v1_v1.0.0.json", "standard", "example.com/gadgets@v1.0.0 crds/standard/gadgets.yaml"},
+		{"example-experimental/example.com_gadget_v1_v1.0.0.json", "experimental", "example.com/gadgets@v1.0.0 crds/experimental/gadgets.yaml"},
+	} {
+		var d map[string]any
+		require.NoError(t, json.Unmarshal(files[tc.file], &d), tc.file)
+		require.Equal(t, tc.channel, d["channel"], tc.file)
+		require.Equal(t, tc.source, d["source"], tc.file)
+		require.Equal(t, "v1", d["version"], tc.file)
+		require.Zero(t, countDescriptionKeywords(d["openAPIV3Schema"].(map[string]any)), tc.file)
+		require.Contains(t, readme, "| `"+tc.file+"` | `"+tc.source+"` |")
+	}
+	exp := string(files["example-experimental/example.com_gadget_v1_v1.0.0.json"])
+	require.Contains(t, exp, `"color"`, "the experimental file must come from the experimental CRD")
+	require.NotContains(t, string(files["example/example.com_gadget_v1_v1.0.0.json"]), `"color"`)
+	modSrc, err := os.ReadFile("testdata/modules/example.com/gadgets@v1.0.0/crds/experimental/gadgets.yaml")
+	require.NoError(t, err)
+	require.Contains(t, readme, sha256hex(modSrc))
+	require.Contains(t, readme, "- `example.com/gadgets`: Apache-2.0 data from example.com/gadgets-upstream.")
+	require.Contains(t, readme, "`-modules=false`")
 
 	// Idempotent: a second run writes the same bytes and -check agrees.
 	require.Equal(t, 0, run([]string{"-crds", fixtureCRDs, "-out", out}, &stdout, &stderr), stderr.String())

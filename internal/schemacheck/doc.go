@@ -28,6 +28,14 @@
 //     them meaningless, and transition rules (oldSelf) never run, because
 //     only creation is simulated.
 //
+// Gateway API kinds are published per release in a standard and an
+// experimental channel with different schemas; a standard cluster prunes an
+// experimental-only field, which step 1 reports as an unknown field. Check
+// and CheckAtVersion use the standard channel for them, CheckAtChannel the
+// channel a capability file declares; kinds published without channels have
+// channel "". HasField answers whether a release declares a field, for
+// renderers that emit one only from some release on.
+//
 // The object's metadata is checked only loosely: it must be an object with a
 // non-empty name; its other fields are not reported as unknown. Status
 // subresource handling, admission webhooks and conversion webhooks are not

@@ -21,6 +21,7 @@ type schemaFile struct {
 	Kind       string          `json:"kind"`
 	Version    string          `json:"version"`
 	Release    string          `json:"release"`
+	Channel    string          `json:"channel"` // Gateway API release channel; "" for other kinds
 	Source     string          `json:"source"`
 	Served     bool            `json:"served"`
 	Storage    bool            `json:"storage"`
@@ -38,20 +39,36 @@ func (k gvk) String() string {
 	return k.group + "/" + k.version + " " + k.kind
 }
 
+// key names one schema lineage: a GVK in one release channel. Gateway API
+// publishes each release in a standard and an experimental channel whose
+// schemas differ (experimental has more fields), so the channel is part of
+// what a cluster would accept.
+type key struct {
+	gvk
+	channel string
+}
+
+func (k key) String() string {
+	if k.channel == "" {
+		return k.gvk.String()
+	}
+	return k.gvk.String() + " (" + k.channel + " channel)"
+}
+
 var (
 	indexOnce sync.Once
-	index     map[gvk][]*schemaFile // each slice sorted oldest to newest release
+	index     map[key][]*schemaFile // each slice sorted oldest to newest release
 	indexErr  error
 )
 
-func loadIndex() (map[gvk][]*schemaFile, error) {
+func loadIndex() (map[key][]*schemaFile, error) {
 	indexOnce.Do(func() {
 		index, indexErr = buildIndex(schemas.FS)
 	})
 	return index, indexErr
 }
 
-func buildIndex(fsys fs.FS) (map[gvk][]*schemaFile, error) {
+func buildIndex(fsys fs.FS) (map[key][]*schemaFile, error) {
 	paths, err := fs.Glob(fsys, "*/*.json")
 	if err != nil {
 		return nil, err
@@ -59,7 +76,7 @@ func buildIndex(fsys fs.FS) (map[gvk][]*schemaFile, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("schemacheck: no embedded schemas; run hack/derive-schemas")
 	}
-	idx := map[gvk][]*schemaFile{}
+	idx := map[key][]*schemaFile{}
 	for _, p := range paths {
 		data, err := fs.ReadFile(fsys, p)
 		if err != nil {
@@ -69,7 +86,7 @@ func buildIndex(fsys fs.FS) (map[gvk][]*schemaFile, error) {
 		if err := json.Unmarshal(data, f); err != nil {
 			return nil, fmt.Errorf("schemacheck: %s: %w", p, err)
 		}
-		k := gvk{f.Group, f.Kind, f.Version}
+		k := key{gvk{f.Group, f.Kind, f.Version}, f.Channel}
 		idx[k] = append(idx[k], f)
 	}
 	for k, files := range idx {
@@ -104,28 +121,56 @@ func releaseLess(a, b string) bool {
 	}
 }
 
-// Releases lists the embedded releases for a group/kind/version, oldest
-// first (the order used to pick the newest); nil if the GVK is unknown.
+// The standard channel is what a Gateway API installation has unless it
+// opted into experimental, so it is the default for channelled kinds.
+const defaultChannel = "standard"
+
+// resolveChannel turns the API's channel argument into an index key: ""
+// means the kind's default, which is no channel for kinds published without
+// channels and the standard channel for those published with them.
+func resolveChannel(idx map[key][]*schemaFile, k gvk, channel string) key {
+	if channel == "" {
+		if _, ok := idx[key{k, ""}]; !ok {
+			channel = defaultChannel
+		}
+	}
+	return key{k, channel}
+}
+
+// Releases lists the embedded releases for a group/kind/version in its
+// default channel (standard for Gateway API kinds), oldest first (the
+// order used to pick the newest); nil if the GVK is unknown.
 func Releases(group, kind, version string) []string {
+	return ChannelReleases(group, kind, version, "")
+}
+
+// ChannelReleases is Releases for one release channel ("standard",
+// "experimental"; "" = the kind's default); nil if there is none.
+func ChannelReleases(group, kind, version, channel string) []string {
 	idx, err := loadIndex()
 	if err != nil {
 		return nil
 	}
 	var out []string
-	for _, f := range idx[gvk{group, kind, version}] {
+	for _, f := range idx[resolveChannel(idx, gvk{group, kind, version}, channel)] {
 		out = append(out, f.Release)
 	}
 	return out
 }
 
-// lookup finds the schema file for a GVK at a release ("" = newest).
-func lookup(k gvk, release string) (*schemaFile, error) {
+// lookup finds the schema file for a GVK in a channel ("" = default) at a
+// release ("" = newest).
+func lookup(k gvk, release, channel string) (*schemaFile, error) {
 	idx, err := loadIndex()
 	if err != nil {
 		return nil, err
 	}
-	files := idx[k]
+	kc := resolveChannel(idx, k, channel)
+	files := idx[kc]
 	if len(files) == 0 {
+		if have := channels(idx, k); len(have) > 0 {
+			return nil, fmt.Errorf("schemacheck: no schema known for %s in channel %q (have %s)", k, kc.channel, strings.Join(have, ", "))
+		}
 		return nil, fmt.Errorf("schemacheck: no schema known for %s", k)
 	}
 	if release == "" {
@@ -138,5 +183,17 @@ func lookup(k gvk, release string) (*schemaFile, error) {
 		}
 		have = append(have, f.Release)
 	}
-	return nil, fmt.Errorf("schemacheck: no schema for %s at release %s (have %s)", k, release, strings.Join(have, ", "))
+	return nil, fmt.Errorf("schemacheck: no schema for %s at release %s (have %s)", kc, release, strings.Join(have, ", "))
+}
+
+// channels lists the channels embedded for a GVK, quoted, for error messages.
+func channels(idx map[key][]*schemaFile, k gvk) []string {
+	var out []string
+	for kc := range idx {
+		if kc.gvk == k {
+			out = append(out, fmt.Sprintf("%q", kc.channel))
+		}
+	}
+	sort.Strings(out)
+	return out
 }

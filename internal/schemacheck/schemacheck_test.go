@@ -382,11 +382,12 @@ func TestAllSchemasLoad(t *testing.T) {
 	require.NotEmpty(t, idx)
 	for k, files := range idx {
 		for _, f := range files {
-			v, err := Load(k.group, k.kind, k.version, f.Release)
+			v, err := LoadChannel(k.group, k.kind, k.version, f.Release, k.channel)
 			require.NoError(t, err, f.path)
+			require.Equal(t, k.channel, v.Channel(), f.path)
 			// An object with only apiVersion/kind/metadata must not crash the
 			// pipeline; whether it passes depends on the schema's required fields.
-			_ = v.Validate(obj{"apiVersion": schemaAPIVersion(k), "kind": k.kind, "metadata": obj{"name": "n"}})
+			_ = v.Validate(obj{"apiVersion": schemaAPIVersion(k.gvk), "kind": k.kind, "metadata": obj{"name": "n"}})
 		}
 	}
 }
@@ -399,14 +400,29 @@ func schemaAPIVersion(k gvk) string {
 }
 
 func TestCheckAtVersionPicksTheDeclaredRelease(t *testing.T) {
-	for atMost, want := range map[string]string{"0.6.2": "v0.6.2", "0.7.0": "v0.6.2", "0.8.1": "v0.8.1", "0.11.0": "v0.10.0", "0.12.3": "v0.12.0"} {
-		got, err := releaseAtMost(gvk{"kaito.sh", "Workspace", "v1beta1"}, atMost)
-		require.NoError(t, err, atMost)
-		require.Equal(t, want, got, atMost)
+	workspaceGVK := gvk{"kaito.sh", "Workspace", "v1beta1"}
+	routeGVK := gvk{gatewayGroup, "HTTPRoute", "v1"}
+	for _, tc := range []struct {
+		k                     gvk
+		channel, atMost, want string
+	}{
+		{workspaceGVK, "", "0.6.2", "v0.6.2"},
+		{workspaceGVK, "", "0.7.0", "v0.6.2"},
+		{workspaceGVK, "", "0.8.1", "v0.8.1"},
+		{workspaceGVK, "", "0.11.0", "v0.10.0"},
+		{workspaceGVK, "", "0.12.3", "v0.12.0"},
+		{routeGVK, "", "1.0.0", "v1.0.0"},
+		{routeGVK, "standard", "v1.5.3", "v1.5.1"},
+		{routeGVK, "experimental", "1.6.5", "v1.6.1"},
+		{routeGVK, "experimental", "1.7.9", "v1.7.0"},
+	} {
+		got, err := releaseAtMost(tc.k, tc.channel, tc.atMost)
+		require.NoError(t, err, "%s %s %s", tc.k, tc.channel, tc.atMost)
+		require.Equal(t, tc.want, got, "%s %s %s", tc.k, tc.channel, tc.atMost)
 	}
-	_, err := releaseAtMost(gvk{"kaito.sh", "Workspace", "v1beta1"}, "0.5.0")
+	_, err := releaseAtMost(workspaceGVK, "", "0.5.0")
 	require.ErrorContains(t, err, "no kaito.sh")
-	got, err := releaseAtMost(gvk{"nvidia.com", "DynamoGraphDeployment", "v1alpha1"}, "1.1.1")
+	got, err := releaseAtMost(gvk{"nvidia.com", "DynamoGraphDeployment", "v1alpha1"}, "", "1.1.1")
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(got, "main-"), "an untagged snapshot is used when no tag exists: %s", got)
 

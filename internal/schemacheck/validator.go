@@ -29,6 +29,7 @@ import (
 // call for a given schema.
 type Validator struct {
 	gvk        gvk
+	channel    string
 	release    string
 	source     string
 	schema     apiservervalidation.SchemaValidator
@@ -39,9 +40,13 @@ type Validator struct {
 // Release is the upstream release the schema was derived from.
 func (v *Validator) Release() string { return v.release }
 
+// Channel is the release channel of the schema ("standard",
+// "experimental"), "" for kinds published without channels.
+func (v *Validator) Channel() string { return v.channel }
+
 // String names the schema, for test failure messages.
 func (v *Validator) String() string {
-	return fmt.Sprintf("%s (release %s, from %s)", v.gvk, v.release, v.source)
+	return fmt.Sprintf("%s (release %s, from %s)", key{v.gvk, v.channel}, v.release, v.source)
 }
 
 var (
@@ -51,9 +56,16 @@ var (
 
 // Load returns a validator for group/kind/version at a release ("" = newest
 // release available for that GVK, by semver where the release parses;
-// branch snapshots such as "main-..." count as newest).
+// branch snapshots such as "main-..." count as newest), in the kind's
+// default channel (standard for Gateway API kinds).
 func Load(group, kind, version, release string) (*Validator, error) {
-	f, err := lookup(gvk{group, kind, version}, release)
+	return LoadChannel(group, kind, version, release, "")
+}
+
+// LoadChannel is Load for one release channel ("standard", "experimental";
+// "" = the kind's default).
+func LoadChannel(group, kind, version, release, channel string) (*Validator, error) {
+	f, err := lookup(gvk{group, kind, version}, release, channel)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +109,7 @@ func newValidator(f *schemaFile) (*Validator, error) {
 	}
 	return &Validator{
 		gvk:        gvk{f.Group, f.Kind, f.Version},
+		channel:    f.Channel,
 		release:    f.Release,
 		source:     f.Source,
 		schema:     sv,
@@ -106,7 +119,7 @@ func newValidator(f *schemaFile) (*Validator, error) {
 }
 
 // ForObject picks the schema by the object's apiVersion/kind, at the newest
-// embedded release.
+// embedded release of the kind's default channel.
 func ForObject(obj map[string]any) (*Validator, error) {
 	k, err := gvkOf(obj)
 	if err != nil {
@@ -229,17 +242,11 @@ func checkMetadataName(u map[string]any) []string {
 
 // Check validates any object this package knows: built-in kinds through
 // ValidateBuiltin, custom resources through the newest embedded schema for
-// their apiVersion/kind. An object of an unknown kind yields one problem
-// saying so, so a renderer emitting an unexpected kind fails the test.
+// their apiVersion/kind (in the standard channel for Gateway API kinds). An
+// object of an unknown kind yields one problem saying so, so a renderer
+// emitting an unexpected kind fails the test.
 func Check(obj map[string]any) []string {
-	if isBuiltin(obj) {
-		return ValidateBuiltin(obj)
-	}
-	v, err := ForObject(obj)
-	if err != nil {
-		return []string{err.Error()}
-	}
-	return v.Validate(obj)
+	return CheckAtChannel(obj, "", "")
 }
 
 // CheckAtVersion validates like Check, except that a custom resource is
@@ -249,30 +256,50 @@ func Check(obj map[string]any) []string {
 // known only from an untagged snapshot ("main-...") uses that snapshot.
 // An empty atMost means the newest release.
 func CheckAtVersion(obj map[string]any, atMost string) []string {
-	if isBuiltin(obj) || atMost == "" {
-		return Check(obj)
+	return CheckAtChannel(obj, atMost, "")
+}
+
+// CheckAtChannel validates like CheckAtVersion, in a release channel: a
+// Gateway API bundle is installed as "standard" or "experimental", and a
+// field only the experimental schema has is pruned by a standard cluster.
+// An empty channel means the kind's default (standard for Gateway API
+// kinds, none for kinds published without channels); asking a kind for a
+// channel it is not published in is a problem. Built-in kinds ignore it.
+func CheckAtChannel(obj map[string]any, atMost, channel string) []string {
+	if isBuiltin(obj) {
+		return ValidateBuiltin(obj)
 	}
 	k, err := gvkOf(obj)
 	if err != nil {
 		return []string{err.Error()}
 	}
-	release, err := releaseAtMost(k, atMost)
-	if err != nil {
-		return []string{err.Error()}
+	release := ""
+	if atMost != "" {
+		if release, err = releaseAtMost(k, channel, atMost); err != nil {
+			return []string{err.Error()}
+		}
 	}
-	v, err := Load(k.group, k.kind, k.version, release)
+	v, err := LoadChannel(k.group, k.kind, k.version, release, channel)
 	if err != nil {
 		return []string{err.Error()}
 	}
 	return v.Validate(obj)
 }
 
-func releaseAtMost(k gvk, atMost string) (string, error) {
+func releaseAtMost(k gvk, channel, atMost string) (string, error) {
 	limit, err := version.ParseSemantic(strings.TrimPrefix(atMost, "v"))
 	if err != nil {
 		return "", fmt.Errorf("schemacheck: %q is not a release version: %v", atMost, err)
 	}
-	releases := Releases(k.group, k.kind, k.version)
+	idx, err := loadIndex()
+	if err != nil {
+		return "", err
+	}
+	kc := resolveChannel(idx, k, channel)
+	var releases []string
+	for _, f := range idx[kc] {
+		releases = append(releases, f.Release)
+	}
 	chosen, tagged := "", false
 	for _, r := range releases {
 		v, err := version.ParseSemantic(r)
@@ -284,7 +311,12 @@ func releaseAtMost(k gvk, atMost string) (string, error) {
 		}
 	}
 	if chosen == "" {
-		return "", fmt.Errorf("schemacheck: no %s schema at or below release %s (have %v)", k, atMost, releases)
+		if len(releases) == 0 {
+			// Let LoadChannel say which channels exist.
+			_, err := LoadChannel(k.group, k.kind, k.version, "", channel)
+			return "", err
+		}
+		return "", fmt.Errorf("schemacheck: no %s schema at or below release %s (have %v)", kc, atMost, releases)
 	}
 	return chosen, nil
 }

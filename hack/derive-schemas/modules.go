@@ -1,0 +1,270 @@
+package main
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// moduleSource declares CRD files read from a Go module rather than from
+// ../shared/crds: ../shared/crds holds only some Gateway API releases, and
+// only their standard channel, while the product validates HTTPRoutes for
+// every supported release and both channels. The Go module of a release ships
+// the CRDs of both channels, and the module proxy plus checksum database make
+// the bytes reproducible without copying them here.
+type moduleSource struct {
+	Module   string
+	Repo     string // upstream repository, for the README
+	License  string // SPDX identifier, for the README
+	File     string // slash path inside the module
+	Provider string // schemas/ subdirectory; a non-standard channel appends "-<channel>"
+	Group    string
+	Kind     string
+	Channel  string
+	Versions []string // spec.versions to derive; the rest are left out to keep schemas/ small
+	Releases []string // module versions, which are also the upstream releases
+}
+
+const (
+	gatewayAPIModule = "sigs.k8s.io/gateway-api"
+	gatewayAPIGroup  = "gateway.networking.k8s.io"
+)
+
+// moduleSources lists the Gateway API CRDs ../shared/crds lacks. Standard
+// v1.5.1 and v1.6.1 (HTTPRoute) and v1.6.1 (ReferenceGrant) come from
+// ../shared/crds and must not be listed here. HTTPRoute keeps only v1, the
+// version the renderer emits; ReferenceGrant keeps v1beta1, the only version
+// the oldest supported release (v1.0.0) serves that later ones still do.
+var moduleSources = []moduleSource{
+	gatewayAPI("config/crd/standard/gateway.networking.k8s.io_httproutes.yaml", "HTTPRoute", "standard", "v1",
+		"v1.0.0", "v1.1.0", "v1.2.0", "v1.3.0", "v1.4.0", "v1.5.0", "v1.6.0", "v1.7.0"),
+	gatewayAPI("config/crd/experimental/gateway.networking.k8s.io_httproutes.yaml", "HTTPRoute", "experimental", "v1",
+		"v1.0.0", "v1.1.0", "v1.2.0", "v1.3.0", "v1.4.0", "v1.5.0", "v1.5.1", "v1.6.0", "v1.6.1", "v1.7.0"),
+	gatewayAPI("config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml", "ReferenceGrant", "standard", "v1beta1",
+		"v1.0.0"),
+}
+
+func gatewayAPI(file, kind, channel, version string, releases ...string) moduleSource {
+	return moduleSource{
+		Module:   gatewayAPIModule,
+		Repo:     "github.com/kubernetes-sigs/gateway-api",
+		License:  "Apache-2.0",
+		File:     file,
+		Provider: "gateway-api",
+		Group:    gatewayAPIGroup,
+		Kind:     kind,
+		Channel:  channel,
+		Versions: []string{version},
+		Releases: releases,
+	}
+}
+
+// moduleJob is one file of one module release.
+type moduleJob struct {
+	moduleSource
+	Release string
+}
+
+func (j moduleJob) source() string { return j.Module + "@" + j.Release + " " + j.File }
+
+// outputs are the files the job produces, known without downloading, so
+// -modules=false can tell which files on disk it must keep.
+func (j moduleJob) outputs() []string {
+	var out []string
+	for _, v := range j.Versions {
+		out = append(out, outPath(j.Provider, j.Channel, j.Group, j.Kind, v, j.Release))
+	}
+	return out
+}
+
+func moduleJobs(sources []moduleSource) []moduleJob {
+	var jobs []moduleJob
+	for _, s := range sources {
+		for _, r := range s.Releases {
+			jobs = append(jobs, moduleJob{moduleSource: s, Release: r})
+		}
+	}
+	return jobs
+}
+
+// fetcher returns the file tree of module@version and a function releasing it.
+type fetcher func(module, version string) (fs.FS, func() error, error)
+
+// fetchModule is replaced by tests that must not reach the network.
+var fetchModule fetcher = goModDownload
+
+func deriveModule(j moduleJob, fetch fetcher) ([]output, error) {
+	if len(j.Versions) == 0 || j.Group == "" || j.Kind == "" {
+		return nil, fmt.Errorf("a module source must declare its group, kind and versions")
+	}
+	fsys, closeFS, err := fetch(j.Module, j.Release)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFS()
+	raw, err := fs.ReadFile(fsys, j.File)
+	if err != nil {
+		return nil, err
+	}
+	return deriveCRDs(raw, origin{
+		Provider: j.Provider,
+		Source:   j.source(),
+		Release:  j.Release,
+		Channel:  j.Channel,
+		Group:    j.Group,
+		Kind:     j.Kind,
+		Versions: j.Versions,
+	})
+}
+
+// modDownload is the part of `go mod download -json` output we use.
+type modDownload struct {
+	Path, Version, Error, Dir, Zip, Sum string
+}
+
+// goModDownload runs `go mod download -json module@version`.
+func goModDownload(module, version string) (fs.FS, func() error, error) {
+	// Outside any module, so this repository's go.mod and go.sum are never
+	// touched; GOTOOLCHAIN=local so a module needing a newer Go does not
+	// make the go command fetch a toolchain (moduleFS reads its zip instead).
+	tmp, err := os.MkdirTemp("", "derive-schemas-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.Command("go", "mod", "download", "-json", module+"@"+version)
+	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "GOWORK=off")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run() // non-zero also when only extraction failed; the JSON says
+	var m modDownload
+	if err := json.Unmarshal(stdout.Bytes(), &m); err != nil {
+		return nil, nil, fmt.Errorf("go mod download %s@%s: %v: %s", module, version, runErr, strings.TrimSpace(stderr.String()))
+	}
+	return moduleFS(m)
+}
+
+// moduleFS opens the files of a downloaded module: the extracted directory
+// when the go command made one, else the verified zip.
+func moduleFS(m modDownload) (fs.FS, func() error, error) {
+	if m.Dir != "" {
+		return os.DirFS(m.Dir), func() error { return nil }, nil
+	}
+	// The go command does not extract a module whose go.mod needs a newer Go
+	// (gateway-api v1.7.0 needs go 1.27), but it has downloaded and verified
+	// the zip; its files are the same, so we check the zip against Sum and
+	// read it.
+	if m.Zip == "" || m.Sum == "" {
+		if m.Error != "" {
+			return nil, nil, fmt.Errorf("go mod download %s@%s: %s", m.Path, m.Version, m.Error)
+		}
+		return nil, nil, fmt.Errorf("go mod download %s@%s printed neither Dir nor Zip and Sum", m.Path, m.Version)
+	}
+	zr, err := zip.OpenReader(m.Zip)
+	if err != nil {
+		return nil, nil, err
+	}
+	got, err := zipHash(&zr.Reader)
+	if err == nil && got != m.Sum {
+		err = fmt.Errorf("module zip %q has hash %q, must be %q", m.Zip, got, m.Sum)
+	}
+	var sub fs.FS
+	if err == nil {
+		sub, err = fs.Sub(zr, m.Path+"@"+m.Version)
+	}
+	if err != nil {
+		zr.Close()
+		return nil, nil, err
+	}
+	return sub, zr.Close, nil
+}
+
+// zipHash computes the go.sum "h1:" hash of a module zip: the sha256 of the
+// sorted lines "<hex sha256 of file>  <name>\n", base64-encoded.
+func zipHash(zr *zip.Reader) (string, error) {
+	files := append([]*zip.File(nil), zr.File...)
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	h := sha256.New()
+	for _, f := range files {
+		if strings.Contains(f.Name, "\n") {
+			return "", fmt.Errorf("zip file name %q must not contain a newline", f.Name)
+		}
+		r, err := f.Open()
+		if err != nil {
+			return "", err
+		}
+		fh := sha256.New()
+		_, err = io.Copy(fh, r)
+		r.Close()
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%x  %s\n", fh.Sum(nil), f.Name)
+	}
+	return "h1:" + base64.StdEncoding.EncodeToString(h.Sum(nil)), nil
+}
+
+// carryOver returns the README entries of the module-derived files already
+// in outDir, for -modules=false: they cannot be re-derived offline, so they
+// are kept as the last online run wrote them.
+func carryOver(outDir string, jobs []moduleJob) ([]derivedSchema, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	readme, err := os.Open(filepath.Join(outDir, "README.md"))
+	if err != nil {
+		return nil, fmt.Errorf("-modules=false keeps the module-derived files, but %w; run with modules once", err)
+	}
+	defer readme.Close()
+	rows := map[string]string{}
+	sc := bufio.NewScanner(readme)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "| `"); ok {
+			if file, _, ok := strings.Cut(rest, "`"); ok {
+				rows[file] = line
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+
+	var entries []derivedSchema
+	for _, j := range jobs {
+		for _, p := range j.outputs() {
+			row, ok := rows[p]
+			if !ok {
+				return nil, fmt.Errorf("-modules=false keeps the module-derived file %q, but %s has no row for it; run with modules", p, readme.Name())
+			}
+			e, err := parseReadmeRow(row)
+			if err != nil {
+				return nil, err
+			}
+			if e.Source != j.source() {
+				return nil, fmt.Errorf("%s row for %q has source %q, must be %q; run with modules", readme.Name(), p, e.Source, j.source())
+			}
+			st, err := os.Stat(filepath.Join(outDir, filepath.FromSlash(p)))
+			if err != nil {
+				return nil, fmt.Errorf("-modules=false keeps the module-derived file %q, but %w; run with modules", p, err)
+			}
+			if st.Size() != int64(e.Size) {
+				return nil, fmt.Errorf("module-derived file %q has %d bytes, but %s says %d; run with modules", p, st.Size(), readme.Name(), e.Size)
+			}
+			entries = append(entries, e)
+		}
+	}
+	return entries, nil
+}
