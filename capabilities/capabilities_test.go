@@ -236,27 +236,36 @@ func TestResolveProblems(t *testing.T) {
 		},
 		{
 			name: "gateway with the v1alpha2 pool and no optional fields",
-			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.x-k8s.io/v1alpha2, parentRef: {name: gw}}`)),
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.x-k8s.io/v1alpha2, gatewayAPIVersion: v1.0.0, parentRef: {name: gw}}`)),
+		},
+		{
+			name: "gateway with a cluster-wide endpoint picker",
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1, gatewayAPIVersion: v1.7.0, channel: experimental, parentRef: {name: gw}, endpointPicker: {image: "registry.example.com/epp:v1.5.0"}}`)),
+		},
+		{
+			name: "gateway without gatewayAPIVersion",
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1, parentRef: {name: gw}}`)),
+			want: []want{e("spec.gateway.gatewayAPIVersion", "is required", ">= 1.0.0, < 1.8.0")},
 		},
 		{
 			name: "gateway with unsupported inferencePoolVersion",
-			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.x-k8s.io/v1alpha1, parentRef: {name: gw}}`)),
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.x-k8s.io/v1alpha1, gatewayAPIVersion: v1.5.1, parentRef: {name: gw}}`)),
 			want: []want{e("spec.gateway.inferencePoolVersion", `"inference.networking.x-k8s.io/v1alpha1" is not supported`, `"inference.networking.k8s.io/v1"`)},
 		},
 		{
 			name: "gateway without inferencePoolVersion",
-			doc:  capsDoc(gw(`{parentRef: {name: gw}}`)),
+			doc:  capsDoc(gw(`{gatewayAPIVersion: v1.5.1, parentRef: {name: gw}}`)),
 			want: []want{e("spec.gateway.inferencePoolVersion", `"" is not supported`)},
 		},
 		{
 			name: "gateway with unsupported channel",
-			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1, channel: beta, parentRef: {name: gw}}`)),
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1, gatewayAPIVersion: v1.5.1, channel: beta, parentRef: {name: gw}}`)),
 			want: []want{e("spec.gateway.channel", `"beta" is not supported`, `"standard", "experimental"`)},
 		},
 		{
 			name: "gateway with unsupported gatewayAPIVersion",
-			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1, gatewayAPIVersion: v1.2.0, parentRef: {name: gw}}`)),
-			want: []want{e("spec.gateway.gatewayAPIVersion", `"v1.2.0" is not supported`, ">= 1.5.0, < 1.7.0")},
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1, gatewayAPIVersion: v1.8.0, parentRef: {name: gw}}`)),
+			want: []want{e("spec.gateway.gatewayAPIVersion", `"v1.8.0" is not supported`, ">= 1.0.0, < 1.8.0")},
 		},
 		{
 			name: "gateway with a non-semver gatewayAPIVersion",
@@ -265,12 +274,12 @@ func TestResolveProblems(t *testing.T) {
 		},
 		{
 			name: "gateway without parentRef",
-			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1}`)),
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1, gatewayAPIVersion: v1.5.1}`)),
 			want: []want{e("spec.gateway.parentRef.name", "is required")},
 		},
 		{
 			name: "gateway with an empty parentRef name",
-			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1, parentRef: {name: "", namespace: gw}}`)),
+			doc:  capsDoc(gw(`{inferencePoolVersion: inference.networking.k8s.io/v1, gatewayAPIVersion: v1.5.1, parentRef: {name: "", namespace: gw}}`)),
 			want: []want{e("spec.gateway.parentRef.name", "is required")},
 		},
 		{
@@ -342,6 +351,7 @@ func TestResolveProblems(t *testing.T) {
 				e("spec.providers[2].selectionRules[0].condition", "not a valid CEL expression"),
 				e("spec.gateway.inferencePoolVersion", "is not supported"),
 				e("spec.gateway.channel", "is not supported"),
+				e("spec.gateway.gatewayAPIVersion", "is required"),
 				e("spec.gateway.parentRef.name", "is required"),
 				e("spec.nodePools[0].taints[0].effect", "is not supported"),
 				e("spec.nodePools[1].name", "listed twice"),

@@ -223,7 +223,7 @@ func checkEngines(engines []v1.EngineCapability, at string, l *diag.List) {
 var (
 	InferencePoolVersions = []string{"inference.networking.k8s.io/v1", "inference.networking.x-k8s.io/v1alpha2"}
 	GatewayChannels       = []string{"standard", "experimental"}
-	GatewayAPIVersions    = mustRange("1.5.0", "1.7.0")
+	GatewayAPIVersions    = mustRange("1.0.0", "1.8.0")
 )
 
 func checkGateway(g *v1.GatewayCapability, l *diag.List) {
@@ -236,11 +236,10 @@ func checkGateway(g *v1.GatewayCapability, l *diag.List) {
 	if g.Channel != "" && !slices.Contains(GatewayChannels, g.Channel) {
 		l.Errorf("spec.gateway.channel", "%q is not supported: must be one of %s", g.Channel, v1.QuoteList(GatewayChannels))
 	}
-	if g.GatewayAPIVersion != "" {
-		v, err := ParseSemver(g.GatewayAPIVersion)
-		if err != nil || !GatewayAPIVersions.Contains(v) {
-			l.Errorf("spec.gateway.gatewayAPIVersion", "%q is not supported: supported Gateway API releases are %s", g.GatewayAPIVersion, GatewayAPIVersions)
-		}
+	if g.GatewayAPIVersion == "" {
+		l.Errorf("spec.gateway.gatewayAPIVersion", "is required: the HTTPRoute fields rendered depend on the Gateway API release the cluster serves (%s)", GatewayAPIVersions)
+	} else if v, err := ParseSemver(g.GatewayAPIVersion); err != nil || !GatewayAPIVersions.Contains(v) {
+		l.Errorf("spec.gateway.gatewayAPIVersion", "%q is not supported: supported Gateway API releases are %s", g.GatewayAPIVersion, GatewayAPIVersions)
 	}
 	if g.ParentRef == nil || g.ParentRef.Name == "" {
 		l.Errorf("spec.gateway.parentRef.name", "is required: generated HTTPRoutes attach to this Gateway")

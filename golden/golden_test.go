@@ -14,6 +14,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/fn"
+	"github.com/airunway-render/airunway-render/gateway"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -60,7 +61,7 @@ func TestGolden(t *testing.T) {
 			out, err := kio.FromBytes([]byte(got.stdout))
 			require.NoError(t, err)
 			require.Equal(t, got.stdout, runFunction(t, out, config).stdout, "the output is not a fixed point")
-			validateSchemas(t, out, declaredVersions(t, items, config))
+			validateSchemas(t, out, declaredCapabilities(t, items, config))
 		})
 	}
 }
@@ -166,10 +167,9 @@ func assertExpected(t *testing.T, dir string, got run) {
 // declared release picks the schema it is validated against.
 var providerOfGroup = map[string]string{"kaito.sh": "kaito", "nvidia.com": "dynamo", "ray.io": "kuberay"}
 
-// declaredVersions returns the provider releases of the capability file the
-// case renders with: the function config, else an input item, else the
-// embedded default.
-func declaredVersions(t *testing.T, items []*yaml.RNode, config *yaml.RNode) map[string]string {
+// declaredCapabilities returns the capability file the case renders with:
+// the function config, else an input item, else the embedded default.
+func declaredCapabilities(t *testing.T, items []*yaml.RNode, config *yaml.RNode) *capabilities.Resolved {
 	t.Helper()
 	node := config
 	if node == nil || node.GetKind() != "ClusterCapabilities" {
@@ -188,17 +188,16 @@ func declaredVersions(t *testing.T, items []*yaml.RNode, config *yaml.RNode) map
 	}
 	caps, problems := capabilities.ResolveNode(node)
 	require.False(t, problems.HasErrors(), "%v", problems)
-	versions := map[string]string{}
-	for _, p := range caps.Providers {
-		versions[p.Name] = p.Version
-	}
-	return versions
+	return caps
 }
 
 // validateSchemas checks every object bound for a cluster against the real
 // schema of its kind: the provider CRDs of the release the capability file
-// declares for custom resources, the Kubernetes types for built-in kinds.
-func validateSchemas(t *testing.T, items []*yaml.RNode, versions map[string]string) {
+// declares, the Gateway API CRDs of the declared bundle release and
+// channel, every embedded Inference Extension release of the pool's API
+// version (the capability file names the version, not the release), and
+// the Kubernetes types for built-in kinds.
+func validateSchemas(t *testing.T, items []*yaml.RNode, caps *capabilities.Resolved) {
 	t.Helper()
 	for _, n := range items {
 		if n.GetAnnotations()["config.kubernetes.io/local-config"] == "true" {
@@ -208,8 +207,29 @@ func validateSchemas(t *testing.T, items []*yaml.RNode, versions map[string]stri
 		js, err := n.MarshalJSON()
 		require.NoError(t, err)
 		require.NoError(t, sigsyaml.Unmarshal(js, &obj))
-		group := strings.SplitN(n.GetApiVersion(), "/", 2)[0]
-		problems := schemacheck.CheckAtVersion(obj, versions[providerOfGroup[group]])
+		group, version, _ := strings.Cut(n.GetApiVersion(), "/")
+		var problems []string
+		switch {
+		case group == gateway.GatewayGroup:
+			require.NotNil(t, caps.Gateway, "a Gateway API object needs a declared gateway")
+			channel := caps.Gateway.Channel
+			if n.GetKind() != "HTTPRoute" || channel == "" {
+				channel = gateway.ChannelStandard
+			}
+			problems = schemacheck.CheckAtChannel(obj, caps.Gateway.GatewayAPIVersion, channel)
+		case group == gateway.PoolGroupV1 || group == gateway.PoolGroupV1Alpha2:
+			releases := schemacheck.Releases(group, n.GetKind(), version)
+			require.NotEmpty(t, releases, "no schema for %s", n.GetApiVersion())
+			for _, r := range releases {
+				problems = append(problems, schemacheck.CheckAtVersion(obj, r)...)
+			}
+		default:
+			version := ""
+			if p := caps.Provider(providerOfGroup[group]); p != nil {
+				version = p.Version
+			}
+			problems = schemacheck.CheckAtVersion(obj, version)
+		}
 		require.Empty(t, problems, "%s/%s %s fails schema validation", n.GetKind(), n.GetNamespace(), n.GetName())
 	}
 }

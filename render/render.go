@@ -10,6 +10,7 @@ import (
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/gateway"
 	"github.com/airunway-render/airunway-render/providers"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -131,6 +132,11 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 	if l = append(l, rl...); l.HasErrors() {
 		return nil, l
 	}
+	gw, gl := gateway.Render(req, p)
+	if l = append(l, gl...); l.HasErrors() {
+		return nil, l
+	}
+	objs = append(objs, gw...)
 	annotated, err := annotateModel(node, d)
 	if err != nil {
 		l.Errorf("metadata.annotations", "cannot annotate: %v", err)

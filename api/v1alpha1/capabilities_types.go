@@ -90,6 +90,9 @@ type GatewayCapability struct {
 	GatewayAPIVersion    string      `json:"gatewayAPIVersion,omitempty"`
 	Channel              string      `json:"channel,omitempty"`
 	ParentRef            *GatewayRef `json:"parentRef,omitempty"`
+	// EndpointPicker is the cluster's default picker image and plugin
+	// configuration; a provider's own (llm-d's scheduler) wins over it.
+	EndpointPicker *EndpointPicker `json:"endpointPicker,omitempty"`
 }
 
 // GatewayRef names the parent Gateway of generated HTTPRoutes.

@@ -26,6 +26,7 @@ spec:
   - {name: dynamo, version: "1.1.1"}
   gateway:
     inferencePoolVersion: inference.networking.k8s.io/v1
+    gatewayAPIVersion: v1.5.1
     parentRef: {name: inference-gateway, namespace: gateway-system}
 `
 

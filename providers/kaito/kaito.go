@@ -313,3 +313,36 @@ func overrideValue(s *v1.ModelDeploymentSpec, path ...string) (any, bool) {
 	}
 	return cur, true
 }
+
+// LabelWorkspace is the label KAITO puts on every pod of a Workspace
+// (kaito.sh/v1beta1 LabelWorkspaceName), whatever the workload.
+const LabelWorkspace = "kaito.sh/workspace"
+
+// Backend implements providers.Routable. KAITO creates the preset pods
+// itself and labels them `kaito.sh/workspace: <name>`; the llama.cpp
+// template is ours and KAITO keeps its labels, so it is selected like every
+// other rendered template. Both listen on 5000. KAITO passes no
+// `servedName` to either server: a preset serves under KAITO's own name for
+// the model (see presetServedName), llama.cpp under the model id.
+func (Provider) Backend(req *providers.Request) providers.Backend {
+	if req.Engine == v1.EngineLlamaCpp {
+		return providers.Backend{PodSelector: providers.ModelPodSelector(req), Port: Port, IgnoresServedName: true}
+	}
+	return providers.Backend{
+		PodSelector:       map[string]string{LabelWorkspace: req.MD.Name},
+		Port:              Port,
+		ServedName:        presetServedName(req.MD.Spec.Model.ID),
+		IgnoresServedName: true,
+	}
+}
+
+// presetServedName is the `--served-model-name` KAITO gives a vLLM preset:
+// a built-in preset name as is, a Hugging Face id as the lower-cased last
+// path segment (KAITO 0.9 and later generate the preset from the id that
+// way; `Qwen/Qwen3-0.6B` serves as `qwen3-0.6b`).
+func presetServedName(id string) string {
+	if i := strings.LastIndex(id, "/"); i >= 0 {
+		return strings.ToLower(id[i+1:])
+	}
+	return id
+}

@@ -627,3 +627,35 @@ func TestPlacementOnPresets(t *testing.T) {
 	require.Contains(t, l[0].Message, `node pool "h100" has taint dedicated:NoSchedule, which KAITO preset pods do not tolerate`)
 	require.NotContains(t, l[0].Message, "nvidia.com/gpu:", "KAITO tolerates its own GPU taint")
 }
+
+func TestBackend(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec string
+		want       providers.Backend
+	}{
+		{"preset by Hugging Face id: KAITO's pods and served name", vllmMD + "model: {id: Qwen/Qwen3-0.6B, servedName: alias}",
+			providers.Backend{PodSelector: map[string]string{LabelWorkspace: "test-model"}, Port: 5000, ServedName: "qwen3-0.6b", IgnoresServedName: true}},
+		{"built-in preset name", vllmMD + "model: {id: phi-4-mini-instruct}",
+			providers.Backend{PodSelector: map[string]string{LabelWorkspace: "test-model"}, Port: 5000, ServedName: "phi-4-mini-instruct", IgnoresServedName: true}},
+		{"llama.cpp template: our own pod label", llamaMD + "model: {id: m, servedName: alias}",
+			providers.Backend{PodSelector: map[string]string{providers.LabelModelDeployment: "test-model"}, Port: 5000, IgnoresServedName: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := request(t, tc.spec)
+			require.Equal(t, tc.want, Provider{}.Backend(req))
+			if req.Engine == v1.EngineLlamaCpp {
+				obj, _ := render(t, tc.spec)
+				labels := at0(obj, "inference", "template", "metadata", "labels")
+				require.Equal(t, "test-model", labels[providers.LabelModelDeployment], "the pool selects the template's label")
+			}
+		})
+	}
+}
+
+func at0(obj providers.Object, path ...string) map[string]any {
+	var v any = map[string]any(obj)
+	for _, p := range path {
+		v = v.(map[string]any)[p]
+	}
+	return v.(map[string]any)
+}

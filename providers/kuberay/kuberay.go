@@ -30,6 +30,10 @@ const (
 	defaultHeadCPU      = "4"
 	defaultHeadMemory   = "16Gi"
 	defaultWorkerMemory = "32Gi"
+
+	// ServePort is Ray Serve's HTTP proxy port, on every Ray node (the
+	// serve config's default proxy location).
+	ServePort = 8000
 )
 
 // Name limits KubeRay puts on a RayService (see checkName). From 1.4.0 the
@@ -202,4 +206,10 @@ func warnings(md *v1.ModelDeployment, l *diag.List) {
 	if s.Resources != nil && s.Resources.CPU != "" {
 		l.Warnf("spec.resources.cpu", "is ignored by the kuberay provider, as upstream: the Ray head container is limited to %s CPUs and the worker containers get no CPU request or limit", defaultHeadCPU)
 	}
+}
+
+// Backend implements providers.Routable: every Ray pod carries the
+// model-deployment label and runs a Serve proxy on 8000.
+func (Provider) Backend(req *providers.Request) providers.Backend {
+	return providers.Backend{PodSelector: providers.ModelPodSelector(req), Port: ServePort}
 }

@@ -244,3 +244,9 @@ func Args(md *v1.ModelDeployment, gpus int32, kvTransfer string) []string {
 	}
 	return c.Finish()
 }
+
+// Backend implements providers.Routable: the routable pods (decode pods in
+// disaggregated mode) carry the model-deployment label; vLLM listens on 8000.
+func (Provider) Backend(req *providers.Request) providers.Backend {
+	return providers.Backend{PodSelector: providers.ModelPodSelector(req), Port: podserver.Port}
+}

@@ -180,3 +180,9 @@ func volumes(md *v1.ModelDeployment) ([]corev1.Volume, []corev1.VolumeMount) {
 	}
 	return vols, mounts
 }
+
+// Backend implements providers.Routable: the pod template carries the
+// model-deployment label and vLLM listens on 8000.
+func (Provider) Backend(req *providers.Request) providers.Backend {
+	return providers.Backend{PodSelector: providers.ModelPodSelector(req), Port: Port}
+}

@@ -112,3 +112,29 @@ func TestCLIRejectsInvalidInputWithoutOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestGatewayExample renders examples/gateway, what `make demo` shows for a
+// cluster with the Gateway API Inference Extension, into files.
+func TestGatewayExample(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	res := renderCLI(t, "--output-dir", out, filepath.Join(repoRoot, "examples", "gateway"))
+	require.Zero(t, res.exit, "stderr:\n%s", res.stderr)
+	require.Equal(t, []string{
+		"inference/configmap_qwen3-epp.yaml",
+		"inference/deployment_qwen3-epp.yaml",
+		"inference/deployment_qwen3.yaml",
+		"inference/httproute_qwen3.yaml",
+		"inference/inferencepool_qwen3.yaml",
+		"inference/modeldeployment_qwen3.yaml",
+		"inference/role_qwen3-epp.yaml",
+		"inference/rolebinding_qwen3-epp.yaml",
+		"inference/service_qwen3-epp.yaml",
+		"inference/service_qwen3.yaml",
+		"inference/serviceaccount_qwen3-epp.yaml",
+	}, keys(readTree(t, out)))
+	route := readTree(t, out)["inference/httproute_qwen3.yaml"]
+	require.Contains(t, route, "value: qwen3", "the route matches the served name")
+	var picker appsv1.Deployment
+	decodeStrict(t, parseFile(t, readTree(t, out), "inference/deployment_qwen3-epp.yaml"), &picker)
+	require.Equal(t, "ghcr.io/llm-d/llm-d-inference-scheduler:v0.6.0", picker.Spec.Template.Spec.Containers[0].Image)
+}

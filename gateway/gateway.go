@@ -1,0 +1,229 @@
+package gateway
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Facts of the Gateway API Inference Extension integration.
+const (
+	// ModelHeader is the header the routes match; the Body-Based Router the
+	// platform team installs copies the request body's `model` into it.
+	ModelHeader = "X-Gateway-Model-Name"
+	// RequestTimeout bounds one request through the gateway; generation of
+	// long completions needs far more than proxies' usual 15 s.
+	RequestTimeout = "300s"
+	// EndpointPickerPort is the gRPC ext-proc port of the endpoint picker,
+	// EndpointPickerHealthPort its gRPC health port.
+	EndpointPickerPort       = 9002
+	EndpointPickerHealthPort = 9003
+
+	PoolGroupV1       = "inference.networking.k8s.io"
+	PoolGroupV1Alpha2 = "inference.networking.x-k8s.io"
+	PoolKind          = "InferencePool"
+)
+
+// plan is every decision behind one ModelDeployment's gateway objects.
+type plan struct {
+	md   *v1.ModelDeployment
+	caps *v1.GatewayCapability
+	// engine is the provider's gateway behaviour for the engine, never nil.
+	engine *v1.GatewayCapabilities
+	// group and version of the InferencePool API the cluster serves.
+	group, version string
+	pool           poolRef
+	backend        providers.Backend
+	modelName      string
+	placement      *providers.PoolPlacement
+}
+
+// poolRef names the InferencePool the route sends traffic to.
+type poolRef struct {
+	name, namespace string
+	// managed is true when the provider's operator creates the pool.
+	managed bool
+}
+
+// Render returns the gateway objects of one ModelDeployment: nothing when
+// the capability file declares no Gateway API Inference Extension or
+// `spec.gateway.enabled` is false; otherwise the InferencePool and its
+// endpoint picker (unless the provider manages its own pool), the HTTPRoute
+// (unless `spec.gateway.httpRouteRef` names the user's own), and a
+// ReferenceGrant for a pool in another namespace.
+func Render(req *providers.Request, p providers.Provider) ([]providers.Object, diag.List) {
+	var l diag.List
+	pl, ok := newPlan(req, p, &l)
+	if !ok {
+		return nil, l
+	}
+	var objs []providers.Object
+	if !pl.pool.managed {
+		objs = append(objs, pl.inferencePool())
+		objs = append(objs, pl.endpointPicker()...)
+	}
+	if pl.md.Spec.Gateway == nil || pl.md.Spec.Gateway.HTTPRouteRef == "" {
+		route, rl := pl.httpRoute()
+		l = append(l, rl...)
+		objs = append(objs, route)
+	}
+	if pl.pool.namespace != pl.md.Namespace {
+		objs = append(objs, pl.referenceGrant())
+	}
+	return objs, l
+}
+
+// Enabled reports whether a ModelDeployment gets gateway objects in a
+// cluster with the given gateway capability.
+func Enabled(md *v1.ModelDeployment, caps *v1.GatewayCapability) bool {
+	return caps != nil && (md.Spec.Gateway == nil || md.Spec.Gateway.Enabled == nil || *md.Spec.Gateway.Enabled) && !v1.IsMocker(md)
+}
+
+func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan, bool) {
+	md := req.MD
+	var caps *v1.GatewayCapability
+	if req.Caps != nil {
+		caps = req.Caps.Gateway
+	}
+	switch {
+	case caps == nil:
+		if g := md.Spec.Gateway; g != nil && g.Enabled != nil && *g.Enabled {
+			l.Warnf("spec.gateway.enabled", "is true, but the capability file declares no Gateway API Inference Extension (`spec.gateway`), so no InferencePool or HTTPRoute is rendered")
+		}
+		return nil, false
+	case !Enabled(md, caps) && v1.IsMocker(md):
+		l.Infof("spec.gateway", "no gateway objects: the Dynamo mocker serves no real model, and upstream AI Runway routes nothing to it")
+		return nil, false
+	case !Enabled(md, caps):
+		return nil, false
+	}
+	pl := &plan{md: md, caps: caps, engine: engineGateway(req), placement: req.Placement.ForCPU()}
+	pl.group, pl.version, _ = strings.Cut(caps.InferencePoolVersion, "/")
+	pl.pool = poolFor(md, pl.engine)
+	n := len(*l)
+	if !pl.pool.managed {
+		r, ok := p.(providers.Routable)
+		if !ok {
+			l.Warnf("spec.gateway", "no gateway objects: the %s provider neither manages an InferencePool nor tells which pods serve the model", providerName(req, p))
+			return nil, false
+		}
+		pl.backend = r.Backend(req)
+		checkNames(md, l)
+	}
+	if pl.pool.managed && pl.group != PoolGroupV1 {
+		l.Errorf("spec.gateway.enabled", "the %s provider's operator creates its InferencePool %q as %s/v1, but the capability file declares %s pools (`spec.gateway.inferencePoolVersion`); set `spec.gateway.enabled: false` to serve through the provider's own frontend, or upgrade the cluster to the v1 InferencePool", providerName(req, p), pl.pool.name, PoolGroupV1, caps.InferencePoolVersion)
+	}
+	pl.modelName = modelName(md, pl.engine, pl.backend, l)
+	if pl.pool.namespace != md.Namespace && md.Namespace == "" {
+		l.Errorf("metadata.namespace", "must be set: the InferencePool %q of the %s provider lives in namespace %q, and the ReferenceGrant that lets this ModelDeployment's HTTPRoute reach it must name the route's namespace", pl.pool.name, providerName(req, p), pl.pool.namespace)
+	}
+	return pl, !(*l)[n:].HasErrors()
+}
+
+func providerName(req *providers.Request, p providers.Provider) string {
+	if req.Provider != nil {
+		return req.Provider.Name
+	}
+	return p.Name()
+}
+
+// engineGateway is the provider's gateway capability for the engine from
+// the capability file (built-in or overridden), never nil.
+func engineGateway(req *providers.Request) *v1.GatewayCapabilities {
+	if req.Provider != nil {
+		if e := req.Provider.Engine(req.Engine); e != nil && e.Gateway != nil {
+			return e.Gateway
+		}
+	}
+	return &v1.GatewayCapabilities{}
+}
+
+// poolFor names the pool: the provider's own (its name pattern with
+// `{name}` and `{namespace}` substituted, as upstream does), else one named
+// like the ModelDeployment.
+func poolFor(md *v1.ModelDeployment, g *v1.GatewayCapabilities) poolRef {
+	if !g.ManagesInferencePool {
+		return poolRef{name: md.Name, namespace: md.Namespace}
+	}
+	expand := strings.NewReplacer("{name}", md.Name, "{namespace}", md.Namespace).Replace
+	ref := poolRef{name: expand(g.InferencePoolNamePattern), namespace: expand(g.InferencePoolNamespace), managed: true}
+	if ref.name == "" {
+		ref.name = md.Name
+	}
+	if ref.namespace == "" {
+		ref.namespace = md.Namespace
+	}
+	return ref
+}
+
+// checkNames refuses a ModelDeployment name that cannot name the endpoint
+// picker's Service, which only the API server would otherwise reject.
+func checkNames(md *v1.ModelDeployment, l *diag.List) {
+	if msgs := utilvalidation.IsDNS1035Label(eppName(md)); len(msgs) > 0 {
+		l.Errorf("metadata.name", "%q cannot name the endpoint picker's Service %q: %s", md.Name, eppName(md), strings.Join(msgs, "; "))
+	}
+}
+
+// modelName is the name the route matches in the model header:
+// `spec.gateway.modelName` > `spec.model.servedName` (unless the provider
+// ignores it) > the provider's own rule > `spec.model.id`. Upstream asks the
+// running server (`/v1/models`) before falling back to the id; a renderer
+// cannot, so a model without any of them is an error.
+func modelName(md *v1.ModelDeployment, g *v1.GatewayCapabilities, b providers.Backend, l *diag.List) string {
+	s := &md.Spec
+	switch {
+	case s.Gateway != nil && s.Gateway.ModelName != "":
+		return s.Gateway.ModelName
+	case s.Model.ServedName != "" && !g.IgnoresServedName && !b.IgnoresServedName:
+		return s.Model.ServedName
+	case b.ServedName != "":
+		return b.ServedName
+	case s.Model.ID != "":
+		return s.Model.ID
+	}
+	l.Errorf("spec.gateway.modelName", "must be set: the HTTPRoute matches requests by model name, and a %s model without `spec.model.id` or `spec.model.servedName` gives the renderer no name to match (upstream would ask the running server)", fmt.Sprintf("%q", s.Model.Source))
+	return ""
+}
+
+// labels of every endpoint-picker object; the pods must not carry
+// `airunway.ai/model-deployment`, or the pool would route to its own picker.
+func (pl *plan) labels() map[string]string {
+	return map[string]string{
+		"app.kubernetes.io/name":       eppName(pl.md),
+		"app.kubernetes.io/instance":   pl.md.Name,
+		"app.kubernetes.io/managed-by": providers.ManagedByValue,
+	}
+}
+
+// objectLabels are the labels of the pool, route and grant: the upstream
+// provider labels, so the status reporter finds them like provider objects.
+func (pl *plan) objectLabels() map[string]string {
+	return map[string]string{
+		providers.LabelManagedBy:  providers.ManagedByValue,
+		providers.LabelDeployment: pl.md.Name,
+	}
+}
+
+func (pl *plan) meta(name, namespace string, labels map[string]string) map[string]any {
+	m := map[string]any{
+		"name":        name,
+		"labels":      toAny(labels),
+		"annotations": toAny(providers.GeneratedAnnotations(pl.md, nil)),
+	}
+	if namespace != "" {
+		m["namespace"] = namespace
+	}
+	return m
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
