@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"testing"
 
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/capabilities"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // BenchmarkRender measures one run over n vLLM ModelDeployments with the
-// embedded default capabilities: decode, default, validate, select, render
+// embedded default capabilities, and with a declared gateway: decode, default, validate, select, render
 // and emit, without the ResourceList encoding around it.
 func BenchmarkRender(b *testing.B) {
+	gatewayCaps := new(*capabilities.Default()) // a copy: Default is shared
+	gatewayCaps.Gateway = &v1.GatewayCapability{InferencePoolVersion: "inference.networking.k8s.io/v1", GatewayAPIVersion: "v1.5.1", ParentRef: &v1.GatewayRef{Name: "gw"}}
 	for _, n := range []int{1, 100, 1000} {
 		items := make([]*yaml.RNode, n)
 		for i := range items {
@@ -24,14 +28,25 @@ spec:
   resources: {gpu: {count: 2}, memory: 64Gi}
 `, i, i%10, i))
 		}
-		b.Run(fmt.Sprintf("models=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				res := Render(items, Options{})
-				if res.Problems.HasErrors() || len(res.Items) != 3*n {
-					b.Fatalf("unexpected result: %d items, %v", len(res.Items), res.Problems)
+		for _, tc := range []struct {
+			name string
+			opts Options
+			// objects per model: MD, Deployment, Service, plus the pool,
+			// route and six picker objects with a gateway
+			perModel int
+		}{
+			{"models=%d", Options{}, 3},
+			{"gateway/models=%d", Options{Capabilities: gatewayCaps}, 11},
+		} {
+			b.Run(fmt.Sprintf(tc.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					res := Render(items, tc.opts)
+					if res.Problems.HasErrors() || len(res.Items) != tc.perModel*n {
+						b.Fatalf("unexpected result: %d items, %v", len(res.Items), res.Problems)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
