@@ -14,6 +14,7 @@ import (
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
@@ -80,4 +81,14 @@ func Int64(v any) (int64, error) {
 		return int64(n), nil
 	}
 	return 0, fmt.Errorf("not a number: %T", v)
+}
+
+// Object parses one object written as YAML, for status translation tests.
+func Object(t testing.TB, doc string) *unstructured.Unstructured {
+	t.Helper()
+	js, err := yaml.YAMLToJSON([]byte(doc))
+	require.NoError(t, err)
+	obj := &unstructured.Unstructured{}
+	require.NoError(t, obj.UnmarshalJSON(js))
+	return obj
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/airunway-render/airunway-render/providers/internal/podserver"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -249,4 +250,15 @@ func Args(md *v1.ModelDeployment, gpus int32, kvTransfer string) []string {
 // disaggregated mode) carry the model-deployment label; vLLM listens on 8000.
 func (Provider) Backend(req *providers.Request) providers.Backend {
 	return providers.Backend{PodSelector: providers.ModelPodSelector(req), Port: podserver.Port}
+}
+
+// Primary implements providers.Reporter: the Deployment serving user
+// requests, the decode one in disaggregated mode, as upstream tracks it.
+func (Provider) Primary(md *v1.ModelDeployment) providers.Primary {
+	return podserver.Primary(serverNames(md)[0])
+}
+
+// Health implements providers.Reporter.
+func (Provider) Health(obj *unstructured.Unstructured) providers.Health {
+	return podserver.Health(obj)
 }

@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 )
@@ -185,4 +186,14 @@ func volumes(md *v1.ModelDeployment) ([]corev1.Volume, []corev1.VolumeMount) {
 // model-deployment label and vLLM listens on 8000.
 func (Provider) Backend(req *providers.Request) providers.Backend {
 	return providers.Backend{PodSelector: providers.ModelPodSelector(req), Port: Port}
+}
+
+// Primary implements providers.Reporter: the Deployment named like the model.
+func (Provider) Primary(md *v1.ModelDeployment) providers.Primary {
+	return podserver.Primary(md.Name)
+}
+
+// Health implements providers.Reporter.
+func (Provider) Health(obj *unstructured.Unstructured) providers.Health {
+	return podserver.Health(obj)
 }

@@ -1,0 +1,75 @@
+package kaito
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/providers"
+)
+
+// servicePort is the port of the Service KAITO creates for a Workspace.
+const servicePort = 80
+
+// Primary implements providers.Reporter: the Workspace named like the model.
+func (Provider) Primary(md *v1.ModelDeployment) providers.Primary {
+	return providers.Primary{GVK: schema.FromAPIVersionAndKind(APIVersion, Kind), Name: md.Name, Noun: Kind}
+}
+
+// Health implements providers.Reporter as upstream translates a Workspace:
+// `status.state` (KAITO 0.10 and later) when set, else the conditions of
+// older releases. A Workspace that says neither is pending, with no
+// replicas or endpoint.
+func (Provider) Health(obj *unstructured.Unstructured) providers.Health {
+	h, ready, said := fromState(obj)
+	if !said {
+		h, ready, said = fromConditions(obj)
+	}
+	if !said {
+		return h
+	}
+	count, _ := providers.Int32(obj.Object, "resource", "count")
+	h.Replicas = &providers.Replicas{Desired: count}
+	if ready {
+		h.Replicas.Ready, h.Replicas.Available = count, count
+	}
+	h.Endpoint = &providers.Endpoint{Service: obj.GetName(), Port: servicePort}
+	return h
+}
+
+func fromState(obj *unstructured.Unstructured) (h providers.Health, ready, said bool) {
+	state, _, _ := unstructured.NestedString(obj.Object, "status", "state")
+	switch state {
+	case "":
+		return providers.Health{Phase: providers.PhasePending}, false, false
+	case "Ready", "Succeeded":
+		return providers.Health{Phase: providers.PhaseRunning}, true, true
+	case "NotReady":
+		return providers.Health{Phase: providers.PhaseDeploying}, false, true
+	case "Running":
+		return providers.Health{Phase: providers.PhaseDeploying, Message: "fine-tuning in progress"}, false, true
+	case "Failed":
+		return providers.Health{Phase: providers.PhaseFailed}, false, true
+	case "Pending":
+		return providers.Health{Phase: providers.PhasePending}, false, true
+	}
+	return providers.Health{Phase: providers.PhasePending, Message: fmt.Sprintf("unknown state: %s", state)}, false, true
+}
+
+func fromConditions(obj *unstructured.Unstructured) (h providers.Health, ready, said bool) {
+	c := providers.Conditions(obj)
+	if len(c) == 0 {
+		return providers.Health{Phase: providers.PhasePending}, false, false
+	}
+	switch succeeded := c["WorkspaceSucceeded"]; {
+	case succeeded.Status == "True":
+		return providers.Health{Phase: providers.PhaseRunning}, true, true
+	case succeeded.Status == "False":
+		return providers.Health{Phase: providers.PhaseFailed, Message: succeeded.Message}, false, true
+	case c["ResourceReady"].Status == "True" && c["InferenceReady"].Status != "True":
+		return providers.Health{Phase: providers.PhaseDeploying}, false, true
+	}
+	return providers.Health{Phase: providers.PhasePending}, false, true
+}

@@ -1,0 +1,25 @@
+package render
+
+import (
+	"testing"
+
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/providers"
+	"github.com/stretchr/testify/require"
+)
+
+// TestEveryProviderIsObservableAndRoutable keeps the registry complete: the
+// status reporter reads every provider's health back, and the gateway can
+// route to every provider whose operator does not manage its own pool.
+func TestEveryProviderIsObservableAndRoutable(t *testing.T) {
+	for name, p := range Builtin() {
+		_, reports := p.(providers.Reporter)
+		require.True(t, reports, "%s does not implement providers.Reporter", name)
+		_, routable := p.(providers.Routable)
+		managed := false
+		for _, e := range capabilities.BuiltinFor(name).Engines {
+			managed = managed || (e.Gateway != nil && e.Gateway.ManagesInferencePool)
+		}
+		require.True(t, routable || managed, "%s neither implements providers.Routable nor manages its own InferencePool", name)
+	}
+}
