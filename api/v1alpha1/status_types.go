@@ -1,0 +1,52 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// ModelDeploymentStatus is the part of upstream's status the status
+// reporter writes (upstream-behaviour.md §1.3), field names as upstream's
+// CRD declares them.
+type ModelDeploymentStatus struct {
+	Phase              string             `json:"phase,omitempty"`
+	Message            string             `json:"message,omitempty"`
+	Provider           *ProviderStatus    `json:"provider,omitempty"`
+	Engine             *EngineStatus      `json:"engine,omitempty"`
+	Replicas           *ReplicaStatus     `json:"replicas,omitempty"`
+	Endpoint           *EndpointStatus    `json:"endpoint,omitempty"`
+	Gateway            *GatewayStatus     `json:"gateway,omitempty"`
+	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
+}
+
+// ProviderStatus names the selected provider and its primary object.
+type ProviderStatus struct {
+	Name           string `json:"name,omitempty"`
+	SelectedReason string `json:"selectedReason,omitempty"`
+	ResourceName   string `json:"resourceName,omitempty"`
+	ResourceKind   string `json:"resourceKind,omitempty"`
+}
+
+// EngineStatus names the selected engine.
+type EngineStatus struct {
+	Type           string `json:"type,omitempty"`
+	SelectedReason string `json:"selectedReason,omitempty"`
+}
+
+// ReplicaStatus counts the model server's replicas.
+type ReplicaStatus struct {
+	Desired   int32 `json:"desired"`
+	Ready     int32 `json:"ready"`
+	Available int32 `json:"available"`
+}
+
+// EndpointStatus is the in-cluster Service of the model server.
+type EndpointStatus struct {
+	Service string `json:"service,omitempty"`
+	Port    int32  `json:"port,omitempty"`
+}
+
+// GatewayStatus says where the model is reachable through the gateway.
+type GatewayStatus struct {
+	Endpoint         string `json:"endpoint,omitempty"`
+	ModelName        string `json:"modelName,omitempty"`
+	GatewayNamespace string `json:"gatewayNamespace,omitempty"`
+}

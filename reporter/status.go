@@ -1,0 +1,163 @@
+package reporter
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/providers"
+)
+
+// Condition types and reasons the reporter writes. Ready is what Argo CD's
+// health check and kstatus read; Reconciling and Stalled follow the kstatus
+// convention of being present only while abnormal.
+const (
+	ConditionReady       = "Ready"
+	ConditionReconciling = "Reconciling"
+	ConditionStalled     = "Stalled"
+
+	ReasonReady        = "DeploymentReady"
+	ReasonInProgress   = "DeploymentInProgress"
+	ReasonFailed       = "DeploymentFailed"
+	ReasonNotFound     = "ResourceNotFound"
+	ReasonCRDMissing   = "ProviderCRDMissing"
+	ReasonStale        = "ProviderStale"
+	ReasonProgressing  = "Progressing"
+	annotationProvider = "render.airunway.ai/provider"
+)
+
+// StaleAfter is how long a provider operator may leave a not-ready primary
+// object untouched before the reporter stops trusting what it says.
+const StaleAfter = 5 * time.Minute
+
+// Observation is everything the reporter read for one ModelDeployment.
+type Observation struct {
+	// Generation of the ModelDeployment the observation belongs to.
+	Generation  int64
+	Annotations map[string]string
+	// Primary names the provider's primary object; Object is it, nil when
+	// it does not exist (yet).
+	Primary providers.Primary
+	Object  *unstructured.Unstructured
+	// Health is the provider's translation of Object.
+	Health providers.Health
+	// CRDMissing is true when the cluster does not serve Primary.GVK.
+	CRDMissing bool
+	// Previous is the status the ModelDeployment has now; its conditions'
+	// transition times are kept while their status does not change.
+	Previous *v1.ModelDeploymentStatus
+	Now      time.Time
+}
+
+// Compute returns the status a ModelDeployment should have. It is pure:
+// the same observation always gives the same status, so a resync that
+// observes nothing new writes nothing.
+func Compute(o Observation) v1.ModelDeploymentStatus {
+	s := v1.ModelDeploymentStatus{ObservedGeneration: o.Generation}
+	if name := o.Annotations[annotationProvider]; name != "" {
+		s.Provider = &v1.ProviderStatus{Name: name, SelectedReason: o.Annotations[annotationProvider+"-reason"], ResourceName: o.Primary.Name, ResourceKind: o.Primary.GVK.Kind}
+	}
+	if engine := o.Annotations["render.airunway.ai/engine"]; engine != "" {
+		s.Engine = &v1.EngineStatus{Type: engine, SelectedReason: o.Annotations["render.airunway.ai/engine-reason"]}
+	}
+	ready := metav1.Condition{Type: ConditionReady}
+	switch {
+	case o.CRDMissing:
+		s.Phase = providers.PhaseFailed
+		s.Message = fmt.Sprintf("the cluster does not serve %s %s: install the provider's CRDs, or render for a provider this cluster has", o.Primary.GVK.GroupVersion(), o.Primary.GVK.Kind)
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonCRDMissing
+	case o.Object == nil:
+		s.Phase = providers.PhasePending
+		s.Message = fmt.Sprintf("waiting for %s %s to be applied", o.Primary.GVK.Kind, o.Primary.Name)
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonNotFound
+	default:
+		applyHealth(&s, o)
+		ready.Status, ready.Reason = readiness(s.Phase)
+		if s.Phase != providers.PhaseRunning && s.Phase != providers.PhaseFailed {
+			// The message names the time, not the idle duration, so a
+			// stale status stays the same bytes on every resync.
+			if last := lastWrite(o.Object); o.Now.Sub(last) >= StaleAfter {
+				ready.Status, ready.Reason = metav1.ConditionUnknown, ReasonStale
+				s.Message = fmt.Sprintf("%s %s is not ready and its operator has not updated it since %s; its status may be out of date", o.Primary.GVK.Kind, o.Primary.Name, last.UTC().Format(time.RFC3339))
+			}
+		}
+	}
+	ready.Message = s.Message
+	setCondition(&s, o, ready)
+	switch {
+	case ready.Status == metav1.ConditionTrue || ready.Reason == ReasonStale:
+	case s.Phase == providers.PhaseFailed:
+		setCondition(&s, o, metav1.Condition{Type: ConditionStalled, Status: metav1.ConditionTrue, Reason: ready.Reason, Message: s.Message})
+	default:
+		setCondition(&s, o, metav1.Condition{Type: ConditionReconciling, Status: metav1.ConditionTrue, Reason: ReasonProgressing, Message: s.Message})
+	}
+	return s
+}
+
+// applyHealth copies the provider's translation, then words phase and
+// message as upstream does: a primary object that exists but is neither
+// running nor failed is Deploying.
+func applyHealth(s *v1.ModelDeploymentStatus, o Observation) {
+	h := o.Health
+	s.Phase, s.Message = h.Phase, h.Message
+	switch h.Phase {
+	case providers.PhaseRunning:
+		if s.Message == "" {
+			s.Message = fmt.Sprintf("%s %s is ready, pods are ready", o.Primary.Noun, o.Primary.Name)
+		}
+	case providers.PhaseFailed:
+		if s.Message == "" {
+			s.Message = "deployment failed"
+		}
+	default:
+		s.Phase = providers.PhaseDeploying
+		if s.Message == "" {
+			s.Message = fmt.Sprintf("%s created, waiting for pods to be ready", o.Primary.Noun)
+		}
+	}
+	if h.Replicas != nil {
+		s.Replicas = &v1.ReplicaStatus{Desired: h.Replicas.Desired, Ready: h.Replicas.Ready, Available: h.Replicas.Available}
+	}
+	if h.Endpoint != nil {
+		s.Endpoint = &v1.EndpointStatus{Service: h.Endpoint.Service, Port: h.Endpoint.Port}
+	}
+}
+
+func readiness(phase string) (metav1.ConditionStatus, string) {
+	switch phase {
+	case providers.PhaseRunning:
+		return metav1.ConditionTrue, ReasonReady
+	case providers.PhaseFailed:
+		return metav1.ConditionFalse, ReasonFailed
+	}
+	return metav1.ConditionFalse, ReasonInProgress
+}
+
+// lastWrite is when anyone last wrote the object: the newest managedFields
+// entry (the API server stamps every write there), else its creation.
+func lastWrite(obj *unstructured.Unstructured) time.Time {
+	last := obj.GetCreationTimestamp().Time
+	for _, f := range obj.GetManagedFields() {
+		if f.Time != nil && f.Time.After(last) {
+			last = f.Time.Time
+		}
+	}
+	return last
+}
+
+// setCondition adds a condition with the observation's generation, keeping
+// the previous transition time while the status stays the same.
+func setCondition(s *v1.ModelDeploymentStatus, o Observation, c metav1.Condition) {
+	c.ObservedGeneration = o.Generation
+	c.LastTransitionTime = metav1.NewTime(o.Now.UTC().Truncate(time.Second))
+	if o.Previous != nil {
+		if prev := meta.FindStatusCondition(o.Previous.Conditions, c.Type); prev != nil && prev.Status == c.Status {
+			c.LastTransitionTime = prev.LastTransitionTime
+		}
+	}
+	s.Conditions = append(s.Conditions, c)
+}
