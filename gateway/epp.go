@@ -59,7 +59,7 @@ func (pl *plan) pickerSettings() (image, config string) {
 
 // endpointPicker renders the picker the pool names: ServiceAccount, Role,
 // RoleBinding, ConfigMap, Deployment and Service, all `<md>-epp`.
-func (pl *plan) endpointPicker() []providers.Object {
+func (pl *plan) endpointPicker() ([]providers.Object, error) {
 	image, config := pl.pickerSettings()
 	objs := []any{
 		&corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"), ObjectMeta: pl.objectMeta()},
@@ -77,11 +77,11 @@ func (pl *plan) endpointPicker() []providers.Object {
 	for _, o := range objs {
 		obj, err := providers.FromTyped(o)
 		if err != nil {
-			panic(err) // typed Kubernetes objects always marshal
+			return nil, err
 		}
 		out = append(out, obj)
 	}
-	return out
+	return out, nil
 }
 
 func typeMeta(apiVersion, kind string) metav1.TypeMeta {

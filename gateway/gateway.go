@@ -63,8 +63,13 @@ func Render(req *providers.Request, p providers.Provider) ([]providers.Object, d
 	}
 	var objs []providers.Object
 	if !pl.pool.managed {
+		picker, err := pl.endpointPicker()
+		if err != nil {
+			l.Errorf("", "internal error rendering the endpoint picker: %v", err)
+			return nil, l
+		}
 		objs = append(objs, pl.inferencePool())
-		objs = append(objs, pl.endpointPicker()...)
+		objs = append(objs, picker...)
 	}
 	if pl.md.Spec.Gateway == nil || pl.md.Spec.Gateway.HTTPRouteRef == "" {
 		route, rl := pl.httpRoute()
@@ -91,7 +96,8 @@ func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan,
 	}
 	switch {
 	case caps == nil:
-		if g := md.Spec.Gateway; g != nil && g.Enabled != nil && *g.Enabled {
+		// A provider managing its own pool reports its own topology choice.
+		if g := md.Spec.Gateway; g != nil && g.Enabled != nil && *g.Enabled && !engineGateway(req).ManagesInferencePool {
 			l.Warnf("spec.gateway.enabled", "is true, but the capability file declares no Gateway API Inference Extension (`spec.gateway`), so no InferencePool or HTTPRoute is rendered")
 		}
 		return nil, false
@@ -108,7 +114,7 @@ func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan,
 	if !pl.pool.managed {
 		r, ok := p.(providers.Routable)
 		if !ok {
-			l.Warnf("spec.gateway", "no gateway objects: the %s provider neither manages an InferencePool nor tells which pods serve the model", providerName(req, p))
+			l.Errorf("spec.gateway", "the %s provider neither manages its own InferencePool nor tells which pods an InferencePool should select; keep `managesInferencePool: true` in its engine capabilities, or set `spec.gateway.enabled: false`", providerName(req, p))
 			return nil, false
 		}
 		pl.backend = r.Backend(req)
@@ -117,7 +123,9 @@ func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan,
 	if pl.pool.managed && pl.group != PoolGroupV1 {
 		l.Errorf("spec.gateway.enabled", "the %s provider's operator creates its InferencePool %q as %s/v1, but the capability file declares %s pools (`spec.gateway.inferencePoolVersion`); set `spec.gateway.enabled: false` to serve through the provider's own frontend, or upgrade the cluster to the v1 InferencePool", providerName(req, p), pl.pool.name, PoolGroupV1, caps.InferencePoolVersion)
 	}
-	pl.modelName = modelName(md, pl.engine, pl.backend, l)
+	if routed := md.Spec.Gateway == nil || md.Spec.Gateway.HTTPRouteRef == ""; routed {
+		pl.modelName = modelName(md, pl.engine, pl.backend, l)
+	}
 	if pl.pool.namespace != md.Namespace && md.Namespace == "" {
 		l.Errorf("metadata.namespace", "must be set: the InferencePool %q of the %s provider lives in namespace %q, and the ReferenceGrant that lets this ModelDeployment's HTTPRoute reach it must name the route's namespace", pl.pool.name, providerName(req, p), pl.pool.namespace)
 	}

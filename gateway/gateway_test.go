@@ -243,7 +243,8 @@ func TestNothingRendered(t *testing.T) {
 			spec: "model: {id: Qwen/Qwen3-0.6B}\nprovider: {name: dynamo}\nresources: {gpu: {count: 1}}", provider: "dynamo", caps: v1Caps, p: vllmBackend,
 			want: []string{"info spec.gateway: no gateway objects: the Dynamo mocker serves no real model"}},
 		{name: "provider without a backend", spec: vllmSpec, provider: "vllm", caps: v1Caps, p: opaque{},
-			want: []string{"warning spec.gateway: no gateway objects: the vllm provider neither manages an InferencePool nor tells which pods serve the model"}},
+			want: []string{"error spec.gateway: the vllm provider neither manages its own InferencePool nor tells which pods an InferencePool should select"}},
+		{name: "no gateway declared but enabled, provider-managed pool", spec: "model: {id: Qwen/Qwen3-0.6B}\nprovider: {name: dynamo}\nresources: {gpu: {count: 1}}\ngateway: {enabled: true}", provider: "dynamo", p: vllmBackend},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs, l := Render(request(t, tc.meta, tc.spec, tc.provider, tc.caps), tc.p)
@@ -258,6 +259,13 @@ func TestNothingRendered(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestHTTPRouteRefNeedsNoModelName(t *testing.T) {
+	objs, l := Render(request(t, "", "model: {source: custom}\nimage: registry.example.com/server:1\nresources: {gpu: {count: 1}}\ngateway: {httpRouteRef: my-route}", "vllm", v1Caps), vllmBackend)
+	require.Empty(t, l)
+	require.Contains(t, kinds(objs), "InferencePool default/test-model")
+	require.NotContains(t, kinds(objs), "HTTPRoute default/test-model")
 }
 
 func TestHTTPRouteRefSkipsTheRoute(t *testing.T) {
@@ -358,4 +366,17 @@ func TestNameTooLongForThePickerService(t *testing.T) {
 	require.Empty(t, objs)
 	require.Len(t, messages(l, diag.Error), 1)
 	require.Contains(t, messages(l, diag.Error)[0], "metadata.name: \""+name+"\" cannot name the endpoint picker's Service \""+name+"-epp\"")
+}
+
+// TestNoNamespace: a model whose namespace kustomize sets later renders no
+// namespace anywhere, so every object follows the namespace it is applied in.
+func TestNoNamespace(t *testing.T) {
+	objs, l := Render(request(t, "{name: test-model}", vllmSpec, "vllm", v1Caps), vllmBackend)
+	require.Empty(t, l)
+	require.Len(t, objs, 8)
+	for _, o := range objs {
+		require.NotContains(t, o["metadata"], "namespace", "%s", o["kind"])
+	}
+	require.NotContains(t, at(t, find(t, objs, "RoleBinding"), "subjects", 0), "namespace")
+	require.NotContains(t, at(t, find(t, objs, "HTTPRoute"), "spec", "rules", 0, "backendRefs", 0), "namespace")
 }
