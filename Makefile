@@ -12,7 +12,7 @@ SHARED_CRDS ?= ../shared/crds
 
 export CGO_ENABLED := 0
 
-.PHONY: all build test demo golden bench readme schemas fmt vet tools image help
+.PHONY: all build test demo golden bench readme schemas fmt vet tools envtest image help
 
 all: build
 
@@ -34,6 +34,11 @@ FORCE:
 
 $(KUSTOMIZE):
 	KUSTOMIZE_VERSION=$(KUSTOMIZE_VERSION) hack/install-kustomize.sh $(dir $@) >/dev/null
+
+# envtest builds a real kube-apiserver and etcd (about 11 minutes cold, then
+# cached) for the status reporter's tests; it prints their directory.
+envtest:
+	@hack/install-envtest.sh $(TOOLS_DIR)/envtest
 
 tools: $(KUSTOMIZE)
 	hack/install-image-tools.sh
