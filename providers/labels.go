@@ -17,6 +17,13 @@ const (
 	// ModelDeployment; objects carrying it are replaced on every run, which
 	// is what makes rendering idempotent and prunes orphans.
 	AnnotationGeneratedFrom = "render.airunway.ai/generated-from"
+
+	// The renderer's decisions, written on each ModelDeployment; the status
+	// reporter copies them into status.
+	AnnotationEngine         = "render.airunway.ai/engine"
+	AnnotationEngineReason   = "render.airunway.ai/engine-reason"
+	AnnotationProvider       = "render.airunway.ai/provider"
+	AnnotationProviderReason = "render.airunway.ai/provider-reason"
 )
 
 // BaseLabels are the labels upstream providers put on the objects they

@@ -10,14 +10,15 @@ import (
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers"
 )
 
 // Annotations the renderer writes on each ModelDeployment it renders.
 const (
-	AnnotationEngine         = "render.airunway.ai/engine"
-	AnnotationEngineReason   = "render.airunway.ai/engine-reason"
-	AnnotationProvider       = "render.airunway.ai/provider"
-	AnnotationProviderReason = "render.airunway.ai/provider-reason"
+	AnnotationEngine         = providers.AnnotationEngine
+	AnnotationEngineReason   = providers.AnnotationEngineReason
+	AnnotationProvider       = providers.AnnotationProvider
+	AnnotationProviderReason = providers.AnnotationProviderReason
 	AnnotationReconcilePause = "airunway.ai/reconcile-paused"
 )
 

@@ -20,14 +20,13 @@ const (
 	ConditionReconciling = "Reconciling"
 	ConditionStalled     = "Stalled"
 
-	ReasonReady        = "DeploymentReady"
-	ReasonInProgress   = "DeploymentInProgress"
-	ReasonFailed       = "DeploymentFailed"
-	ReasonNotFound     = "ResourceNotFound"
-	ReasonCRDMissing   = "ProviderCRDMissing"
-	ReasonStale        = "ProviderStale"
-	ReasonProgressing  = "Progressing"
-	annotationProvider = "render.airunway.ai/provider"
+	ReasonReady       = "DeploymentReady"
+	ReasonInProgress  = "DeploymentInProgress"
+	ReasonFailed      = "DeploymentFailed"
+	ReasonNotFound    = "ResourceNotFound"
+	ReasonCRDMissing  = "ProviderCRDMissing"
+	ReasonStale       = "ProviderStale"
+	ReasonProgressing = "Progressing"
 )
 
 // StaleAfter is how long a provider operator may leave a not-ready primary
@@ -58,11 +57,11 @@ type Observation struct {
 // observes nothing new writes nothing.
 func Compute(o Observation) v1.ModelDeploymentStatus {
 	s := v1.ModelDeploymentStatus{ObservedGeneration: o.Generation}
-	if name := o.Annotations[annotationProvider]; name != "" {
-		s.Provider = &v1.ProviderStatus{Name: name, SelectedReason: o.Annotations[annotationProvider+"-reason"], ResourceName: o.Primary.Name, ResourceKind: o.Primary.GVK.Kind}
+	if name := o.Annotations[providers.AnnotationProvider]; name != "" {
+		s.Provider = &v1.ProviderStatus{Name: name, SelectedReason: o.Annotations[providers.AnnotationProviderReason], ResourceName: o.Primary.Name, ResourceKind: o.Primary.GVK.Kind}
 	}
-	if engine := o.Annotations["render.airunway.ai/engine"]; engine != "" {
-		s.Engine = &v1.EngineStatus{Type: engine, SelectedReason: o.Annotations["render.airunway.ai/engine-reason"]}
+	if engine := o.Annotations[providers.AnnotationEngine]; engine != "" {
+		s.Engine = &v1.EngineStatus{Type: engine, SelectedReason: o.Annotations[providers.AnnotationEngineReason]}
 	}
 	ready := metav1.Condition{Type: ConditionReady}
 	switch {

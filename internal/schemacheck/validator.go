@@ -296,10 +296,7 @@ func releaseAtMost(k gvk, channel, atMost string) (string, error) {
 		return "", err
 	}
 	kc := resolveChannel(idx, k, channel)
-	var releases []string
-	for _, f := range idx[kc] {
-		releases = append(releases, f.Release)
-	}
+	releases := ChannelReleases(k.group, k.kind, k.version, channel)
 	chosen, tagged := "", false
 	for _, r := range releases {
 		v, err := version.ParseSemantic(r)

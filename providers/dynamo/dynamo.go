@@ -7,6 +7,7 @@ import (
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/gateway"
 	"github.com/airunway-render/airunway-render/providers"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -169,22 +170,17 @@ func newRenderer(req *providers.Request, typed typedOverrides, l *diag.List) *re
 // `spec.gateway.enabled` is false, leaving clusters without GAIE with
 // neither a Frontend nor a working route.
 func (r *renderer) chooseGateway() bool {
-	g := r.md.Spec.Gateway
-	disabled := g != nil && g.Enabled != nil && !*g.Enabled
-	explicit := g != nil && g.Enabled != nil && *g.Enabled
-	switch {
-	case r.mocker:
-		// Upstream's mocker always runs behind a standalone Frontend.
-		return false
-	case disabled:
-		return false
-	case r.req.Caps == nil || r.req.Caps.Gateway == nil:
-		if explicit {
-			r.l.Warnf("spec.gateway.enabled", "is true, but the capability file declares no Gateway API Inference Extension (`spec.gateway`); rendering the standalone Frontend instead of the Epp")
-		}
-		return false
+	var caps *v1.GatewayCapability
+	if r.req.Caps != nil {
+		caps = r.req.Caps.Gateway
 	}
-	return true
+	if g := r.md.Spec.Gateway; caps == nil && !r.mocker && g != nil && g.Enabled != nil && *g.Enabled {
+		r.l.Warnf("spec.gateway.enabled", "is true, but the capability file declares no Gateway API Inference Extension (`spec.gateway`); rendering the standalone Frontend instead of the Epp")
+	}
+	// The same decision as the gateway objects', so the Epp topology and
+	// the route to its pool come together. Upstream's mocker always runs
+	// behind a standalone Frontend.
+	return gateway.Enabled(r.md, caps)
 }
 
 // dynamoVersion is the declared operator release, which tags the Dynamo
