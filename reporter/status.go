@@ -106,7 +106,7 @@ func applyHealth(s *v1.ModelDeploymentStatus, o Observation) {
 	switch h.Phase {
 	case providers.PhaseRunning:
 		if s.Message == "" {
-			s.Message = fmt.Sprintf("%s %s is ready, pods are ready", o.Primary.Noun, o.Primary.Name)
+			s.Message = fmt.Sprintf("%s %s is ready, pods are ready", o.Primary.GVK.Kind, o.Primary.Name)
 		}
 	case providers.PhaseFailed:
 		if s.Message == "" {

@@ -67,7 +67,7 @@ func TestLifecycle(t *testing.T) {
 			map[string]string{"Ready": "False/ResourceNotFound", "Reconciling": "True/Progressing"}},
 		{"rolling out", deployment(t, created, "status: {conditions: [{type: Progressing, status: \"True\"}]}"), created.Add(time.Minute), "Deploying", "Deployments created, waiting for pods to be ready",
 			map[string]string{"Ready": "False/DeploymentInProgress", "Reconciling": "True/Progressing"}},
-		{"available", deployment(t, created.Add(2*time.Minute), "status: {readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: \"True\"}]}"), created.Add(10 * time.Minute), "Running", "Deployments qwen is ready, pods are ready",
+		{"available", deployment(t, created.Add(2*time.Minute), "status: {readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: \"True\"}]}"), created.Add(10 * time.Minute), "Running", "Deployment qwen is ready, pods are ready",
 			map[string]string{"Ready": "True/DeploymentReady"}},
 		{"operator silent while not ready", deployment(t, created.Add(3*time.Minute), "status: {conditions: [{type: Progressing, status: \"True\"}]}"), created.Add(8 * time.Minute), "Deploying",
 			"Deployment qwen is not ready and its operator has not updated it since 2026-11-22T10:03:00Z; its status may be out of date",
