@@ -17,18 +17,22 @@ export CGO_ENABLED := 0
 all: build
 
 help:
-	@echo "make build    build bin/airunway-render"
+	@echo "make build    build bin/airunway-render and bin/airunway-status-reporter"
 	@echo "make demo     render the shipped examples with the embedded default capabilities"
-	@echo "make test     run every test (unit, golden, CLI, kustomize, kpt)"
+	@echo "make test     run every test (unit, golden, CLI, kustomize, kpt, reporter on a real API server)"
+	@echo "make envtest  build the kube-apiserver and etcd the reporter's tests use (cached)"
 	@echo "make golden   regenerate the golden files after an intended change"
 	@echo "make bench    run the benchmarks"
 	@echo "make readme   regenerate the compatibility matrix in README.md"
-	@echo "make schemas  re-derive schemas/ from $(SHARED_CRDS)"
+	@echo "make schemas  re-derive schemas/ and the deploy/ CRD from $(SHARED_CRDS)"
 
-build: bin/airunway-render
+build: bin/airunway-render bin/airunway-status-reporter
 
 bin/airunway-render: FORCE
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/airunway-render
+
+bin/airunway-status-reporter: FORCE
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/airunway-status-reporter
 
 FORCE:
 
@@ -37,8 +41,9 @@ $(KUSTOMIZE):
 
 # envtest builds a real kube-apiserver and etcd (about 11 minutes cold, then
 # cached) for the status reporter's tests; it prints their directory.
+ENVTEST_DIR := $(TOOLS_DIR)/envtest
 envtest:
-	@hack/install-envtest.sh $(TOOLS_DIR)/envtest
+	@hack/install-envtest.sh $(ENVTEST_DIR)
 
 tools: $(KUSTOMIZE)
 	hack/install-image-tools.sh
@@ -51,11 +56,16 @@ demo: build
 	done
 
 # tools also installs buildah, podman and runc (Debian packages) for the
-# container image test. Tests find the binaries through these variables; AIRUNWAY_RENDER_BIN is
-# built here so the end-to-end tests run exactly what `make build` ships.
+# container image test; envtest the API server the reporter's tests run
+# against. Tests find the binaries through these variables; the two
+# binaries are built here so the tests run exactly what `make build` ships.
 test: build tools
-	KUSTOMIZE=$(KUSTOMIZE) AIRUNWAY_RENDER_BIN=$(CURDIR)/bin/airunway-render \
-	  $(GO) test -count=1 -timeout 30m ./...
+	@assets=$$(hack/install-envtest.sh $(ENVTEST_DIR)) || exit 1; \
+	set -x; \
+	KUBEBUILDER_ASSETS=$$(echo "$$assets" | tail -n1) KUSTOMIZE=$(KUSTOMIZE) \
+	  AIRUNWAY_RENDER_BIN=$(CURDIR)/bin/airunway-render \
+	  AIRUNWAY_STATUS_REPORTER_BIN=$(CURDIR)/bin/airunway-status-reporter \
+	  $(GO) test -count=1 -timeout 45m ./...
 
 golden:
 	$(GO) test ./golden/ -run TestGolden -update
@@ -71,7 +81,8 @@ readme: build
 # SCHEMA_MODULES=false re-derives offline, keeping the files derived from Go
 # modules (hack/derive-schemas/modules.go) as they are.
 schemas:
-	$(GO) run ./hack/derive-schemas -crds $(SHARED_CRDS) -out schemas -modules=$(or $(SCHEMA_MODULES),true)
+	$(GO) run ./hack/derive-schemas -crds $(SHARED_CRDS) -out schemas -modules=$(or $(SCHEMA_MODULES),true) \
+	  -deploy-crd deploy/base/airunway.ai_modeldeployments.yaml
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

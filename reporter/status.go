@@ -26,6 +26,7 @@ const (
 	ReasonNotFound    = "ResourceNotFound"
 	ReasonCRDMissing  = "ProviderCRDMissing"
 	ReasonStale       = "ProviderStale"
+	ReasonUnsupported = "ProviderUnsupported"
 	ReasonProgressing = "Progressing"
 )
 
@@ -46,6 +47,13 @@ type Observation struct {
 	Health providers.Health
 	// CRDMissing is true when the cluster does not serve Primary.GVK.
 	CRDMissing bool
+	// Unsupported is set when the ModelDeployment names a provider this
+	// reporter does not know (rendered by a newer renderer); it says so.
+	Unsupported string
+	// Gateway is where the gateway serves the model, nil without one.
+	Gateway *v1.GatewayStatus
+	// StaleAfter overrides the package's StaleAfter when positive.
+	StaleAfter time.Duration
 	// Previous is the status the ModelDeployment has now; its conditions'
 	// transition times are kept while their status does not change.
 	Previous *v1.ModelDeploymentStatus
@@ -63,8 +71,13 @@ func Compute(o Observation) v1.ModelDeploymentStatus {
 	if engine := o.Annotations[providers.AnnotationEngine]; engine != "" {
 		s.Engine = &v1.EngineStatus{Type: engine, SelectedReason: o.Annotations[providers.AnnotationEngineReason]}
 	}
+	s.Gateway = o.Gateway
 	ready := metav1.Condition{Type: ConditionReady}
 	switch {
+	case o.Unsupported != "":
+		s.Phase = providers.PhasePending
+		s.Message = fmt.Sprintf("this status reporter does not know provider %q; upgrade the reporter to match the renderer", o.Unsupported)
+		ready.Status, ready.Reason = metav1.ConditionUnknown, ReasonUnsupported
 	case o.CRDMissing:
 		s.Phase = providers.PhaseFailed
 		s.Message = fmt.Sprintf("the cluster does not serve %s %s: install the provider's CRDs, or render for a provider this cluster has", o.Primary.GVK.GroupVersion(), o.Primary.GVK.Kind)
@@ -76,19 +89,18 @@ func Compute(o Observation) v1.ModelDeploymentStatus {
 	default:
 		applyHealth(&s, o)
 		ready.Status, ready.Reason = readiness(s.Phase)
-		if s.Phase != providers.PhaseRunning && s.Phase != providers.PhaseFailed {
+		if at, ok := StaleAt(o); ok && !o.Now.Before(at) {
 			// The message names the time, not the idle duration, so a
 			// stale status stays the same bytes on every resync.
-			if last := lastWrite(o.Object); o.Now.Sub(last) >= StaleAfter {
-				ready.Status, ready.Reason = metav1.ConditionUnknown, ReasonStale
-				s.Message = fmt.Sprintf("%s %s is not ready and its operator has not updated it since %s; its status may be out of date", o.Primary.GVK.Kind, o.Primary.Name, last.UTC().Format(time.RFC3339))
-			}
+			ready.Status, ready.Reason = metav1.ConditionUnknown, ReasonStale
+			s.Message = fmt.Sprintf("%s %s is not ready and its operator has not updated it since %s; its status may be out of date",
+				o.Primary.GVK.Kind, o.Primary.Name, lastWrite(o.Object).UTC().Format(time.RFC3339))
 		}
 	}
 	ready.Message = s.Message
 	setCondition(&s, o, ready)
 	switch {
-	case ready.Status == metav1.ConditionTrue || ready.Reason == ReasonStale:
+	case ready.Status != metav1.ConditionFalse:
 	case s.Phase == providers.PhaseFailed:
 		setCondition(&s, o, metav1.Condition{Type: ConditionStalled, Status: metav1.ConditionTrue, Reason: ready.Reason, Message: s.Message})
 	default:
@@ -134,6 +146,23 @@ func readiness(phase string) (metav1.ConditionStatus, string) {
 		return metav1.ConditionFalse, ReasonFailed
 	}
 	return metav1.ConditionFalse, ReasonInProgress
+}
+
+// StaleAt is when the observed primary object turns stale if its operator
+// writes nothing more; false when it cannot (it is missing, running or
+// failed). The controller re-checks then, as silence makes no event.
+func StaleAt(o Observation) (time.Time, bool) {
+	if o.Object == nil || o.CRDMissing || o.Unsupported != "" {
+		return time.Time{}, false
+	}
+	if o.Health.Phase == providers.PhaseRunning || o.Health.Phase == providers.PhaseFailed {
+		return time.Time{}, false
+	}
+	after := StaleAfter
+	if o.StaleAfter > 0 {
+		after = o.StaleAfter
+	}
+	return lastWrite(o.Object).Add(after), true
 }
 
 // lastWrite is when anyone last wrote the object: the newest managedFields

@@ -138,3 +138,45 @@ func TestCRDMissing(t *testing.T) {
 }
 
 var _ providers.Reporter = vllm.Provider{}
+
+func TestUnsupportedProvider(t *testing.T) {
+	o := observe(nil, created, nil)
+	o.Unsupported = "sglang-operator"
+	s := Compute(o)
+	require.Equal(t, map[string]string{"Ready": "Unknown/ProviderUnsupported"}, conditions(s))
+	require.Contains(t, s.Message, `does not know provider "sglang-operator"`)
+	_, ok := StaleAt(o)
+	require.False(t, ok)
+}
+
+func TestGatewayIsCopied(t *testing.T) {
+	o := observe(deployment(t, created, ""), created, nil)
+	o.Gateway = &v1.GatewayStatus{Endpoint: "203.0.113.7", ModelName: "qwen", GatewayNamespace: "gateway-system"}
+	require.Equal(t, o.Gateway, Compute(o).Gateway)
+}
+
+// TestStaleAt: the controller re-checks a not-ready object when it would
+// turn stale, with the configured idle time; running, failed and missing
+// objects never do.
+func TestStaleAt(t *testing.T) {
+	written := created.Add(time.Minute)
+	progressing := observe(deployment(t, written, "status: {conditions: [{type: Progressing, status: \"True\"}]}"), created, nil)
+	at, ok := StaleAt(progressing)
+	require.True(t, ok)
+	require.True(t, written.Add(StaleAfter).Equal(at), "%s", at)
+	progressing.StaleAfter = 3 * time.Second
+	at, _ = StaleAt(progressing)
+	require.True(t, written.Add(3*time.Second).Equal(at), "%s", at)
+	progressing.Now = at
+	require.Equal(t, "Unknown/ProviderStale", conditions(Compute(progressing))["Ready"])
+
+	for name, status := range map[string]string{
+		"running": "status: {conditions: [{type: Available, status: \"True\"}]}",
+		"failed":  "status: {conditions: [{type: Progressing, status: \"False\", reason: ProgressDeadlineExceeded}]}",
+	} {
+		_, ok := StaleAt(observe(deployment(t, written, status), created, nil))
+		require.False(t, ok, name)
+	}
+	_, ok = StaleAt(observe(nil, created, nil))
+	require.False(t, ok, "missing")
+}

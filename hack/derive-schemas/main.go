@@ -17,6 +17,13 @@
 //	go run ./hack/derive-schemas -crds ../shared/crds -out schemas
 //	go run ./hack/derive-schemas -crds ../shared/crds -out schemas -check
 //	go run ./hack/derive-schemas -crds ../shared/crds -out schemas -modules=false # offline
+//	go run ./hack/derive-schemas -crds ../shared/crds -out schemas -deploy-crd deploy/base/airunway.ai_modeldeployments.yaml
+//
+// Besides each version's schema, the JSON files keep what an installable
+// CRD needs (names, scope, subresources, printer columns, the API-approval
+// annotation), so internal/schemacheck.CRD can rebuild one for envtest
+// without ../shared. -deploy-crd writes the ModelDeployment CRD our
+// deployment bundle installs, derived the same way (descriptions removed).
 //
 // The output is deterministic (sorted, no timestamps), so running it twice
 // gives identical bytes and -check can be used to detect drift in CI.
@@ -64,6 +71,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	check := fset.Bool("check", false, "do not write; exit 1 if the files on disk differ from what would be written")
 	modules := fset.Bool("modules", true, "also derive the CRDs declared in modules.go from their Go modules (runs `go mod download`); "+
 		"with -modules=false the files derived from them are left as they are, for offline use")
+	deployOut := fset.String("deploy-crd", "", "also write the installable CRD derived from -deploy-crd-source (descriptions removed) to this file, "+
+		"e.g. deploy/base/airunway.ai_modeldeployments.yaml; with -check, compare it instead")
+	deploySource := fset.String("deploy-crd-source", defaultDeployCRDSource, "upstream CRD file for -deploy-crd, relative to -crds")
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
@@ -78,6 +88,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	files := d.files
+	var deployData []byte
+	if *deployOut != "" {
+		if deployData, err = deployCRD(*crdsDir, *deploySource, *deployOut); err != nil {
+			fmt.Fprintf(stderr, "derive-schemas: %v\n", err)
+			return 2
+		}
+	}
 
 	if *check {
 		diffs, err := compare(*outDir, files, d.kept)
@@ -85,14 +102,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "derive-schemas: %v\n", err)
 			return 2
 		}
+		where, is := *outDir, "is"
+		if *deployOut != "" {
+			diff, err := compareFile(*deployOut, deployData)
+			if err != nil {
+				fmt.Fprintf(stderr, "derive-schemas: %v\n", err)
+				return 2
+			}
+			if diff != "" {
+				diffs = append(diffs, diff)
+			}
+			where, is = where+" and "+*deployOut, "are"
+		}
 		if len(diffs) > 0 {
-			fmt.Fprintf(stderr, "derive-schemas: %d file(s) in %s are out of date; run: %s\n", len(diffs), *outDir, regenerateCommand)
+			fmt.Fprintf(stderr, "derive-schemas: %d file(s) in %s are out of date; run: %s\n", len(diffs), where, deployCommand(*deployOut, *deploySource))
 			for _, d := range diffs {
 				fmt.Fprintf(stderr, "  %s\n", d)
 			}
 			return 1
 		}
-		fmt.Fprintf(stdout, "derive-schemas: %s is up to date (%d files%s)\n", *outDir, len(files), keptNote(d.kept))
+		fmt.Fprintf(stdout, "derive-schemas: %s %s up to date (%d files%s)\n", where, is, len(files), keptNote(d.kept))
 		return 0
 	}
 
@@ -101,6 +130,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fmt.Fprintf(stdout, "derive-schemas: wrote %d files to %s%s\n", len(files), *outDir, keptNote(d.kept))
+	if *deployOut != "" {
+		if err := writeFile(*deployOut, deployData); err != nil {
+			fmt.Fprintf(stderr, "derive-schemas: %v\n", err)
+			return 2
+		}
+		fmt.Fprintf(stdout, "derive-schemas: wrote %s from %s\n", *deployOut, *deploySource)
+	}
 	return 0
 }
 
@@ -272,28 +308,12 @@ func deriveCRDs(raw []byte, o origin) ([]output, error) {
 	found := map[string]bool{}
 	keep := func(version string) bool { return len(o.Versions) == 0 || slices.Contains(o.Versions, version) }
 
+	crds, err := readCRDs(raw)
+	if err != nil {
+		return nil, err
+	}
 	var outs []output
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
-	for {
-		doc, err := reader.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		var crd apiextensionsv1.CustomResourceDefinition
-		// Strict, so a field our apiextensions types do not know fails loudly
-		// instead of silently vanishing from the derived schema.
-		if err := yaml.UnmarshalStrict(doc, &crd); err != nil {
-			return nil, err
-		}
-		if crd.Kind == "" && crd.APIVersion == "" {
-			continue // comment-only document, e.g. an SPDX header before "---"
-		}
-		if crd.Kind != "CustomResourceDefinition" || crd.APIVersion != "apiextensions.k8s.io/v1" {
-			return nil, fmt.Errorf("unexpected document %s %s, want apiextensions.k8s.io/v1 CustomResourceDefinition", crd.APIVersion, crd.Kind)
-		}
+	for _, crd := range crds {
 		if o.Group != "" && crd.Spec.Group != o.Group {
 			return nil, fmt.Errorf("CRD group must be %q, not %q", o.Group, crd.Spec.Group)
 		}
@@ -339,10 +359,27 @@ func deriveCRDs(raw []byte, o origin) ([]output, error) {
 				"storage":         e.Storage,
 				"deprecated":      e.Deprecated,
 				"openAPIV3Schema": schema,
+				// What internal/schemacheck needs, besides the schema, to
+				// rebuild an installable CRD (schemacheck.CRD).
+				"names": crd.Spec.Names,
+				"scope": crd.Spec.Scope,
 			}
-			// Only when set, so files of channel-less CRDs keep their bytes.
+			// Optional keys only when set, so the files stay small and a
+			// version without them reads the same as upstream.
 			if e.Channel != "" {
 				doc["channel"] = e.Channel
+			}
+			if a := keptAnnotations(crd.Annotations); len(a) > 0 {
+				doc["annotations"] = a
+			}
+			if v.Subresources != nil {
+				doc["subresources"] = v.Subresources
+			}
+			if cols := stripColumnDescriptions(v.AdditionalPrinterColumns); len(cols) > 0 {
+				doc["additionalPrinterColumns"] = cols
+			}
+			if len(v.SelectableFields) > 0 {
+				doc["selectableFields"] = v.SelectableFields
 			}
 			data, err := encode(doc)
 			if err != nil {
@@ -361,6 +398,72 @@ func deriveCRDs(raw []byte, o origin) ([]output, error) {
 		}
 	}
 	return outs, nil
+}
+
+// keptAnnotationKeys are the CRD annotations copied into the derived files.
+// The API server refuses a CRD of a protected group (*.k8s.io,
+// *.kubernetes.io) without api-approved.kubernetes.io; the bundle-version
+// and channel stamps are what Gateway API tooling reads to tell which
+// bundle is installed. Tooling annotations (controller-gen version, Helm
+// resource policy) are left out.
+var keptAnnotationKeys = []string{
+	"api-approved.kubernetes.io",
+	channelAnnotation,
+	bundleVersionAnnotation,
+	"inference.networking.k8s.io/bundle-version",
+	"llm-d.ai/bundle-version",
+}
+
+func keptAnnotations(all map[string]string) map[string]string {
+	kept := map[string]string{}
+	for _, k := range keptAnnotationKeys {
+		if v, ok := all[k]; ok {
+			kept[k] = v
+		}
+	}
+	return kept
+}
+
+// stripColumnDescriptions returns a copy of printer columns without their
+// description, which is upstream prose like the schema descriptions.
+func stripColumnDescriptions(cols []apiextensionsv1.CustomResourceColumnDefinition) []apiextensionsv1.CustomResourceColumnDefinition {
+	if len(cols) == 0 {
+		return nil
+	}
+	out := make([]apiextensionsv1.CustomResourceColumnDefinition, len(cols))
+	for i, c := range cols {
+		c.Description = ""
+		out[i] = c
+	}
+	return out
+}
+
+// readCRDs decodes every CustomResourceDefinition in a multi-document
+// YAML file, strictly, so a field our apiextensions types do not know fails
+// loudly instead of silently vanishing from what is derived.
+func readCRDs(raw []byte) ([]apiextensionsv1.CustomResourceDefinition, error) {
+	var crds []apiextensionsv1.CustomResourceDefinition
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	for {
+		doc, err := reader.Read()
+		if err == io.EOF {
+			return crds, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.UnmarshalStrict(doc, &crd); err != nil {
+			return nil, err
+		}
+		if crd.Kind == "" && crd.APIVersion == "" {
+			continue // comment-only document, e.g. an SPDX header before "---"
+		}
+		if crd.Kind != "CustomResourceDefinition" || crd.APIVersion != "apiextensions.k8s.io/v1" {
+			return nil, fmt.Errorf("unexpected document %s %s, want apiextensions.k8s.io/v1 CustomResourceDefinition", crd.APIVersion, crd.Kind)
+		}
+		crds = append(crds, crd)
+	}
 }
 
 // outPath is <provider>[-<channel>]/<group>_<kind>_<version>_<release>.json.
@@ -490,7 +593,12 @@ func readme(entries []derivedSchema, mods []moduleSource) []byte {
 	b.WriteString("Every `*.json` file here is derived from an upstream CustomResourceDefinition listed below: ")
 	b.WriteString("one file per entry of `spec.versions`, holding that version's `openAPIV3Schema` with every ")
 	b.WriteString("`description` keyword removed (validation rules, enums, defaults and `x-kubernetes-*` extensions are kept), ")
-	b.WriteString("plus the group, kind, version, release, channel (Gateway API CRDs only) and served/storage/deprecated flags. ")
+	b.WriteString("plus the group, kind, version, release, channel (Gateway API CRDs only) and served/storage/deprecated flags, ")
+	b.WriteString("and what `internal/schemacheck` needs to rebuild an installable CRD from them (`schemacheck.CRD`): ")
+	b.WriteString("the CRD's `names` (plural, singular, listKind, shortNames, categories) and `scope`, its ")
+	b.WriteString("`" + strings.Join(keptAnnotationKeys, "`, `") + "` annotations when present, ")
+	b.WriteString("and the version's `subresources`, `additionalPrinterColumns` (descriptions removed) and `selectableFields`. ")
+	b.WriteString("Conversion webhooks, deprecation warnings and other annotations are not kept. ")
 	if len(mods) > 0 {
 		b.WriteString("Most upstream CRDs (all but the module sources below) are ")
 	} else {

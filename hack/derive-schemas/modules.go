@@ -46,6 +46,9 @@ const (
 // ../shared/crds and must not be listed here. HTTPRoute keeps only v1, the
 // version the renderer emits; ReferenceGrant keeps v1beta1, the only version
 // the oldest supported release (v1.0.0) serves that later ones still do.
+// Gateway is not rendered but watched by the status reporter, whose envtest
+// tests install its CRD (schemacheck.CRD): only the newest release, and only
+// v1, its storage version there, so the rebuilt CRD is valid.
 var moduleSources = []moduleSource{
 	gatewayAPI("config/crd/standard/gateway.networking.k8s.io_httproutes.yaml", "HTTPRoute", "standard", "v1",
 		"v1.0.0", "v1.1.0", "v1.2.0", "v1.3.0", "v1.4.0", "v1.5.0", "v1.6.0", "v1.7.0"),
@@ -53,6 +56,8 @@ var moduleSources = []moduleSource{
 		"v1.0.0", "v1.1.0", "v1.2.0", "v1.3.0", "v1.4.0", "v1.5.0", "v1.5.1", "v1.6.0", "v1.6.1", "v1.7.0"),
 	gatewayAPI("config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml", "ReferenceGrant", "standard", "v1beta1",
 		"v1.0.0"),
+	gatewayAPI("config/crd/standard/gateway.networking.k8s.io_gateways.yaml", "Gateway", "standard", "v1",
+		"v1.7.0"),
 }
 
 func gatewayAPI(file, kind, channel, version string, releases ...string) moduleSource {

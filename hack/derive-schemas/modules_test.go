@@ -104,10 +104,11 @@ func TestModuleTable(t *testing.T) {
 		"gateway-api-experimental/gateway.networking.k8s.io_httproute_v1_v1.0.0.json",
 		"gateway-api-experimental/gateway.networking.k8s.io_httproute_v1_v1.6.1.json",
 		"gateway-api/gateway.networking.k8s.io_referencegrant_v1beta1_v1.0.0.json",
+		"gateway-api/gateway.networking.k8s.io_gateway_v1_v1.7.0.json",
 	} {
 		require.Contains(t, seen, p)
 	}
-	require.Len(t, seen, 19)
+	require.Len(t, seen, 20)
 }
 
 func TestDeriveModuleErrors(t *testing.T) {

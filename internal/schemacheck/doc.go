@@ -36,6 +36,12 @@
 // channel "". HasField answers whether a release declares a field, for
 // renderers that emit one only from some release on.
 //
+// CRD and CRDChannel go the other way: they rebuild an installable
+// apiextensions.k8s.io/v1 CustomResourceDefinition (every embedded version
+// of a kind at one release, with names, scope, subresources and printer
+// columns) for tests that run a real API server (envtest) and cannot read
+// the upstream CRD files.
+//
 // The object's metadata is checked only loosely: it must be an object with a
 // non-empty name; its other fields are not reported as unknown. Status
 // subresource handling, admission webhooks and conversion webhooks are not

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/airunway-render/airunway-render/schemas"
@@ -27,7 +28,16 @@ type schemaFile struct {
 	Storage    bool            `json:"storage"`
 	Deprecated bool            `json:"deprecated"`
 	Schema     json.RawMessage `json:"openAPIV3Schema"`
-	path       string
+
+	// What CRD needs besides the schema to rebuild an installable CRD.
+	Names            apiextensionsv1.CustomResourceDefinitionNames    `json:"names"`
+	Scope            apiextensionsv1.ResourceScope                    `json:"scope"`
+	Annotations      map[string]string                                `json:"annotations"`
+	Subresources     *apiextensionsv1.CustomResourceSubresources      `json:"subresources"`
+	PrinterColumns   []apiextensionsv1.CustomResourceColumnDefinition `json:"additionalPrinterColumns"`
+	SelectableFields []apiextensionsv1.SelectableField                `json:"selectableFields"`
+
+	path string
 }
 
 type gvk struct{ group, kind, version string }

@@ -1,0 +1,77 @@
+// Command airunway-status-reporter writes the health of the provider
+// objects airunway-render produced back into ModelDeployment.status; see
+// package reporter.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2/textlogger"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/airunway-render/airunway-render/fn"
+	"github.com/airunway-render/airunway-render/reporter"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("airunway-status-reporter", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o reporter.Options
+	kubeconfig := fs.String("kubeconfig", "", "path to a kubeconfig; default: in-cluster, else $KUBECONFIG, else ~/.kube/config")
+	fs.StringSliceVar(&o.Namespaces, "namespace", nil, "watch only these namespaces (repeat or comma-separate); default: all")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint; \"0\" disables it")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; \"0\" disables them")
+	fs.BoolVar(&o.LeaderElection, "leader-elect", true, "elect one active replica through a Lease")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease; default: the pod's namespace")
+	fs.StringVar(&o.LeaderElectionID, "leader-election-id", reporter.DefaultLeaderElectionID, "name of the Lease")
+	fs.DurationVar(&o.DiscoveryInterval, "discovery-interval", 30e9, "how often to re-check which provider kinds the cluster serves")
+	fs.DurationVar(&o.StaleAfter, "stale-after", reporter.StaleAfter, "how long a not-ready provider object may go without an update before Ready is Unknown")
+	fs.DurationVar(&o.SyncPeriod, "sync-period", 10*60e9, "how often every ModelDeployment is re-checked without an event")
+	verbosity := fs.IntP("v", "v", 0, "log verbosity")
+	version := fs.Bool("version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *version {
+		fmt.Fprintln(stdout, "airunway-status-reporter", fn.Version)
+		return 0
+	}
+	o.Logger = textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(*verbosity), textlogger.Output(stderr)))
+	ctrl.SetLogger(o.Logger)
+	cfg, err := restConfig(*kubeconfig)
+	if err != nil {
+		fmt.Fprintf(stderr, "airunway-status-reporter: %v\n", err)
+		return 1
+	}
+	rep, err := reporter.New(cfg, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "airunway-status-reporter: %v\n", err)
+		return 1
+	}
+	if err := rep.Start(ctx); err != nil {
+		fmt.Fprintf(stderr, "airunway-status-reporter: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}
+	return ctrl.GetConfig()
+}

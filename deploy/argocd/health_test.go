@@ -1,0 +1,453 @@
+package argocd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite argocd-cm.yaml from health.lua")
+
+const (
+	scriptFile    = "health.lua"
+	configMapFile = "argocd-cm.yaml"
+	// healthKey is the argocd-cm key Argo CD reads the health check of
+	// group airunway.ai, kind ModelDeployment from.
+	healthKey = "resource.customizations.health.airunway.ai_ModelDeployment"
+)
+
+// The Lua setup below reproduces Argo CD's util/lua/lua.go (v3.5.1 and
+// master, 2026-08): VM.runLuaWithResourceActionParameters,
+// VM.ExecuteHealthLua, decodeValue and oslib_safe.go. Scripts from argocd-cm
+// run with UseOpenLibs false unless resource.customizations.useOpenLibs.<gk>
+// is true; built-in scripts always run with it true.
+
+// newLState prepares an LState as Argo CD does: with UseOpenLibs false it
+// skips gopher-lua's libraries, then opens package, base and table, calls
+// the safe os opener and preloads the safe os module.
+func newLState(t *testing.T, useOpenLibs bool) *lua.LState {
+	t.Helper()
+	l := lua.NewState(lua.Options{SkipOpenLibs: !useOpenLibs})
+	t.Cleanup(l.Close)
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{
+		{lua.LoadLibName, lua.OpenPackage},
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.OsLibName, openSafeOs},
+	} {
+		if err := l.CallByParam(lua.P{Fn: l.NewFunction(lib.open), NRet: 0, Protect: true}, lua.LString(lib.name)); err != nil {
+			t.Fatalf("open %s: %v", lib.name, err)
+		}
+	}
+	l.PreloadModule(lua.OsLibName, safeOsLoader)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	t.Cleanup(cancel)
+	l.SetContext(ctx)
+	return l
+}
+
+// safeOsFuncs stands in for Argo CD's reduced os library, which has only
+// time and date. health.lua uses neither, so these are simplified.
+var safeOsFuncs = map[string]lua.LGFunction{
+	"time": func(l *lua.LState) int { l.Push(lua.LNumber(time.Now().Unix())); return 1 },
+	"date": func(l *lua.LState) int { l.Push(lua.LString(time.Now().Format(time.ANSIC))); return 1 },
+}
+
+// openSafeOs registers under the table library's name, as Argo CD's
+// OpenSafeOs does. table is already loaded by then, so this adds nothing:
+// in Argo CD a restricted script has no global os, only require("os").
+func openSafeOs(l *lua.LState) int {
+	l.Push(l.RegisterModule(lua.TabLibName, safeOsFuncs))
+	return 1
+}
+
+func safeOsLoader(l *lua.LState) int {
+	l.Push(l.SetFuncs(l.NewTable(), safeOsFuncs))
+	return 1
+}
+
+// toLua converts a value of an unstructured object as Argo CD's decodeValue
+// does: maps become hash tables, slices 1-indexed arrays (nil elements
+// dropped by Append), numbers Lua numbers, json.Number a string, anything
+// else nil.
+func toLua(l *lua.LState, v any) lua.LValue {
+	switch v := v.(type) {
+	case bool:
+		return lua.LBool(v)
+	case float64:
+		return lua.LNumber(v)
+	case string:
+		return lua.LString(v)
+	case json.Number:
+		return lua.LString(v)
+	case int:
+		return lua.LNumber(v)
+	case int32:
+		return lua.LNumber(v)
+	case int64:
+		return lua.LNumber(v)
+	case []any:
+		arr := l.CreateTable(len(v), 0)
+		for _, item := range v {
+			arr.Append(toLua(l, item))
+		}
+		return arr
+	case map[string]any:
+		tbl := l.CreateTable(0, len(v))
+		for key, item := range v {
+			tbl.RawSetH(lua.LString(key), toLua(l, item))
+		}
+		return tbl
+	}
+	return lua.LNil
+}
+
+// decode turns a YAML manifest into the map Argo CD holds: the API server's
+// JSON decoded as unstructured decodes it, integers as int64.
+func decode(t *testing.T, manifest string) map[string]any {
+	t.Helper()
+	data, err := yaml.YAMLToJSON([]byte(manifest))
+	if err != nil {
+		t.Fatalf("YAML to JSON: %v", err)
+	}
+	var obj map[string]any
+	if err := utiljson.Unmarshal(data, &obj); err != nil {
+		t.Fatalf("decode JSON: %v", err)
+	}
+	return obj
+}
+
+type health struct{ Status, Message string }
+
+// runHealth runs script with obj set, then reads its result as Argo CD's
+// ExecuteHealthLua does: nil is an empty status, a table is read as JSON
+// {status, message} (other types fail that decoding), and a status outside
+// Argo CD's set becomes Unknown.
+func runHealth(t *testing.T, useOpenLibs bool, script string, obj map[string]any) (health, error) {
+	l := newLState(t, useOpenLibs)
+	l.SetGlobal("obj", toLua(l, obj))
+	if err := l.DoString(script); err != nil {
+		return health{}, err
+	}
+	switch ret := l.Get(-1).(type) {
+	case *lua.LNilType:
+		return health{}, nil
+	case *lua.LTable:
+		var h health
+		for key, dst := range map[string]*string{"status": &h.Status, "message": &h.Message} {
+			switch v := ret.RawGetString(key).(type) {
+			case *lua.LNilType:
+			case lua.LString:
+				*dst = string(v)
+			default:
+				return health{}, fmt.Errorf("%s is a %s, Argo CD cannot decode it as a string", key, v.Type())
+			}
+		}
+		switch h.Status {
+		case "Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown":
+		default:
+			return health{Status: "Unknown", Message: "Lua returned an invalid health status"}, nil
+		}
+		return h, nil
+	default:
+		return health{}, fmt.Errorf("expect table output from Lua script, not %s", ret.Type())
+	}
+}
+
+func readScript(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(scriptFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// md is a ModelDeployment at generation with status (YAML at column 0).
+func md(generation int, status string) string {
+	return fmt.Sprintf(`apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata:
+  name: llama
+  namespace: inference
+  generation: %d
+spec:
+  model:
+    id: meta-llama/Llama-3.1-8B-Instruct
+`, generation) + status
+}
+
+// st is a status as the reporter writes it, conditions made by cond.
+func st(observed int, phase, message string, conditions ...string) string {
+	s := fmt.Sprintf("status:\n  observedGeneration: %d\n  phase: %s\n  message: %q\n", observed, phase, message)
+	if len(conditions) > 0 {
+		s += "  conditions:\n" + strings.Join(conditions, "")
+	}
+	return s
+}
+
+func cond(typ, status, reason, message string, observed int) string {
+	return fmt.Sprintf("  - type: %s\n    status: %q\n    reason: %s\n    message: %q\n    observedGeneration: %d\n    lastTransitionTime: \"2026-01-02T03:04:05Z\"\n",
+		typ, status, reason, message, observed)
+}
+
+const (
+	msgWaiting    = "Waiting for the airunway status reporter to set the Ready condition; it may not be installed"
+	msgRunning    = "Deployment llama is ready, pods are ready"
+	msgDeploying  = "Deployment created, waiting for pods to be ready"
+	msgNotFound   = "waiting for Deployment llama to be applied"
+	msgFailed     = "deployment failed: CrashLoopBackOff"
+	msgCRDMissing = "the cluster does not serve kaito.sh/v1beta1 Workspace: install the provider's CRDs, or render for a provider this cluster has"
+	msgStale      = "Deployment llama is not ready and its operator has not updated it since 2026-01-02T03:04:05Z; its status may be out of date"
+	msgUnknownPrv = `this status reporter does not know provider "nim"; upgrade the reporter to match the renderer`
+)
+
+func TestHealth(t *testing.T) {
+	script := readScript(t)
+	progressing := func(m string) health { return health{"Progressing", m} }
+	readyTrue := cond("Ready", "True", "DeploymentReady", msgRunning, 2)
+	tests := []struct {
+		name     string
+		manifest string
+		want     health
+	}{
+		// The reporter has not written a usable status.
+		{"no status", md(2, ""), progressing(msgWaiting)},
+		{"null status", md(2, "status: null\n"), progressing(msgWaiting)},
+		{"status without conditions", md(2, st(2, "Pending", "")), progressing(msgWaiting)},
+		{"empty conditions", md(2, st(2, "Pending", "")+"  conditions: []\n"), progressing(msgWaiting)},
+		{"no Ready condition", md(2, st(2, "Deploying", msgDeploying, cond("Reconciling", "True", "Progressing", msgDeploying, 2))), progressing(msgWaiting)},
+
+		// Every Ready reason the reporter writes, with its companions.
+		{"Ready DeploymentReady", md(2, st(2, "Running", msgRunning, readyTrue)), health{"Healthy", msgRunning}},
+		{"Ready DeploymentInProgress", md(2, st(2, "Deploying", msgDeploying,
+			cond("Ready", "False", "DeploymentInProgress", msgDeploying, 2),
+			cond("Reconciling", "True", "Progressing", msgDeploying, 2))), progressing(msgDeploying)},
+		{"Ready ResourceNotFound", md(2, st(2, "Pending", msgNotFound,
+			cond("Ready", "False", "ResourceNotFound", msgNotFound, 2),
+			cond("Reconciling", "True", "Progressing", msgNotFound, 2))), progressing(msgNotFound)},
+		{"Ready DeploymentFailed", md(2, st(2, "Failed", msgFailed,
+			cond("Ready", "False", "DeploymentFailed", msgFailed, 2),
+			cond("Stalled", "True", "DeploymentFailed", msgFailed, 2))), health{"Degraded", msgFailed}},
+		{"Ready ProviderCRDMissing", md(2, st(2, "Failed", msgCRDMissing,
+			cond("Ready", "False", "ProviderCRDMissing", msgCRDMissing, 2),
+			cond("Stalled", "True", "ProviderCRDMissing", msgCRDMissing, 2))), health{"Degraded", msgCRDMissing}},
+		{"Ready ProviderStale", md(2, st(2, "Deploying", msgStale,
+			cond("Ready", "Unknown", "ProviderStale", msgStale, 2))), health{"Unknown", msgStale}},
+		{"Ready ProviderUnsupported", md(2, st(2, "Pending", msgUnknownPrv,
+			cond("Ready", "Unknown", "ProviderUnsupported", msgUnknownPrv, 2))), health{"Unknown", msgUnknownPrv}},
+
+		// Reconciling and Stalled on their own terms.
+		{"DeploymentFailed without Stalled", md(2, st(2, "Failed", msgFailed,
+			cond("Ready", "False", "DeploymentFailed", msgFailed, 2))), health{"Degraded", msgFailed}},
+		{"ProviderCRDMissing without Stalled", md(2, st(2, "Failed", msgCRDMissing,
+			cond("Ready", "False", "ProviderCRDMissing", msgCRDMissing, 2))), health{"Degraded", msgCRDMissing}},
+		{"Stalled message is reported", md(2, st(2, "Failed", "ready says", cond("Ready", "False", "DeploymentFailed", "ready says", 2),
+			cond("Stalled", "True", "DeploymentFailed", "stalled says", 2))), health{"Degraded", "stalled says"}},
+		{"Stalled with another Ready reason", md(2, st(2, "Deploying", msgDeploying,
+			cond("Ready", "False", "DeploymentInProgress", msgDeploying, 2),
+			cond("Stalled", "True", "DeploymentInProgress", "stuck", 2))), health{"Degraded", "stuck"}},
+		{"Stalled False is not degraded", md(2, st(2, "Deploying", msgDeploying,
+			cond("Ready", "False", "DeploymentInProgress", msgDeploying, 2),
+			cond("Stalled", "False", "DeploymentInProgress", "not stuck", 2))), progressing(msgDeploying)},
+		{"Reconciling without Ready", md(2, st(2, "Deploying", msgDeploying,
+			cond("Reconciling", "True", "Progressing", msgDeploying, 2))), progressing(msgWaiting)},
+
+		// The status is about an older spec.
+		{"status.observedGeneration behind", md(3, st(2, "Running", msgRunning, readyTrue)),
+			progressing("Waiting for the status of generation 3 (the status is for generation 2)")},
+		{"Ready observedGeneration behind", md(3, st(3, "Running", msgRunning, readyTrue)),
+			progressing("Waiting for the status of generation 3 (the status is for generation 2)")},
+		{"old failure is not degraded", md(7, st(6, "Failed", msgFailed,
+			cond("Ready", "False", "DeploymentFailed", msgFailed, 6),
+			cond("Stalled", "True", "DeploymentFailed", msgFailed, 6))),
+			progressing("Waiting for the status of generation 7 (the status is for generation 6)")},
+		{"observedGeneration ahead", md(1, st(2, "Running", msgRunning, readyTrue)), health{"Healthy", msgRunning}},
+		{"no observedGeneration", md(4, "status:\n  conditions:\n  - {type: Ready, status: \"True\", reason: DeploymentReady, message: up}\n"),
+			health{"Healthy", "up"}},
+
+		// Malformed objects never make the script fail.
+		{"status is a string", md(2, "status: Running\n"), progressing(msgWaiting)},
+		{"status is a number", md(2, "status: 5\n"), progressing(msgWaiting)},
+		{"status is a list", md(2, "status:\n- {type: Ready, status: \"True\", message: up}\n"), progressing(msgWaiting)},
+		{"conditions is a string", md(2, st(2, "Running", msgRunning)+"  conditions: Ready\n"), progressing(msgWaiting)},
+		{"conditions is an object", md(2, st(2, "Running", msgRunning)+"  conditions:\n    Ready: {type: Ready, status: \"True\"}\n"), progressing(msgWaiting)},
+		{"non-object conditions are skipped", md(2, st(2, "Running", msgRunning)+"  conditions:\n  - Ready\n  - 7\n  - null\n  - [Ready]\n"+readyTrue),
+			health{"Healthy", msgRunning}},
+		{"Ready without status", md(2, st(2, "Running", msgRunning)+"  conditions:\n  - {type: Ready, reason: DeploymentReady, message: up}\n"), progressing(msgWaiting)},
+		{"Ready status is a boolean", md(2, st(2, "Running", msgRunning)+"  conditions:\n  - {type: Ready, status: true, message: up}\n"), progressing(msgWaiting)},
+		{"Ready status is not a condition status", md(2, st(2, "Running", msgRunning)+"  conditions:\n  - {type: Ready, status: \"Yes\", message: up}\n"), progressing(msgWaiting)},
+		{"condition type is not a string", md(2, st(2, "Running", msgRunning)+"  conditions:\n  - {type: {Ready: true}, status: \"True\"}\n"), progressing(msgWaiting)},
+		{"malformed Ready before a good one", md(2, st(2, "Running", msgRunning)+"  conditions:\n  - {type: Ready}\n"+readyTrue), health{"Healthy", msgRunning}},
+		{"generations are strings", "kind: ModelDeployment\nmetadata: {generation: \"3\"}\nstatus:\n  observedGeneration: \"2\"\n  conditions:\n  - {type: Ready, status: \"True\", message: up, observedGeneration: \"2\"}\n",
+			health{"Healthy", "up"}},
+		{"metadata is a string", "kind: ModelDeployment\nmetadata: llama\n" + st(2, "Running", msgRunning, readyTrue), health{"Healthy", msgRunning}},
+		{"message falls back to reason", md(2, "status:\n  conditions:\n  - {type: Ready, status: \"True\", reason: DeploymentReady}\n"), health{"Healthy", "DeploymentReady"}},
+		{"message is a number", md(2, "status:\n  conditions:\n  - {type: Ready, status: \"False\", reason: DeploymentFailed, message: 42}\n"), health{"Degraded", "DeploymentFailed"}},
+		{"neither message nor reason", md(2, "status:\n  conditions:\n  - {type: Ready, status: \"Unknown\"}\n"), health{"Unknown", ""}},
+		{"Stalled without message", md(2, "status:\n  conditions:\n  - {type: Ready, status: \"False\", reason: DeploymentFailed, message: boom}\n  - {type: Stalled, status: \"True\"}\n"),
+			health{"Degraded", "boom"}},
+		{"empty object", "{}\n", progressing(msgWaiting)},
+	}
+	for _, tt := range tests {
+		obj := decode(t, tt.manifest)
+		for _, mode := range []struct {
+			name        string
+			useOpenLibs bool
+		}{{"argocd-cm", false}, {"useOpenLibs", true}} {
+			t.Run(tt.name+"/"+mode.name, func(t *testing.T) {
+				got, err := runHealth(t, mode.useOpenLibs, script, obj)
+				if err != nil {
+					t.Fatalf("health.lua failed: %v", err)
+				}
+				if got != tt.want {
+					t.Errorf("health = %+v, want %+v", got, tt.want)
+				}
+			})
+		}
+	}
+}
+
+// TestLuaEnvironment pins the harness to what Argo CD gives an argocd-cm
+// script, so that a script using a library Argo CD withholds fails here.
+func TestLuaEnvironment(t *testing.T) {
+	const probe = `return {
+  string = type(string), math = type(math), io = type(io), os = type(os),
+  table = type(table), ipairs = type(ipairs), require = type(require),
+  osTime = type(require("os").time), osExit = type(require("os").exit),
+  obj = type(obj), generation = type(obj.metadata.generation),
+  conditions = type(obj.status.conditions[1]), status = type(obj.status.conditions[1].status),
+}`
+	obj := decode(t, md(2, st(2, "Running", msgRunning, cond("Ready", "True", "DeploymentReady", msgRunning, 2))))
+	l := newLState(t, false)
+	l.SetGlobal("obj", toLua(l, obj))
+	if err := l.DoString(probe); err != nil {
+		t.Fatal(err)
+	}
+	ret, ok := l.Get(-1).(*lua.LTable)
+	if !ok {
+		t.Fatalf("probe returned %s", l.Get(-1).Type())
+	}
+	want := map[string]string{
+		"string": "nil", "math": "nil", "io": "nil", "os": "nil",
+		"table": "table", "ipairs": "function", "require": "function",
+		"osTime": "function", "osExit": "nil",
+		"obj": "table", "generation": "number", "conditions": "table", "status": "string",
+	}
+	for k, w := range want {
+		if got := ret.RawGetString(k).String(); got != w {
+			t.Errorf("type(%s) = %s, want %s", k, got, w)
+		}
+	}
+
+	// A careless script fails in this harness as it would in Argo CD, so
+	// the malformed cases of TestHealth do prove health.lua's defences.
+	_, err := runHealth(t, false, `return {status = obj.status.conditions[1].type}`, decode(t, md(1, "")))
+	var apiErr *lua.ApiError
+	if !errors.As(err, &apiErr) || apiErr.Type != lua.ApiErrorRun {
+		t.Errorf("indexing a missing status: err = %v, want a Lua run-time error", err)
+	}
+}
+
+const configMapHeader = `# Code generated from health.lua by ` + "`go test ./deploy/argocd -update`" + `. DO NOT EDIT.
+#
+# Argo CD health check for airunway.ai/ModelDeployment, as a patch for the
+# argocd-cm ConfigMap of an Argo CD installed in namespace argocd. Merge it
+# into argocd-cm, for example as a kustomize patch of the Argo CD install.
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: argocd-cm
+  namespace: argocd
+  labels:
+    app.kubernetes.io/name: argocd-cm
+    app.kubernetes.io/part-of: argocd
+data:
+`
+
+// renderConfigMap embeds script in a literal block scalar, indented four
+// spaces; empty lines stay empty so the file has no trailing spaces.
+func renderConfigMap(script string) []byte {
+	var b bytes.Buffer
+	b.WriteString(configMapHeader)
+	b.WriteString("  " + healthKey + ": |\n")
+	for _, line := range strings.SplitAfter(script, "\n") {
+		switch line {
+		case "":
+		case "\n":
+			b.WriteString(line)
+		default:
+			b.WriteString("    " + line)
+		}
+	}
+	return b.Bytes()
+}
+
+func TestConfigMapEmbedsScript(t *testing.T) {
+	script := readScript(t)
+	want := renderConfigMap(script)
+	if *update {
+		if err := os.WriteFile(configMapFile, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(configMapFile)
+	if err != nil {
+		t.Fatalf("%v; create it with `go test ./deploy/argocd -update`", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is out of date with %s; regenerate it with `go test ./deploy/argocd -update`", configMapFile, scriptFile)
+	}
+
+	// Whatever the rendering, what Kubernetes reads must be the script.
+	var cm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string            `json:"name"`
+			Namespace string            `json:"namespace"`
+			Labels    map[string]string `json:"labels"`
+		} `json:"metadata"`
+		Data map[string]string `json:"data"`
+	}
+	if err := yaml.UnmarshalStrict(got, &cm); err != nil {
+		t.Fatalf("parse %s: %v", configMapFile, err)
+	}
+	if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || cm.Metadata.Name != "argocd-cm" || cm.Metadata.Namespace != "argocd" {
+		t.Errorf("%s is %s %s %s/%s, want v1 ConfigMap argocd/argocd-cm", configMapFile, cm.APIVersion, cm.Kind, cm.Metadata.Namespace, cm.Metadata.Name)
+	}
+	wantLabels := map[string]string{"app.kubernetes.io/name": "argocd-cm", "app.kubernetes.io/part-of": "argocd"}
+	if fmt.Sprint(cm.Metadata.Labels) != fmt.Sprint(wantLabels) {
+		t.Errorf("labels = %v, want %v", cm.Metadata.Labels, wantLabels)
+	}
+	if len(cm.Data) != 1 || cm.Data[healthKey] != script {
+		t.Errorf("%s data does not hold exactly %s under %s; regenerate it with `go test ./deploy/argocd -update`", configMapFile, scriptFile, healthKey)
+	}
+}
+
+// TestConfigMapKey parses healthKey as Argo CD's settings manager parses
+// split resource.customizations keys: resource.customizations.<type>.<group>_<kind>.
+func TestConfigMapKey(t *testing.T) {
+	parts := strings.SplitN(healthKey, ".", 4)
+	if len(parts) != 4 || parts[0]+"."+parts[1] != "resource.customizations" || parts[2] != "health" {
+		t.Fatalf("%q is not a resource.customizations.health.<group>_<kind> key", healthKey)
+	}
+	gk := strings.Split(parts[3], "_")
+	if len(gk) != 2 || gk[0] != "airunway.ai" || gk[1] != "ModelDeployment" {
+		t.Errorf("%q names %v, want group airunway.ai, kind ModelDeployment", healthKey, gk)
+	}
+}

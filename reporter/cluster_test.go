@@ -1,0 +1,368 @@
+package reporter_test
+
+// The harness of the tests against a real kube-apiserver and etcd
+// (envtest): one control plane for the package, started by the first test
+// that needs it, with the shipped ModelDeployment CRD and the providers'
+// CRDs rebuilt from the schemas the repository derives. Each test runs its
+// own reporter scoped to its own namespace, so tests do not see each other.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/internal/schemacheck"
+	"github.com/airunway-render/airunway-render/reporter"
+)
+
+// controlPlane is the package's envtest environment.
+type controlPlane struct {
+	env   *envtest.Environment
+	cfg   *rest.Config
+	admin client.Client
+}
+
+var (
+	clusterOnce sync.Once
+	shared      *controlPlane
+	clusterErr  error
+)
+
+func TestMain(m *testing.M) {
+	// The reporters under test log through Options.Logger (discarded);
+	// this silences client-go's fallback to controller-runtime's logger.
+	ctrllog.SetLogger(logr.Discard())
+	code := m.Run()
+	if shared != nil {
+		if err := shared.env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// providerCRDs are the kinds the tests install: every provider's primary
+// kind plus what the rendered gateway objects need.
+var providerCRDs = []struct{ group, kind string }{
+	{"kaito.sh", "Workspace"},
+	{"nvidia.com", "DynamoGraphDeployment"},
+	{"ray.io", "RayService"},
+	{"inference.networking.k8s.io", "InferencePool"},
+	{"gateway.networking.k8s.io", "HTTPRoute"},
+	{"gateway.networking.k8s.io", "Gateway"},
+}
+
+// providerCRD rebuilds a provider's CRD from the embedded schemas. The
+// renderer writes DynamoGraphDeployments as v1alpha1, which without the
+// operator's conversion webhook must also be the stored version, or the
+// API server would prune them to v1beta1's schema.
+func providerCRD(group, kind string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd, err := schemacheck.CRD(group, kind, "")
+	if err != nil {
+		return nil, err
+	}
+	if kind == "DynamoGraphDeployment" {
+		err = schemacheck.SetStorageVersion(crd, "v1alpha1")
+	}
+	return crd, err
+}
+
+// cluster returns the shared control plane, starting it on first use.
+func cluster(t *testing.T) *controlPlane {
+	t.Helper()
+	clusterOnce.Do(func() { shared, clusterErr = startControlPlane() })
+	require.NoError(t, clusterErr)
+	return shared
+}
+
+func startControlPlane() (*controlPlane, error) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run `make test`, or `export KUBEBUILDER_ASSETS=$(make -s envtest)` (builds kube-apiserver and etcd once)")
+	}
+	crds := []*apiextensionsv1.CustomResourceDefinition{}
+	md, err := shippedCRD()
+	if err != nil {
+		return nil, err
+	}
+	crds = append(crds, md)
+	for _, p := range providerCRDs {
+		crd, err := providerCRD(p.group, p.kind)
+		if err != nil {
+			return nil, err
+		}
+		crds = append(crds, crd)
+	}
+	certs, err := os.MkdirTemp("", "airunway-envtest-")
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{CRDs: crds, ErrorIfCRDPathMissing: true}
+	// A fixed certificate directory keeps the serving certificate and the
+	// client CA across an API server restart (TestAPIServerRestart).
+	env.ControlPlane.GetAPIServer().CertDir = certs
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting envtest: %w", err)
+	}
+	admin, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return &controlPlane{env: env, cfg: cfg, admin: admin}, nil
+}
+
+// shippedCRD is the ModelDeployment CRD of deploy/base, as users install it.
+func shippedCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
+	data, err := os.ReadFile(filepath.Join("..", "deploy", "base", "airunway.ai_modeldeployments.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	return crd, yaml.UnmarshalStrict(data, crd)
+}
+
+// namespace creates a namespace for one test.
+func (c *controlPlane) namespace(t *testing.T, prefix string) string {
+	t.Helper()
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetGenerateName(prefix + "-")
+	require.NoError(t, c.admin.Create(context.Background(), ns))
+	return ns.GetName()
+}
+
+// rendered reads a golden case's output: the objects the renderer
+// produced, moved into namespace ns, without the KRM bookkeeping
+// annotations kustomize and kpt strip before applying.
+func rendered(t *testing.T, goldenCase, ns string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "golden", "testdata", goldenCase, "expected.yaml"))
+	require.NoError(t, err)
+	var list struct {
+		Items []map[string]any `json:"items"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &list))
+	var out []*unstructured.Unstructured
+	for _, item := range list.Items {
+		obj := &unstructured.Unstructured{Object: item}
+		annotations := obj.GetAnnotations()
+		if annotations["config.kubernetes.io/local-config"] == "true" {
+			continue
+		}
+		for k := range annotations {
+			if strings.HasPrefix(k, "config.kubernetes.io/") || strings.HasPrefix(k, "internal.config.kubernetes.io/") {
+				delete(annotations, k)
+			}
+		}
+		obj.SetAnnotations(annotations)
+		if obj.GetNamespace() != "" {
+			obj.SetNamespace(ns)
+		}
+		out = append(out, obj)
+	}
+	require.NotEmpty(t, out, "golden case %s rendered nothing", goldenCase)
+	return out
+}
+
+// pick returns the rendered objects of one kind.
+func pick(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// apply applies objects as a GitOps tool does (server-side apply).
+func (c *controlPlane) apply(t *testing.T, objs ...*unstructured.Unstructured) {
+	t.Helper()
+	for _, o := range objs {
+		o = o.DeepCopy()
+		o.SetManagedFields(nil)
+		err := c.admin.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("argocd-controller"), client.ForceOwnership)
+		require.NoError(t, err, "applying %s %s", o.GetKind(), o.GetName())
+	}
+}
+
+// setStatus writes an object's status as its operator would, through the
+// status subresource with the operator's own field manager.
+func (c *controlPlane) setStatus(t *testing.T, obj *unstructured.Unstructured, operator, status string) {
+	t.Helper()
+	var fields map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(status), &fields))
+	patch := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": obj.GetAPIVersion(), "kind": obj.GetKind(),
+		"metadata": map[string]any{"name": obj.GetName(), "namespace": obj.GetNamespace()},
+		"status":   fields,
+	}}
+	err := c.admin.Status().Apply(context.Background(), client.ApplyConfigurationFromUnstructured(patch), client.FieldOwner(operator), client.ForceOwnership)
+	require.NoError(t, err, "setting the status of %s %s", obj.GetKind(), obj.GetName())
+}
+
+// modelStatus reads a ModelDeployment's status as the reporter wrote it.
+func (c *controlPlane) modelStatus(t *testing.T, key types.NamespacedName) (v1.ModelDeploymentStatus, *unstructured.Unstructured) {
+	t.Helper()
+	md := &unstructured.Unstructured{}
+	md.SetGroupVersionKind(reporter.ModelDeploymentGVK)
+	require.NoError(t, c.admin.Get(context.Background(), key, md))
+	var s v1.ModelDeploymentStatus
+	if raw, ok := md.Object["status"]; ok {
+		data, err := yaml.Marshal(raw)
+		require.NoError(t, err)
+		require.NoError(t, yaml.Unmarshal(data, &s))
+	}
+	return s, md
+}
+
+// want describes the status a test waits for; empty fields are not checked.
+type want struct {
+	phase, ready, reason string
+	replicas             *v1.ReplicaStatus
+	endpoint             *v1.EndpointStatus
+	gateway              *v1.GatewayStatus
+	// messageHas is a substring of status.message.
+	messageHas string
+}
+
+func (w want) String() string {
+	return fmt.Sprintf("phase=%s Ready=%s/%s replicas=%v endpoint=%v gateway=%v message~%q", w.phase, w.ready, w.reason, w.replicas, w.endpoint, w.gateway, w.messageHas)
+}
+
+func (w want) matches(s v1.ModelDeploymentStatus, generation int64) bool {
+	ready := readyCondition(s)
+	switch {
+	case w.phase != "" && s.Phase != w.phase,
+		w.ready != "" && (ready == nil || string(ready.Status) != w.ready),
+		w.reason != "" && (ready == nil || ready.Reason != w.reason),
+		w.replicas != nil && (s.Replicas == nil || *s.Replicas != *w.replicas),
+		w.endpoint != nil && (s.Endpoint == nil || *s.Endpoint != *w.endpoint),
+		w.gateway != nil && (s.Gateway == nil || *s.Gateway != *w.gateway),
+		w.messageHas != "" && !strings.Contains(s.Message, w.messageHas),
+		s.ObservedGeneration != generation:
+		return false
+	}
+	return true
+}
+
+func readyCondition(s v1.ModelDeploymentStatus) *metav1.Condition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == reporter.ConditionReady {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// waitFor polls a ModelDeployment until its status matches, and returns it.
+func (c *controlPlane) waitFor(t *testing.T, key types.NamespacedName, w want) v1.ModelDeploymentStatus {
+	t.Helper()
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		s, md := c.modelStatus(t, key)
+		if w.matches(s, md.GetGeneration()) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			got, _ := yaml.Marshal(s)
+			t.Fatalf("ModelDeployment %s never reached %s; its status is:\n%s", key, w, got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// testOptions are reporter options for a test in namespace ns: fast
+// discovery, and a leader election of its own.
+func testOptions(ns string) reporter.Options {
+	return reporter.Options{
+		Namespaces:              []string{ns},
+		MetricsAddr:             "0",
+		ProbeAddr:               "0",
+		LeaderElection:          true,
+		LeaderElectionID:        "reporter",
+		LeaderElectionNamespace: ns,
+		LeaseDuration:           4 * time.Second,
+		RenewDeadline:           3 * time.Second,
+		RetryPeriod:             500 * time.Millisecond,
+		DiscoveryInterval:       500 * time.Millisecond,
+		StaleAfter:              time.Hour,
+	}
+}
+
+// run starts a reporter until the test ends and returns it with a stop
+// function that waits for it to exit.
+func run(t *testing.T, cfg *rest.Config, o reporter.Options) (*reporter.Reporter, func()) {
+	t.Helper()
+	rep, err := reporter.New(cfg, o)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rep.Start(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+			case <-time.After(30 * time.Second):
+				t.Error("the reporter did not stop within 30s")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return rep, stop
+}
+
+// splitYAML decodes a multi-document YAML stream into objects.
+func splitYAML(t *testing.T, data []byte) []*unstructured.Unstructured {
+	t.Helper()
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		obj := map[string]any{}
+		err := dec.Decode(&obj)
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		require.NoError(t, err)
+		if len(obj) > 0 {
+			out = append(out, &unstructured.Unstructured{Object: obj})
+		}
+	}
+}
+
+func key(obj *unstructured.Unstructured) types.NamespacedName {
+	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+func gvk(obj *unstructured.Unstructured) schema.GroupVersionKind { return obj.GroupVersionKind() }
+
+// isForbidden reports whether err is the API server refusing access.
+func isForbidden(err error) bool { return apierrors.IsForbidden(err) }

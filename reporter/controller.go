@@ -1,0 +1,189 @@
+package reporter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/providers"
+)
+
+// FieldManager is the server-side apply field manager of every status write.
+const FieldManager = "airunway-status-reporter"
+
+// ModelDeploymentGVK is the kind whose status the reporter writes.
+var ModelDeploymentGVK = schema.GroupVersionKind{Group: v1.Group, Version: v1.Version, Kind: v1.KindModelDeployment}
+
+// reconciler computes one ModelDeployment's status and applies it when it
+// differs from what the object has.
+type reconciler struct {
+	client     client.Client
+	kinds      *kinds
+	reporters  map[string]providers.Reporter
+	staleAfter time.Duration
+	now        func() time.Time
+	// wrote and reconciled count (the metric and the tests read them).
+	wrote, reconciled func()
+}
+
+func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	select {
+	case <-r.kinds.Synced():
+	default:
+		// The first discovery pass enqueues every ModelDeployment when it
+		// is done; until then an unwatched kind proves nothing.
+		return ctrl.Result{}, nil
+	}
+	r.reconciled()
+	md := &unstructured.Unstructured{}
+	md.SetGroupVersionKind(ModelDeploymentGVK)
+	if err := r.client.Get(ctx, req.NamespacedName, md); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	provider := md.GetAnnotations()[providers.AnnotationProvider]
+	if provider == "" {
+		// Not rendered by airunway-render (or by a controller that writes
+		// its own status): not ours to report on.
+		return ctrl.Result{}, nil
+	}
+	o, err := r.observe(ctx, md, provider)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	status := Compute(o)
+	if o.Previous == nil || !equality.Semantic.DeepEqual(ours(*o.Previous), status) {
+		if err := r.apply(ctx, md, status); err != nil {
+			return ctrl.Result{}, err
+		}
+		log.FromContext(ctx).V(1).Info("status written", "phase", status.Phase)
+	}
+	if at, ok := StaleAt(o); ok && status.Conditions[0].Reason != ReasonStale {
+		return ctrl.Result{RequeueAfter: max(at.Sub(o.Now), time.Second)}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// observe reads what Compute needs: the decisions, the primary object and
+// its health, the gateway, and the status the object has now.
+func (r *reconciler) observe(ctx context.Context, md *unstructured.Unstructured, provider string) (Observation, error) {
+	o := Observation{Generation: md.GetGeneration(), Annotations: md.GetAnnotations(), Now: r.now(), StaleAfter: r.staleAfter}
+	prev, err := previousStatus(md)
+	if err != nil {
+		log.FromContext(ctx).Info("ignoring unreadable status", "error", err.Error())
+	}
+	o.Previous = prev
+	rep, ok := r.reporters[provider]
+	if !ok {
+		o.Unsupported = provider
+		return o, nil
+	}
+	typed, err := typedModelDeployment(md)
+	if err != nil {
+		return o, err
+	}
+	o.Primary = rep.Primary(typed)
+	key := types.NamespacedName{Namespace: md.GetNamespace(), Name: o.Primary.Name}
+	reader, served := r.kinds.Reader(o.Primary.GVK)
+	if !served {
+		o.CRDMissing = true
+		return o, nil
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(o.Primary.GVK)
+	switch err := reader.Get(ctx, key, obj); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return o, err
+	case obj.GetAnnotations()[providers.AnnotationGeneratedFrom] == md.GetName():
+		// An object of that name not rendered from this model is not its.
+		o.Object = obj
+		o.Health = rep.Health(obj)
+	}
+	o.Gateway, err = r.kinds.gatewayStatus(ctx, types.NamespacedName{Namespace: md.GetNamespace(), Name: md.GetName()})
+	return o, err
+}
+
+// apply writes the status by server-side apply of the status subresource,
+// owning exactly the fields it sets: what it stops setting is removed, and
+// fields other managers own stay.
+func (r *reconciler) apply(ctx context.Context, md *unstructured.Unstructured, status v1.ModelDeploymentStatus) error {
+	raw, err := json.Marshal(status)
+	if err != nil {
+		return err
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return err
+	}
+	patch := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": ModelDeploymentGVK.GroupVersion().String(),
+		"kind":       ModelDeploymentGVK.Kind,
+		"metadata":   map[string]any{"name": md.GetName(), "namespace": md.GetNamespace()},
+		"status":     fields,
+	}}
+	err = r.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(patch), client.FieldOwner(FieldManager), client.ForceOwnership)
+	if err != nil {
+		return fmt.Errorf("applying the status of ModelDeployment %s/%s: %w", md.GetNamespace(), md.GetName(), err)
+	}
+	r.wrote()
+	return nil
+}
+
+// previousStatus decodes the status the object has; nil when it has none.
+func previousStatus(md *unstructured.Unstructured) (*v1.ModelDeploymentStatus, error) {
+	raw, ok := md.Object["status"]
+	if !ok {
+		return nil, nil
+	}
+	data, err := json.Marshal(raw)
+	if err != nil {
+		return nil, err
+	}
+	var s v1.ModelDeploymentStatus
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// ours keeps the conditions the reporter writes, so another writer's
+// conditions do not make every resync look like a change.
+func ours(s v1.ModelDeploymentStatus) v1.ModelDeploymentStatus {
+	conditions := s.Conditions[:0:0]
+	for _, c := range s.Conditions {
+		if c.Type == ConditionReady || c.Type == ConditionReconciling || c.Type == ConditionStalled {
+			conditions = append(conditions, c)
+		}
+	}
+	s.Conditions = conditions
+	if len(s.Conditions) == 0 {
+		s.Conditions = nil
+	}
+	return s
+}
+
+// typedModelDeployment reads the object leniently: the reporter needs the
+// name and serving mode to find the primary object, and a spec the API
+// server accepted is not the reporter's to reject.
+func typedModelDeployment(md *unstructured.Unstructured) (*v1.ModelDeployment, error) {
+	data, err := json.Marshal(md.Object)
+	if err != nil {
+		return nil, err
+	}
+	var typed v1.ModelDeployment
+	if err := json.Unmarshal(data, &typed); err != nil {
+		return nil, fmt.Errorf("ModelDeployment %s/%s: %w", md.GetNamespace(), md.GetName(), err)
+	}
+	return &typed, nil
+}

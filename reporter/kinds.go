@@ -1,0 +1,255 @@
+package reporter
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airunway-render/airunway-render/providers"
+)
+
+// watchedKind is a kind the reporter reads when the cluster serves it.
+type watchedKind struct {
+	gvk schema.GroupVersionKind
+	// everything watches all objects of the kind in every namespace
+	// (Gateways, which the renderer does not write); otherwise only the
+	// objects labelled as rendered by airunway, in the reporter's scope.
+	everything bool
+	// owners maps an object to the ModelDeployments whose status it feeds.
+	owners func(k *kinds, obj *unstructured.Unstructured) []types.NamespacedName
+}
+
+// kinds keeps one informer cache per watched kind the cluster serves. It
+// asks discovery every interval, so a provider CRD installed or removed
+// after start is picked up without a restart; a discovery error (the API
+// server restarting) changes nothing.
+type kinds struct {
+	cfg        *rest.Config
+	disco      discovery.DiscoveryInterface
+	namespaces []string
+	interval   time.Duration
+	wanted     []watchedKind
+	// enqueue asks for one ModelDeployment's reconcile, enqueueAll for
+	// every one's (when a kind appears or disappears).
+	enqueue    func(context.Context, types.NamespacedName)
+	enqueueAll func(context.Context) error
+	log        logr.Logger
+
+	mu       sync.RWMutex
+	active   map[schema.GroupVersionKind]*kindCache
+	synced   chan struct{}
+	syncOnce sync.Once
+}
+
+type kindCache struct {
+	cache  cache.Cache
+	cancel context.CancelFunc
+}
+
+// managedSelector picks the objects the renderer wrote: every generated
+// object carries this label, which keeps unrelated Deployments out of memory.
+var managedSelector = labels.SelectorFromSet(labels.Set{providers.LabelManagedBy: providers.ManagedByValue})
+
+// Start implements manager.Runnable; it runs only on the elected leader,
+// because the caches exist to feed the controller.
+func (k *kinds) Start(ctx context.Context) error {
+	defer k.stopAll()
+	ticker := time.NewTicker(k.interval)
+	defer ticker.Stop()
+	for {
+		k.check(ctx)
+		k.syncOnce.Do(func() { close(k.synced) })
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// Synced is closed once the first discovery pass has started a cache for
+// every served kind; before that a missing reader does not mean a missing
+// CRD.
+func (k *kinds) Synced() <-chan struct{} { return k.synced }
+
+// Reader returns the cache of a served kind.
+func (k *kinds) Reader(gvk schema.GroupVersionKind) (client.Reader, bool) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	c, ok := k.active[gvk]
+	if !ok {
+		return nil, false
+	}
+	return c.cache, true
+}
+
+func (k *kinds) check(ctx context.Context) {
+	served, err := k.served()
+	if err != nil {
+		k.log.Error(err, "discovery failed; keeping the watched kinds as they are")
+		return
+	}
+	changed := false
+	for _, w := range k.wanted {
+		_, active := k.activeCache(w.gvk)
+		switch {
+		case served[w.gvk] && !active:
+			if err := k.startCache(ctx, w); err != nil {
+				k.log.Error(err, "cannot watch kind", "kind", w.gvk.String())
+				continue
+			}
+			k.log.Info("watching kind", "kind", w.gvk.String())
+			changed = true
+		case !served[w.gvk] && active:
+			k.stop(w.gvk)
+			k.log.Info("kind no longer served; stopped watching", "kind", w.gvk.String())
+			changed = true
+		}
+	}
+	if changed {
+		if err := k.enqueueAll(ctx); err != nil {
+			k.log.Error(err, "cannot list ModelDeployments to re-check")
+		}
+	}
+}
+
+// served asks discovery, one request per group-version, which wanted kinds
+// the cluster serves. A group-version that is not found is not served;
+// any other error fails the whole pass.
+func (k *kinds) served() (map[schema.GroupVersionKind]bool, error) {
+	out := map[schema.GroupVersionKind]bool{}
+	var versions []schema.GroupVersion
+	for _, w := range k.wanted {
+		if gv := w.gvk.GroupVersion(); !slices.Contains(versions, gv) {
+			versions = append(versions, gv)
+		}
+	}
+	for _, gv := range versions {
+		list, err := k.disco.ServerResourcesForGroupVersion(gv.String())
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("discovery of %s: %w", gv, err)
+		}
+		for _, r := range list.APIResources {
+			out[gv.WithKind(r.Kind)] = true
+		}
+	}
+	return out, nil
+}
+
+func (k *kinds) activeCache(gvk schema.GroupVersionKind) (*kindCache, bool) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	c, ok := k.active[gvk]
+	return c, ok
+}
+
+// startCache starts an informer for one kind and waits for it to sync, so
+// a reconcile never reads a half-filled cache.
+func (k *kinds) startCache(ctx context.Context, w watchedKind) error {
+	opts := cache.Options{}
+	if !w.everything {
+		opts.DefaultLabelSelector = managedSelector
+		opts.DefaultNamespaces = namespaceConfig(k.namespaces)
+	}
+	c, err := cache.New(k.cfg, opts)
+	if err != nil {
+		return err
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(w.gvk)
+	inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+	if err != nil {
+		return err
+	}
+	notify := func(o any) {
+		if tomb, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+			o = tomb.Obj
+		}
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			for _, key := range w.owners(k, u) {
+				k.enqueue(ctx, key)
+			}
+		}
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    notify,
+		UpdateFunc: func(old, obj any) { notify(old); notify(obj) },
+		DeleteFunc: notify,
+	}); err != nil {
+		return err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	go func() {
+		if err := c.Start(cctx); err != nil {
+			k.log.Error(err, "cache stopped", "kind", w.gvk.String())
+		}
+	}()
+	syncCtx, done := context.WithTimeout(ctx, 2*time.Minute)
+	defer done()
+	if !c.WaitForCacheSync(syncCtx) {
+		cancel()
+		return fmt.Errorf("the cache of %s did not sync (is the reporter allowed to list and watch it?)", w.gvk)
+	}
+	k.mu.Lock()
+	k.active[w.gvk] = &kindCache{cache: c, cancel: cancel}
+	k.mu.Unlock()
+	return nil
+}
+
+func (k *kinds) stop(gvk schema.GroupVersionKind) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if c, ok := k.active[gvk]; ok {
+		c.cancel()
+		delete(k.active, gvk)
+	}
+}
+
+func (k *kinds) stopAll() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for gvk, c := range k.active {
+		c.cancel()
+		delete(k.active, gvk)
+	}
+}
+
+// namespaceConfig turns the reporter's scope into cache options; no
+// namespaces means all of them.
+func namespaceConfig(namespaces []string) map[string]cache.Config {
+	if len(namespaces) == 0 {
+		return nil
+	}
+	out := map[string]cache.Config{}
+	for _, ns := range namespaces {
+		out[ns] = cache.Config{}
+	}
+	return out
+}
+
+// generatedFrom maps a rendered object to the ModelDeployment it was
+// rendered from, by the annotation every generated object carries.
+func generatedFrom(_ *kinds, obj *unstructured.Unstructured) []types.NamespacedName {
+	name := obj.GetAnnotations()[providers.AnnotationGeneratedFrom]
+	if name == "" {
+		return nil
+	}
+	return []types.NamespacedName{{Namespace: obj.GetNamespace(), Name: name}}
+}

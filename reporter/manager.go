@@ -1,0 +1,263 @@
+package reporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/render"
+)
+
+// Options configure the reporter's manager; zero values take the defaults
+// documented on each field.
+type Options struct {
+	// Namespaces limits the ModelDeployments and rendered objects watched;
+	// empty means every namespace. Gateways are read in every namespace.
+	Namespaces []string
+	// MetricsAddr serves /metrics ("0" disables it); ProbeAddr serves
+	// /healthz and /readyz ("0" disables them).
+	MetricsAddr, ProbeAddr string
+	// LeaderElection makes replicas elect one writer through a Lease named
+	// LeaderElectionID in LeaderElectionNamespace (default: the pod's).
+	LeaderElection          bool
+	LeaderElectionID        string
+	LeaderElectionNamespace string
+	// LeaseDuration, RenewDeadline and RetryPeriod tune the election
+	// (controller-runtime's defaults: 15s, 10s, 2s).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// DiscoveryInterval is how often the served provider kinds are
+	// re-checked (default 30s).
+	DiscoveryInterval time.Duration
+	// StaleAfter is how long a not-ready object may go unwritten before
+	// its status is Unknown (default 5m).
+	StaleAfter time.Duration
+	// SyncPeriod re-reconciles every ModelDeployment this often (default
+	// 10m); a resync that changes nothing writes nothing.
+	SyncPeriod time.Duration
+	Logger     logr.Logger
+}
+
+// DefaultLeaderElectionID names the Lease the replicas share.
+const DefaultLeaderElectionID = "airunway-status-reporter"
+
+var statusWrites = prometheus.NewCounter(prometheus.CounterOpts{
+	Name: "airunway_status_reporter_status_writes_total",
+	Help: "Status subresource writes of ModelDeployments by the status reporter.",
+})
+
+func init() { metrics.Registry.MustRegister(statusWrites) }
+
+// Reporter is a configured manager plus the counters tests read.
+type Reporter struct {
+	manager.Manager
+	writes, reconciles atomic.Int64
+}
+
+// Writes is how many status writes this reporter made.
+func (r *Reporter) Writes() int64 { return r.writes.Load() }
+
+// Reconciles is how many ModelDeployments this reporter has examined.
+func (r *Reporter) Reconciles() int64 { return r.reconciles.Load() }
+
+// New builds the manager: a controller for ModelDeployments, fed by the
+// caches of the provider kinds the cluster serves, with /metrics,
+// /healthz and /readyz.
+func New(cfg *rest.Config, o Options) (*Reporter, error) {
+	o = withDefaults(o)
+	mgr, err := ctrl.NewManager(cfg, managerOptions(o))
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	events := make(chan event.GenericEvent, 4096)
+	rep := &Reporter{Manager: mgr}
+	k := &kinds{
+		cfg: cfg, disco: disco, namespaces: o.Namespaces, interval: o.DiscoveryInterval,
+		wanted: wantedKinds(), log: o.Logger.WithName("kinds"),
+		active: map[schema.GroupVersionKind]*kindCache{}, synced: make(chan struct{}),
+		enqueue: func(ctx context.Context, key types.NamespacedName) {
+			obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+			select {
+			case events <- event.GenericEvent{Object: obj}:
+			case <-ctx.Done():
+			}
+		},
+	}
+	k.enqueueAll = func(ctx context.Context) error {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(ModelDeploymentGVK.GroupVersion().WithKind(ModelDeploymentGVK.Kind + "List"))
+		if err := mgr.GetCache().List(ctx, list); err != nil {
+			return err
+		}
+		for i := range list.Items {
+			k.enqueue(ctx, client.ObjectKeyFromObject(&list.Items[i]))
+		}
+		return nil
+	}
+	if err := mgr.Add(k); err != nil {
+		return nil, err
+	}
+	r := &reconciler{
+		client: mgr.GetClient(), kinds: k, reporters: reporters(), staleAfter: o.StaleAfter, now: time.Now,
+		wrote:      func() { statusWrites.Inc(); rep.writes.Add(1) },
+		reconciled: func() { rep.reconciles.Add(1) },
+	}
+	md := &unstructured.Unstructured{}
+	md.SetGroupVersionKind(ModelDeploymentGVK)
+	err = builder.ControllerManagedBy(mgr).
+		Named("modeldeployment-status").
+		For(md).
+		WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{})).
+		Complete(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("cache", cacheSynced(mgr.GetCache())); err != nil {
+		return nil, err
+	}
+	rep.Manager = mgr
+	return rep, nil
+}
+
+func withDefaults(o Options) Options {
+	if o.LeaderElectionID == "" {
+		o.LeaderElectionID = DefaultLeaderElectionID
+	}
+	if o.DiscoveryInterval <= 0 {
+		o.DiscoveryInterval = 30 * time.Second
+	}
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = StaleAfter
+	}
+	if o.SyncPeriod <= 0 {
+		o.SyncPeriod = 10 * time.Minute
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	return o
+}
+
+func managerOptions(o Options) manager.Options {
+	mo := manager.Options{
+		Logger: o.Logger,
+		Cache: cache.Options{
+			DefaultNamespaces: namespaceConfig(o.Namespaces),
+			SyncPeriod:        &o.SyncPeriod,
+			// Only ModelDeployments live in this cache; provider kinds have
+			// their own (kinds.go), so a read of anything else is a bug.
+			ReaderFailOnMissingInformer: true,
+		},
+		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:        o.ProbeAddr,
+		LeaderElection:                o.LeaderElection,
+		LeaderElectionID:              o.LeaderElectionID,
+		LeaderElectionNamespace:       o.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		// One controller per process in production; tests run several
+		// managers in one process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	if o.LeaseDuration > 0 {
+		mo.LeaseDuration = &o.LeaseDuration
+	}
+	if o.RenewDeadline > 0 {
+		mo.RenewDeadline = &o.RenewDeadline
+	}
+	if o.RetryPeriod > 0 {
+		mo.RetryPeriod = &o.RetryPeriod
+	}
+	return mo
+}
+
+// wantedKinds are the primary kinds of every built-in provider, plus the
+// HTTPRoutes the gateway renders and the Gateways they attach to.
+func wantedKinds() []watchedKind {
+	var out []watchedKind
+	seen := map[schema.GroupVersionKind]bool{}
+	all := reporters()
+	for _, name := range slices.Sorted(maps.Keys(all)) {
+		rep := all[name]
+		// The primary's kind does not depend on the ModelDeployment, only
+		// its name does.
+		gvk := rep.Primary(&v1.ModelDeployment{}).GVK
+		if !seen[gvk] {
+			seen[gvk] = true
+			out = append(out, watchedKind{gvk: gvk, owners: generatedFrom})
+		}
+	}
+	out = append(out,
+		watchedKind{gvk: routeGVK, owners: generatedFrom},
+		watchedKind{gvk: gatewayGVK, everything: true, owners: gatewayOwners})
+	slices.SortFunc(out, func(a, b watchedKind) int { return compareGVK(a.gvk, b.gvk) })
+	return out
+}
+
+func compareGVK(a, b schema.GroupVersionKind) int {
+	switch {
+	case a.String() < b.String():
+		return -1
+	case a.String() > b.String():
+		return 1
+	}
+	return 0
+}
+
+// reporters are the built-in providers' status translations by name.
+func reporters() map[string]providers.Reporter {
+	out := map[string]providers.Reporter{}
+	for name, p := range render.Builtin() {
+		if rep, ok := p.(providers.Reporter); ok {
+			out[name] = rep
+		}
+	}
+	return out
+}
+
+// cacheSynced is ready once the ModelDeployment cache has synced, on every
+// replica (standbys too, so a rolling update is not held up by leadership).
+func cacheSynced(c cache.Cache) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !c.WaitForCacheSync(ctx) {
+			return errors.New("the ModelDeployment cache has not synced")
+		}
+		return nil
+	}
+}

@@ -1,0 +1,393 @@
+package reporter_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airunway-render/airunway-render/reporter"
+)
+
+// requestCounter counts the API requests a reporter makes, by verb and
+// whether they write a status subresource.
+type requestCounter struct {
+	mu    sync.Mutex
+	byKey map[string]int
+}
+
+func (c *requestCounter) wrap(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	c.byKey = map[string]int{}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			k := req.Method
+			switch {
+			case strings.HasSuffix(req.URL.Path, "/status"):
+				k += " status"
+			case strings.Contains(req.URL.Path, "/leases"):
+				k += " lease"
+			}
+			c.mu.Lock()
+			c.byKey[k]++
+			c.mu.Unlock()
+			return rt.RoundTrip(req)
+		})
+	})
+	return cfg
+}
+
+func (c *requestCounter) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range c.byKey {
+		out[k] = v
+	}
+	return out
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestNoWriteAtSteadyState: resyncs of a ModelDeployment whose provider
+// object does not change reconcile it and write nothing.
+func TestNoWriteAtSteadyState(t *testing.T) {
+	c := cluster(t)
+	ns := c.namespace(t, "steady")
+	objs := rendered(t, "vllm-minimal", ns)
+	md, deployment := pick(objs, "ModelDeployment")[0], pick(objs, "Deployment")[0]
+	var counter requestCounter
+	o := testOptions(ns)
+	o.SyncPeriod = time.Second
+	rep, _ := run(t, counter.wrap(c.cfg), o)
+	c.apply(t, objs...)
+	c.setStatus(t, deployment, "kube-controller-manager", `{replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: "True", reason: MinimumReplicasAvailable}]}`)
+	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
+	time.Sleep(time.Second) // let the last write's own watch event pass
+
+	writes, reconciles, before := rep.Writes(), rep.Reconciles(), counter.snapshot()
+	time.Sleep(6 * time.Second)
+	after := counter.snapshot()
+	require.GreaterOrEqual(t, rep.Reconciles()-reconciles, int64(3), "the resyncs did not reconcile")
+	require.Equal(t, writes, rep.Writes(), "a resync wrote status")
+	for k := range after {
+		delta := after[k] - before[k]
+		t.Logf("steady state, 6s: %s: %d requests", k, delta)
+		if !strings.HasPrefix(k, "GET") && !strings.HasSuffix(k, "lease") {
+			require.Zero(t, delta, "steady state made %d %s requests", delta, k)
+		}
+	}
+	require.Zero(t, after["PATCH status"]-before["PATCH status"])
+}
+
+// TestProviderCRDRemovedAndInstalled: the reporter is running when a
+// provider's CRD disappears (Ready=False, naming it) and when it comes
+// back; no restart is needed either way.
+func TestProviderCRDRemovedAndInstalled(t *testing.T) {
+	c := cluster(t)
+	ctx := context.Background()
+	ns := c.namespace(t, "crd")
+	objs := rendered(t, "kuberay-aggregated-1-7", ns)
+	md, rayService := pick(objs, "ModelDeployment")[0], pick(objs, "RayService")[0]
+	run(t, c.cfg, testOptions(ns))
+	c.apply(t, objs...)
+	c.setStatus(t, rayService, "kuberay-operator", `{conditions: [{type: RayServiceReady, status: "True", reason: NonZeroServeEndpoints, message: "", lastTransitionTime: "`+since+`"}], activeServiceStatus: {applicationStatuses: {llm: {status: RUNNING}}}}`)
+	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
+
+	crd, err := providerCRD("ray.io", "RayService")
+	require.NoError(t, err)
+	t.Cleanup(func() { installCRD(t, c, crd) }) // leave the cluster as found
+	require.NoError(t, c.admin.Delete(ctx, crd.DeepCopy()))
+	s := c.waitFor(t, key(md), want{phase: "Failed", ready: "False", reason: reporter.ReasonCRDMissing, messageHas: "ray.io/v1 RayService"})
+	requireConditions(t, s, map[string]string{"Ready": "False", "Stalled": "True"})
+
+	// The CRD is installed again (deleting it deleted the RayService, as
+	// in a real cluster): the model is pending until Argo CD re-applies it.
+	installCRD(t, c, crd)
+	c.waitFor(t, key(md), want{phase: "Pending", ready: "False", reason: reporter.ReasonNotFound})
+	c.apply(t, rayService)
+	c.waitFor(t, key(md), want{phase: "Deploying"})
+	c.setStatus(t, rayService, "kuberay-operator", `{conditions: [{type: RayServiceReady, status: "True", reason: NonZeroServeEndpoints, message: "", lastTransitionTime: "`+since+`"}], activeServiceStatus: {applicationStatuses: {llm: {status: RUNNING}}}}`)
+	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
+}
+
+// installCRD creates a CRD unless it exists and waits until it is served.
+func installCRD(t *testing.T, c *controlPlane, crd *apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := c.admin.Create(ctx, crd.DeepCopy())
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			got := &apiextensionsv1.CustomResourceDefinition{}
+			if c.admin.Get(ctx, types.NamespacedName{Name: crd.Name}, got) == nil && got.DeletionTimestamp == nil && established(got) {
+				return
+			}
+		} else if !apierrors.IsConflict(err) {
+			require.NoError(t, err)
+		}
+		require.True(t, time.Now().Before(deadline), "CRD %s not established within 60s", crd.Name)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, cond := range crd.Status.Conditions {
+		if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// TestTwoReplicasElectOneLeader: two reporters share a Lease; only one
+// writes, and the other takes over when the leader stops.
+func TestTwoReplicasElectOneLeader(t *testing.T) {
+	c := cluster(t)
+	ns := c.namespace(t, "leader")
+	objs := rendered(t, "vllm-minimal", ns)
+	md, deployment := pick(objs, "ModelDeployment")[0], pick(objs, "Deployment")[0]
+	c.apply(t, objs...)
+	first, stopFirst := run(t, c.cfg, testOptions(ns))
+	second, stopSecond := run(t, c.cfg, testOptions(ns))
+	c.waitFor(t, key(md), want{phase: "Deploying"})
+
+	leader, follower, stopLeader := first, second, stopFirst
+	select {
+	case <-first.Elected():
+	case <-second.Elected():
+		leader, follower, stopLeader = second, first, stopSecond
+	case <-time.After(30 * time.Second):
+		t.Fatal("no reporter was elected")
+	}
+	time.Sleep(2 * time.Second) // a few Lease renewals
+	select {
+	case <-follower.Elected():
+		t.Fatal("both reporters are leaders")
+	default:
+	}
+	require.Zero(t, follower.Reconciles(), "the follower reconciled")
+	require.Positive(t, leader.Writes())
+
+	lease := &coordinationv1.Lease{}
+	require.NoError(t, c.admin.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "reporter"}, lease))
+	require.NotNil(t, lease.Spec.HolderIdentity)
+	t.Logf("lease holder: %s", *lease.Spec.HolderIdentity)
+
+	// The leader stops (a rolling update): it releases the Lease and the
+	// follower picks up the work.
+	stopLeader()
+	select {
+	case <-follower.Elected():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the follower did not take over")
+	}
+	c.setStatus(t, deployment, "kube-controller-manager", `{replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: "True", reason: MinimumReplicasAvailable}]}`)
+	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
+	require.Positive(t, follower.Writes())
+}
+
+// TestAPIServerRestart: the API server goes away mid-run and comes back;
+// the reporter keeps its provider kinds (a failed discovery proves
+// nothing) and its watches resume.
+func TestAPIServerRestart(t *testing.T) {
+	c := cluster(t)
+	ns := c.namespace(t, "restart")
+	objs := rendered(t, "dynamo-vllm-aggregated-frontend", ns)
+	md, graph := pick(objs, "ModelDeployment")[0], pick(objs, "DynamoGraphDeployment")[0]
+	o := testOptions(ns)
+	// Long enough to keep the Lease through the restart; a shorter one
+	// makes the process exit and Kubernetes restart it, which is also fine.
+	o.LeaseDuration, o.RenewDeadline = 2*time.Minute, 90*time.Second
+	rep, _ := run(t, c.cfg, o)
+	c.apply(t, objs...)
+	c.setStatus(t, graph, "dynamo-operator", `{state: successful}`)
+	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
+
+	// The API server is killed if it does not stop within a few seconds
+	// (its graceful shutdown waits for open watches): a crash is the
+	// harder case anyway.
+	api := c.env.ControlPlane.GetAPIServer()
+	api.StopTimeout = 5 * time.Second
+	if err := api.Stop(); err != nil {
+		t.Logf("stopping the API server: %v (it was killed)", err)
+	}
+	time.Sleep(3 * time.Second) // discovery and watches fail meanwhile
+	require.NoError(t, api.Start())
+	writes := rep.Writes()
+
+	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
+	c.setStatus(t, graph, "dynamo-operator", `{state: failed}`)
+	c.waitFor(t, key(md), want{phase: "Failed", ready: "False", reason: reporter.ReasonFailed})
+	require.Equal(t, writes+1, rep.Writes(), "one change, one write; no CRD-missing flap after the restart")
+}
+
+// TestRunsAsItsServiceAccount runs the airunway-status-reporter binary as
+// the ServiceAccount deploy/base creates, with only the RBAC it ships:
+// it reports status, serves its probes and metrics, logs no permission
+// error, and that identity can neither read Secrets nor change anything
+// but ModelDeployment status.
+func TestRunsAsItsServiceAccount(t *testing.T) {
+	c := cluster(t)
+	ctx := context.Background()
+	const system = "airunway-system"
+	for _, file := range []string{"namespace.yaml", "rbac.yaml"} {
+		data, err := os.ReadFile(filepath.Join("..", "deploy", "base", file))
+		require.NoError(t, err)
+		for _, obj := range splitYAML(t, data) {
+			switch obj.GetKind() {
+			case "ServiceAccount", "Role", "RoleBinding":
+				obj.SetNamespace(system) // as the kustomization does
+			}
+			c.apply(t, obj)
+		}
+	}
+	ns := c.namespace(t, "sa")
+	objs := rendered(t, "vllm-minimal", ns)
+	md, deployment := pick(objs, "ModelDeployment")[0], pick(objs, "Deployment")[0]
+	c.apply(t, objs...)
+
+	sa := rest.CopyConfig(c.cfg)
+	sa.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + system + ":airunway-status-reporter",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + system, "system:authenticated"},
+	}
+	kubeconfig := writeKubeconfig(t, sa)
+	metrics, probes := freePort(t), freePort(t)
+	var logs bytes.Buffer
+	cmd := exec.Command(reporterBinary(t), "--kubeconfig", kubeconfig, "--namespace", ns,
+		"--leader-election-namespace", system, "--leader-election-id", "reporter-"+ns,
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", probes,
+		"--discovery-interval", "500ms", "-v", "1")
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+
+	waitHTTP(t, "http://"+probes+"/readyz", "ok")
+	waitHTTP(t, "http://"+probes+"/healthz", "ok")
+	c.waitFor(t, key(md), want{phase: "Deploying"})
+	c.setStatus(t, deployment, "kube-controller-manager", `{replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: "True", reason: MinimumReplicasAvailable}]}`)
+	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
+	body := waitHTTP(t, "http://"+metrics+"/metrics", "airunway_status_reporter_status_writes_total")
+	require.Contains(t, body, `controller_runtime_reconcile_total{controller="modeldeployment-status",result="success"}`)
+
+	as, err := client.New(sa, client.Options{})
+	require.NoError(t, err)
+	secret := &corev1.Secret{}
+	secret.Name, secret.Namespace = "hf-token", ns
+	secret.StringData = map[string]string{"token": "hf_secret"}
+	require.NoError(t, c.admin.Create(ctx, secret))
+	denied := []struct {
+		what string
+		err  error
+	}{
+		{"get a Secret", as.Get(ctx, key(&unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "hf-token", "namespace": ns}}}), &corev1.Secret{})},
+		{"list Secrets", as.List(ctx, &corev1.SecretList{}, client.InNamespace(ns))},
+		{"patch a Deployment", as.Patch(ctx, deployment.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":0}}`)))},
+		{"patch a ModelDeployment's spec", as.Patch(ctx, md.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":0}}`)))},
+		{"delete a ModelDeployment", as.Delete(ctx, md.DeepCopy())},
+		{"create a ConfigMap", as.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: ns}})},
+	}
+	for _, d := range denied {
+		require.True(t, apierrors.IsForbidden(d.err), "the reporter's identity can %s (err: %v)", d.what, d.err)
+	}
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "exit after SIGTERM; logs:\n%s", logs.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the reporter did not exit after SIGTERM; logs:\n%s", logs.String())
+	}
+	require.NotContains(t, strings.ToLower(logs.String()), "forbidden", "the shipped RBAC is not enough; logs:\n%s", logs.String())
+}
+
+// reporterBinary is the binary `make test` built, or one built now.
+func reporterBinary(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("AIRUNWAY_STATUS_REPORTER_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "airunway-status-reporter")
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/airunway-status-reporter").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
+func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["reporter"] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData,
+		Impersonate: cfg.Impersonate.UserName, ImpersonateGroups: cfg.Impersonate.Groups,
+	}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "reporter"}
+	kc.CurrentContext = "envtest"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, clientcmd.WriteToFile(*kc, path))
+	return path
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// waitHTTP polls a URL until it answers 200 with a body containing want.
+func waitHTTP(t *testing.T, url, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			last = fmt.Sprintf("%d %s", resp.StatusCode, body)
+			if resp.StatusCode == http.StatusOK && strings.Contains(string(body), want) {
+				return string(body)
+			}
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s never answered 200 with %q; last: %.500s", url, want, last)
+	return ""
+}
