@@ -61,8 +61,8 @@ demo: build
 # binaries are built here so the tests run exactly what `make build` ships.
 test: build tools
 	@assets=$$(hack/install-envtest.sh $(ENVTEST_DIR)) || exit 1; \
-	set -x; \
-	KUBEBUILDER_ASSETS=$$(echo "$$assets" | tail -n1) KUSTOMIZE=$(KUSTOMIZE) \
+	assets=$$(echo "$$assets" | tail -n1); set -x; \
+	KUBEBUILDER_ASSETS=$$assets KUSTOMIZE=$(KUSTOMIZE) \
 	  AIRUNWAY_RENDER_BIN=$(CURDIR)/bin/airunway-render \
 	  AIRUNWAY_STATUS_REPORTER_BIN=$(CURDIR)/bin/airunway-status-reporter \
 	  $(GO) test -count=1 -timeout 45m ./...

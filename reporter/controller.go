@@ -33,19 +33,29 @@ type reconciler struct {
 	reporters  map[string]providers.Reporter
 	staleAfter time.Duration
 	now        func() time.Time
-	// wrote and reconciled count (the metric and the tests read them).
-	wrote, reconciled func()
+	// wrote, reconciled and failed count (the metric and the tests read
+	// them).
+	wrote, reconciled, failed func()
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	select {
 	case <-r.kinds.Synced():
 	default:
-		// The first discovery pass enqueues every ModelDeployment when it
-		// is done; until then an unwatched kind proves nothing.
-		return ctrl.Result{}, nil
+		// Until the first discovery pass answers, an unwatched kind
+		// proves nothing: come back.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	r.reconciled()
+	res, err := r.reconcile(ctx, req)
+	if err != nil {
+		r.failed()
+	} else {
+		r.reconciled()
+	}
+	return res, err
+}
+
+func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	md := &unstructured.Unstructured{}
 	md.SetGroupVersionKind(ModelDeploymentGVK)
 	if err := r.client.Get(ctx, req.NamespacedName, md); err != nil {
@@ -96,7 +106,11 @@ func (r *reconciler) observe(ctx context.Context, md *unstructured.Unstructured,
 	key := types.NamespacedName{Namespace: md.GetNamespace(), Name: o.Primary.Name}
 	reader, served := r.kinds.Reader(o.Primary.GVK)
 	if !served {
-		o.CRDMissing = true
+		if err := r.kinds.WatchError(o.Primary.GVK); err != nil {
+			o.WatchError = err.Error()
+		} else {
+			o.CRDMissing = true
+		}
 		return o, nil
 	}
 	obj := &unstructured.Unstructured{}

@@ -49,11 +49,23 @@ type kinds struct {
 	enqueueAll func(context.Context) error
 	log        logr.Logger
 
-	mu       sync.RWMutex
-	active   map[schema.GroupVersionKind]*kindCache
+	mu     sync.RWMutex
+	active map[schema.GroupVersionKind]*kindCache
+	// failed holds why a served kind cannot be watched (e.g. RBAC).
+	failed map[schema.GroupVersionKind]error
+	// misses counts consecutive passes that did not find an active kind;
+	// one miss right after an API server restart proves nothing.
+	misses   map[schema.GroupVersionKind]int
 	synced   chan struct{}
 	syncOnce sync.Once
+	// lister checks a kind can be listed before its cache starts, so a
+	// forbidden kind fails at once instead of after a sync timeout.
+	lister client.Reader
 }
+
+// missesToStop is how many discovery passes in a row must miss a watched
+// kind before its cache stops.
+const missesToStop = 2
 
 type kindCache struct {
 	cache  cache.Cache
@@ -71,8 +83,9 @@ func (k *kinds) Start(ctx context.Context) error {
 	ticker := time.NewTicker(k.interval)
 	defer ticker.Stop()
 	for {
-		k.check(ctx)
-		k.syncOnce.Do(func() { close(k.synced) })
+		if k.check(ctx) {
+			k.syncOnce.Do(func() { close(k.synced) })
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -86,6 +99,14 @@ func (k *kinds) Start(ctx context.Context) error {
 // CRD.
 func (k *kinds) Synced() <-chan struct{} { return k.synced }
 
+// WatchError says why a served kind cannot be watched; nil if it can or
+// is not served.
+func (k *kinds) WatchError(gvk schema.GroupVersionKind) error {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.failed[gvk]
+}
+
 // Reader returns the cache of a served kind.
 func (k *kinds) Reader(gvk schema.GroupVersionKind) (client.Reader, bool) {
 	k.mu.RLock()
@@ -97,27 +118,37 @@ func (k *kinds) Reader(gvk schema.GroupVersionKind) (client.Reader, bool) {
 	return c.cache, true
 }
 
-func (k *kinds) check(ctx context.Context) {
+// check runs one discovery pass and reports whether discovery answered.
+func (k *kinds) check(ctx context.Context) bool {
 	served, err := k.served()
 	if err != nil {
 		k.log.Error(err, "discovery failed; keeping the watched kinds as they are")
-		return
+		return false
 	}
 	changed := false
 	for _, w := range k.wanted {
 		_, active := k.activeCache(w.gvk)
 		switch {
 		case served[w.gvk] && !active:
-			if err := k.startCache(ctx, w); err != nil {
+			err := k.startCache(ctx, w)
+			changed = k.setFailed(w.gvk, err) || changed
+			if err != nil {
 				k.log.Error(err, "cannot watch kind", "kind", w.gvk.String())
 				continue
 			}
 			k.log.Info("watching kind", "kind", w.gvk.String())
 			changed = true
-		case !served[w.gvk] && active:
+		case served[w.gvk]:
+			k.misses[w.gvk] = 0
+		case active:
+			if k.misses[w.gvk]++; k.misses[w.gvk] < missesToStop {
+				continue
+			}
 			k.stop(w.gvk)
 			k.log.Info("kind no longer served; stopped watching", "kind", w.gvk.String())
 			changed = true
+		default:
+			changed = k.setFailed(w.gvk, nil) || changed
 		}
 	}
 	if changed {
@@ -125,6 +156,21 @@ func (k *kinds) check(ctx context.Context) {
 			k.log.Error(err, "cannot list ModelDeployments to re-check")
 		}
 	}
+	return true
+}
+
+// setFailed records why a kind cannot be watched and reports whether that
+// changed what the models' status should say.
+func (k *kinds) setFailed(gvk schema.GroupVersionKind, err error) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	prev, had := k.failed[gvk]
+	if err == nil {
+		delete(k.failed, gvk)
+		return had
+	}
+	k.failed[gvk] = err
+	return !had || prev.Error() != err.Error()
 }
 
 // served asks discovery, one request per group-version, which wanted kinds
@@ -164,9 +210,19 @@ func (k *kinds) activeCache(gvk schema.GroupVersionKind) (*kindCache, bool) {
 // a reconcile never reads a half-filled cache.
 func (k *kinds) startCache(ctx context.Context, w watchedKind) error {
 	opts := cache.Options{}
+	probe := &unstructured.UnstructuredList{}
+	probe.SetGroupVersionKind(w.gvk.GroupVersion().WithKind(w.gvk.Kind + "List"))
+	listOpts := []client.ListOption{client.Limit(1)}
 	if !w.everything {
 		opts.DefaultLabelSelector = managedSelector
 		opts.DefaultNamespaces = namespaceConfig(k.namespaces)
+		listOpts = append(listOpts, client.MatchingLabelsSelector{Selector: managedSelector})
+		if len(k.namespaces) > 0 {
+			listOpts = append(listOpts, client.InNamespace(k.namespaces[0]))
+		}
+	}
+	if err := k.lister.List(ctx, probe, listOpts...); err != nil {
+		return fmt.Errorf("cannot list %s: %w", w.gvk, err)
 	}
 	c, err := cache.New(k.cfg, opts)
 	if err != nil {
@@ -220,6 +276,7 @@ func (k *kinds) stop(gvk schema.GroupVersionKind) {
 		c.cancel()
 		delete(k.active, gvk)
 	}
+	delete(k.misses, gvk)
 }
 
 func (k *kinds) stopAll() {

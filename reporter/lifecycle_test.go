@@ -1,7 +1,6 @@
 package reporter_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -148,8 +147,8 @@ func TestPendingDeployingRunningStale(t *testing.T) {
 	objs := rendered(t, "vllm-minimal", ns)
 	md, deployment := pick(objs, "ModelDeployment")[0], pick(objs, "Deployment")[0]
 	o := testOptions(ns)
-	o.StaleAfter = 3 * time.Second
-	run(t, c.cfg, o)
+	o.StaleAfter = 4 * time.Second
+	rep, _ := run(t, c.cfg, o)
 
 	c.apply(t, md)
 	c.waitFor(t, key(md), want{phase: "Pending", ready: "False", reason: reporter.ReasonNotFound})
@@ -158,8 +157,9 @@ func TestPendingDeployingRunningStale(t *testing.T) {
 	c.setStatus(t, deployment, "kube-controller-manager", `{replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: "True", reason: MinimumReplicasAvailable}]}`)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 	// Running does not go stale: nothing to wait for when all is well.
+	require.Eventually(t, func() bool { return rep.Writes() == 3 }, 10*time.Second, 50*time.Millisecond, "Pending, Deploying, Running: three writes")
 	time.Sleep(o.StaleAfter + time.Second)
-	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
+	require.Equal(t, int64(3), rep.Writes(), "a running model changed status while nothing happened")
 
 	// A pod is lost; the controller says so once and then falls silent.
 	c.setStatus(t, deployment, "kube-controller-manager", `{replicas: 1, readyReplicas: 0, availableReplicas: 0, conditions: [{type: Available, status: "False", reason: MinimumReplicasUnavailable}, {type: Progressing, status: "True", reason: ReplicaSetUpdated}]}`)
@@ -167,7 +167,7 @@ func TestPendingDeployingRunningStale(t *testing.T) {
 	c.waitFor(t, key(md), want{phase: "Deploying", ready: "False", reason: reporter.ReasonInProgress})
 	s := c.waitFor(t, key(md), want{ready: "Unknown", reason: reporter.ReasonStale, messageHas: "has not updated it since"})
 	require.GreaterOrEqual(t, time.Since(said), o.StaleAfter-time.Second, "stale too early")
-	requireConditions(t, s, map[string]string{"Ready": "Unknown"})
+	requireConditions(t, s, map[string]string{"Ready": "Unknown", "Reconciling": "True"})
 
 	// The operator speaks again: the status is trusted again.
 	c.setStatus(t, deployment, "kube-controller-manager", `{replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: "True", reason: MinimumReplicasAvailable}]}`)
@@ -208,5 +208,4 @@ func ensureNamespace(t *testing.T, c *controlPlane, name string) {
 	t.Helper()
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
 	c.apply(t, ns)
-	_ = context.Background()
 }

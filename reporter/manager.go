@@ -79,8 +79,11 @@ func init() { metrics.Registry.MustRegister(statusWrites) }
 // Reporter is a configured manager plus the counters tests read.
 type Reporter struct {
 	manager.Manager
-	writes, reconciles atomic.Int64
+	writes, reconciles, failures atomic.Int64
 }
+
+// Failures is how many reconciles returned an error.
+func (r *Reporter) Failures() int64 { return r.failures.Load() }
 
 // Writes is how many status writes this reporter made.
 func (r *Reporter) Writes() int64 { return r.writes.Load() }
@@ -107,6 +110,7 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 		cfg: cfg, disco: disco, namespaces: o.Namespaces, interval: o.DiscoveryInterval,
 		wanted: wantedKinds(), log: o.Logger.WithName("kinds"),
 		active: map[schema.GroupVersionKind]*kindCache{}, synced: make(chan struct{}),
+		failed: map[schema.GroupVersionKind]error{}, misses: map[schema.GroupVersionKind]int{},
 		enqueue: func(ctx context.Context, key types.NamespacedName) {
 			obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 			select {
@@ -126,6 +130,9 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 		}
 		return nil
 	}
+	if k.lister, err = client.New(cfg, client.Options{Mapper: mgr.GetRESTMapper()}); err != nil {
+		return nil, err
+	}
 	if err := mgr.Add(k); err != nil {
 		return nil, err
 	}
@@ -133,9 +140,15 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 		client: mgr.GetClient(), kinds: k, reporters: reporters(), staleAfter: o.StaleAfter, now: time.Now,
 		wrote:      func() { statusWrites.Inc(); rep.writes.Add(1) },
 		reconciled: func() { rep.reconciles.Add(1) },
+		failed:     func() { rep.failures.Add(1) },
 	}
 	md := &unstructured.Unstructured{}
 	md.SetGroupVersionKind(ModelDeploymentGVK)
+	// Registered now, so the cache syncs on standbys too: /readyz means
+	// something, enqueueAll can list, and a new leader starts warm.
+	if _, err := mgr.GetCache().GetInformer(context.Background(), md, cache.BlockUntilSynced(false)); err != nil {
+		return nil, fmt.Errorf("watching ModelDeployments (is the CRD installed?): %w", err)
+	}
 	err = builder.ControllerManagedBy(mgr).
 		Named("modeldeployment-status").
 		For(md).
@@ -176,11 +189,14 @@ func withDefaults(o Options) Options {
 func managerOptions(o Options) manager.Options {
 	mo := manager.Options{
 		Logger: o.Logger,
+		// Reads of ModelDeployments go to the cache, not the API server.
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Cache: cache.Options{
 			DefaultNamespaces: namespaceConfig(o.Namespaces),
 			SyncPeriod:        &o.SyncPeriod,
 			// Only ModelDeployments live in this cache; provider kinds have
-			// their own (kinds.go), so a read of anything else is a bug.
+			// their own (kinds.go), so a read of anything else is a bug
+			// and must not start an informer behind our back.
 			ReaderFailOnMissingInformer: true,
 		},
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},

@@ -27,6 +27,7 @@ const (
 	ReasonCRDMissing  = "ProviderCRDMissing"
 	ReasonStale       = "ProviderStale"
 	ReasonUnsupported = "ProviderUnsupported"
+	ReasonWatchFailed = "ProviderWatchFailed"
 	ReasonProgressing = "Progressing"
 )
 
@@ -50,6 +51,9 @@ type Observation struct {
 	// Unsupported is set when the ModelDeployment names a provider this
 	// reporter does not know (rendered by a newer renderer); it says so.
 	Unsupported string
+	// WatchError is set when the cluster serves Primary.GVK but the
+	// reporter cannot watch it (e.g. its RBAC lacks the kind).
+	WatchError string
 	// Gateway is where the gateway serves the model, nil without one.
 	Gateway *v1.GatewayStatus
 	// StaleAfter overrides the package's StaleAfter when positive.
@@ -78,6 +82,10 @@ func Compute(o Observation) v1.ModelDeploymentStatus {
 		s.Phase = providers.PhasePending
 		s.Message = fmt.Sprintf("this status reporter does not know provider %q; upgrade the reporter to match the renderer", o.Unsupported)
 		ready.Status, ready.Reason = metav1.ConditionUnknown, ReasonUnsupported
+	case o.WatchError != "":
+		s.Phase = providers.PhasePending
+		s.Message = fmt.Sprintf("the status reporter cannot watch %s %s: %s", o.Primary.GVK.GroupVersion(), o.Primary.GVK.Kind, o.WatchError)
+		ready.Status, ready.Reason = metav1.ConditionUnknown, ReasonWatchFailed
 	case o.CRDMissing:
 		s.Phase = providers.PhaseFailed
 		s.Message = fmt.Sprintf("the cluster does not serve %s %s: install the provider's CRDs, or render for a provider this cluster has", o.Primary.GVK.GroupVersion(), o.Primary.GVK.Kind)
@@ -99,10 +107,14 @@ func Compute(o Observation) v1.ModelDeploymentStatus {
 	}
 	ready.Message = s.Message
 	setCondition(&s, o, ready)
+	// kstatus reads only Reconciling and Stalled: an Unknown Ready is
+	// in progress to it, never current.
 	switch {
-	case ready.Status != metav1.ConditionFalse:
+	case ready.Status == metav1.ConditionTrue:
 	case s.Phase == providers.PhaseFailed:
 		setCondition(&s, o, metav1.Condition{Type: ConditionStalled, Status: metav1.ConditionTrue, Reason: ready.Reason, Message: s.Message})
+	case ready.Status == metav1.ConditionUnknown:
+		setCondition(&s, o, metav1.Condition{Type: ConditionReconciling, Status: metav1.ConditionTrue, Reason: ready.Reason, Message: s.Message})
 	default:
 		setCondition(&s, o, metav1.Condition{Type: ConditionReconciling, Status: metav1.ConditionTrue, Reason: ReasonProgressing, Message: s.Message})
 	}
@@ -152,7 +164,7 @@ func readiness(phase string) (metav1.ConditionStatus, string) {
 // writes nothing more; false when it cannot (it is missing, running or
 // failed). The controller re-checks then, as silence makes no event.
 func StaleAt(o Observation) (time.Time, bool) {
-	if o.Object == nil || o.CRDMissing || o.Unsupported != "" {
+	if o.Object == nil || o.CRDMissing || o.Unsupported != "" || o.WatchError != "" {
 		return time.Time{}, false
 	}
 	if o.Health.Phase == providers.PhaseRunning || o.Health.Phase == providers.PhaseFailed {

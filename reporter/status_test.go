@@ -71,7 +71,7 @@ func TestLifecycle(t *testing.T) {
 			map[string]string{"Ready": "True/DeploymentReady"}},
 		{"operator silent while not ready", deployment(t, created.Add(3*time.Minute), "status: {conditions: [{type: Progressing, status: \"True\"}]}"), created.Add(8 * time.Minute), "Deploying",
 			"Deployment qwen is not ready and its operator has not updated it since 2026-11-22T10:03:00Z; its status may be out of date",
-			map[string]string{"Ready": "Unknown/ProviderStale"}},
+			map[string]string{"Ready": "Unknown/ProviderStale", "Reconciling": "True/ProviderStale"}},
 		{"failed", deployment(t, created.Add(3*time.Minute), "status: {conditions: [{type: Progressing, status: \"False\", reason: ProgressDeadlineExceeded}]}"), created.Add(30 * time.Minute), "Failed", "deployment timed out waiting for rollout",
 			map[string]string{"Ready": "False/DeploymentFailed", "Stalled": "True/DeploymentFailed"}},
 	}
@@ -143,7 +143,7 @@ func TestUnsupportedProvider(t *testing.T) {
 	o := observe(nil, created, nil)
 	o.Unsupported = "sglang-operator"
 	s := Compute(o)
-	require.Equal(t, map[string]string{"Ready": "Unknown/ProviderUnsupported"}, conditions(s))
+	require.Equal(t, map[string]string{"Ready": "Unknown/ProviderUnsupported", "Reconciling": "True/ProviderUnsupported"}, conditions(s))
 	require.Contains(t, s.Message, `does not know provider "sglang-operator"`)
 	_, ok := StaleAt(o)
 	require.False(t, ok)
@@ -179,4 +179,13 @@ func TestStaleAt(t *testing.T) {
 	}
 	_, ok = StaleAt(observe(nil, created, nil))
 	require.False(t, ok, "missing")
+}
+
+func TestWatchFailed(t *testing.T) {
+	o := observe(nil, created, nil)
+	o.WatchError = "cannot list apps/v1, Kind=Deployment: forbidden"
+	s := Compute(o)
+	require.Equal(t, "Pending", s.Phase)
+	require.Equal(t, map[string]string{"Ready": "Unknown/ProviderWatchFailed", "Reconciling": "True/ProviderWatchFailed"}, conditions(s))
+	require.Equal(t, "the status reporter cannot watch apps/v1 Deployment: cannot list apps/v1, Kind=Deployment: forbidden", s.Message)
 }
