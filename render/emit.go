@@ -184,9 +184,17 @@ func collisions(items []*yaml.RNode) diag.List {
 // the KRM function SDK writes them in, so every entry point emits the same
 // sequence.
 func SortItems(items []*yaml.RNode) {
-	sort.SliceStable(items, func(i, j int) bool {
-		return sortKey(items[i]) < sortKey(items[j])
-	})
+	sortBy(items, sortKey)
+}
+
+// sortBy sorts nodes stably by a key computed once per node: reading a
+// node's fields walks its YAML, too slow to repeat in every comparison.
+func sortBy(items []*yaml.RNode, key func(*yaml.RNode) string) {
+	keys := make(map[*yaml.RNode]string, len(items))
+	for _, n := range items {
+		keys[n] = key(n)
+	}
+	sort.SliceStable(items, func(i, j int) bool { return keys[items[i]] < keys[items[j]] })
 }
 
 func sortKey(n *yaml.RNode) string {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
@@ -69,7 +68,7 @@ func Render(items []*yaml.RNode, opts Options) Result {
 	}
 
 	out := append([]*yaml.RNode(nil), in.passThrough...)
-	sort.SliceStable(in.models, func(i, j int) bool { return identity(in.models[i]).String() < identity(in.models[j]).String() })
+	sortBy(in.models, func(n *yaml.RNode) string { return identity(n).String() })
 	seen := map[string]string{}
 	for _, node := range in.models {
 		id, file := identity(node), fileOf(node)

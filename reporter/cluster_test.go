@@ -22,10 +22,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
@@ -187,6 +185,15 @@ func rendered(t *testing.T, goldenCase, ns string) []*unstructured.Unstructured 
 	}
 	require.NotEmpty(t, out, "golden case %s rendered nothing", goldenCase)
 	return out
+}
+
+// model makes a namespace for one test and returns a golden case's
+// rendered objects moved into it, and the ModelDeployment among them.
+func (c *controlPlane) model(t *testing.T, prefix, goldenCase string) (string, []*unstructured.Unstructured, *unstructured.Unstructured) {
+	t.Helper()
+	ns := c.namespace(t, prefix)
+	objs := rendered(t, goldenCase, ns)
+	return ns, objs, pick(objs, "ModelDeployment")[0]
 }
 
 // pick returns the rendered objects of one kind.
@@ -361,8 +368,3 @@ func splitYAML(t *testing.T, data []byte) []*unstructured.Unstructured {
 func key(obj *unstructured.Unstructured) types.NamespacedName {
 	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
-
-func gvk(obj *unstructured.Unstructured) schema.GroupVersionKind { return obj.GroupVersionKind() }
-
-// isForbidden reports whether err is the API server refusing access.
-func isForbidden(err error) bool { return apierrors.IsForbidden(err) }

@@ -132,12 +132,8 @@ func (r *reconciler) observe(ctx context.Context, md *unstructured.Unstructured,
 // owning exactly the fields it sets: what it stops setting is removed, and
 // fields other managers own stay.
 func (r *reconciler) apply(ctx context.Context, md *unstructured.Unstructured, status v1.ModelDeploymentStatus) error {
-	raw, err := json.Marshal(status)
-	if err != nil {
-		return err
-	}
 	var fields map[string]any
-	if err := json.Unmarshal(raw, &fields); err != nil {
+	if err := convert(status, &fields); err != nil {
 		return err
 	}
 	patch := &unstructured.Unstructured{Object: map[string]any{
@@ -146,7 +142,7 @@ func (r *reconciler) apply(ctx context.Context, md *unstructured.Unstructured, s
 		"metadata":   map[string]any{"name": md.GetName(), "namespace": md.GetNamespace()},
 		"status":     fields,
 	}}
-	err = r.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(patch), client.FieldOwner(FieldManager), client.ForceOwnership)
+	err := r.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(patch), client.FieldOwner(FieldManager), client.ForceOwnership)
 	if err != nil {
 		return fmt.Errorf("applying the status of ModelDeployment %s/%s: %w", md.GetNamespace(), md.GetName(), err)
 	}
@@ -160,12 +156,8 @@ func previousStatus(md *unstructured.Unstructured) (*v1.ModelDeploymentStatus, e
 	if !ok {
 		return nil, nil
 	}
-	data, err := json.Marshal(raw)
-	if err != nil {
-		return nil, err
-	}
 	var s v1.ModelDeploymentStatus
-	if err := json.Unmarshal(data, &s); err != nil {
+	if err := convert(raw, &s); err != nil {
 		return nil, err
 	}
 	return &s, nil
@@ -191,13 +183,19 @@ func ours(s v1.ModelDeploymentStatus) v1.ModelDeploymentStatus {
 // name and serving mode to find the primary object, and a spec the API
 // server accepted is not the reporter's to reject.
 func typedModelDeployment(md *unstructured.Unstructured) (*v1.ModelDeployment, error) {
-	data, err := json.Marshal(md.Object)
-	if err != nil {
-		return nil, err
-	}
 	var typed v1.ModelDeployment
-	if err := json.Unmarshal(data, &typed); err != nil {
+	if err := convert(md.Object, &typed); err != nil {
 		return nil, fmt.Errorf("ModelDeployment %s/%s: %w", md.GetNamespace(), md.GetName(), err)
 	}
 	return &typed, nil
+}
+
+// convert moves a value between its unstructured and typed forms through
+// JSON, the form both are defined by.
+func convert(in, out any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, out)
 }

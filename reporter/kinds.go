@@ -58,8 +58,9 @@ type kinds struct {
 	misses   map[schema.GroupVersionKind]int
 	synced   chan struct{}
 	syncOnce sync.Once
-	// lister checks a kind can be listed before its cache starts, so a
-	// forbidden kind fails at once instead of after a sync timeout.
+	// lister (the manager's uncached reader) checks a kind can be listed
+	// before its cache starts, so a forbidden kind fails at once instead
+	// of after a sync timeout.
 	lister client.Reader
 }
 
@@ -127,7 +128,7 @@ func (k *kinds) check(ctx context.Context) bool {
 	}
 	changed := false
 	for _, w := range k.wanted {
-		_, active := k.activeCache(w.gvk)
+		_, active := k.Reader(w.gvk)
 		switch {
 		case served[w.gvk] && !active:
 			err := k.startCache(ctx, w)
@@ -197,13 +198,6 @@ func (k *kinds) served() (map[schema.GroupVersionKind]bool, error) {
 		}
 	}
 	return out, nil
-}
-
-func (k *kinds) activeCache(gvk schema.GroupVersionKind) (*kindCache, bool) {
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	c, ok := k.active[gvk]
-	return c, ok
 }
 
 // startCache starts an informer for one kind and waits for it to sync, so

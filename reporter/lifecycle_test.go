@@ -20,6 +20,12 @@ type step struct {
 
 const since = "2026-11-22T10:00:00Z"
 
+// Statuses the operators write that several tests share.
+const (
+	deploymentAvailable = `{replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: "True", reason: MinimumReplicasAvailable}]}`
+	rayServiceRunning   = `{conditions: [{type: RayServiceReady, status: "True", reason: NonZeroServeEndpoints, message: "", lastTransitionTime: "` + since + `"}], activeServiceStatus: {applicationStatuses: {llm: {status: RUNNING}}}}`
+)
+
 // TestProviderLifecycles applies each provider's rendered output (the
 // golden files), drives the primary object's status as that provider's
 // operator writes it (as far as its real CRD schema lets it), and checks
@@ -69,7 +75,7 @@ func TestProviderLifecycles(t *testing.T) {
 		steps: []step{
 			{"not ready", `{conditions: [{type: RayServiceReady, status: "False", reason: Initializing, message: "waiting for the Serve applications", lastTransitionTime: "` + since + `"}]}`,
 				want{phase: "Deploying", ready: "False", messageHas: "waiting for the Serve applications"}},
-			{"running", `{conditions: [{type: RayServiceReady, status: "True", reason: NonZeroServeEndpoints, message: "", lastTransitionTime: "` + since + `"}], activeServiceStatus: {applicationStatuses: {llm: {status: RUNNING}}}}`,
+			{"running", rayServiceRunning,
 				want{phase: "Running", ready: "True", replicas: &v1.ReplicaStatus{Desired: 1, Ready: 1, Available: 1}, endpoint: &v1.EndpointStatus{Service: "qwen3-32b-serve-svc", Port: 8000}}},
 			{"deploy failed", `{conditions: [{type: RayServiceReady, status: "True", reason: NonZeroServeEndpoints, message: "", lastTransitionTime: "` + since + `"}], activeServiceStatus: {applicationStatuses: {llm: {status: DEPLOY_FAILED, message: "CUDA out of memory"}}}}`,
 				want{phase: "Failed", ready: "False", reason: reporter.ReasonFailed, messageHas: "CUDA out of memory"}},
@@ -78,9 +84,7 @@ func TestProviderLifecycles(t *testing.T) {
 	c := cluster(t)
 	for _, tc := range cases {
 		t.Run(tc.golden, func(t *testing.T) {
-			ns := c.namespace(t, "life")
-			objs := rendered(t, tc.golden, ns)
-			md := pick(objs, "ModelDeployment")[0]
+			ns, objs, md := c.model(t, "life", tc.golden)
 			run(t, c.cfg, testOptions(ns))
 
 			// The model is applied before its provider objects (Argo CD
@@ -143,9 +147,8 @@ func requireConditions(t *testing.T, s v1.ModelDeploymentStatus, want map[string
 // stays silent, which the reporter reports as Ready=Unknown.
 func TestPendingDeployingRunningStale(t *testing.T) {
 	c := cluster(t)
-	ns := c.namespace(t, "stale")
-	objs := rendered(t, "vllm-minimal", ns)
-	md, deployment := pick(objs, "ModelDeployment")[0], pick(objs, "Deployment")[0]
+	ns, objs, md := c.model(t, "stale", "vllm-minimal")
+	deployment := pick(objs, "Deployment")[0]
 	o := testOptions(ns)
 	o.StaleAfter = 4 * time.Second
 	rep, _ := run(t, c.cfg, o)
@@ -154,7 +157,7 @@ func TestPendingDeployingRunningStale(t *testing.T) {
 	c.waitFor(t, key(md), want{phase: "Pending", ready: "False", reason: reporter.ReasonNotFound})
 	c.apply(t, objs...)
 	c.waitFor(t, key(md), want{phase: "Deploying", ready: "False", reason: reporter.ReasonInProgress})
-	c.setStatus(t, deployment, "kube-controller-manager", `{replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: "True", reason: MinimumReplicasAvailable}]}`)
+	c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 	// Running does not go stale: nothing to wait for when all is well.
 	require.Eventually(t, func() bool { return rep.Writes() == 3 }, 10*time.Second, 50*time.Millisecond, "Pending, Deploying, Running: three writes")
@@ -170,7 +173,7 @@ func TestPendingDeployingRunningStale(t *testing.T) {
 	requireConditions(t, s, map[string]string{"Ready": "Unknown", "Reconciling": "True"})
 
 	// The operator speaks again: the status is trusted again.
-	c.setStatus(t, deployment, "kube-controller-manager", `{replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: "True", reason: MinimumReplicasAvailable}]}`)
+	c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 }
 
@@ -178,9 +181,7 @@ func TestPendingDeployingRunningStale(t *testing.T) {
 // which model name the route matches and the Gateway's address.
 func TestGatewayStatus(t *testing.T) {
 	c := cluster(t)
-	ns := c.namespace(t, "gw")
-	objs := rendered(t, "gateway-vllm-v1", ns)
-	md := pick(objs, "ModelDeployment")[0]
+	ns, objs, md := c.model(t, "gw", "gateway-vllm-v1")
 	route := pick(objs, "HTTPRoute")[0]
 	parents, _, _ := unstructured.NestedSlice(route.Object, "spec", "parentRefs")
 	require.Len(t, parents, 1)

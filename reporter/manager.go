@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -66,8 +67,13 @@ type Options struct {
 	Logger     logr.Logger
 }
 
-// DefaultLeaderElectionID names the Lease the replicas share.
-const DefaultLeaderElectionID = "airunway-status-reporter"
+// Defaults of the Options (and the command's flags).
+const (
+	// DefaultLeaderElectionID names the Lease the replicas share.
+	DefaultLeaderElectionID  = "airunway-status-reporter"
+	DefaultDiscoveryInterval = 30 * time.Second
+	DefaultSyncPeriod        = 10 * time.Minute
+)
 
 var statusWrites = prometheus.NewCounter(prometheus.CounterOpts{
 	Name: "airunway_status_reporter_status_writes_total",
@@ -130,9 +136,7 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 		}
 		return nil
 	}
-	if k.lister, err = client.New(cfg, client.Options{Mapper: mgr.GetRESTMapper()}); err != nil {
-		return nil, err
-	}
+	k.lister = mgr.GetAPIReader()
 	if err := mgr.Add(k); err != nil {
 		return nil, err
 	}
@@ -172,13 +176,13 @@ func withDefaults(o Options) Options {
 		o.LeaderElectionID = DefaultLeaderElectionID
 	}
 	if o.DiscoveryInterval <= 0 {
-		o.DiscoveryInterval = 30 * time.Second
+		o.DiscoveryInterval = DefaultDiscoveryInterval
 	}
 	if o.StaleAfter <= 0 {
 		o.StaleAfter = StaleAfter
 	}
 	if o.SyncPeriod <= 0 {
-		o.SyncPeriod = 10 * time.Minute
+		o.SyncPeriod = DefaultSyncPeriod
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()
@@ -240,18 +244,8 @@ func wantedKinds() []watchedKind {
 	out = append(out,
 		watchedKind{gvk: routeGVK, owners: generatedFrom},
 		watchedKind{gvk: gatewayGVK, everything: true, owners: gatewayOwners})
-	slices.SortFunc(out, func(a, b watchedKind) int { return compareGVK(a.gvk, b.gvk) })
+	slices.SortFunc(out, func(a, b watchedKind) int { return strings.Compare(a.gvk.String(), b.gvk.String()) })
 	return out
-}
-
-func compareGVK(a, b schema.GroupVersionKind) int {
-	switch {
-	case a.String() < b.String():
-		return -1
-	case a.String() > b.String():
-		return 1
-	}
-	return 0
 }
 
 // reporters are the built-in providers' status translations by name.

@@ -80,15 +80,14 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // object does not change reconcile it and write nothing.
 func TestNoWriteAtSteadyState(t *testing.T) {
 	c := cluster(t)
-	ns := c.namespace(t, "steady")
-	objs := rendered(t, "vllm-minimal", ns)
-	md, deployment := pick(objs, "ModelDeployment")[0], pick(objs, "Deployment")[0]
+	ns, objs, md := c.model(t, "steady", "vllm-minimal")
+	deployment := pick(objs, "Deployment")[0]
 	var counter requestCounter
 	o := testOptions(ns)
 	o.SyncPeriod = time.Second
 	rep, _ := run(t, counter.wrap(c.cfg), o)
 	c.apply(t, objs...)
-	c.setStatus(t, deployment, "kube-controller-manager", `{replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: "True", reason: MinimumReplicasAvailable}]}`)
+	c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 	time.Sleep(time.Second) // let the last write's own watch event pass
 
@@ -115,12 +114,11 @@ func TestNoWriteAtSteadyState(t *testing.T) {
 func TestProviderCRDRemovedAndInstalled(t *testing.T) {
 	c := cluster(t)
 	ctx := context.Background()
-	ns := c.namespace(t, "crd")
-	objs := rendered(t, "kuberay-aggregated-1-7", ns)
-	md, rayService := pick(objs, "ModelDeployment")[0], pick(objs, "RayService")[0]
+	ns, objs, md := c.model(t, "crd", "kuberay-aggregated-1-7")
+	rayService := pick(objs, "RayService")[0]
 	run(t, c.cfg, testOptions(ns))
 	c.apply(t, objs...)
-	c.setStatus(t, rayService, "kuberay-operator", `{conditions: [{type: RayServiceReady, status: "True", reason: NonZeroServeEndpoints, message: "", lastTransitionTime: "`+since+`"}], activeServiceStatus: {applicationStatuses: {llm: {status: RUNNING}}}}`)
+	c.setStatus(t, rayService, "kuberay-operator", rayServiceRunning)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 
 	crd, err := providerCRD("ray.io", "RayService")
@@ -136,7 +134,7 @@ func TestProviderCRDRemovedAndInstalled(t *testing.T) {
 	c.waitFor(t, key(md), want{phase: "Pending", ready: "False", reason: reporter.ReasonNotFound})
 	c.apply(t, rayService)
 	c.waitFor(t, key(md), want{phase: "Deploying"})
-	c.setStatus(t, rayService, "kuberay-operator", `{conditions: [{type: RayServiceReady, status: "True", reason: NonZeroServeEndpoints, message: "", lastTransitionTime: "`+since+`"}], activeServiceStatus: {applicationStatuses: {llm: {status: RUNNING}}}}`)
+	c.setStatus(t, rayService, "kuberay-operator", rayServiceRunning)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 }
 
@@ -173,9 +171,8 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 // writes, and the other takes over when the leader stops.
 func TestTwoReplicasElectOneLeader(t *testing.T) {
 	c := cluster(t)
-	ns := c.namespace(t, "leader")
-	objs := rendered(t, "vllm-minimal", ns)
-	md, deployment := pick(objs, "ModelDeployment")[0], pick(objs, "Deployment")[0]
+	ns, objs, md := c.model(t, "leader", "vllm-minimal")
+	deployment := pick(objs, "Deployment")[0]
 	c.apply(t, objs...)
 	first, stopFirst := run(t, c.cfg, testOptions(ns))
 	second, stopSecond := run(t, c.cfg, testOptions(ns))
@@ -211,7 +208,7 @@ func TestTwoReplicasElectOneLeader(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the follower did not take over")
 	}
-	c.setStatus(t, deployment, "kube-controller-manager", `{replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: "True", reason: MinimumReplicasAvailable}]}`)
+	c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 	require.Positive(t, follower.Writes())
 }
@@ -221,9 +218,8 @@ func TestTwoReplicasElectOneLeader(t *testing.T) {
 // nothing) and its watches resume.
 func TestAPIServerRestart(t *testing.T) {
 	c := cluster(t)
-	ns := c.namespace(t, "restart")
-	objs := rendered(t, "dynamo-vllm-aggregated-frontend", ns)
-	md, graph := pick(objs, "ModelDeployment")[0], pick(objs, "DynamoGraphDeployment")[0]
+	ns, objs, md := c.model(t, "restart", "dynamo-vllm-aggregated-frontend")
+	graph := pick(objs, "DynamoGraphDeployment")[0]
 	o := testOptions(ns)
 	// Long enough to keep the Lease through the restart; a shorter one
 	// makes the process exit and Kubernetes restart it, which is also fine.
@@ -273,9 +269,8 @@ func TestRunsAsItsServiceAccount(t *testing.T) {
 			c.apply(t, obj)
 		}
 	}
-	ns := c.namespace(t, "sa")
-	objs := rendered(t, "vllm-minimal", ns)
-	md, deployment := pick(objs, "ModelDeployment")[0], pick(objs, "Deployment")[0]
+	ns, objs, md := c.model(t, "sa", "vllm-minimal")
+	deployment := pick(objs, "Deployment")[0]
 	c.apply(t, objs...)
 
 	sa := rest.CopyConfig(c.cfg)
@@ -304,7 +299,7 @@ func TestRunsAsItsServiceAccount(t *testing.T) {
 	waitHTTP(t, "http://"+probes+"/readyz", "ok")
 	waitHTTP(t, "http://"+probes+"/healthz", "ok")
 	c.waitFor(t, key(md), want{phase: "Deploying"})
-	c.setStatus(t, deployment, "kube-controller-manager", `{replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: "True", reason: MinimumReplicasAvailable}]}`)
+	c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 	body := waitHTTP(t, "http://"+metrics+"/metrics", "airunway_status_reporter_status_writes_total")
 	require.Contains(t, body, `controller_runtime_reconcile_total{controller="modeldeployment-status",result="success"}`)

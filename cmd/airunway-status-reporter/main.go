@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
@@ -40,9 +39,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.LeaderElection, "leader-elect", true, "elect one active replica through a Lease")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease; default: the pod's namespace")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", reporter.DefaultLeaderElectionID, "name of the Lease")
-	fs.DurationVar(&o.DiscoveryInterval, "discovery-interval", 30*time.Second, "how often to re-check which provider kinds the cluster serves")
+	fs.DurationVar(&o.DiscoveryInterval, "discovery-interval", reporter.DefaultDiscoveryInterval, "how often to re-check which provider kinds the cluster serves")
 	fs.DurationVar(&o.StaleAfter, "stale-after", reporter.StaleAfter, "how long a not-ready provider object may go without an update before Ready is Unknown")
-	fs.DurationVar(&o.SyncPeriod, "sync-period", 10*time.Minute, "how often every ModelDeployment is re-checked without an event")
+	fs.DurationVar(&o.SyncPeriod, "sync-period", reporter.DefaultSyncPeriod, "how often every ModelDeployment is re-checked without an event")
 	verbosity := fs.IntP("v", "v", 0, "log verbosity")
 	version := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {

@@ -70,33 +70,27 @@ func CRDChannel(group, kind, release, channel string) (*apiextensionsv1.CustomRe
 func crdFiles(idx map[key][]*schemaFile, group, kind, release, channel string) ([]*schemaFile, error) {
 	name := group + " " + kind
 	var all []*schemaFile
-	channels := map[string]bool{}
-	for k := range idx {
-		if k.group == group && k.kind == kind {
-			channels[k.channel] = true
+	var versions []gvk
+	for k, files := range idx {
+		if k.group != group || k.kind != kind {
+			continue
+		}
+		versions = append(versions, k.gvk)
+		// The channel argument means per version what it means for Load.
+		if picked := resolveChannel(idx, k.gvk, channel); picked == k {
+			all = append(all, files...)
+			channel = picked.channel
 		}
 	}
-	if len(channels) == 0 {
+	if len(versions) == 0 {
 		return nil, fmt.Errorf("schemacheck: no schema known for kind %s", name)
 	}
-	if channel == "" && !channels[""] {
-		channel = defaultChannel
-	}
-	if !channels[channel] {
-		var have []string
-		for c := range channels {
-			have = append(have, fmt.Sprintf("%q", c))
-		}
-		sort.Strings(have)
-		return nil, fmt.Errorf("schemacheck: no schema known for kind %s in channel %q (have %s)", name, channel, strings.Join(have, ", "))
+	if len(all) == 0 {
+		picked := resolveChannel(idx, versions[0], channel)
+		return nil, fmt.Errorf("schemacheck: no schema known for kind %s in channel %q (have %s)", name, picked.channel, strings.Join(channels(idx, versions[0]), ", "))
 	}
 	if channel != "" {
 		name += " (" + channel + " channel)"
-	}
-	for k, files := range idx {
-		if k.group == group && k.kind == kind && k.channel == channel {
-			all = append(all, files...)
-		}
 	}
 
 	if release == "" {

@@ -252,9 +252,6 @@ func TestCRDErrors(t *testing.T) {
 // found when schemas/ is regenerated, not in an envtest run. Releases whose
 // storage version is not derived are listed, so the list is a decision.
 func TestEveryEmbeddedCRD(t *testing.T) {
-	if testing.Short() {
-		t.Skip("validates every embedded CRD")
-	}
 	idx, err := loadIndex()
 	require.NoError(t, err)
 	type crdKey struct{ group, kind, channel, release string }

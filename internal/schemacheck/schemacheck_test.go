@@ -374,9 +374,6 @@ func TestCheckDispatch(t *testing.T) {
 // Every embedded schema must build into a validator; catches a derived file
 // the apiextensions code cannot use (non-structural schema, bad CEL, ...).
 func TestAllSchemasLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads every embedded schema, including the multi-megabyte ones")
-	}
 	idx, err := loadIndex()
 	require.NoError(t, err)
 	require.NotEmpty(t, idx)
