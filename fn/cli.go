@@ -39,6 +39,7 @@ func runRender(args []string, stdout, stderr io.Writer) int {
 	flags.SetOutput(stderr)
 	capsFile := flags.String("capabilities", "", "ClusterCapabilities file (default: a ClusterCapabilities object among the inputs, else the embedded default)")
 	outDir := flags.String("output-dir", "", "write one file per object under this directory instead of a YAML stream on stdout")
+	kustomization := flags.Bool("kustomization", false, "with --output-dir: also write DIR/kustomization.yaml listing every rendered file (for kubectl kustomize, Flux and Argo CD)")
 	if err := flags.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "airunway-render render: %v\n\n%s", err, usage)
 		return 1
@@ -47,29 +48,17 @@ func runRender(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "airunway-render render: at least one PATH is required\n\n%s", usage)
 		return 1
 	}
-	var problems diag.List
-	var opts render.Options
-	if *capsFile != "" {
-		caps, l := readCapabilities(*capsFile)
-		problems = append(problems, l...)
-		opts.Capabilities = caps
-	}
-	items, l := readInputs(flags.Args())
-	problems = append(problems, l...)
-	if problems.HasErrors() {
-		report(stderr, problems.Sorted())
+	if *kustomization && *outDir == "" {
+		fmt.Fprintf(stderr, "airunway-render render: `--kustomization` must be used with `--output-dir`\n\n%s", usage)
 		return 1
 	}
-	res := render.Render(items, opts)
-	problems = append(problems, res.Problems...).Sorted()
-	report(stderr, problems)
-	if problems.HasErrors() {
+	objects, ok := renderPaths(*capsFile, flags.Args(), stderr)
+	if !ok {
 		return 1
 	}
-	objects := clusterObjects(res.Items)
 	var err error
 	if *outDir != "" {
-		err = writeDir(*outDir, objects)
+		err = writeDir(*outDir, objects, *kustomization)
 	} else {
 		err = writeStream(stdout, objects)
 	}
@@ -78,6 +67,39 @@ func runRender(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// renderPaths renders like renderFiles and prints the problems to stderr;
+// ok is false when any of them is an error.
+func renderPaths(capsFile string, paths []string, stderr io.Writer) (objects []*yaml.RNode, ok bool) {
+	objects, problems := renderFiles(capsFile, paths)
+	report(stderr, problems)
+	return objects, !problems.HasErrors()
+}
+
+// renderFiles renders the YAML under paths with the capability file (or,
+// when capsFile is empty, a ClusterCapabilities among the inputs, else the
+// embedded default) and returns the objects bound for a cluster, or none
+// when a problem is an error. Problems come sorted.
+func renderFiles(capsFile string, paths []string) ([]*yaml.RNode, diag.List) {
+	var problems diag.List
+	var opts render.Options
+	if capsFile != "" {
+		caps, l := readCapabilities(capsFile)
+		problems = append(problems, l...)
+		opts.Capabilities = caps
+	}
+	items, l := readInputs(paths)
+	problems = append(problems, l...)
+	if problems.HasErrors() {
+		return nil, problems.Sorted()
+	}
+	res := render.Render(items, opts)
+	problems = append(problems, res.Problems...).Sorted()
+	if problems.HasErrors() {
+		return nil, problems
+	}
+	return clusterObjects(res.Items), problems
 }
 
 func readCapabilities(file string) (*capabilities.Resolved, diag.List) {
@@ -214,10 +236,10 @@ func writeStream(w io.Writer, items []*yaml.RNode) error {
 	return err
 }
 
-// writeDir writes one file per object and removes files an earlier run
-// wrote that are no longer rendered. Files without the generated header
-// are never touched.
-func writeDir(dir string, items []*yaml.RNode) error {
+// writeDir writes one file per object (and, when asked, a kustomization
+// listing them) and removes files an earlier run wrote that are no longer
+// rendered. Files without the generated header are never touched.
+func writeDir(dir string, items []*yaml.RNode, withKustomization bool) error {
 	want := map[string][]byte{}
 	for _, n := range items {
 		name := filepath.FromSlash(render.ObjectFileName(n.GetNamespace(), n.GetKind(), n.GetName()))
@@ -229,6 +251,9 @@ func writeDir(dir string, items []*yaml.RNode) error {
 			return err
 		}
 		want[name] = []byte(GeneratedHeader + s)
+	}
+	if withKustomization {
+		want[kustomizationFile] = kustomizationFor(sortedNames(want))
 	}
 	if err := removeStale(dir, want); err != nil {
 		return err
@@ -248,6 +273,27 @@ func writeDir(dir string, items []*yaml.RNode) error {
 		}
 	}
 	return nil
+}
+
+// kustomizationFile makes an --output-dir directory a kustomize base:
+// `kubectl kustomize DIR` works, and Flux uses it instead of generating one.
+const kustomizationFile = "kustomization.yaml"
+
+// kustomizationFor lists the rendered files in name order, which is stable
+// across runs, so the file changes only when the set of objects does.
+func kustomizationFor(files []string) []byte {
+	var b strings.Builder
+	b.WriteString(GeneratedHeader)
+	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n")
+	if len(files) == 0 {
+		b.WriteString("resources: []\n")
+		return []byte(b.String())
+	}
+	b.WriteString("resources:\n")
+	for _, f := range files {
+		fmt.Fprintf(&b, "- %s\n", filepath.ToSlash(f))
+	}
+	return []byte(b.String())
 }
 
 func removeStale(dir string, want map[string][]byte) error {

@@ -15,12 +15,18 @@ const usage = `airunway-render renders AI Runway ModelDeployments into provider 
 
 Usage:
   airunway-render                 run as a KRM function: ResourceList on stdin, ResourceList on stdout
-  airunway-render render [--capabilities FILE] [--output-dir DIR] PATH...
+  airunway-render render [--capabilities FILE] [--output-dir DIR [--kustomization]] PATH...
                                   render YAML files or directories
   airunway-render version [--markdown]
                                   print the version and the supported provider releases
+  airunway-render diff [--capabilities FILE] [--format text|markdown] [--exit-code] [-C DIR] OLD_REF [NEW_REF] -- PATH...
+                                  render PATHs at two git refs (NEW_REF omitted: the working tree)
+                                  and show how the rendered objects differ
+  airunway-render argocd discover|generate
+                                  the Argo CD Config Management Plugin (run by argocd-cmp-server)
 
 Exit status: 0 on success, 1 on any error (nothing is written then).
+With diff --exit-code: 2 when the rendered objects differ.
 `
 
 // Main runs the program and returns its exit code.
@@ -33,6 +39,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runRender(args[1:], stdout, stderr)
 	case "version":
 		return runVersion(args[1:], stdout, stderr)
+	case "diff":
+		return runDiff(args[1:], stdout, stderr)
+	case "argocd":
+		return runArgoCD(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,165 @@
+package fn
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// argoRepo lays out a repository copy as argocd-cmp-server does and moves
+// into the application's directory, apps/models.
+func argoRepo(t *testing.T, files map[string]string) (root string) {
+	t.Helper()
+	root = t.TempDir()
+	for name, content := range files {
+		writeFile(t, filepath.Join(root, filepath.FromSlash(name)), content)
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "apps", "models"), 0o755))
+	t.Chdir(filepath.Join(root, "apps", "models"))
+	t.Setenv(envSourcePath, "apps/models")
+	return root
+}
+
+func argo(t *testing.T, cmd string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = runArgoCD([]string{cmd}, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestArgoCDGenerate(t *testing.T) {
+	argoRepo(t, map[string]string{
+		"apps/models/qwen.yaml":              goodMD,
+		"apps/models/kustomization.yaml":     "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- qwen.yaml\n",
+		"clusters/dev/capabilities.yaml":     capsPinned,
+		"apps/models/.hidden/ignored.yaml":   badMD,
+		"apps/models/notes/not-yaml.txt":     "x",
+		"clusters/prod/unrelated-input.yaml": badMD,
+	})
+	t.Setenv(envCapabilities, "clusters/dev/capabilities.yaml")
+	for i := 0; i < 2; i++ {
+		out, stderr, code := argo(t, "generate")
+		require.Equal(t, 0, code, stderr)
+		got := items(t, out)
+		require.Len(t, got, 3, "ModelDeployment, Deployment and Service:\n%s", out)
+		require.Contains(t, out, "image: vllm/vllm-openai:v0.11.0", "the named capability file is used")
+		require.NotContains(t, out, "config.kubernetes.io/")
+	}
+}
+
+func TestArgoCDGenerateErrors(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret.yaml")
+	writeFile(t, outside, capsPinned)
+	cases := []struct {
+		name       string
+		files      map[string]string
+		caps       string
+		sourcePath string // "" keeps apps/models
+		link       [2]string
+		want       []string
+	}{
+		{
+			name: "no capability file named",
+			want: []string{"`ARGOCD_ENV_CAPABILITIES` must name the cluster's capability file", "spec.source.plugin.env"},
+		},
+		{
+			name: "absolute path",
+			caps: outside,
+			want: []string{"it must be a relative path inside the repository"},
+		},
+		{
+			name: "path leaving the repository",
+			caps: "../../etc/passwd",
+			want: []string{`"../../etc/passwd"`, "without `..`"},
+		},
+		{
+			name: "symlink leaving the repository",
+			caps: "clusters/dev/capabilities.yaml",
+			link: [2]string{outside, "clusters/dev/capabilities.yaml"},
+			want: []string{"outside the repository"},
+		},
+		{
+			name: "missing capability file",
+			caps: "clusters/none.yaml",
+			want: []string{"cannot read it"},
+		},
+		{
+			name:       "not run in the application's directory",
+			caps:       "clusters/dev/capabilities.yaml",
+			sourcePath: "other/dir",
+			want:       []string{"`ARGOCD_APP_SOURCE_PATH` is \"other/dir\"", "must run in the application's directory"},
+		},
+		{
+			name:  "kustomization with patches",
+			files: map[string]string{"apps/models/kustomization.yaml": "resources: [qwen.yaml]\npatches:\n- path: p.yaml\nnamePrefix: x-\n"},
+			caps:  "clusters/dev/capabilities.yaml",
+			want:  []string{"`namePrefix` must not be used", "`patches` must not be used", "renders the YAML files as they are"},
+		},
+		{
+			name:  "kustomization with a base outside the directory",
+			files: map[string]string{"apps/models/kustomization.yaml": "resources:\n- ../../base\n- https://example.com/x.yaml\n"},
+			caps:  "clusters/dev/capabilities.yaml",
+			want:  []string{"`resources[0]` is \"../../base\"", "`resources[1]` is \"https://example.com/x.yaml\""},
+		},
+		{
+			name:  "invalid model",
+			files: map[string]string{"apps/models/broken.yaml": badMD},
+			caps:  "clusters/dev/capabilities.yaml",
+			want:  []string{"spec.scaling.replicas", "broken.yaml"},
+		},
+		{
+			name:  "nothing to render",
+			files: map[string]string{"apps/models/qwen.yaml": "", "apps/models/README.md": "no YAML"},
+			caps:  "clusters/dev/capabilities.yaml",
+			want:  []string{"rendered no objects", "Argo CD would prune every object"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"apps/models/qwen.yaml": goodMD, "clusters/dev/capabilities.yaml": capsPinned}
+			for k, v := range tc.files {
+				files[k] = v
+			}
+			if tc.link[0] != "" {
+				delete(files, tc.link[1])
+			}
+			root := argoRepo(t, files)
+			if tc.link[0] != "" {
+				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, filepath.FromSlash(tc.link[1]))), 0o755))
+				require.NoError(t, os.Symlink(tc.link[0], filepath.Join(root, filepath.FromSlash(tc.link[1]))))
+			}
+			if tc.sourcePath != "" {
+				t.Setenv(envSourcePath, tc.sourcePath)
+			}
+			t.Setenv(envCapabilities, tc.caps)
+			out, stderr, code := argo(t, "generate")
+			require.Equal(t, 1, code, "stdout:\n%s", out)
+			require.Empty(t, out, "nothing is printed on error")
+			for _, w := range tc.want {
+				require.Contains(t, stderr, w)
+			}
+		})
+	}
+}
+
+func TestArgoCDDiscover(t *testing.T) {
+	argoRepo(t, map[string]string{"apps/models/sub/qwen.yaml": goodMD, "apps/models/a.yaml": "kind: ConfigMap\n"})
+	out, _, code := argo(t, "discover")
+	require.Equal(t, 0, code)
+	require.Equal(t, filepath.Join("sub", "qwen.yaml")+"\n", strings.TrimPrefix(out, "./"))
+
+	argoRepo(t, map[string]string{"apps/models/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n", "apps/models/b.yaml": ": not yaml ["})
+	out, _, code = argo(t, "discover")
+	require.Equal(t, 0, code)
+	require.Empty(t, out, "no ModelDeployment: Argo CD must not pick the plugin")
+}
+
+func TestArgoCDUsage(t *testing.T) {
+	_, stderr, code := argo(t, "render")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `unknown command "render"`)
+}
