@@ -58,6 +58,23 @@ var moduleSources = []moduleSource{
 		"v1.0.0"),
 	gatewayAPI("config/crd/standard/gateway.networking.k8s.io_gateways.yaml", "Gateway", "standard", "v1",
 		"v1.7.0"),
+	// Not provider kinds: the GitOps examples (examples/argocd, examples/flux)
+	// are validated against the CRDs of the tools that read them.
+	{
+		Module: "github.com/argoproj/argo-cd/v3", Repo: "github.com/argoproj/argo-cd", License: "Apache-2.0",
+		File: "manifests/crds/application-crd.yaml", Provider: "argo-cd",
+		Group: "argoproj.io", Kind: "Application", Versions: []string{"v1alpha1"}, Releases: []string{"v3.6.1"},
+	},
+	{
+		Module: "github.com/fluxcd/kustomize-controller", Repo: "github.com/fluxcd/kustomize-controller", License: "Apache-2.0",
+		File: "config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml", Provider: "flux",
+		Group: "kustomize.toolkit.fluxcd.io", Kind: "Kustomization", Versions: []string{"v1"}, Releases: []string{"v1.10.1"},
+	},
+	{
+		Module: "github.com/fluxcd/source-controller", Repo: "github.com/fluxcd/source-controller", License: "Apache-2.0",
+		File: "config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml", Provider: "flux",
+		Group: "source.toolkit.fluxcd.io", Kind: "GitRepository", Versions: []string{"v1"}, Releases: []string{"v1.10.1"},
+	},
 }
 
 func gatewayAPI(file, kind, channel, version string, releases ...string) moduleSource {
