@@ -23,6 +23,7 @@ help:
 	@echo "make envtest  build the kube-apiserver and etcd the reporter's tests use (cached)"
 	@echo "make golden   regenerate the golden files after an intended change"
 	@echo "make bench    run the benchmarks"
+	@echo "make image    build the function, Argo CD plugin and status reporter images with buildah"
 	@echo "make readme   regenerate the compatibility matrix in README.md"
 	@echo "make schemas  re-derive schemas/ and the deploy/ CRD from $(SHARED_CRDS)"
 
@@ -53,6 +54,10 @@ demo: build
 	  [ -f $$ex/modeldeployment.yaml ] || continue; \
 	  echo "### bin/airunway-render render $$ex"; \
 	  bin/airunway-render render $$ex || exit 1; \
+	done
+	@for caps in examples/kustomize/clusters/*/capabilities.yaml; do \
+	  echo "### bin/airunway-render render --capabilities $$caps examples/kustomize/base"; \
+	  bin/airunway-render render --capabilities $$caps examples/kustomize/base || exit 1; \
 	done
 
 # tools also installs buildah, podman and runc (Debian packages) for the
@@ -90,6 +95,18 @@ fmt:
 vet:
 	$(GO) vet ./...
 
-# The function image: a static binary on scratch, running as nobody.
+# The images (Dockerfile): the KRM function, the Argo CD plugin sidecar and
+# the status reporter, built with buildah from the binaries `make build`
+# made (the *-prebuilt stages: no registry needed). IMAGE_TAG is the release
+# the examples and deploy/base name, so a local build is what they run.
+IMAGE_REPO ?= ghcr.io/airunway-render
+IMAGE_TAG  ?= v0.1.0
+IMAGES     := prebuilt:airunway-render argocd-plugin-prebuilt:argocd-plugin status-reporter-prebuilt:airunway-status-reporter
+
 image: build
-	buildah bud --target prebuilt -t localhost/airunway-render:$(VERSION) .
+	@hack/install-image-tools.sh
+	@for pair in $(IMAGES); do \
+	  stage=$${pair%%:*}; name=$${pair#*:}; \
+	  echo "buildah bud --target $$stage -t $(IMAGE_REPO)/$$name:$(IMAGE_TAG) ."; \
+	  buildah bud -q --target $$stage -t $(IMAGE_REPO)/$$name:$(IMAGE_TAG) . >/dev/null || exit 1; \
+	done

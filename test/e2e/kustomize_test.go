@@ -10,75 +10,136 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 const (
-	kustomizeMDName = "qwen3-0-6b"
-	kustomizeNS     = "inference"
-	// The image pinned by examples/kustomize/capabilities.yaml: seeing it
-	// proves the transformer config was read as the capability file.
+	kustomizeNS = "inference"
+	// The image pinned by the dev capability file and the kpt example's:
+	// seeing it proves the capability file was read.
 	pinnedImage = "vllm/vllm-openai:v0.11.0"
+	// kustomizeRenderExec and kustomizeRenderImage are the transformer
+	// entries of examples/kustomize/clusters/*; the README tells kubectl
+	// kustomize users to swap the first for the second.
+	kustomizeRenderExec  = "- ../../render/exec\n"
+	kustomizeRenderImage = "- ../../render/image\n"
 )
 
-// kustomizeTree copies examples/kustomize to <tmp>/examples/kustomize with
-// the binary linked at <tmp>/bin/airunway-render, so the example's own
-// relative exec path (../../bin/airunway-render) is what gets exercised.
-func kustomizeTree(t *testing.T) (root, dir string) {
+// exampleModels are the ModelDeployments of examples/kustomize/base.
+var exampleModels = []string{"llama-3-1-8b", "qwen3-0-6b"}
+
+// examplesTree copies examples/ to <tmp>/examples with the binary linked at
+// <tmp>/bin/airunway-render, so the examples' own relative exec paths
+// (../../../../bin/airunway-render) are what gets exercised.
+func examplesTree(t *testing.T) (root string) {
 	t.Helper()
 	root = t.TempDir()
-	dir = filepath.Join(root, "examples", "kustomize")
-	copyDir(t, filepath.Join(repoRoot, "examples", "kustomize"), dir)
+	copyDir(t, filepath.Join(repoRoot, "examples"), filepath.Join(root, "examples"))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
 	require.NoError(t, os.Symlink(renderBin(t), filepath.Join(root, "bin", "airunway-render")))
-	return root, dir
+	return root
 }
 
-func kustomizeBuild(t *testing.T, dir string) result {
+func overlayDir(root, cluster string) string {
+	return filepath.Join(root, "examples", "kustomize", "clusters", cluster)
+}
+
+// kustomizeBuild runs standalone kustomize exactly as the README says.
+func kustomizeBuild(t *testing.T, dir string, env ...string) result {
 	t.Helper()
 	// Run from elsewhere: kustomize must resolve the exec path against the
-	// kustomization directory, not its cwd.
-	return run(t, t.TempDir(), nil, kustomizeBin(t), "build", "--enable-alpha-plugins", "--enable-exec", dir)
+	// transformer's directory, not its cwd.
+	return run(t, t.TempDir(), env, kustomizeBin(t), "build", "--enable-alpha-plugins", "--enable-exec", dir)
 }
 
-func TestKustomizeBuildRendersExample(t *testing.T) {
-	_, dir := kustomizeTree(t)
-	res := kustomizeBuild(t, dir)
+func TestKustomizeDevOverlay(t *testing.T) {
+	root := examplesTree(t)
+	res := kustomizeBuild(t, overlayDir(root, "dev"))
 	require.Zero(t, res.exit, "kustomize build failed\nstderr:\n%s", res.stderr)
-	objs := parseObjects(t, res.stdout)
-
-	md := requireObject(t, objs, "airunway.ai/v1alpha1", "ModelDeployment", kustomizeNS, kustomizeMDName)
-	requireRenderedMD(t, md, "vllm")
-
-	var dep appsv1.Deployment
-	decodeStrict(t, requireObject(t, objs, "apps/v1", "Deployment", kustomizeNS, kustomizeMDName), &dep)
-	require.Equal(t, kustomizeMDName, dep.Annotations["render.airunway.ai/generated-from"])
-	require.Equal(t, kustomizeMDName, dep.Labels["airunway.ai/model-deployment"])
-	require.Len(t, dep.Spec.Template.Spec.Containers, 1)
-	c := dep.Spec.Template.Spec.Containers[0]
-	require.Equal(t, pinnedImage, c.Image)
-	require.Contains(t, strings.Join(c.Args, " "), "--model Qwen/Qwen3-0.6B")
-	require.Equal(t, resource.MustParse("1"), c.Resources.Limits["nvidia.com/gpu"], "GPU limit")
-
-	var svc corev1.Service
-	decodeStrict(t, requireObject(t, objs, "v1", "Service", kustomizeNS, kustomizeMDName), &svc)
-	require.Equal(t, kustomizeMDName, svc.Annotations["render.airunway.ai/generated-from"])
-	require.Equal(t, dep.Spec.Selector.MatchLabels, svc.Spec.Selector, "the Service must select the Deployment's pods")
-
-	// kustomize drops local-config objects; the capability file is config.
-	for _, o := range objs {
-		require.NotEqual(t, "ClusterCapabilities", o.GetKind(), "the capability file leaked into the build output")
-	}
-	require.Len(t, objs, 3, "objects: %v", identities(objs))
-	requireNoOrchestratorAnnotations(t, objs)
-	require.NotContains(t, res.stdout, "config.kubernetes.io/")
+	requireDevObjects(t, parseObjects(t, res.stdout))
 }
 
-func TestKustomizeBuildRejectsInvalidInput(t *testing.T) {
+func TestKustomizeProdOverlay(t *testing.T) {
+	root := examplesTree(t)
+	res := kustomizeBuild(t, overlayDir(root, "prod"))
+	require.Zero(t, res.exit, "kustomize build failed\nstderr:\n%s", res.stderr)
+	requireProdObjects(t, parseObjects(t, res.stdout))
+}
+
+// requireDevObjects: plain vLLM on the dev cluster's L4 nodes.
+func requireDevObjects(t *testing.T, objs []*yaml.RNode) {
+	t.Helper()
+	require.Len(t, objs, 6, "two models, each with a Deployment and a Service: %v", identities(objs))
+	gpus := map[string]string{"llama-3-1-8b": "2", "qwen3-0-6b": "1"}
+	for _, name := range exampleModels {
+		md := requireObject(t, objs, "airunway.ai/v1alpha1", "ModelDeployment", kustomizeNS, name)
+		requireRenderedMD(t, md, "vllm")
+		require.Equal(t, "l4", md.GetAnnotations()["render.airunway.ai/node-pool"])
+
+		var dep appsv1.Deployment
+		decodeStrict(t, requireObject(t, objs, "apps/v1", "Deployment", kustomizeNS, name), &dep)
+		require.Equal(t, name, dep.Annotations["render.airunway.ai/generated-from"])
+		pod := dep.Spec.Template.Spec
+		require.Equal(t, map[string]string{"cloud.google.com/gke-accelerator": "nvidia-l4"}, pod.NodeSelector)
+		require.Len(t, pod.Containers, 1)
+		require.Equal(t, pinnedImage, pod.Containers[0].Image)
+		require.Equal(t, resource.MustParse(gpus[name]), pod.Containers[0].Resources.Limits["nvidia.com/gpu"], "GPU limit of %s", name)
+
+		var svc corev1.Service
+		decodeStrict(t, requireObject(t, objs, "v1", "Service", kustomizeNS, name), &svc)
+		require.Equal(t, dep.Spec.Selector.MatchLabels, svc.Spec.Selector, "the Service must select the Deployment's pods")
+	}
+	requireOnlyClusterObjects(t, objs)
+}
+
+// requireProdObjects: Dynamo on the prod cluster, each model on the pool
+// that fits it, and the overlay's replica patch rendered (the transformer
+// runs after the patches).
+func requireProdObjects(t *testing.T, objs []*yaml.RNode) {
+	t.Helper()
+	require.Len(t, objs, 4, "two models, each with a DynamoGraphDeployment: %v", identities(objs))
+	pools := map[string]string{"llama-3-1-8b": "a100", "qwen3-0-6b": "l4"}
+	products := map[string]string{"llama-3-1-8b": "NVIDIA-A100-PCIE-80GB", "qwen3-0-6b": "NVIDIA-L4"}
+	workers := map[string]string{"llama-3-1-8b": "1", "qwen3-0-6b": "2"}
+	for _, name := range exampleModels {
+		md := requireObject(t, objs, "airunway.ai/v1alpha1", "ModelDeployment", kustomizeNS, name)
+		requireRenderedMD(t, md, "dynamo")
+		require.Equal(t, pools[name], md.GetAnnotations()["render.airunway.ai/node-pool"])
+
+		dgd := requireObject(t, objs, "nvidia.com/v1alpha1", "DynamoGraphDeployment", kustomizeNS, name)
+		requireSchemaValid(t, dgd)
+		s, err := dgd.String()
+		require.NoError(t, err)
+		require.Contains(t, s, "nvidia.com/gpu.product: "+products[name])
+		worker, err := dgd.Pipe(yaml.Lookup("spec", "services", "VllmWorker", "replicas"))
+		require.NoError(t, err)
+		require.NotNil(t, worker, "no VllmWorker in\n%s", s)
+		require.Equal(t, workers[name], yaml.GetValue(worker), "worker replicas of %s", name)
+	}
+	requireOnlyClusterObjects(t, objs)
+}
+
+// requireOnlyClusterObjects: the capability file and the function
+// declaration configure the build and must never reach a cluster.
+func requireOnlyClusterObjects(t *testing.T, objs []*yaml.RNode) {
+	t.Helper()
+	for _, o := range objs {
+		require.NotEqual(t, "ClusterCapabilities", o.GetKind(), "the capability file leaked into the output")
+		require.NotEqual(t, "ConfigMap", o.GetKind(), "the function declaration leaked into the output")
+	}
+	requireNoOrchestratorAnnotations(t, objs)
+}
+
+func TestKustomizeRejectsInvalidInput(t *testing.T) {
+	files := map[string]string{
+		"modeldeployment.yaml": "examples/kustomize/base/qwen3-0-6b.yaml",
+		"capabilities.yaml":    "examples/kustomize/clusters/dev/capabilities.yaml",
+	}
 	for _, tc := range badInputs {
 		t.Run(tc.name, func(t *testing.T) {
-			_, dir := kustomizeTree(t)
-			editFile(t, filepath.Join(dir, tc.file), tc.old, tc.new)
-			res := kustomizeBuild(t, dir)
+			root := examplesTree(t)
+			editFile(t, filepath.Join(root, files[tc.file]), tc.old, tc.new)
+			res := kustomizeBuild(t, overlayDir(root, "dev"))
 			require.NotZero(t, res.exit, "kustomize build succeeded on invalid input\nstdout:\n%s", res.stdout)
 			for _, w := range tc.want {
 				require.Contains(t, res.stderr, w)
@@ -88,24 +149,51 @@ func TestKustomizeBuildRejectsInvalidInput(t *testing.T) {
 	}
 }
 
-// Building the build output again with the same transformer must change
-// nothing: the function drops and re-renders what it generated.
+// Building the build output again with the same capability file and
+// transformer must change nothing: the function drops and re-renders what
+// it generated.
 func TestKustomizeBuildIsFixedPoint(t *testing.T) {
-	root, dir := kustomizeTree(t)
-	first := kustomizeBuild(t, dir)
-	require.Zero(t, first.exit, "stderr:\n%s", first.stderr)
-	require.Contains(t, first.stdout, "kind: Deployment", "the function did not run")
+	root := examplesTree(t)
+	for _, cluster := range []string{"dev", "prod"} {
+		first := kustomizeBuild(t, overlayDir(root, cluster))
+		require.Zero(t, first.exit, "stderr:\n%s", first.stderr)
 
-	again := filepath.Join(root, "examples", "again")
-	require.NoError(t, os.MkdirAll(again, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(again, "rendered.yaml"), []byte(first.stdout), 0o644))
-	caps, err := os.ReadFile(filepath.Join(dir, "capabilities.yaml"))
+		again := filepath.Join(root, "examples", "kustomize", "clusters", cluster+"-again")
+		require.NoError(t, os.MkdirAll(again, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(again, "rendered.yaml"), []byte(first.stdout), 0o644))
+		copyFile(t, filepath.Join(overlayDir(root, cluster), "capabilities.yaml"), filepath.Join(again, "capabilities.yaml"), 0o644)
+		require.NoError(t, os.WriteFile(filepath.Join(again, "kustomization.yaml"),
+			[]byte("resources:\n- rendered.yaml\n- capabilities.yaml\ntransformers:\n"+kustomizeRenderExec), 0o644))
+
+		second := kustomizeBuild(t, again)
+		require.Zero(t, second.exit, "stderr:\n%s", second.stderr)
+		require.Equal(t, first.stdout, second.stdout, "cluster %s", cluster)
+	}
+}
+
+// kubectl kustomize cannot run exec functions and says nothing about it:
+// exit 0, the models unrendered. The README warns about this; the test
+// keeps the warning true (if kubectl ever runs them, the README must change).
+func TestKubectlKustomizeSkipsExecFunctions(t *testing.T) {
+	root := examplesTree(t)
+	res := run(t, t.TempDir(), nil, "kubectl", "kustomize", "--enable-alpha-plugins", overlayDir(root, "dev"))
+	require.Zero(t, res.exit, "stderr:\n%s", res.stderr)
+	objs := parseObjects(t, res.stdout)
+	require.Len(t, objs, 2, "kubectl kustomize now runs exec functions (%v): update the README", identities(objs))
+	for _, o := range objs {
+		require.Equal(t, "ModelDeployment", o.GetKind())
+		require.Empty(t, o.GetAnnotations()["render.airunway.ai/provider"])
+	}
+	// Without --enable-alpha-plugins it fails loudly instead.
+	res = run(t, t.TempDir(), nil, "kubectl", "kustomize", overlayDir(root, "dev"))
+	require.NotZero(t, res.exit)
+	require.Contains(t, res.stderr, "external plugins disabled")
+	require.True(t, strings.Contains(readFileString(t, filepath.Join(root, "examples", "kustomize", "clusters", "dev", "kustomization.yaml")), kustomizeRenderExec))
+}
+
+func readFileString(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(again, "capabilities.yaml"), caps, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(again, "kustomization.yaml"),
-		[]byte("resources:\n- rendered.yaml\ntransformers:\n- capabilities.yaml\n"), 0o644))
-
-	second := kustomizeBuild(t, again)
-	require.Zero(t, second.exit, "stderr:\n%s", second.stderr)
-	require.Equal(t, first.stdout, second.stdout)
+	return string(b)
 }

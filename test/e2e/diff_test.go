@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// prWorkflow is the part of examples/ci/pr-diff.yaml the test runs.
+type prWorkflow struct {
+	On   map[string]any    `yaml:"on"`
+	Env  map[string]string `yaml:"env"`
+	Jobs map[string]struct {
+		Strategy struct {
+			Matrix struct {
+				Capabilities []string `yaml:"capabilities"`
+			} `yaml:"matrix"`
+		} `yaml:"strategy"`
+		Steps []struct {
+			ID   string            `yaml:"id"`
+			Uses string            `yaml:"uses"`
+			With map[string]any    `yaml:"with"`
+			Env  map[string]string `yaml:"env"`
+			Run  string            `yaml:"run"`
+		} `yaml:"steps"`
+	} `yaml:"jobs"`
+}
+
+// step returns the script and environment of a step by id.
+func (w prWorkflow) step(t *testing.T, job, id string) (run string, env map[string]string) {
+	t.Helper()
+	for _, s := range w.Jobs[job].Steps {
+		if s.ID == id {
+			return s.Run, s.Env
+		}
+	}
+	t.Fatalf("examples/ci/pr-diff.yaml: job %s has no step with id %s", job, id)
+	return "", nil
+}
+
+// gitCommit runs git with the machine's configuration shut out.
+func gitCommit(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	env := []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"}
+	mustRun(t, dir, env, "git", append([]string{"-c", "user.name=x", "-c", "user.email=x@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+}
+
+// diffRepo is a GitOps repository like the workflow expects: the example
+// model under models/, two clusters' capability files, main mirrored as
+// origin/main, and a pull request that raises the model's GPU count.
+func diffRepo(t *testing.T) string {
+	repo := t.TempDir()
+	copyDir(t, filepath.Join(repoRoot, "examples", "vllm-basic"), filepath.Join(repo, "models", "vllm-basic"))
+	prod := readFileString(t, filepath.Join(repoRoot, "examples", "capabilities", "prod-eastus.yaml"))
+	for cluster, caps := range map[string]string{"prod": prod, "dev": strings.Replace(prod, "name: prod-eastus", "name: dev", 1)} {
+		require.NoError(t, os.MkdirAll(filepath.Join(repo, "clusters", cluster), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "clusters", cluster, "capabilities.yaml"), []byte(caps), 0o644))
+	}
+	gitCommit(t, repo, "init", "-q")
+	gitCommit(t, repo, "symbolic-ref", "HEAD", "refs/heads/main")
+	gitCommit(t, repo, "add", "-A")
+	gitCommit(t, repo, "commit", "-q", "-m", "base")
+	gitCommit(t, repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+	editFile(t, filepath.Join(repo, "models", "vllm-basic", "modeldeployment.yaml"), "      count: 1\n", "      count: 2\n")
+	gitCommit(t, repo, "commit", "-q", "-am", "two GPUs")
+	return repo
+}
+
+func TestDiffPullRequest(t *testing.T) {
+	repo := diffRepo(t)
+	bin := renderBin(t)
+
+	t.Run("text", func(t *testing.T) {
+		res := mustRun(t, repo, nil, bin, "diff", "--capabilities", "clusters/prod/capabilities.yaml", "HEAD~1", "HEAD", "--", "models")
+		for _, want := range []string{
+			"~ Deployment/inference/llama-3-1-8b (apps/v1)\n",
+			"--- HEAD~1:Deployment/inference/llama-3-1-8b\n+++ HEAD:Deployment/inference/llama-3-1-8b\n",
+			"-            nvidia.com/gpu: \"1\"\n+            nvidia.com/gpu: \"2\"\n",
+			"-        nvidia.com/gpu.product: NVIDIA-L4\n+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3\n",
+			"3 objects: 0 added, 2 changed, 0 removed, 1 unchanged\n",
+		} {
+			require.Contains(t, res.stdout, want)
+		}
+	})
+
+	t.Run("exit code", func(t *testing.T) {
+		res := run(t, repo, nil, bin, "diff", "--exit-code", "--capabilities", "clusters/prod/capabilities.yaml", "HEAD~1", "HEAD", "--", "models")
+		require.Equal(t, 2, res.exit, "stderr:\n%s", res.stderr)
+		res = run(t, repo, nil, bin, "diff", "--exit-code", "--capabilities", "clusters/prod/capabilities.yaml", "HEAD", "--", "models")
+		require.Equal(t, 0, res.exit, "the working tree is HEAD; stderr:\n%s", res.stderr)
+	})
+
+	t.Run("the workflow's commands", func(t *testing.T) {
+		runWorkflow(t, repo, bin)
+	})
+}
+
+// runWorkflow runs the scripts of examples/ci/pr-diff.yaml as GitHub would,
+// one diff job per matrix entry, then the comment job with a fake gh that
+// has no earlier comment to edit.
+func runWorkflow(t *testing.T, repo, bin string) {
+	var wf prWorkflow
+	require.NoError(t, yaml.Unmarshal([]byte(readFileString(t, filepath.Join(repoRoot, "examples", "ci", "pr-diff.yaml"))), &wf))
+	require.Contains(t, wf.On, "pull_request")
+	checkout := wf.Jobs["diff"].Steps[0]
+	require.Equal(t, "actions/checkout@v4", checkout.Uses)
+	require.Equal(t, 0, checkout.With["fetch-depth"], "the base branch must be fetched")
+
+	bindir, ws := t.TempDir(), t.TempDir()
+	require.NoError(t, os.Symlink(bin, filepath.Join(bindir, "airunway-render")))
+	require.NoError(t, os.WriteFile(filepath.Join(bindir, "gh"), []byte(`#!/bin/sh
+for a in "$@"; do [ "$a" = --edit-last ] && { echo "no comments found for current user" >&2; exit 1; }; done
+printf '%s\n' "$@" > "$GH_LOG"
+`), 0o755))
+	path := "PATH=" + bindir + string(os.PathListSeparator) + os.Getenv("PATH")
+	shell := []string{"--noprofile", "--norc", "-eo", "pipefail", "-c"}
+
+	script, stepEnv := wf.step(t, "diff", "diff")
+	require.Equal(t, map[string]string{"BASE_REF": "${{ github.base_ref }}", "CAPABILITIES": "${{ matrix.capabilities }}"}, stepEnv)
+	matrix := wf.Jobs["diff"].Strategy.Matrix.Capabilities
+	require.Equal(t, []string{"clusters/dev/capabilities.yaml", "clusters/prod/capabilities.yaml"}, matrix)
+	for i, caps := range matrix {
+		env := []string{path, "BASE_REF=main", "CAPABILITIES=" + caps, "MODEL_PATHS=" + wf.Env["MODEL_PATHS"]}
+		mustRun(t, repo, env, "bash", append(shell, script)...)
+		md := readFileString(t, filepath.Join(repo, "diff.md"))
+		for _, want := range []string{
+			"### airunway-render diff for `" + caps + "`\n",
+			"`origin/main` → `HEAD`: 3 objects: 0 added, 2 changed, 0 removed, 1 unchanged\n",
+			"| changed | Deployment | `inference/llama-3-1-8b` | `apps/v1` |\n",
+			"```diff\n--- origin/main:Deployment/inference/llama-3-1-8b\n+++ HEAD:Deployment/inference/llama-3-1-8b\n",
+			"+            nvidia.com/gpu: \"2\"\n",
+		} {
+			require.Contains(t, md, want)
+		}
+		// What upload-artifact and download-artifact make of it.
+		artifact := filepath.Join(ws, "diff-"+string(rune('0'+i)))
+		require.NoError(t, os.MkdirAll(artifact, 0o755))
+		require.NoError(t, os.Rename(filepath.Join(repo, "diff.md"), filepath.Join(artifact, "diff.md")))
+	}
+
+	script, _ = wf.step(t, "comment", "comment")
+	log := filepath.Join(ws, "gh.log")
+	mustRun(t, ws, []string{path, "PR=42", "GH_LOG=" + log}, "bash", append(shell, script)...)
+	require.Equal(t, "pr\ncomment\n42\n--body-file\ncomment.md\n", readFileString(t, log), "created after --edit-last found none")
+	comment := readFileString(t, filepath.Join(ws, "comment.md"))
+	dev := strings.Index(comment, "for `clusters/dev/capabilities.yaml`")
+	prod := strings.Index(comment, "for `clusters/prod/capabilities.yaml`")
+	require.True(t, dev >= 0 && prod > dev, "one section per cluster in matrix order:\n%s", comment)
+}
+
+// TestDiffReadmeSnippet runs the README's diff command as written, in a
+// repository holding the examples, where a pull request moves prod's A100
+// pool to other nodes: only the model placed there changes.
+func TestDiffReadmeSnippet(t *testing.T) {
+	repo := t.TempDir()
+	copyDir(t, filepath.Join(repoRoot, "examples"), filepath.Join(repo, "examples"))
+	gitCommit(t, repo, "init", "-q")
+	gitCommit(t, repo, "add", "-A")
+	gitCommit(t, repo, "commit", "-q", "-m", "base")
+	gitCommit(t, repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+	caps := filepath.Join(repo, "examples", "kustomize", "clusters", "prod", "capabilities.yaml")
+	editFile(t, caps, "      nvidia.com/gpu.product: NVIDIA-A100-PCIE-80GB\n", "      nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB\n")
+	gitCommit(t, repo, "commit", "-q", "-am", "A100 SXM nodes")
+
+	res := mustRun(t, repo, nil, renderBin(t), "diff", "--capabilities", "examples/kustomize/clusters/prod/capabilities.yaml",
+		"origin/main", "HEAD", "--", "examples/kustomize/base")
+	require.Contains(t, res.stdout, "~ DynamoGraphDeployment/inference/llama-3-1-8b (nvidia.com/v1alpha1)\n")
+	require.Contains(t, res.stdout, "-          nvidia.com/gpu.product: NVIDIA-A100-PCIE-80GB\n")
+	require.Contains(t, res.stdout, "+          nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB\n")
+	require.NotContains(t, res.stdout, "qwen3-0-6b (nvidia.com", "the model on the L4 pool must not change")
+	require.Contains(t, res.stdout, "4 objects: 0 added, 1 changed, 0 removed, 3 unchanged\n")
+}

@@ -1,0 +1,115 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// fluxRender runs examples/flux/render.sh in a copy of the examples, as the
+// sample CI workflow does, with the standalone kustomize.
+func fluxRender(t *testing.T, root string) result {
+	t.Helper()
+	script := filepath.Join(root, "examples", "flux", "render.sh")
+	require.NoError(t, os.Chmod(script, 0o755)) // copyDir writes 0644
+	return run(t, t.TempDir(), []string{"KUSTOMIZE=" + kustomizeBin(t)}, script)
+}
+
+// The rendered directories in Git are what render.sh produces now, and
+// kubectl kustomize (Flux's kustomize) builds each into the same objects
+// the overlay renders.
+func TestFluxRenderedManifests(t *testing.T) {
+	root := examplesTree(t)
+	res := fluxRender(t, root)
+	require.Zero(t, res.exit, "render.sh failed\nstderr:\n%s", res.stderr)
+	committed := filepath.Join(repoRoot, "examples", "flux", "rendered")
+	requireSameTree(t, readTree(t, committed), readTree(t, filepath.Join(root, "examples", "flux", "rendered")))
+
+	checks := map[string]func(*testing.T, []*yaml.RNode){"dev": requireDevObjects, "prod": requireProdObjects}
+	for cluster, check := range checks {
+		t.Run(cluster, func(t *testing.T) {
+			res := mustRun(t, t.TempDir(), nil, "kubectl", "kustomize", filepath.Join(committed, cluster))
+			objs := parseObjects(t, res.stdout)
+			check(t, objs)
+			requireFluxObjects(t, cluster, objs)
+		})
+	}
+}
+
+// requireFluxObjects validates the cluster's Flux objects against the Flux
+// CRDs and checks they point at the rendered directory and health-check
+// every ModelDeployment in it.
+func requireFluxObjects(t *testing.T, cluster string, rendered []*yaml.RNode) {
+	t.Helper()
+	data := readFileString(t, filepath.Join(repoRoot, "examples", "flux", "clusters", cluster, "models.yaml"))
+	objs := parseObjects(t, data)
+	requireObject(t, objs, "source.toolkit.fluxcd.io/v1", "GitRepository", "flux-system", "platform")
+	ks := requireObject(t, objs, "kustomize.toolkit.fluxcd.io/v1", "Kustomization", "flux-system", "airunway-models")
+	for _, o := range objs {
+		requireSchemaValid(t, o)
+	}
+	path, err := ks.Pipe(yaml.Lookup("spec", "path"))
+	require.NoError(t, err)
+	require.Equal(t, "./examples/flux/rendered/"+cluster, yaml.GetValue(path))
+
+	var want, got []string
+	for _, o := range rendered {
+		if o.GetKind() == "ModelDeployment" {
+			want = append(want, o.GetNamespace()+"/"+o.GetName())
+		}
+	}
+	checks, err := ks.Pipe(yaml.Lookup("spec", "healthChecks"))
+	require.NoError(t, err)
+	elements, err := checks.Elements()
+	require.NoError(t, err)
+	for _, c := range elements {
+		require.Equal(t, "airunway.ai/v1alpha1", yaml.GetValue(c.Field("apiVersion").Value))
+		require.Equal(t, "ModelDeployment", yaml.GetValue(c.Field("kind").Value))
+		got = append(got, yaml.GetValue(c.Field("namespace").Value)+"/"+yaml.GetValue(c.Field("name").Value))
+	}
+	require.Equal(t, sorted(want), sorted(got), "healthChecks must name every rendered ModelDeployment")
+}
+
+func TestFluxRenderPrunesAndRefusesEmptyOutput(t *testing.T) {
+	root := examplesTree(t)
+	base := filepath.Join(root, "examples", "kustomize", "base", "kustomization.yaml")
+
+	editFile(t, base, "- llama-3-1-8b.yaml\n", "")
+	res := fluxRender(t, root)
+	require.Zero(t, res.exit, "stderr:\n%s", res.stderr)
+	for _, cluster := range []string{"dev", "prod"} {
+		tree := readTree(t, filepath.Join(root, "examples", "flux", "rendered", cluster))
+		for name := range tree {
+			require.NotContains(t, name, "llama-3-1-8b", "objects of a deleted model must go")
+		}
+		require.NotContains(t, tree["kustomization.yaml"], "llama-3-1-8b")
+		require.Contains(t, tree["kustomization.yaml"], "qwen3-0-6b")
+	}
+
+	editFile(t, base, "resources:\n- qwen3-0-6b.yaml\n", "resources: []\n")
+	res = fluxRender(t, root)
+	require.NotZero(t, res.exit, "an empty render must fail, not prune the cluster")
+	require.Contains(t, res.stderr, "rendered no ModelDeployment")
+}
+
+// The sample workflow runs the same script the tests run.
+func TestFluxWorkflowRunsRenderScript(t *testing.T) {
+	data := readFileString(t, filepath.Join(repoRoot, "examples", "flux", "ci-workflow.yaml"))
+	wf, err := yaml.Parse(data)
+	require.NoError(t, err)
+	steps, err := wf.Pipe(yaml.Lookup("jobs", "render", "steps"))
+	require.NoError(t, err)
+	var runs []string
+	elements, err := steps.Elements()
+	require.NoError(t, err)
+	for _, s := range elements {
+		if r := s.Field("run"); r != nil {
+			runs = append(runs, strings.TrimSpace(yaml.GetValue(r.Value)))
+		}
+	}
+	require.Contains(t, runs, "examples/flux/render.sh")
+}

@@ -1,0 +1,51 @@
+package e2e
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestReadmeSnippets ties the README's "Use it with…" snippets to the
+// commands and edits the tests in this package run: each line below is run
+// (or applied) by a test, and must appear in the README verbatim, so the
+// documentation cannot drift from what is tested.
+func TestReadmeSnippets(t *testing.T) {
+	readme := readFileString(t, filepath.Join(repoRoot, "README.md"))
+	for _, snippet := range []string{
+		// TestKustomizeDevOverlay, TestKustomizeProdOverlay
+		"kustomize build --enable-alpha-plugins --enable-exec examples/kustomize/clusters/dev\n",
+		"kustomize build --enable-alpha-plugins --enable-exec examples/kustomize/clusters/prod\n",
+		// TestImages: kustomize and kubectl kustomize container functions
+		"- ../../render/image    # was ../../render/exec\n",
+		"kubectl kustomize --enable-alpha-plugins examples/kustomize/clusters/dev",
+		// TestKptFnRenderWritesPrunesAndIsIdempotent, TestKptFnEval
+		"PATH=$PWD/bin:$PATH kpt fn render examples/kpt --allow-exec\n",
+		"kpt fn eval examples/kpt --exec bin/airunway-render --fn-config examples/kpt/capabilities.yaml -o stdout\n",
+		// TestImages: Kptfile image step and kpt fn eval --image
+		"- image: " + functionImage,
+		"--image " + functionImage + " --fn-config capabilities.yaml",
+		// TestArgoCDPluginApplications (the Applications are read from the example)
+		"      - name: CAPABILITIES          # the plugin reads ARGOCD_ENV_CAPABILITIES\n        value: examples/kustomize/clusters/prod/capabilities.yaml\n",
+		// TestFluxRenderedManifests
+		"examples/flux/render.sh ",
+		"kubectl kustomize examples/flux/rendered/prod ",
+		// TestReadmeOutputDirSnippet
+		"airunway-render render --capabilities examples/kustomize/clusters/dev/capabilities.yaml \\\n  --output-dir rendered/dev --kustomization examples/kustomize/base\n",
+		// TestDiffPullRequest
+		"airunway-render diff --capabilities examples/kustomize/clusters/prod/capabilities.yaml origin/main HEAD -- examples/kustomize/base\n",
+	} {
+		require.Contains(t, readme, snippet)
+	}
+}
+
+// The README's --output-dir snippet, run as written (from the repository
+// root), writes a directory kubectl kustomize builds into the dev objects.
+func TestReadmeOutputDirSnippet(t *testing.T) {
+	root := examplesTree(t)
+	mustRun(t, root, nil, renderBin(t), "render", "--capabilities", "examples/kustomize/clusters/dev/capabilities.yaml",
+		"--output-dir", "rendered/dev", "--kustomization", "examples/kustomize/base")
+	res := mustRun(t, root, nil, "kubectl", "kustomize", filepath.Join(root, "rendered", "dev"))
+	requireDevObjects(t, parseObjects(t, res.stdout))
+}
