@@ -10,9 +10,20 @@
 // stderr, because kustomize shows nothing else. On any error the exit code
 // is 1 and the input items are returned unchanged.
 //
-// As a CLI, `airunway-render render [--capabilities FILE] [--output-dir DIR]
-// PATH...` renders plain YAML files and directories: a YAML stream on
-// stdout, or one file per object under DIR (the rendered-manifests
-// directory Flux users commit). `airunway-render version` prints the version
-// and the compatibility matrix.
+// As a CLI, `airunway-render render [--capabilities FILE] [--output-dir DIR
+// [--kustomization]] PATH...` renders plain YAML files and directories: a
+// YAML stream on stdout, or one file per object under DIR (a
+// rendered-manifests directory, with a kustomization listing the files when
+// asked). All three read and render through one pipeline, renderFiles:
+//
+//   - `airunway-render diff OLD_REF [NEW_REF] -- PATH...` renders the same
+//     paths at two git revisions and prints what changed per object, as
+//     text or as a pull-request comment (diff.go, linediff.go);
+//   - `airunway-render argocd discover|generate` are the Argo CD Config
+//     Management Plugin's commands: they read only the application's
+//     directory, the capability file ARGOCD_ENV_CAPABILITIES names (kept
+//     inside the repository) and ARGOCD_APP_SOURCE_PATH, and never print
+//     an empty manifest list (argocd.go).
+//
+// `airunway-render version` prints the version and the compatibility matrix.
 package fn
