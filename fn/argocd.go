@@ -1,7 +1,6 @@
 package fn
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,12 +9,10 @@ import (
 	"sort"
 	"strings"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// The Argo CD Config Management Plugin commands (examples/argocd/plugin.yaml).
+// The Argo CD Config Management Plugin command (examples/argocd/plugin.yaml).
 // argocd-cmp-server runs them with the application's directory as the
 // working directory, the Application's `spec.source.plugin.env` entries
 // prefixed with ARGOCD_ENV_, and ARGOCD_APP_SOURCE_PATH set to that
@@ -25,52 +22,30 @@ const (
 	envSourcePath   = "ARGOCD_APP_SOURCE_PATH"
 )
 
-const argoUsage = "usage: airunway-render argocd discover|generate (run by argocd-cmp-server in the application's directory)\n"
+const argoUsage = "usage: airunway-render argocd generate (run by argocd-cmp-server in the application's directory)\n"
 
 func runArgoCD(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
 		fmt.Fprint(stderr, argoUsage)
 		return 1
 	}
-	switch args[0] {
-	case "discover":
-		return argoDiscover(stdout)
-	case "generate":
+	if args[0] == "generate" {
 		return argoGenerate(stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "airunway-render argocd: unknown command %q\n%s", args[0], argoUsage)
 	return 1
 }
 
-// argoDiscover prints the first file that holds a ModelDeployment. Argo CD
-// picks the plugin for an application whose source names no plugin when
-// this prints something and exits 0. Unreadable files are not a reason to
-// claim the directory, nor to fail discovery for other plugins.
-func argoDiscover(stdout io.Writer) int {
-	files, _ := yamlFiles(".")
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		nodes, _ := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
-		for _, n := range nodes {
-			if n.GetApiVersion() == v1.APIVersion && n.GetKind() == v1.KindModelDeployment {
-				fmt.Fprintln(stdout, f)
-				return 0
-			}
-		}
-	}
-	return 0
-}
-
 // argoGenerate renders the application's directory with the capability file
 // ARGOCD_ENV_CAPABILITIES names, and prints the objects. Empty output is an
 // error: Argo CD would take it as "no objects" and prune the application.
 func argoGenerate(stdout, stderr io.Writer) int {
-	caps, err := argoCapabilities()
+	caps, root, err := argoCapabilities()
 	if err == nil {
 		err = checkKustomizations(".")
+	}
+	if err == nil {
+		err = inputsInside(root)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "[error] %v\n", err)
@@ -81,7 +56,7 @@ func argoGenerate(stdout, stderr io.Writer) int {
 		return 1
 	}
 	if len(objects) == 0 {
-		fmt.Fprintf(stderr, "[error] the application's directory rendered no objects; Argo CD would prune every object of the application, so this is an error (does `%s` point at the directory with the ModelDeployments?)\n", envSourcePath)
+		fmt.Fprintf(stderr, "[error] the application's directory rendered no objects; Argo CD could prune every object of the application, so this is an error (does the Application's `spec.source.path` point at the directory with the ModelDeployments?)\n")
 		return 1
 	}
 	if err := writeStream(stdout, objects); err != nil {
@@ -95,27 +70,47 @@ func argoGenerate(stdout, stderr io.Writer) int {
 // repository root, to a path relative to the working directory. It must stay
 // inside the repository: the sidecar holds other files (its service account
 // token) that no Application may read through the renderer.
-func argoCapabilities() (string, error) {
+func argoCapabilities() (caps, root string, err error) {
 	rel := os.Getenv(envCapabilities)
 	if rel == "" {
-		return "", fmt.Errorf("`%s` must name the cluster's capability file, relative to the repository root: set `spec.source.plugin.env` to [{name: CAPABILITIES, value: clusters/<cluster>/capabilities.yaml}] in the Application", envCapabilities)
+		return "", "", fmt.Errorf("`%s` must name the cluster's capability file, relative to the repository root: set `spec.source.plugin.env` to [{name: CAPABILITIES, value: clusters/<cluster>/capabilities.yaml}] in the Application", envCapabilities)
 	}
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
-		return "", fmt.Errorf("`%s` is %q: it must be a relative path inside the repository, without `..`", envCapabilities, rel)
+		return "", "", fmt.Errorf("`%s` is %q: it must be a relative path inside the repository, without `..`", envCapabilities, rel)
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	root, err := repoRootOf(cwd, os.Getenv(envSourcePath))
-	if err != nil {
-		return "", err
+	if root, err = repoRootOf(cwd, os.Getenv(envSourcePath)); err != nil {
+		return "", "", err
 	}
 	target := filepath.Join(root, filepath.FromSlash(rel))
 	if err := requireInside(root, target); err != nil {
-		return "", fmt.Errorf("`%s` is %q: %v", envCapabilities, rel, err)
+		return "", "", fmt.Errorf("`%s` is %q: %v", envCapabilities, rel, err)
 	}
-	return filepath.Rel(cwd, target)
+	caps, err = filepath.Rel(cwd, target)
+	return caps, root, err
+}
+
+// inputsInside fails when a YAML file of the application's directory is a
+// symlink out of the repository. Argo CD refuses such links itself; the
+// plugin does not rely on that, since it would print the file's content.
+func inputsInside(root string) error {
+	files, err := yamlFiles(".")
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return err
+		}
+		if err := requireInside(root, abs); err != nil {
+			return fmt.Errorf("%q: %v", f, err)
+		}
+	}
+	return nil
 }
 
 // repoRootOf strips the application's source path from the working
@@ -143,7 +138,7 @@ func requireInside(root, target string) error {
 	}
 	rel, err := filepath.Rel(realRoot, real)
 	if err != nil || !filepath.IsLocal(rel) {
-		return fmt.Errorf("it resolves to %q, outside the repository", real)
+		return fmt.Errorf("must stay inside the repository, but it resolves to %q, outside the repository", real)
 	}
 	return nil
 }
@@ -191,7 +186,7 @@ func checkKustomization(file string) []string {
 	}
 	var k map[string]any
 	if err := sigsyaml.Unmarshal(data, &k); err != nil {
-		return []string{fmt.Sprintf("%s: cannot read it: %v", file, err)}
+		return []string{fmt.Sprintf("%q: cannot read it: %v", file, err)}
 	}
 	var problems []string
 	keys := make([]string, 0, len(k))
@@ -201,15 +196,39 @@ func checkKustomization(file string) []string {
 	sort.Strings(keys)
 	for _, key := range keys {
 		if !kustomizationKeys[key] {
-			problems = append(problems, fmt.Sprintf("%s: `%s` must not be used", file, key))
+			problems = append(problems, fmt.Sprintf("%q: `%s` must not be used", file, key))
 		}
 	}
-	resources, _ := k["resources"].([]any)
+	resources, isList := k["resources"].([]any)
+	if k["resources"] != nil && !isList {
+		problems = append(problems, fmt.Sprintf("%q: `resources` must be a list", file))
+	}
+	listed := map[string]bool{}
 	for i, r := range resources {
 		s, _ := r.(string)
 		if !filepath.IsLocal(filepath.FromSlash(s)) || strings.Contains(s, "://") {
-			problems = append(problems, fmt.Sprintf("%s: `resources[%d]` is %q: it must be a file inside the directory", file, i, s))
+			problems = append(problems, fmt.Sprintf("%q: `resources[%d]` is %q: it must be a file inside the directory", file, i, s))
 		}
+		listed[filepath.Clean(filepath.FromSlash(s))] = true
+	}
+	return append(problems, unlisted(file, listed)...)
+}
+
+// unlisted names the YAML files beside a kustomization that its resources
+// leave out: kustomize would not deploy them, the plugin would.
+func unlisted(file string, listed map[string]bool) []string {
+	entries, err := os.ReadDir(filepath.Dir(file))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var problems []string
+	for _, e := range entries {
+		name := e.Name()
+		ext := filepath.Ext(name)
+		if e.IsDir() || (ext != ".yaml" && ext != ".yml") || strings.HasPrefix(strings.ToLower(name), "kustomization.") || listed[name] {
+			continue
+		}
+		problems = append(problems, fmt.Sprintf("%q: %q is not listed in `resources`, so kustomize would leave it out, but the plugin would render it", file, name))
 	}
 	return problems
 }

@@ -34,7 +34,9 @@ func argo(t *testing.T, cmd string) (stdout, stderr string, code int) {
 func TestArgoCDGenerate(t *testing.T) {
 	argoRepo(t, map[string]string{
 		"apps/models/qwen.yaml":              goodMD,
-		"apps/models/kustomization.yaml":     "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- qwen.yaml\n",
+		"apps/models/kustomization.yaml":     "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- qwen.yaml\n- sub\n",
+		"apps/models/sub/kustomization.yaml": "resources:\n- other.yaml\n",
+		"apps/models/sub/other.yaml":         strings.ReplaceAll(goodMD, "qwen", "other"),
 		"clusters/dev/capabilities.yaml":     capsPinned,
 		"apps/models/.hidden/ignored.yaml":   badMD,
 		"apps/models/notes/not-yaml.txt":     "x",
@@ -45,7 +47,7 @@ func TestArgoCDGenerate(t *testing.T) {
 		out, stderr, code := argo(t, "generate")
 		require.Equal(t, 0, code, stderr)
 		got := items(t, out)
-		require.Len(t, got, 3, "ModelDeployment, Deployment and Service:\n%s", out)
+		require.Len(t, got, 6, "two ModelDeployments, Deployments and Services:\n%s", out)
 		require.Contains(t, out, "image: vllm/vllm-openai:v0.11.0", "the named capability file is used")
 		require.NotContains(t, out, "config.kubernetes.io/")
 	}
@@ -83,6 +85,24 @@ func TestArgoCDGenerateErrors(t *testing.T) {
 			want: []string{"outside the repository"},
 		},
 		{
+			name: "model file linked out of the repository",
+			caps: "clusters/dev/capabilities.yaml",
+			link: [2]string{outside, "apps/models/leak.yaml"},
+			want: []string{`"leak.yaml"`, "must stay inside the repository"},
+		},
+		{
+			name:  "file not listed in the kustomization",
+			files: map[string]string{"apps/models/kustomization.yaml": "resources: [other.yaml]\n", "apps/models/other.yaml": goodMD},
+			caps:  "clusters/dev/capabilities.yaml",
+			want:  []string{`"qwen.yaml" is not listed in ` + "`resources`"},
+		},
+		{
+			name:  "resources not a list",
+			files: map[string]string{"apps/models/kustomization.yaml": "resources: qwen.yaml\n"},
+			caps:  "clusters/dev/capabilities.yaml",
+			want:  []string{"`resources` must be a list"},
+		},
+		{
 			name: "missing capability file",
 			caps: "clusters/none.yaml",
 			want: []string{"cannot read it"},
@@ -115,7 +135,7 @@ func TestArgoCDGenerateErrors(t *testing.T) {
 			name:  "nothing to render",
 			files: map[string]string{"apps/models/qwen.yaml": "", "apps/models/README.md": "no YAML"},
 			caps:  "clusters/dev/capabilities.yaml",
-			want:  []string{"rendered no objects", "Argo CD would prune every object"},
+			want:  []string{"rendered no objects", "Argo CD could prune every object"},
 		},
 	}
 	for _, tc := range cases {
@@ -144,18 +164,6 @@ func TestArgoCDGenerateErrors(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestArgoCDDiscover(t *testing.T) {
-	argoRepo(t, map[string]string{"apps/models/sub/qwen.yaml": goodMD, "apps/models/a.yaml": "kind: ConfigMap\n"})
-	out, _, code := argo(t, "discover")
-	require.Equal(t, 0, code)
-	require.Equal(t, filepath.Join("sub", "qwen.yaml")+"\n", strings.TrimPrefix(out, "./"))
-
-	argoRepo(t, map[string]string{"apps/models/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n", "apps/models/b.yaml": ": not yaml ["})
-	out, _, code = argo(t, "discover")
-	require.Equal(t, 0, code)
-	require.Empty(t, out, "no ModelDeployment: Argo CD must not pick the plugin")
 }
 
 func TestArgoCDUsage(t *testing.T) {

@@ -56,6 +56,11 @@ func runRender(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 1
 	}
+	if *kustomization && len(objects) == 0 {
+		// Flux or Argo CD would prune everything the directory held before.
+		fmt.Fprintf(stderr, "[error] nothing was rendered from %q; `--kustomization` must not write an empty directory that Flux or Argo CD would apply (and prune everything)\n", flags.Args())
+		return 1
+	}
 	var err error
 	if *outDir != "" {
 		err = writeDir(*outDir, objects, *kustomization)

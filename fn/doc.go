@@ -19,11 +19,11 @@
 //   - `airunway-render diff OLD_REF [NEW_REF] -- PATH...` renders the same
 //     paths at two git revisions and prints what changed per object, as
 //     text or as a pull-request comment (diff.go, linediff.go);
-//   - `airunway-render argocd discover|generate` are the Argo CD Config
-//     Management Plugin's commands: they read only the application's
-//     directory, the capability file ARGOCD_ENV_CAPABILITIES names (kept
-//     inside the repository) and ARGOCD_APP_SOURCE_PATH, and never print
-//     an empty manifest list (argocd.go).
+//   - `airunway-render argocd generate` is the Argo CD Config Management
+//     Plugin's command: it reads only the application's directory, the
+//     capability file ARGOCD_ENV_CAPABILITIES names and
+//     ARGOCD_APP_SOURCE_PATH, refuses anything that leaves the repository,
+//     and never prints an empty manifest list (argocd.go).
 //
 // `airunway-render version` prints the version and the compatibility matrix.
 package fn

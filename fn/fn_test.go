@@ -224,6 +224,12 @@ resources:
 	_, stderr, code = run(t, "", "render", "--kustomization", in)
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "`--kustomization` must be used with `--output-dir`")
+
+	empty := filepath.Join(dir, "empty")
+	writeFile(t, filepath.Join(empty, "notes.yaml"), "")
+	_, stderr, code = run(t, "", "render", "--output-dir", out, "--kustomization", empty)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "must not write an empty directory")
 }
 
 func TestCLIOutputDirFailsClosed(t *testing.T) {

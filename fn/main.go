@@ -22,7 +22,7 @@ Usage:
   airunway-render diff [--capabilities FILE] [--format text|markdown] [--exit-code] [-C DIR] OLD_REF [NEW_REF] -- PATH...
                                   render PATHs at two git refs (NEW_REF omitted: the working tree)
                                   and show how the rendered objects differ
-  airunway-render argocd discover|generate
+  airunway-render argocd generate
                                   the Argo CD Config Management Plugin (run by argocd-cmp-server)
 
 Exit status: 0 on success, 1 on any error (nothing is written then).

@@ -126,7 +126,6 @@ func TestArgoCDPluginApplications(t *testing.T) {
 
 	res, err := runPlugin(t, apps["models-dev"], repo, opts)
 	require.NoError(t, err, "stderr:\n%s", stderrOf(res))
-	require.True(t, res.Discovered, "the plugin's discover must claim the models' directory")
 	requireNoWarnings(t, res)
 	requireDevObjects(t, manifestNodes(t, res))
 	requireArgoEnv(t, res)
@@ -163,23 +162,21 @@ func stderrOf(res *argocdcmp.Result) string {
 	return res.Stderr
 }
 
-// An Application whose source names no plugin gets this one when its
-// directory holds ModelDeployments (Argo CD asks every plugin's discover).
-func TestArgoCDPluginDiscovery(t *testing.T) {
+// The plugin has no discover section: an Application that names no plugin
+// is never handed to it, not even over a directory of models (a rendered
+// directory must stay a plain Argo CD application).
+func TestArgoCDPluginIsNeverDiscovered(t *testing.T) {
 	onPath(t)
 	app := argoApplications(t)["models-dev"]
 	repo := argoRepo(t)
-	app.Plugin = &argocdcmp.AppPlugin{Env: app.Plugin.Env}
-	res, err := runPlugin(t, app, repo, argocdcmp.Options{WorkDir: t.TempDir()})
-	require.NoError(t, err, "stderr:\n%s", stderrOf(res))
-	require.True(t, res.Discovered)
-	requireDevObjects(t, manifestNodes(t, res))
-
-	// A directory without models is not claimed.
-	app.Path = "examples/kustomize/clusters/dev"
-	res, err = runPlugin(t, app, repo, argocdcmp.Options{WorkDir: t.TempDir()})
-	require.Error(t, err, "the plugin claimed a directory without ModelDeployments")
-	require.False(t, res.Discovered)
+	for _, path := range []string{"examples/kustomize/base", "examples/flux/rendered/dev"} {
+		app.Path = path
+		app.Plugin = nil
+		res, err := runPlugin(t, app, repo, argocdcmp.Options{WorkDir: t.TempDir()})
+		require.Error(t, err, "%s was handed to the plugin", path)
+		require.False(t, res.Discovered)
+		require.NotEqual(t, "Plugin", res.SourceType, path)
+	}
 }
 
 // What Argo CD shows on the application when generate fails: the plugin's
@@ -199,6 +196,16 @@ func TestArgoCDPluginErrors(t *testing.T) {
 				app.Plugin.Env = []argocdcmp.EnvEntry{{Name: "CAPABILITIES", Value: "../../../etc/passwd"}}
 			},
 			want: []string{"ARGOCD_ENV_CAPABILITIES", "must be a relative path inside the repository"},
+		},
+		{
+			name: "model file linked out of the repository",
+			edit: func(repo string, _ *argocdcmp.App) {
+				outside := filepath.Join(t.TempDir(), "secret.yaml")
+				require.NoError(t, os.WriteFile(outside, []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"), 0o644))
+				require.NoError(t, os.Symlink(outside, filepath.Join(repo, "examples", "kustomize", "base", "leak.yaml")))
+			},
+			// Argo CD's own out-of-bounds symlink check refuses first.
+			want: []string{"leak.yaml"},
 		},
 		{
 			name: "no capability file named",
@@ -228,11 +235,8 @@ func TestArgoCDPluginErrors(t *testing.T) {
 				require.NoError(t, os.MkdirAll(dir, 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("nothing\n"), 0o644))
 				app.Path = "examples/empty"
-				// Argo CD runs a named plugin's discover too: a directory
-				// without models is refused before generate could print
-				// nothing (which generate would refuse as well).
 			},
-			want: []string{"could not find cmp-server plugin with name", "airunway-render"},
+			want: []string{"rendered no objects", "could prune every object"},
 		},
 	}
 	for _, tc := range cases {
@@ -286,7 +290,6 @@ func runPluginInImage(t *testing.T, im images) {
 	}
 	res, err := runPlugin(t, app, argoRepo(t), opts)
 	require.NoError(t, err, "stderr:\n%s", stderrOf(res))
-	require.True(t, res.Discovered)
 	requireNoWarnings(t, res)
 	requireDevObjects(t, manifestNodes(t, res))
 }

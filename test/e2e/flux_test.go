@@ -10,13 +10,18 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// fluxRender runs examples/flux/render.sh in a copy of the examples, as the
-// sample CI workflow does, with the standalone kustomize.
+// fluxRender runs examples/flux/render.sh in a copy of the examples as the
+// README says, from the repository root, with KUSTOMIZE relative to it.
 func fluxRender(t *testing.T, root string) result {
 	t.Helper()
 	script := filepath.Join(root, "examples", "flux", "render.sh")
 	require.NoError(t, os.Chmod(script, 0o755)) // copyDir writes 0644
-	return run(t, t.TempDir(), []string{"KUSTOMIZE=" + kustomizeBin(t)}, script)
+	tools := filepath.Join(root, "tools")
+	require.NoError(t, os.MkdirAll(tools, 0o755))
+	if _, err := os.Lstat(filepath.Join(tools, "kustomize")); err != nil {
+		require.NoError(t, os.Symlink(kustomizeBin(t), filepath.Join(tools, "kustomize")))
+	}
+	return run(t, root, []string{"KUSTOMIZE=tools/kustomize"}, "examples/flux/render.sh")
 }
 
 // The rendered directories in Git are what render.sh produces now, and
@@ -91,9 +96,11 @@ func TestFluxRenderPrunesAndRefusesEmptyOutput(t *testing.T) {
 	}
 
 	editFile(t, base, "resources:\n- qwen3-0-6b.yaml\n", "resources: []\n")
+	before := readTree(t, filepath.Join(root, "examples", "flux", "rendered"))
 	res = fluxRender(t, root)
 	require.NotZero(t, res.exit, "an empty render must fail, not prune the cluster")
 	require.Contains(t, res.stderr, "rendered no ModelDeployment")
+	requireSameTree(t, before, readTree(t, filepath.Join(root, "examples", "flux", "rendered")))
 }
 
 // The sample workflow runs the same script the tests run.
