@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -44,14 +45,15 @@ func argoGenerate(stdout, stderr io.Writer) int {
 	if err == nil {
 		err = checkKustomizations(".")
 	}
+	var files []string
 	if err == nil {
-		err = inputsInside(root)
+		files, err = inputsInside(root)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "[error] %v\n", err)
 		return 1
 	}
-	objects, ok := renderPaths(caps, []string{"."}, stderr)
+	objects, ok := renderPaths(caps, files, stderr)
 	if !ok {
 		return 1
 	}
@@ -93,24 +95,25 @@ func argoCapabilities() (caps, root string, err error) {
 	return caps, root, err
 }
 
-// inputsInside fails when a YAML file of the application's directory is a
-// symlink out of the repository. Argo CD refuses such links itself; the
-// plugin does not rely on that, since it would print the file's content.
-func inputsInside(root string) error {
+// inputsInside returns the YAML files of the application's directory, the
+// exact list that is then rendered, and fails when one is a symlink out of
+// the repository. Argo CD refuses such links itself; the plugin does not
+// rely on that, since it would print the file's content.
+func inputsInside(root string) ([]string, error) {
 	files, err := yamlFiles(".")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, f := range files {
 		abs, err := filepath.Abs(f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := requireInside(root, abs); err != nil {
-			return fmt.Errorf("%q: %v", f, err)
+			return nil, fmt.Errorf("%q: %v", f, err)
 		}
 	}
-	return nil
+	return files, nil
 }
 
 // repoRootOf strips the application's source path from the working
@@ -128,17 +131,12 @@ func repoRootOf(cwd, sourcePath string) (string, error) {
 
 // requireInside fails when target, with symlinks resolved, leaves root.
 func requireInside(root, target string) error {
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return err
+	real, err := resolveInside(root, target)
+	if errors.Is(err, errOutside) {
+		return fmt.Errorf("must stay inside the repository, but it resolves to %q, outside the repository", real)
 	}
-	real, err := filepath.EvalSymlinks(target)
 	if err != nil {
 		return fmt.Errorf("cannot read it: %v", err)
-	}
-	rel, err := filepath.Rel(realRoot, real)
-	if err != nil || !filepath.IsLocal(rel) {
-		return fmt.Errorf("must stay inside the repository, but it resolves to %q, outside the repository", real)
 	}
 	return nil
 }

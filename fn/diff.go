@@ -465,22 +465,36 @@ func (r *diffRepo) linkTargets(s diffSide, dir string, links []string) ([]string
 // linksInside checks that every link resolves to a path inside dir, after
 // all are made: a chain of links can leave dir though each looks local.
 func linksInside(dir string, links []string) error {
-	root, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return err
-	}
 	for _, l := range links {
 		target := filepath.Join(dir, filepath.FromSlash(l))
-		resolved, err := filepath.EvalSymlinks(target)
-		if err == nil {
-			resolved, err = filepath.Rel(root, resolved)
-		}
-		if err != nil || !filepath.IsLocal(resolved) {
+		if _, err := resolveInside(dir, target); err != nil {
 			to, _ := os.Readlink(target)
 			return fmt.Errorf("symbolic link %q must point to a file or directory of the repository, not to %q", l, to)
 		}
 	}
 	return nil
+}
+
+// errOutside says a path resolves outside the directory it must stay in.
+var errOutside = errors.New("outside the directory")
+
+// resolveInside resolves target's symlinks and returns the real path, or
+// errOutside (with the real path) when it lies outside root. Both diff and
+// the Argo CD plugin read files a pull request controls, so neither may
+// follow a link out of the repository.
+func resolveInside(root, target string) (string, error) {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(target)
+	if err != nil {
+		return "", err
+	}
+	if rel, err := filepath.Rel(realRoot, real); err != nil || !filepath.IsLocal(rel) {
+		return real, errOutside
+	}
+	return real, nil
 }
 
 func writeTarFile(target string, r io.Reader) error {
