@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/google/cel-go/cel"
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -103,7 +104,7 @@ func Decode(data []byte) (*v1.ClusterCapabilities, diag.List) {
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		var l diag.List
-		l.Errorf("", "is not valid YAML: %v", err)
+		l.Errorf("", "is not valid YAML: %s", yamlerr.Describe(err))
 		return nil, l
 	}
 	return v1.DecodeClusterCapabilities(js)
@@ -303,7 +304,7 @@ func ResolveNode(node *kyaml.RNode) (*Resolved, diag.List) {
 	js, err := node.MarshalJSON()
 	if err != nil {
 		var l diag.List
-		l.Errorf("", "cannot read the object: %v", err)
+		l.Errorf("", "cannot read the object: %s", yamlerr.Describe(err))
 		return nil, l
 	}
 	c, l := v1.DecodeClusterCapabilities(js)

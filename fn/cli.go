@@ -11,8 +11,10 @@ import (
 	"sort"
 	"strings"
 
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/render"
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -109,14 +111,19 @@ func renderFiles(capsFile string, paths []string) ([]*yaml.RNode, diag.List) {
 
 func readCapabilities(file string) (*capabilities.Resolved, diag.List) {
 	var l diag.List
-	data, err := os.ReadFile(file)
+	budget := v1.MaxObjectBytes
+	data, err := readLimited(file, &budget)
+	if errors.Is(err, errTooLarge) {
+		l.Errorf("", "is larger than %s; a capability file must be at most %s", v1.FormatBytes(v1.MaxObjectBytes), v1.FormatBytes(v1.MaxObjectBytes))
+		return nil, l.Attach(diag.Resource{}, file)
+	}
 	if err != nil {
 		l.Errorf("", "cannot read the capability file: %v", err)
 		return nil, l.Attach(diag.Resource{}, file)
 	}
 	node, err := yaml.Parse(string(data))
 	if err != nil {
-		l.Errorf("", "is not a single YAML object: %v", err)
+		l.Errorf("", "is not a single YAML object: %s", yamlerr.Describe(err))
 		return nil, l.Attach(diag.Resource{}, file)
 	}
 	caps, l := capabilities.ResolveNode(node)
@@ -138,8 +145,13 @@ func readInputs(paths []string) ([]*yaml.RNode, diag.List) {
 		files = append(files, found...)
 	}
 	var items []*yaml.RNode
+	budget := v1.MaxInputBytes
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := readLimited(f, &budget)
+		if errors.Is(err, errTooLarge) {
+			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: fmt.Sprintf("brings the input past %s; the files given to one run must hold at most %s together (render fewer paths per run)", v1.FormatBytes(v1.MaxInputBytes), v1.FormatBytes(v1.MaxInputBytes))})
+			return nil, l
+		}
 		if err == nil {
 			var nodes []*yaml.RNode
 			nodes, err = (&kio.ByteReader{Reader: bytes.NewReader(data), SetAnnotations: map[string]string{kioutil.PathAnnotation: filepath.ToSlash(f)}}).Read()
@@ -149,10 +161,33 @@ func readInputs(paths []string) ([]*yaml.RNode, diag.List) {
 			items = append(items, nodes...)
 		}
 		if err != nil {
-			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: "cannot read YAML: " + err.Error()})
+			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: "cannot read YAML: " + yamlerr.Describe(err)})
 		}
 	}
 	return items, l
+}
+
+// errTooLarge reports an input past its byte budget.
+var errTooLarge = errors.New("input too large")
+
+// readLimited reads a file, charging its size to budget, and fails with
+// errTooLarge rather than reading past what is left: a hostile file must
+// not be able to exhaust memory before any check runs.
+func readLimited(name string, budget *int) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, int64(*budget)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > *budget {
+		return nil, errTooLarge
+	}
+	*budget -= len(data)
+	return data, nil
 }
 
 // stripGeneratedHeader removes the header an earlier --output-dir run put

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	sdk "github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
@@ -53,9 +55,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // runFunction is the KRM function entry point.
 func runFunction(stdin io.Reader, stdout, stderr io.Writer) int {
-	in, err := io.ReadAll(stdin)
+	in, err := io.ReadAll(io.LimitReader(stdin, v1.MaxInputBytes+1))
 	if err != nil {
 		fmt.Fprintf(stderr, "airunway-render: cannot read the ResourceList from stdin: %v\n", err)
+		return 1
+	}
+	if len(in) > v1.MaxInputBytes {
+		fmt.Fprintf(stderr, "[error] stdin: the ResourceList is larger than %s; the input of one run must be at most %s (split the package)\n", v1.FormatBytes(v1.MaxInputBytes), v1.FormatBytes(v1.MaxInputBytes))
 		return 1
 	}
 	p := &Processor{}
@@ -70,7 +76,7 @@ func runFunction(stdin io.Reader, stdout, stderr io.Writer) int {
 	if runErr != nil {
 		if !p.Problems.HasErrors() {
 			// The input was not a ResourceList at all.
-			fmt.Fprintf(stderr, "[error] %v\n", runErr)
+			fmt.Fprintf(stderr, "[error] stdin: cannot read the ResourceList: %s\n", yamlerr.Describe(runErr))
 		}
 		return 1
 	}

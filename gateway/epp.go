@@ -32,7 +32,9 @@ const (
 	eppGracePeriod = 130
 )
 
-func eppName(md *v1.ModelDeployment) string { return md.Name + "-epp" }
+// eppName names every picker object `<md>-epp`, shortened with a hash when
+// that passes 63 characters (providers.DerivedName).
+func eppName(md *v1.ModelDeployment) string { return providers.DerivedName(md.Name, "-epp") }
 
 // pickerSettings are the image and plugin configuration of the picker:
 // the provider's (llm-d registers its scheduler) > the capability file's

@@ -169,7 +169,8 @@ func poolFor(md *v1.ModelDeployment, g *v1.GatewayCapabilities) poolRef {
 }
 
 // checkNames refuses a ModelDeployment name that cannot name the endpoint
-// picker's Service, which only the API server would otherwise reject.
+// picker's Service, which only the API server would otherwise reject: one
+// that starts with a digit (the length is handled by eppName).
 func checkNames(md *v1.ModelDeployment, l *diag.List) {
 	if msgs := utilvalidation.IsDNS1035Label(eppName(md)); len(msgs) > 0 {
 		l.Errorf("metadata.name", "%q cannot name the endpoint picker's Service %q: %s", md.Name, eppName(md), strings.Join(msgs, "; "))

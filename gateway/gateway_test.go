@@ -10,6 +10,7 @@ import (
 	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/stretchr/testify/require"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 )
 
 // server is a Routable provider whose backend the test decides.
@@ -360,12 +361,43 @@ func TestEndpointPickerSettings(t *testing.T) {
 	}
 }
 
-func TestNameTooLongForThePickerService(t *testing.T) {
-	name := strings.Repeat("a", 60)
-	objs, l := Render(request(t, "{name: "+name+", namespace: default}", vllmSpec, "vllm", v1Caps), vllmBackend)
+// TestLongNameShortensThePicker: `<md>-epp` past 63 characters is cut with
+// a hash; every object and reference uses the one short name, and two
+// models that differ only past the cut get different pickers.
+func TestLongNameShortensThePicker(t *testing.T) {
+	pickerNames := func(name string) map[string]bool {
+		objs, l := Render(request(t, "{name: "+name+", namespace: default}", vllmSpec, "vllm", v1Caps), vllmBackend)
+		require.Empty(t, messages(l, diag.Error))
+		names := map[string]bool{}
+		for _, o := range objs {
+			if n := at(t, o, "metadata", "name").(string); strings.HasSuffix(n, "-epp") {
+				names[n] = true
+			}
+		}
+		pool := find(t, objs, "InferencePool")
+		names[at(t, pool, "spec", "endpointPickerRef", "name").(string)] = true
+		binding := find(t, objs, "RoleBinding")
+		names[at(t, binding, "roleRef", "name").(string)] = true
+		names[at(t, binding, "subjects", 0, "name").(string)] = true
+		return names
+	}
+	a := pickerNames(strings.Repeat("a", 59) + "1")
+	b := pickerNames(strings.Repeat("a", 59) + "2")
+	require.Len(t, a, 1, "one name everywhere: %v", a)
+	require.Len(t, b, 1)
+	require.NotEqual(t, a, b)
+	for n := range a {
+		require.Len(t, n, 63)
+		require.Regexp(t, `^a{50}-[0-9a-f]{8}-epp$`, n)
+		require.Empty(t, utilvalidation.IsDNS1035Label(n))
+	}
+	require.Equal(t, map[string]bool{strings.Repeat("a", 59) + "-epp": true}, pickerNames(strings.Repeat("a", 59)), "a name that fits is kept")
+}
+
+func TestNameStartingWithADigitCannotNameThePicker(t *testing.T) {
+	objs, l := Render(request(t, "{name: 1model, namespace: default}", vllmSpec, "vllm", v1Caps), vllmBackend)
 	require.Empty(t, objs)
-	require.Len(t, messages(l, diag.Error), 1)
-	require.Contains(t, messages(l, diag.Error)[0], "metadata.name: \""+name+"\" cannot name the endpoint picker's Service \""+name+"-epp\"")
+	require.Equal(t, []string{`metadata.name: "1model" cannot name the endpoint picker's Service "1model-epp": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`}, messages(l, diag.Error))
 }
 
 // TestNoNamespace: a model whose namespace kustomize sets later renders no

@@ -10,6 +10,7 @@ import (
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/gateway"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/providers"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -95,7 +96,7 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 	js, err := node.MarshalJSON()
 	if err != nil {
 		var l diag.List
-		l.Errorf("", "cannot read the object: %v", err)
+		l.Errorf("", "cannot read the object: %s", yamlerr.Describe(err))
 		return nil, l
 	}
 	md, l := v1.DecodeModelDeployment(js)

@@ -17,7 +17,8 @@ var (
 
 // DecodeModelDeployment strictly decodes a ModelDeployment from JSON. Unknown
 // and duplicate fields are errors at their path, as the API server reports
-// them with `kubectl apply --validate=strict`.
+// them with `kubectl apply --validate=strict`; an object past the input
+// limits (limits.go) is refused before it is decoded.
 func DecodeModelDeployment(data []byte) (*ModelDeployment, diag.List) {
 	md := &ModelDeployment{}
 	problems := decodeStrict(data, md, "ModelDeployment")
@@ -37,6 +38,9 @@ func DecodeClusterCapabilities(data []byte) (*ClusterCapabilities, diag.List) {
 }
 
 func decodeStrict(data []byte, into any, kind string) diag.List {
+	if problems := CheckLimits(data, kind); problems.HasErrors() {
+		return problems
+	}
 	var problems diag.List
 	strictErrs, err := kjson.UnmarshalStrict(data, into, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
 	if err != nil {

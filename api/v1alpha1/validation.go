@@ -3,11 +3,14 @@ package v1alpha1
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/airunway-render/airunway-render/diag"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -22,10 +25,13 @@ const (
 )
 
 var (
-	maxMemory        = resource.MustParse("4Ti")
-	maxCPU           = resource.MustParse("512")
-	volumeNameRe     = regexp.MustCompile(`^[a-z0-9]([a-z0-9\-]*[a-z0-9])?$`)
-	forbiddenMountAt = []string{"/dev", "/proc", "/sys", "/etc", "/var/run"}
+	maxMemory    = resource.MustParse("4Ti")
+	maxCPU       = resource.MustParse("512")
+	volumeNameRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9\-]*[a-z0-9])?$`)
+	// forbiddenMountAt are upstream's runtime-owned directories plus /run,
+	// where /var/run usually points (the service account token lives
+	// below both).
+	forbiddenMountAt = []string{"/dev", "/proc", "/sys", "/etc", "/var/run", "/run"}
 	accessModes      = []string{"ReadWriteOnce", "ReadWriteMany", "ReadOnlyMany", "ReadWriteOncePod"}
 )
 
@@ -35,6 +41,17 @@ var (
 var (
 	securityOverrideKeys = []string{"securityContext", "serviceAccountName", "serviceAccount", "hostNetwork", "hostPID", "hostIPC", "automountServiceAccountToken", "nodeName", "priorityClassName", "runtimeClassName"}
 	sizingOverrideKeys   = []string{"replicas", "resources"}
+)
+
+// Override keys this renderer bans beyond upstream. With the first group
+// banned too, no override can give a pod what the Pod Security Standards
+// baseline forbids (upstream's list leaves host paths and ports open);
+// `namespace`, at any depth, would point the object or one of its
+// references out of the ModelDeployment's namespace. The identity keys are
+// banned at the top: they are the renderer's, and `status` the operator's.
+var (
+	hostOverrideKeys     = []string{"hostPath", "hostPort", "hostUsers"}
+	identityOverrideKeys = []string{"apiVersion", "kind", "metadata", "status"}
 )
 
 // Annotations with meaning on a ModelDeployment.
@@ -84,6 +101,8 @@ func validateModel(md *ModelDeployment, l *diag.List) {
 	if m.Source == SourceHuggingFace && m.ID == "" {
 		l.Errorf("spec.model.id", "model.id is required when `spec.model.source` is %q", SourceHuggingFace)
 	}
+	checkToken(l, "spec.model.id", m.ID)
+	checkToken(l, "spec.model.servedName", m.ServedName)
 	if m.ServedName != "" && m.Source == SourceCustom {
 		l.Warnf("spec.model.servedName", "servedName is not applicable when `spec.model.source` is %q", SourceCustom)
 	}
@@ -107,6 +126,14 @@ func validateEngine(s *ModelDeploymentSpec, l *diag.List) {
 	if Bool(e.TrustRemoteCode) {
 		l.Warnf("spec.engine.trustRemoteCode", "is true: the model repository may run arbitrary code in the model server")
 	}
+	for _, k := range slices.Sorted(maps.Keys(e.Args)) {
+		checkArgValue(l, "spec.engine.args."+k, e.Args[k])
+	}
+	for i, tok := range e.ExtraArgs {
+		if strings.ContainsRune(tok, 0) {
+			l.Errorf(fmt.Sprintf("spec.engine.extraArgs[%d]", i), "%q must not contain a NUL character: no command line can carry it", tok)
+		}
+	}
 	for i, tok := range e.ExtraArgs {
 		key, ok := FlagKey(tok)
 		if !ok {
@@ -114,6 +141,34 @@ func validateEngine(s *ModelDeploymentSpec, l *diag.List) {
 		}
 		if _, dup := e.Args[key]; dup {
 			l.Errorf(fmt.Sprintf("spec.engine.extraArgs[%d]", i), "%q sets the same flag as `spec.engine.args` key %q; set it in only one of `spec.engine.args` and `spec.engine.extraArgs`", tok, key)
+		}
+	}
+}
+
+// checkToken checks a value that providers put on the command line as one
+// token, and KubeRay into a space-separated string: a model ID or served
+// name. Whitespace would split it into extra flags there, and a leading
+// dash would make it a flag everywhere; real model IDs have neither.
+func checkToken(l *diag.List, field, value string) {
+	switch {
+	case strings.ContainsFunc(value, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		l.Errorf(field, "%q must not contain whitespace or control characters: it is passed to the model server as one command-line token", value)
+	case strings.HasPrefix(value, "-"):
+		l.Errorf(field, "%q must not start with '-': the model server would read it as a flag", value)
+	}
+}
+
+// checkArgValue checks an `engine.args` value, which follows its `--key` as
+// the next token. A value that starts with '-' would be read as a flag of
+// its own (`--enforce-eager --trust-remote-code` sets both), unless it is a
+// number such as -1.
+func checkArgValue(l *diag.List, field, value string) {
+	if strings.ContainsRune(value, 0) {
+		l.Errorf(field, "%q must not contain a NUL character: no command line can carry it", value)
+	}
+	if strings.HasPrefix(value, "-") {
+		if _, err := strconv.ParseFloat(value, 64); err != nil {
+			l.Errorf(field, "%q must not start with '-' unless it is a number: the model server would read it as another flag (put extra flags in `spec.engine.extraArgs`)", value)
 		}
 	}
 }
@@ -254,6 +309,11 @@ func validateOverrides(s *ModelDeploymentSpec, l *diag.List) {
 		l.Errorf("spec.provider.overrides", "must be a JSON object")
 		return
 	}
+	for _, k := range identityOverrideKeys {
+		if _, ok := v.(map[string]any)[k]; ok {
+			l.Errorf("spec.provider.overrides."+k, "overriding `%s` is forbidden: the renderer sets `apiVersion`, `kind` and `metadata` (a name or namespace there would move the object away from its ModelDeployment), and `status` belongs to the provider's operator", k)
+		}
+	}
 	walkOverrides(v, "spec.provider.overrides", l)
 }
 
@@ -270,6 +330,12 @@ func walkOverrides(v any, at string, l *diag.List) {
 		for _, k := range keys {
 			field := at + "." + k
 			switch {
+			case at == "spec.provider.overrides" && slices.Contains(identityOverrideKeys, k):
+				// reported by validateOverrides
+			case k == "namespace":
+				l.Errorf(field, "overriding `namespace` is forbidden: an override must not move an object, or point a reference, out of the ModelDeployment's namespace")
+			case slices.Contains(hostOverrideKeys, k):
+				l.Errorf(field, "overriding %q is forbidden: it gives the pod access to its node, which the Pod Security Standards baseline forbids", k)
 			case slices.Contains(securityOverrideKeys, k):
 				l.Errorf(field, "overriding %q is forbidden: security-sensitive pod fields must not be set through overrides", k)
 			case slices.Contains(sizingOverrideKeys, k):
@@ -370,9 +436,6 @@ func validateVolumeSize(md *ModelDeployment, v *StorageVolume, at string, l *dia
 	if len(derived) > 253 {
 		l.Errorf(at+".claimName", "derived claim name %q is longer than 253 characters", derived)
 	}
-	if v.Purpose == PurposeModelCache && !Bool(v.ReadOnly) && len(md.Name+"-model-download") > 253 {
-		l.Errorf("metadata.name", "is too long: the model download Job name %q would exceed 253 characters", md.Name+"-model-download")
-	}
 }
 
 func validateMountPath(v *StorageVolume, at string, l *diag.List) {
@@ -387,6 +450,10 @@ func validateMountPath(v *StorageVolume, at string, l *diag.List) {
 		return
 	}
 	clean := path.Clean(v.MountPath)
+	if clean == "/" {
+		l.Errorf(at+".mountPath", "%q must not be the root directory: a volume there would hide the whole container image", v.MountPath)
+		return
+	}
 	for _, p := range forbiddenMountAt {
 		if clean == p || strings.HasPrefix(clean, p+"/") {
 			l.Errorf(at+".mountPath", "%q must not be %s or below it: that path belongs to the container runtime", v.MountPath, p)

@@ -32,8 +32,11 @@ const (
 	AnnotationFluxForce = "kustomize.toolkit.fluxcd.io/force"
 )
 
-// DownloadJobName is the deterministic name of the model-download Job.
-func DownloadJobName(mdName string) string { return mdName + downloadJobSuffix }
+// DownloadJobName is the deterministic name of the model-download Job,
+// shortened with a hash past 63 characters (providers.DerivedName).
+func DownloadJobName(mdName string) string {
+	return providers.DerivedName(mdName, downloadJobSuffix)
+}
 
 // needsDownload is upstream's NeedsDownloadJob: Hugging Face source and a
 // modelCache volume (managed or pre-existing) that is not read-only.

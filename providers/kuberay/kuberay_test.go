@@ -325,8 +325,11 @@ func TestOverrides(t *testing.T) {
 	require.Len(t, rs.Spec.RayClusterConfig.WorkerGroupSpecs, 1)
 	require.Equal(t, "custom", rs.Spec.RayClusterConfig.WorkerGroupSpecs[0].GroupName, "a list is replaced whole")
 
+	// Validation refuses these keys first; the provider refuses them again.
 	for _, key := range []string{"apiVersion", "kind", "metadata", "status"} {
-		_, l := Provider{}.Render(request(t, "test-model", "1.3.0", base+"provider: {overrides: {"+key+": {}}}"))
+		req := providertest.Request(providertest.Decode(t, "", base+"provider: {overrides: {"+key+": {}}}"), Name)
+		req.Engine, req.Provider.Version = v1.EngineVLLM, "1.3.0"
+		_, l := Provider{}.Render(req)
 		require.True(t, l.HasErrors(), key)
 		require.Equal(t, "spec.provider.overrides", l.Errors()[0].Field)
 		require.Contains(t, l.Errors()[0].Message, `overriding "`+key+`" is not allowed`)

@@ -208,8 +208,12 @@ func TestOverrides(t *testing.T) {
 	d, _, _ = render(t, base+"nodeSelector: {a: b}\nprovider: {overrides: {spec: {template: {spec: {nodeSelector: null}}}}}")
 	require.Empty(t, d.Spec.Template.Spec.NodeSelector, "null deletes")
 
+	// Validation refuses these keys first; the provider refuses them again,
+	// so no caller that skips validation can change an object's identity.
 	for _, key := range []string{"apiVersion", "kind", "metadata", "status"} {
-		_, l := Provider{}.Render(request(t, base+"provider: {overrides: {"+key+": {}}}"))
+		req := providertest.Request(providertest.Decode(t, "", base+"provider: {overrides: {"+key+": {}}}"), Name)
+		req.Engine = v1.EngineVLLM
+		_, l := Provider{}.Render(req)
 		require.True(t, l.HasErrors(), key)
 		require.Equal(t, "spec.provider.overrides", l.Errors()[0].Field)
 		require.Contains(t, l.Errors()[0].Message, `overriding "`+key+`" is not allowed`)
