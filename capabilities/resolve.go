@@ -301,10 +301,8 @@ func checkNodePools(pools []v1.NodePool, l *diag.List) {
 // ResolveNode decodes and resolves a ClusterCapabilities object given as a
 // YAML node. The Resolved value is nil whenever problems has an error.
 func ResolveNode(node *kyaml.RNode) (*Resolved, diag.List) {
-	js, err := node.MarshalJSON()
-	if err != nil {
-		var l diag.List
-		l.Errorf("", "cannot read the object: %s", yamlerr.Describe(err))
+	js, l := yamlerr.ObjectJSON(node)
+	if l.HasErrors() {
 		return nil, l
 	}
 	c, l := v1.DecodeClusterCapabilities(js)

@@ -74,7 +74,11 @@ func Render(items []*yaml.RNode, opts Options) Result {
 	for _, node := range in.models {
 		id, file := identity(node), fileOf(node)
 		if prev, dup := seen[id.String()]; dup {
-			problems = append(problems, diag.Problem{Severity: diag.Error, Resource: id, File: file, Message: "is defined twice (also in " + prev + "); each ModelDeployment must appear once"})
+			where := ""
+			if prev != "" {
+				where = " (also in " + prev + ")"
+			}
+			problems = append(problems, diag.Problem{Severity: diag.Error, Resource: id, File: file, Message: "is defined twice" + where + "; each ModelDeployment must appear once"})
 			continue
 		}
 		seen[id.String()] = file
@@ -93,10 +97,8 @@ func Render(items []*yaml.RNode, opts Options) Result {
 // renderModel runs decode -> default -> validate -> select -> render for one
 // ModelDeployment and returns it annotated plus its generated objects.
 func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[string]providers.Provider) ([]*yaml.RNode, diag.List) {
-	js, err := node.MarshalJSON()
-	if err != nil {
-		var l diag.List
-		l.Errorf("", "cannot read the object: %s", yamlerr.Describe(err))
+	js, l := yamlerr.ObjectJSON(node)
+	if l.HasErrors() {
 		return nil, l
 	}
 	md, l := v1.DecodeModelDeployment(js)

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/airunway-render/airunway-render/diag"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // MaxParserDepth is the YAML parser's own nesting limit.
@@ -42,4 +45,69 @@ func at(line string) string {
 		return ""
 	}
 	return "line " + line + ": "
+}
+
+// Duplicate is a key set twice in one mapping.
+type Duplicate struct {
+	Field           string // field path, e.g. spec.engine
+	FirstLine, Line int
+}
+
+// Message says what is wrong, in the project's style.
+func (d Duplicate) Message() string {
+	return fmt.Sprintf("is set at line %d and again at line %d; a key must appear only once in a mapping", d.FirstLine, d.Line)
+}
+
+// DuplicateKeys finds every key set twice in one mapping of the node,
+// before it is converted: the converter stops at the first, and counts
+// lines in its own copy of the object rather than in the input. Aliases
+// are not followed, so an alias bomb costs nothing here.
+func DuplicateKeys(n *yaml.Node) []Duplicate {
+	var out []Duplicate
+	walkKeys(n, "", &out)
+	return out
+}
+
+func walkKeys(n *yaml.Node, at string, out *[]Duplicate) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			walkKeys(c, at, out)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			walkKeys(c, fmt.Sprintf("%s[%d]", at, i), out)
+		}
+	case yaml.MappingNode:
+		first := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			field := strings.TrimPrefix(at+"."+k.Value, ".")
+			if line, dup := first[k.Value]; dup {
+				*out = append(*out, Duplicate{Field: field, FirstLine: line, Line: k.Line})
+				continue
+			}
+			first[k.Value] = k.Line
+			walkKeys(n.Content[i+1], field, out)
+		}
+	}
+}
+
+// ObjectJSON converts one object's node to JSON for strict decoding,
+// reporting keys set twice at their field paths and any conversion error
+// readably.
+func ObjectJSON(node *yaml.RNode) ([]byte, diag.List) {
+	var l diag.List
+	for _, d := range DuplicateKeys(node.YNode()) {
+		l.Errorf(d.Field, "%s", d.Message())
+	}
+	if l.HasErrors() {
+		return nil, l
+	}
+	js, err := node.MarshalJSON()
+	if err != nil {
+		l.Errorf("", "cannot read the object: %s", Describe(err))
+		return nil, l
+	}
+	return js, nil
 }
