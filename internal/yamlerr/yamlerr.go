@@ -55,6 +55,9 @@ type Duplicate struct {
 
 // Message says what is wrong, in the project's style.
 func (d Duplicate) Message() string {
+	if d.FirstLine == d.Line {
+		return fmt.Sprintf("is set twice at line %d; a key must appear only once in a mapping", d.Line)
+	}
 	return fmt.Sprintf("is set at line %d and again at line %d; a key must appear only once in a mapping", d.FirstLine, d.Line)
 }
 

@@ -1,0 +1,64 @@
+package yamlerr
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// TestDescribe feeds the parser's real errors, produced from real input,
+// through Describe.
+func TestDescribe(t *testing.T) {
+	parseErr := func(doc string) error {
+		_, err := yaml.Parse(doc)
+		require.Error(t, err, doc)
+		return err
+	}
+	convertErr := func(doc string) error {
+		n, err := yaml.Parse(doc)
+		require.NoError(t, err)
+		_, err = n.MarshalJSON()
+		require.Error(t, err, doc)
+		return err
+	}
+	bomb := "a: &a [x,x,x,x,x,x,x,x,x]\n"
+	for i, prev := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		name := string(rune('b' + i))
+		bomb += name + ": &" + name + " [*" + prev + ",*" + prev + ",*" + prev + ",*" + prev + ",*" + prev + ",*" + prev + ",*" + prev + ",*" + prev + ",*" + prev + "]\n"
+	}
+	deep := ""
+	for range 10001 {
+		deep += "["
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"alias bomb", convertErr(bomb), "its YAML aliases expand to far more data than the document holds (an alias bomb); YAML anchors and aliases must not multiply the document, so write the values out"},
+		{"nesting", parseErr("a: " + deep), "nests more than 10000 levels deep; YAML input must nest at most 10000 levels"},
+		{"key twice", convertErr("a: 1\nb: 2\na: 3\n"), `line 3: key "a" is already defined at line 1; a key must appear only once in a mapping`},
+		{"not UTF-8", parseErr("a: \xff\n"), "is not valid UTF-8; YAML input must be UTF-8 text"},
+		{"anything else loses the prefixes", errors.New("MalformedYAMLError: yaml: line 2: did not find expected key"), "line 2: did not find expected key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, Describe(tc.err))
+		})
+	}
+}
+
+func TestDuplicateKeys(t *testing.T) {
+	n, err := yaml.Parse("a: 1\nb:\n  list:\n  - {x: 1, x: 2}\n  c: &c {y: 1, y: 2}\n  d: *c\na: 3\n")
+	require.NoError(t, err)
+	require.Equal(t, []Duplicate{
+		{Field: "b.list[0].x", FirstLine: 4, Line: 4},
+		{Field: "b.c.y", FirstLine: 5, Line: 5},
+		{Field: "a", FirstLine: 1, Line: 7},
+	}, DuplicateKeys(n.YNode()), "aliases are not followed, so d is not reported again")
+
+	_, l := ObjectJSON(n)
+	require.Equal(t, "b.list[0].x", l[0].Field)
+	require.Equal(t, "is set twice at line 4; a key must appear only once in a mapping", l[0].Message)
+}
