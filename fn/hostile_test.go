@@ -138,6 +138,19 @@ func hostileCases() []hostileCase {
 			fn:    "[error] stdin: cannot read the ResourceList: is not valid UTF-8; YAML input must be UTF-8 text\n",
 		},
 		{
+			// found by FuzzResourceList: kyaml's metadata accessors
+			// indexed past the end of a list and panicked
+			name:  "metadata that is not a mapping",
+			input: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, annotations: [x]}\n",
+			cli:   "[error]: cannot read YAML: an object's `metadata` and `metadata.annotations` must be mappings, got a sequence" + file + "\n" + nothing,
+			fn:    "[error] v1/ConfigMap/c metadata.annotations: must be an object mapping names to strings, got a list\n" + nothing,
+		},
+		{
+			name:  "null list item in overrides",
+			input: md("m", "  provider: {name: vllm, overrides: {spec: {template: {spec: {imagePullSecrets: [null, {name: null}]}}}}}\n"),
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.template.spec.imagePullSecrets[0]: must not be null: a null deletes a key, but a list item cannot be deleted; leave the item out" + file + "\n" + nothing,
+		},
+		{
 			name:  "wrong apiVersions",
 			input: strings.Replace(md("m", ""), "v1alpha1", "v1", 1) + "---\napiVersion: airunway.ai/v1beta1\nkind: ClusterCapabilities\nmetadata: {name: c, annotations: {config.kubernetes.io/local-config: \"true\"}}\n",
 			cli: "[error] airunway.ai/v1/ModelDeployment/team-a/m apiVersion: \"airunway.ai/v1\" is not supported: ModelDeployment must use apiVersion \"airunway.ai/v1alpha1\"" + file + "\n" +

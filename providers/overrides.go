@@ -43,13 +43,32 @@ func mergeInto(dst, patch map[string]any) {
 			mergeInto(dm, pm)
 			continue
 		}
-		if pIsMap {
-			// A fresh map must not carry nulls of its own into the output.
-			fresh := map[string]any{}
-			mergeInto(fresh, pm)
-			dst[k] = fresh
-			continue
-		}
-		dst[k] = pv
+		dst[k] = withoutNulls(pv)
 	}
+}
+
+// withoutNulls copies a value that replaces, rather than merges into, what
+// was there. Its nulls have nothing to delete, and must not reach the
+// output as nulls: keys set to null are left out, and so are null list
+// items (which validation refuses before they get here).
+func withoutNulls(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			if e != nil {
+				out[k] = withoutNulls(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, 0, len(t))
+		for _, e := range t {
+			if e != nil {
+				out = append(out, withoutNulls(e))
+			}
+		}
+		return out
+	}
+	return v
 }

@@ -24,6 +24,9 @@ func TestApplyOverrides(t *testing.T) {
 			want: map[string]any{"spec": map[string]any{"list": []any{"keep"}, "nested": map[string]any{}}}},
 		{name: "nulls inside a new map do not leak", patch: `{"extra":{"gone":null,"kept":1}}`,
 			want: map[string]any{"extra": map[string]any{"kept": 1.0}, "spec": map[string]any{"a": 1.0, "list": []any{"keep"}, "nested": map[string]any{"x": 1.0}}}},
+		// found by FuzzApplyOverrides: a replacing list carried its nulls
+		{name: "nulls inside a replacing list do not leak", patch: `{"spec":{"list":[null,{"gone":null,"kept":[null,1]}]}}`,
+			want: map[string]any{"spec": map[string]any{"a": 1.0, "list": []any{map[string]any{"kept": []any{1.0}}}, "nested": map[string]any{"x": 1.0}}}},
 		{name: "metadata refused", patch: `{"metadata":{"name":"x"}}`, err: `overriding "metadata" is not allowed`},
 		{name: "not an object", patch: `[1]`, err: "must be a JSON object"},
 	}

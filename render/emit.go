@@ -34,6 +34,10 @@ type classified struct {
 func classify(items []*yaml.RNode) classified {
 	var c classified
 	for _, n := range items {
+		if p, bad := CheckShape(n); bad {
+			c.problems = append(c.problems, p)
+			continue
+		}
 		apiVersion, kind := n.GetApiVersion(), n.GetKind()
 		group := strings.SplitN(apiVersion, "/", 2)[0]
 		switch {
@@ -61,6 +65,65 @@ func classify(items []*yaml.RNode) classified {
 		}
 	}
 	return c
+}
+
+// CheckShape reports an item kyaml's metadata accessors cannot read: they
+// assume that the item, its `metadata`, and the annotations and labels in
+// it are mappings, and index past the end of anything else (a list of odd
+// length panics, an even one is misread as a map). It must run before any
+// of them.
+func CheckShape(n *yaml.RNode) (diag.Problem, bool) {
+	bad := func(ref diag.Resource, field, msg string) (diag.Problem, bool) {
+		return diag.Problem{Severity: diag.Error, Resource: ref, Field: field, Message: msg}, true
+	}
+	if n.YNode().Kind != yaml.MappingNode {
+		return bad(diag.Resource{}, "", "an item must be an object (a YAML mapping), got "+nodeKind(n.YNode()))
+	}
+	ref := diag.Resource{APIVersion: scalarField(n, "apiVersion"), Kind: scalarField(n, "kind")}
+	meta := n.Field("metadata")
+	if meta == nil || isNull(meta.Value.YNode()) {
+		return diag.Problem{}, false
+	}
+	if meta.Value.YNode().Kind != yaml.MappingNode {
+		return bad(ref, "metadata", "must be an object (a YAML mapping), got "+nodeKind(meta.Value.YNode()))
+	}
+	ref.Namespace, ref.Name = scalarField(meta.Value, "namespace"), scalarField(meta.Value, "name")
+	for _, key := range []string{"name", "namespace"} {
+		if f := meta.Value.Field(key); f != nil && f.Value.YNode().Kind != yaml.ScalarNode {
+			return bad(ref, "metadata."+key, "must be a string, got "+nodeKind(f.Value.YNode()))
+		}
+	}
+	for _, key := range []string{"annotations", "labels"} {
+		f := meta.Value.Field(key)
+		if f == nil || isNull(f.Value.YNode()) {
+			continue
+		}
+		if f.Value.YNode().Kind != yaml.MappingNode {
+			return bad(ref, "metadata."+key, "must be an object mapping names to strings, got "+nodeKind(f.Value.YNode()))
+		}
+	}
+	return diag.Problem{}, false
+}
+
+func scalarField(n *yaml.RNode, key string) string {
+	if f := n.Field(key); f != nil && f.Value.YNode().Kind == yaml.ScalarNode {
+		return f.Value.YNode().Value
+	}
+	return ""
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == yaml.NodeTagNull }
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return "a scalar"
+	case yaml.AliasNode:
+		return "an alias (write the mapping out in place)"
+	}
+	return "something else"
 }
 
 func isLocalConfig(n *yaml.RNode) bool {

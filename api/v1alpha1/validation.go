@@ -346,6 +346,10 @@ func walkOverrides(v any, at string, l *diag.List) {
 		}
 	case []any:
 		for i, e := range t {
+			if e == nil {
+				l.Errorf(fmt.Sprintf("%s[%d]", at, i), "must not be null: a null deletes a key, but a list item cannot be deleted; leave the item out")
+				continue
+			}
 			walkOverrides(e, fmt.Sprintf("%s[%d]", at, i), l)
 		}
 	}

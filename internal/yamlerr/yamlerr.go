@@ -15,6 +15,7 @@ const MaxParserDepth = 10000
 var (
 	depthRe = regexp.MustCompile(`(?:line (\d+): )?exceeded max depth of (\d+)`)
 	dupRe   = regexp.MustCompile(`line (\d+): mapping key (".*") already defined at line (\d+)`)
+	kindRe  = regexp.MustCompile(`wrong node kind: expected MappingNode but got (\w+)Node`)
 	utf8Re  = regexp.MustCompile(`(?:invalid leading|invalid trailing|incomplete) UTF-8 octet|invalid Unicode character`)
 )
 
@@ -31,6 +32,10 @@ func Describe(err error) string {
 	case dupRe.MatchString(msg):
 		m := dupRe.FindStringSubmatch(msg)
 		return fmt.Sprintf("line %s: key %s is already defined at line %s; a key must appear only once in a mapping", m[1], m[2], m[3])
+	case kindRe.MatchString(msg):
+		// kyaml says this when it sets the file annotations and finds a
+		// metadata or annotations node that is not a mapping.
+		return fmt.Sprintf("an object's `metadata` and `metadata.annotations` must be mappings, got a %s", strings.ToLower(kindRe.FindStringSubmatch(msg)[1]))
 	case utf8Re.MatchString(msg):
 		return "is not valid UTF-8; YAML input must be UTF-8 text"
 	}

@@ -2,9 +2,11 @@ package yamlerr
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -20,6 +22,11 @@ func TestDescribe(t *testing.T) {
 		n, err := yaml.Parse(doc)
 		require.NoError(t, err)
 		_, err = n.MarshalJSON()
+		require.Error(t, err, doc)
+		return err
+	}
+	readErr := func(doc string) error {
+		_, err := (&kio.ByteReader{Reader: strings.NewReader(doc), SetAnnotations: map[string]string{"config.kubernetes.io/path": "x.yaml"}}).Read()
 		require.Error(t, err, doc)
 		return err
 	}
@@ -41,6 +48,7 @@ func TestDescribe(t *testing.T) {
 		{"nesting", parseErr("a: " + deep), "nests more than 10000 levels deep; YAML input must nest at most 10000 levels"},
 		{"key twice", convertErr("a: 1\nb: 2\na: 3\n"), `line 3: key "a" is already defined at line 1; a key must appear only once in a mapping`},
 		{"not UTF-8", parseErr("a: \xff\n"), "is not valid UTF-8; YAML input must be UTF-8 text"},
+		{"metadata not a mapping", readErr("metadata: {annotations: [x]}\n"), "an object's `metadata` and `metadata.annotations` must be mappings, got a sequence"},
 		{"anything else loses the prefixes", errors.New("MalformedYAMLError: yaml: line 2: did not find expected key"), "line 2: did not find expected key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
