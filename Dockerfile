@@ -45,7 +45,7 @@ COPY . .
 ARG VERSION=dev
 RUN for cmd in airunway-render airunway-status-reporter; do \
       CGO_ENABLED=0 go build -trimpath \
-        -ldflags "-s -w -X github.com/airunway-render/airunway-render/fn.Version=${VERSION}" \
+        -ldflags "-s -w -X github.com/airunway-render/airunway-render/internal/version.Version=${VERSION}" \
         -o /out/$cmd ./cmd/$cmd || exit 1; \
     done
 

@@ -4,7 +4,7 @@
 
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X github.com/airunway-render/airunway-render/fn.Version=$(VERSION)
+LDFLAGS   := -s -w -X github.com/airunway-render/airunway-render/internal/version.Version=$(VERSION)
 TOOLS_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/airunway-render/tools
 KUSTOMIZE_VERSION ?= v5.8.2
 KUSTOMIZE := $(TOOLS_DIR)/kustomize-$(KUSTOMIZE_VERSION)/kustomize
@@ -12,7 +12,7 @@ SHARED_CRDS ?= ../shared/crds
 
 export CGO_ENABLED := 0
 
-.PHONY: all build test demo golden bench readme schemas fmt vet tools envtest image help
+.PHONY: all build test demo golden bench fuzz readme schemas fmt vet tools envtest image help verify-modules vulncheck
 
 all: build
 
@@ -23,6 +23,9 @@ help:
 	@echo "make envtest  build the kube-apiserver and etcd the reporter's tests use (cached)"
 	@echo "make golden   regenerate the golden files after an intended change"
 	@echo "make bench    run the benchmarks"
+	@echo "make fuzz     run every fuzz target for FUZZTIME (default 60s) and report the corpus sizes"
+	@echo "make vulncheck  govulncheck on the source and both binaries (VULNCHECK_REQUIRED=1: fail if its database is unreachable)"
+	@echo "make verify-modules  go mod verify and go mod tidy -diff (part of make test)"
 	@echo "make image    build the function, Argo CD plugin and status reporter images with buildah"
 	@echo "make readme   regenerate the compatibility matrix in README.md"
 	@echo "make schemas  re-derive schemas/ and the deploy/ CRD from $(SHARED_CRDS)"
@@ -64,13 +67,39 @@ demo: build
 # container image test; envtest the API server the reporter's tests run
 # against. Tests find the binaries through these variables; the two
 # binaries are built here so the tests run exactly what `make build` ships.
-test: build tools
+test: verify-modules build tools
 	@assets=$$(hack/install-envtest.sh $(ENVTEST_DIR)) || exit 1; \
 	assets=$$(echo "$$assets" | tail -n1); set -x; \
 	KUBEBUILDER_ASSETS=$$assets KUSTOMIZE=$(KUSTOMIZE) \
 	  AIRUNWAY_RENDER_BIN=$(CURDIR)/bin/airunway-render \
 	  AIRUNWAY_STATUS_REPORTER_BIN=$(CURDIR)/bin/airunway-status-reporter \
 	  $(GO) test -count=1 -timeout 45m ./...
+	hack/fuzz.sh $(TEST_FUZZTIME)
+
+# make test fuzzes each target briefly; make fuzz longer. Both print each
+# target's corpus size; a failing input lands in <pkg>/testdata/fuzz/.
+TEST_FUZZTIME ?= 5s
+FUZZTIME      ?= 60s
+fuzz:
+	hack/fuzz.sh $(FUZZTIME)
+
+# Supply chain (DEPENDENCIES.md): the module cache still matches go.sum,
+# and go.mod lists exactly what the code needs.
+verify-modules:
+	$(GO) mod verify
+	$(GO) mod tidy -diff
+
+# govulncheck, pinned in hack/vulncheck.sh, on ./... and both binaries. The
+# script exits 3 when a vulnerability affects the code and 4 when its
+# database (GOVULNDB, default https://vuln.go.dev; file:///path for a local
+# copy) cannot be reached: a warning here unless VULNCHECK_REQUIRED=1.
+vulncheck: build
+	@TOOLS_DIR=$(TOOLS_DIR) hack/vulncheck.sh bin/airunway-render bin/airunway-status-reporter; rc=$$?; \
+	if [ $$rc -eq 4 ] && [ "$(VULNCHECK_REQUIRED)" != 1 ]; then \
+	  echo "vulncheck: SKIPPED, the vulnerability database is unreachable (VULNCHECK_REQUIRED=1 makes this an error)" >&2; \
+	  exit 0; \
+	fi; \
+	exit $$rc
 
 golden:
 	$(GO) test ./golden/ -run TestGolden -update

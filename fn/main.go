@@ -10,9 +10,6 @@ import (
 	sdk "github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
-// Version is set at build time with -ldflags "-X ...fn.Version=...".
-var Version = "dev"
-
 const usage = `airunway-render renders AI Runway ModelDeployments into provider objects.
 
 Usage:

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/internal/version"
 	"github.com/airunway-render/airunway-render/render"
 )
 
@@ -44,7 +45,7 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, MatrixMarkdown())
 		return 0
 	}
-	fmt.Fprintf(stdout, "airunway-render %s\n\nSupported providers:\n", Version)
+	fmt.Fprintf(stdout, "airunway-render %s\n\nSupported providers:\n", version.Version)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  PROVIDER\tOPERATOR RELEASES\tDEFAULT\tRENDERS\tSTATUS")
 	for _, r := range matrix() {

@@ -18,7 +18,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/airunway-render/airunway-render/fn"
+	"github.com/airunway-render/airunway-render/internal/version"
 	"github.com/airunway-render/airunway-render/reporter"
 )
 
@@ -43,12 +43,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.StaleAfter, "stale-after", reporter.StaleAfter, "how long a not-ready provider object may go without an update before Ready is Unknown")
 	fs.DurationVar(&o.SyncPeriod, "sync-period", reporter.DefaultSyncPeriod, "how often every ModelDeployment is re-checked without an event")
 	verbosity := fs.IntP("v", "v", 0, "log verbosity")
-	version := fs.Bool("version", false, "print the version and exit")
+	printVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *version {
-		fmt.Fprintln(stdout, "airunway-status-reporter", fn.Version)
+	if *printVersion {
+		fmt.Fprintln(stdout, "airunway-status-reporter", version.Version)
 		return 0
 	}
 	o.Logger = textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(*verbosity), textlogger.Output(stderr)))
