@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
@@ -44,6 +45,9 @@ type Rule struct {
 	Condition string
 	Priority  int32
 	Program   cel.Program
+	// Field is where the rule is in the capability file.
+	Field     string
+	tooCostly *atomic.Bool
 }
 
 // Engine returns the provider's capability for an engine, nil when absent.
@@ -173,7 +177,7 @@ func resolveProvider(pc *v1.ProviderCapability, at string, l *diag.List) *Provid
 			l.Errorf(ruleAt+".condition", "%q is not a valid CEL expression: %v", sr.Condition, err)
 			continue
 		}
-		p.Rules = append(p.Rules, Rule{Condition: sr.Condition, Priority: sr.Priority, Program: prg})
+		p.Rules = append(p.Rules, Rule{Condition: sr.Condition, Priority: sr.Priority, Program: prg, Field: ruleAt + ".condition", tooCostly: new(atomic.Bool)})
 	}
 	for _, engine := range slices.Sorted(maps.Keys(pc.Images)) {
 		if !slices.Contains(v1.Engines, engine) {

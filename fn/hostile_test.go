@@ -83,6 +83,16 @@ spec:
 `
 )
 
+// costlyRule nests seven comprehensions over 20 items: 20^7 steps.
+var costlyRule = func() string {
+	list := "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]"
+	rule := "a+b+c+d+e+f+g > 0"
+	for _, v := range []string{"g", "f", "e", "d", "c", "b", "a"} {
+		rule = list + ".all(" + v + ", " + rule + ")"
+	}
+	return rule
+}()
+
 func hostileCases() []hostileCase {
 	const nothing = "airunway-render: 1 error(s), 0 warning(s); nothing was rendered\n"
 	const file = " (file model.yaml)"
@@ -149,6 +159,19 @@ func hostileCases() []hostileCase {
 			name:  "null list item in overrides",
 			input: md("m", "  provider: {name: vllm, overrides: {spec: {template: {spec: {imagePullSecrets: [null, {name: null}]}}}}}\n"),
 			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.template.spec.imagePullSecrets[0]: must not be null: a null deletes a key, but a list item cannot be deleted; leave the item out" + file + "\n" + nothing,
+		},
+		{
+			name:  "a variable set twice",
+			input: md("m", "  provider: {name: dynamo}\n  env: [{name: A, value: \"1\"}, {name: A, value: \"2\"}]\n"),
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.env[1].name: \"A\" duplicates `spec.env[0].name`: each variable must be set once" + file + "\n" + nothing,
+		},
+		{
+			// found by FuzzRender: without a cost limit this rule ran for
+			// hours on every render
+			name: "a selection rule that never ends",
+			input: strings.Replace(cpuOnlyCaps, "providers: [{name: vllm}]", "providers: [{name: vllm, selectionRules: [{condition: '"+costlyRule+"', priority: 10}]}]", 1) +
+				"---\n" + mdSpec("m", "  model: {id: Qwen/Qwen3-0.6B}\n  engine: {type: vllm}\n"),
+			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.name: cannot select a provider: selection rule \"" + costlyRule + "\" (priority 10) of provider \"vllm\" at `spec.providers[0].selectionRules[0].condition` in ClusterCapabilities \"liar\" costs more than 1000000 CEL cost units; a selection rule must not iterate that much (set `spec.provider.name` to skip the rules)" + file + "\n" + nothing,
 		},
 		{
 			name:  "wrong apiVersions",

@@ -158,7 +158,15 @@ func selectProvider(md *v1.ModelDeployment, engine string, caps *capabilities.Re
 		}
 		c := candidate{name: p.Name}
 		for _, r := range p.Rules {
-			if r.Priority > c.priority && r.Matches(specData) {
+			if r.Priority <= c.priority {
+				continue
+			}
+			match, err := r.Matches(specData)
+			if err != nil {
+				l.Errorf("spec.provider.name", "cannot select a provider: selection rule %s of provider %q at `%s` in %s costs more than %d CEL cost units; a selection rule must not iterate that much (set `spec.provider.name` to skip the rules)", r, p.Name, r.Field, caps.Source, capabilities.RuleCostLimit)
+				return "", ""
+			}
+			if match {
 				c.priority = r.Priority
 			}
 		}

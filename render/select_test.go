@@ -162,7 +162,9 @@ func TestCELSpecShape(t *testing.T) {
 	rule := capabilities.BuiltinFor("kaito").Rules[0]
 	prg, err := capabilities.CompileRule(rule.Condition)
 	require.NoError(t, err)
-	require.False(t, capabilities.Rule{Program: prg}.Matches(got))
+	match, err := capabilities.Rule{Program: prg}.Matches(got)
+	require.NoError(t, err)
+	require.False(t, match)
 }
 
 // TestUnregisteredProvider covers a selected provider that this build

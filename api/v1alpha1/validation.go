@@ -355,11 +355,22 @@ func walkOverrides(v any, at string, l *diag.List) {
 	}
 }
 
+// validateEnv also refuses a name set twice: Dynamo's and KubeRay's CRDs
+// key container env by name, so the API server would refuse the object
+// (found by FuzzRender), and elsewhere the later value silently wins.
 func validateEnv(s *ModelDeploymentSpec, l *diag.List) {
+	first := map[string]int{}
 	for i, e := range s.Env {
+		at := fmt.Sprintf("spec.env[%d].name", i)
 		if e.Name == "" {
-			l.Errorf(fmt.Sprintf("spec.env[%d].name", i), "must be set")
+			l.Errorf(at, "must be set")
+			continue
 		}
+		if j, dup := first[e.Name]; dup {
+			l.Errorf(at, "%q duplicates `spec.env[%d].name`: each variable must be set once", e.Name, j)
+			continue
+		}
+		first[e.Name] = i
 	}
 }
 
