@@ -13,6 +13,7 @@ import (
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // hostileCase is one input a contributor could commit to a GitOps
@@ -315,6 +316,27 @@ func asResourceList(stream string) string {
 		items = append(items, doc)
 	}
 	return resourceList("", items...)
+}
+
+// TestDanglingAlias: an item whose alias points outside it (found by
+// FuzzResourceList) fails with no items in the output, so what is written
+// can be read back; an alias inside one item is fine.
+func TestDanglingAlias(t *testing.T) {
+	const item = "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: cm, namespace: ns}\n  data: {j: &b x, l: *b}\n"
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, Main(nil, strings.NewReader("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"+item), &stdout, &stderr), stderr.String())
+	require.Contains(t, stdout.String(), "data: {j: &b x, l: *b}")
+
+	stdout.Reset()
+	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nx: &a hello\nitems:\n" + strings.Replace(item, "  data: {", "  data: {k: *a, ", 1)
+	require.Equal(t, 1, Main(nil, strings.NewReader(in), &stdout, &stderr))
+	require.Equal(t, "[error] v1/ConfigMap/ns/cm: uses the YAML alias *a at line 8, whose anchor is outside this object; an item must not refer to anchors outside it (write the value out)\n"+
+		"airunway-render: 1 error(s), 0 warning(s); nothing was rendered\n", stderr.String())
+	out, err := yaml.Parse(stdout.String())
+	require.NoError(t, err, "the output can be read back")
+	require.Equal(t, "ResourceList", out.GetKind())
+	require.Nil(t, out.Field("items"), "no items: they could not be written back")
+	require.NotNil(t, out.Field("results"))
 }
 
 // TestLongNamesShortenedNeverCollide: models named with the full 63
