@@ -1,0 +1,168 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airunway-render/airunway-render/diag"
+	"sigs.k8s.io/yaml"
+)
+
+// FuzzDecodeModelDeployment feeds arbitrary bytes to DecodeModelDeployment
+// and, when they decode, through DefaultModelDeployment and
+// ValidateModelDeployment, as the render pipeline does.
+//
+// Invariants: no panic and no input runs longer than fuzzInputTimeout;
+// every error has a message; the same bytes give the same problems and the
+// same defaulted object every time (determinism).
+func FuzzDecodeModelDeployment(f *testing.F) {
+	for _, s := range fuzzSeedDocs(f, KindModelDeployment) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzBounded(t, func() error {
+			md, first := fuzzDecodeModel(data)
+			if err := fuzzErrorsHaveMessages(first); err != nil {
+				return err
+			}
+			md2, second := fuzzDecodeModel(data)
+			if !reflect.DeepEqual(first, second) {
+				return fmt.Errorf("problems differ between two runs:\n%v\n%v", first, second)
+			}
+			if !reflect.DeepEqual(md, md2) {
+				return fmt.Errorf("decoded objects differ between two runs:\n%+v\n%+v", md, md2)
+			}
+			return nil
+		})
+	})
+}
+
+func fuzzDecodeModel(data []byte) (*ModelDeployment, diag.List) {
+	md, l := DecodeModelDeployment(data)
+	if l.HasErrors() {
+		return md, l
+	}
+	DefaultModelDeployment(md)
+	return md, append(l, ValidateModelDeployment(md)...)
+}
+
+// FuzzDecodeClusterCapabilities feeds arbitrary bytes to
+// DecodeClusterCapabilities.
+//
+// Invariants: no panic and no input runs longer than fuzzInputTimeout;
+// every error has a message; the same bytes give the same problems and the
+// same object every time (determinism).
+func FuzzDecodeClusterCapabilities(f *testing.F) {
+	for _, s := range fuzzSeedDocs(f, KindClusterCapabilities) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzBounded(t, func() error {
+			c, first := DecodeClusterCapabilities(data)
+			if err := fuzzErrorsHaveMessages(first); err != nil {
+				return err
+			}
+			c2, second := DecodeClusterCapabilities(data)
+			if !reflect.DeepEqual(first, second) {
+				return fmt.Errorf("problems differ between two runs:\n%v\n%v", first, second)
+			}
+			if !reflect.DeepEqual(c, c2) {
+				return fmt.Errorf("decoded objects differ between two runs:\n%+v\n%+v", c, c2)
+			}
+			return nil
+		})
+	})
+}
+
+// fuzzErrorsHaveMessages: an error the user cannot read is no error report.
+func fuzzErrorsHaveMessages(l diag.List) error {
+	for _, p := range l {
+		if p.Severity == diag.Error && strings.TrimSpace(p.Message) == "" {
+			return fmt.Errorf("error without a message: %+v", p)
+		}
+	}
+	return nil
+}
+
+// fuzzSeedDocs returns, as the JSON the decoders read, every document of
+// kind in the examples, the golden cases and the embedded default
+// capability file.
+func fuzzSeedDocs(tb testing.TB, kind string) [][]byte {
+	var files []string
+	for _, pattern := range []string{"../../golden/testdata/*/*.yaml", "../../golden/testdata/*/functionConfig/*.yaml", "../../capabilities/default.yaml"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	_ = filepath.WalkDir("../../examples", func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(path) == ".yaml" {
+			files = append(files, path)
+		}
+		return err
+	})
+	var seeds [][]byte
+	for _, file := range files {
+		if filepath.Base(file) == "expected.yaml" {
+			continue
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(data), "\n---") {
+			if !strings.Contains(doc, "kind: "+kind) {
+				continue
+			}
+			js, err := yaml.YAMLToJSON([]byte(doc))
+			if err == nil {
+				seeds = append(seeds, js)
+			}
+		}
+	}
+	if len(seeds) == 0 {
+		tb.Fatalf("no %s documents to seed from", kind)
+	}
+	return seeds
+}
+
+// fuzzInputTimeout bounds one input. Go's fuzzer has no per-input timeout:
+// without this a hang stalls a worker and never yields a reproducer.
+const fuzzInputTimeout = 5 * time.Second
+
+// fuzzBounded runs check in a goroutine and fails on its error, on a panic
+// (with the stack, which a recovered panic would otherwise lose) and when
+// it runs longer than fuzzInputTimeout.
+func fuzzBounded(t *testing.T, check func() error) {
+	t.Helper()
+	done := make(chan string, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Sprintf("panic: %v\n%s", r, debug.Stack())
+			}
+		}()
+		if err := check(); err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- ""
+	}()
+	timer := time.NewTimer(fuzzInputTimeout)
+	defer timer.Stop()
+	select {
+	case msg := <-done:
+		if msg != "" {
+			t.Fatal(msg)
+		}
+	case <-timer.C:
+		t.Fatalf("input still running after %s (hang)", fuzzInputTimeout)
+	}
+}

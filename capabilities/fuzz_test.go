@@ -1,0 +1,106 @@
+package capabilities
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/diag"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// FuzzResolveCapabilities fuzzes the YAML text of a capability file
+// through ResolveNode: strict decoding, version and gateway checks, node
+// pools and the compilation of CEL selection rules.
+//
+// Invariants: no panic and no input runs longer than fuzzInputTimeout;
+// every error has a message; Resolved is nil exactly when there is an
+// error; resolving the same text twice gives the same problems
+// (determinism).
+func FuzzResolveCapabilities(f *testing.F) {
+	f.Add(string(DefaultYAML()))
+	var files []string
+	for _, pattern := range []string{"../golden/testdata/*/*.yaml", "../golden/testdata/*/functionConfig/*.yaml", "../examples/*/*.yaml", "../examples/*/*/*/*.yaml"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			f.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(data), "\n---") {
+			if strings.Contains(doc, "kind: "+v1.KindClusterCapabilities) {
+				f.Add(doc)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		fuzzBounded(t, func() error {
+			node, err := kyaml.Parse(text)
+			if err != nil {
+				return nil // not YAML: the callers report it before resolving
+			}
+			r, first := ResolveNode(node)
+			for _, p := range first {
+				if p.Severity == diag.Error && strings.TrimSpace(p.Message) == "" {
+					return fmt.Errorf("error without a message: %+v", p)
+				}
+			}
+			if (r == nil) != first.HasErrors() {
+				return fmt.Errorf("resolved=%t with errors=%t: %v", r != nil, first.HasErrors(), first)
+			}
+			node2, err := kyaml.Parse(text)
+			if err != nil {
+				return fmt.Errorf("parsing the same text again fails: %v", err)
+			}
+			if _, second := ResolveNode(node2); !reflect.DeepEqual(first, second) {
+				return fmt.Errorf("problems differ between two runs:\n%v\n%v", first, second)
+			}
+			return nil
+		})
+	})
+}
+
+// fuzzInputTimeout bounds one input. Go's fuzzer has no per-input timeout:
+// without this a hang stalls a worker and never yields a reproducer.
+const fuzzInputTimeout = 5 * time.Second
+
+// fuzzBounded runs check in a goroutine and fails on its error, on a panic
+// (with the stack, which a recovered panic would otherwise lose) and when
+// it runs longer than fuzzInputTimeout.
+func fuzzBounded(t *testing.T, check func() error) {
+	t.Helper()
+	done := make(chan string, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Sprintf("panic: %v\n%s", r, debug.Stack())
+			}
+		}()
+		if err := check(); err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- ""
+	}()
+	timer := time.NewTimer(fuzzInputTimeout)
+	defer timer.Stop()
+	select {
+	case msg := <-done:
+		if msg != "" {
+			t.Fatal(msg)
+		}
+	case <-timer.C:
+		t.Fatalf("input still running after %s (hang)", fuzzInputTimeout)
+	}
+}
