@@ -305,7 +305,11 @@ func (c *controlPlane) waitFor(t *testing.T, key types.NamespacedName, w want) v
 }
 
 // testOptions are reporter options for a test in namespace ns: fast
-// discovery, and a leader election of its own.
+// discovery, and a leader election of its own. The Lease is held as long
+// as by default (15s, renewed within 10s), so an API server slowed down
+// by a loaded machine or a CRD being deleted does not cost the reporter
+// its leadership mid-test; a stopping leader releases it at once, so
+// handovers stay fast.
 func testOptions(ns string) reporter.Options {
 	return reporter.Options{
 		Namespaces:              []string{ns},
@@ -314,8 +318,8 @@ func testOptions(ns string) reporter.Options {
 		LeaderElection:          true,
 		LeaderElectionID:        "reporter",
 		LeaderElectionNamespace: ns,
-		LeaseDuration:           4 * time.Second,
-		RenewDeadline:           3 * time.Second,
+		LeaseDuration:           15 * time.Second,
+		RenewDeadline:           10 * time.Second,
 		RetryPeriod:             500 * time.Millisecond,
 		DiscoveryInterval:       500 * time.Millisecond,
 		StaleAfter:              time.Hour,

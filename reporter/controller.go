@@ -33,9 +33,9 @@ type reconciler struct {
 	reporters  map[string]providers.Reporter
 	staleAfter time.Duration
 	now        func() time.Time
-	// wrote, reconciled and failed count (the metric and the tests read
-	// them).
-	wrote, reconciled, failed func()
+	// wrote, reconciled, failed and gone count (the metrics and the tests
+	// read them).
+	wrote, reconciled, failed, gone func()
 }
 
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -73,8 +73,19 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	status := Compute(o)
 	if o.Previous == nil || !equality.Semantic.DeepEqual(ours(*o.Previous), status) {
-		if err := r.apply(ctx, md, status); err != nil {
+		switch err := r.apply(ctx, md, status); {
+		case apierrors.IsNotFound(err):
+			// Deleted since it was read: nothing is left to report on,
+			// and a write to the status subresource never creates the
+			// object. Not a failure, and nothing to retry.
+			r.gone()
+			log.FromContext(ctx).Info("ModelDeployment deleted before its status was written; nothing to do")
+			return ctrl.Result{}, nil
+		case err != nil:
 			return ctrl.Result{}, err
+		}
+		if status.Conditions[0].Reason == ReasonUnreadable {
+			log.FromContext(ctx).Info("cannot read the provider object's status", "message", status.Message)
 		}
 		log.FromContext(ctx).V(1).Info("status written", "phase", status.Phase)
 	}

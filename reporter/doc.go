@@ -30,6 +30,29 @@
 //     only when it differs, so a resync writes nothing. A not-ready model is
 //     re-queued for when it would turn stale, since silence makes no event.
 //
+// It reads, with cluster-wide access, objects it does not control, so it
+// treats them as hostile:
+//
+//   - the translations read fields leniently (providers.Fields): a field of
+//     the wrong type never panics and is named, and an object whose status
+//     cannot be read makes the model Pending with Ready=Unknown
+//     (ProviderStatusUnreadable), the message naming the fields;
+//   - every string copied into the status (provider messages, Service
+//     names, the Gateway's address, API errors, annotations) is cut to
+//     providers.MaxMessageBytes (1024 bytes, at a UTF-8 boundary, ending in
+//     "…(truncated)"), and an engine the CRD's enum would refuse is left
+//     out, so no provider object can get a status write refused or make
+//     one large;
+//   - a failed reconcile (an API error, a conflict, throttling past what
+//     client-go retries itself) is retried from RetryBaseDelay, doubling
+//     per model up to RetryMaxDelay, 10 a second at most overall; one
+//     reconcile is bounded by Options.ReconcileTimeout, so an API server
+//     that never answers cannot stall it;
+//   - a ModelDeployment deleted between being read and its status write is
+//     not a failure: the write finds it gone (a status write never creates
+//     an object), the reconcile ends, and the
+//     airunway_status_reporter_deleted_before_write_total metric counts it.
+//
 // The reporter never writes anything but ModelDeployment status; deploy/base
 // grants it exactly that.
 package reporter

@@ -19,18 +19,21 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
@@ -64,7 +67,12 @@ type Options struct {
 	// SyncPeriod re-reconciles every ModelDeployment this often (default
 	// 10m); a resync that changes nothing writes nothing.
 	SyncPeriod time.Duration
-	Logger     logr.Logger
+	// ReconcileTimeout bounds one ModelDeployment's reconcile, its API
+	// requests included (default 30s), so an API server that accepts a
+	// request and never answers cannot stall the reporter: the reconcile
+	// fails and is retried like any other failure.
+	ReconcileTimeout time.Duration
+	Logger           logr.Logger
 }
 
 // Defaults of the Options (and the command's flags).
@@ -73,20 +81,40 @@ const (
 	DefaultLeaderElectionID  = "airunway-status-reporter"
 	DefaultDiscoveryInterval = 30 * time.Second
 	DefaultSyncPeriod        = 10 * time.Minute
+	DefaultReconcileTimeout  = 30 * time.Second
 )
 
-var statusWrites = prometheus.NewCounter(prometheus.CounterOpts{
-	Name: "airunway_status_reporter_status_writes_total",
-	Help: "Status subresource writes of ModelDeployments by the status reporter.",
-})
+// A failed reconcile (an API error, a conflict, a timeout) is retried
+// after RetryBaseDelay, doubling per consecutive failure of the same
+// ModelDeployment up to RetryMaxDelay; a success resets it. All
+// ModelDeployments together retry at most 10 times a second (bursts of
+// 100), so an API server in trouble is not hammered.
+const (
+	RetryBaseDelay = 100 * time.Millisecond
+	RetryMaxDelay  = 2 * time.Minute
+)
 
-func init() { metrics.Registry.MustRegister(statusWrites) }
+var (
+	statusWrites = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "airunway_status_reporter_status_writes_total",
+		Help: "Status subresource writes of ModelDeployments by the status reporter.",
+	})
+	goneWrites = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "airunway_status_reporter_deleted_before_write_total",
+		Help: "Status writes dropped because the ModelDeployment was deleted after the reporter read it (not an error).",
+	})
+)
+
+func init() { metrics.Registry.MustRegister(statusWrites, goneWrites) }
 
 // Reporter is a configured manager plus the counters tests read.
 type Reporter struct {
 	manager.Manager
-	writes, reconciles, failures atomic.Int64
+	writes, reconciles, failures, gone atomic.Int64
 }
+
+// Gone is how many status writes found their ModelDeployment deleted.
+func (r *Reporter) Gone() int64 { return r.gone.Load() }
 
 // Failures is how many reconciles returned an error.
 func (r *Reporter) Failures() int64 { return r.failures.Load() }
@@ -145,6 +173,7 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 		wrote:      func() { statusWrites.Inc(); rep.writes.Add(1) },
 		reconciled: func() { rep.reconciles.Add(1) },
 		failed:     func() { rep.failures.Add(1) },
+		gone:       func() { goneWrites.Inc(); rep.gone.Add(1) },
 	}
 	md := &unstructured.Unstructured{}
 	md.SetGroupVersionKind(ModelDeploymentGVK)
@@ -157,6 +186,10 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 		Named("modeldeployment-status").
 		For(md).
 		WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{})).
+		WithOptions(controller.Options{
+			RateLimiter:           retryLimiter(),
+			ReconciliationTimeout: o.ReconcileTimeout,
+		}).
 		Complete(r)
 	if err != nil {
 		return nil, err
@@ -171,6 +204,17 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 	return rep, nil
 }
 
+// retryLimiter spaces the retries of failed reconciles as RetryBaseDelay
+// and RetryMaxDelay say. controller-runtime's default limiter contributes
+// the overall 10 per second; its own per-item backoff (5ms doubling up
+// to 1000s) is always the shorter until RetryMaxDelay caps both.
+func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedWithMaxWaitRateLimiter(workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](RetryBaseDelay, RetryMaxDelay),
+		workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](),
+	), RetryMaxDelay)
+}
+
 func withDefaults(o Options) Options {
 	if o.LeaderElectionID == "" {
 		o.LeaderElectionID = DefaultLeaderElectionID
@@ -183,6 +227,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.SyncPeriod <= 0 {
 		o.SyncPeriod = DefaultSyncPeriod
+	}
+	if o.ReconcileTimeout <= 0 {
+		o.ReconcileTimeout = DefaultReconcileTimeout
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()

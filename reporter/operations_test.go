@@ -320,10 +320,25 @@ func TestRunsAsItsServiceAccount(t *testing.T) {
 		{"patch a ModelDeployment's spec", as.Patch(ctx, md.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":0}}`)))},
 		{"delete a ModelDeployment", as.Delete(ctx, md.DeepCopy())},
 		{"create a ConfigMap", as.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: ns}})},
+		{"list Pods", as.List(ctx, &corev1.PodList{})},
+		{"update a ModelDeployment", as.Update(ctx, md.DeepCopy())},
+		{"create an Event outside its namespace", as.Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: ns}, InvolvedObject: corev1.ObjectReference{Namespace: ns}})},
+		{"delete its Lease", as.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "reporter-" + ns, Namespace: system}})},
+		{"list Leases", as.List(ctx, &coordinationv1.LeaseList{}, client.InNamespace(system))},
 	}
 	for _, d := range denied {
 		require.True(t, apierrors.IsForbidden(d.err), "the reporter's identity can %s (err: %v)", d.what, d.err)
 	}
+	// What it may patch, the status subresource, carries nothing else: the
+	// API server drops a status patch's labels, annotations and spec.
+	sneaky := []byte(`{"metadata":{"labels":{"owned":"yes"},"annotations":{"render.airunway.ai/provider":"other"},"finalizers":["x/y"]},"spec":{"replicas":7}}`)
+	require.NoError(t, as.Status().Patch(ctx, md.DeepCopy(), client.RawPatch(types.MergePatchType, sneaky)))
+	_, live := c.modelStatus(t, key(md))
+	require.Empty(t, live.GetLabels()["owned"])
+	require.Equal(t, md.GetAnnotations()["render.airunway.ai/provider"], live.GetAnnotations()["render.airunway.ai/provider"])
+	require.Empty(t, live.GetFinalizers())
+	replicas, _, _ := unstructured.NestedFieldNoCopy(live.Object, "spec", "replicas")
+	require.NotEqual(t, int64(7), replicas)
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {

@@ -2,6 +2,8 @@ package reporter
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -28,6 +30,7 @@ const (
 	ReasonStale       = "ProviderStale"
 	ReasonUnsupported = "ProviderUnsupported"
 	ReasonWatchFailed = "ProviderWatchFailed"
+	ReasonUnreadable  = "ProviderStatusUnreadable"
 	ReasonProgressing = "Progressing"
 )
 
@@ -66,7 +69,8 @@ type Observation struct {
 
 // Compute returns the status a ModelDeployment should have. It is pure:
 // the same observation always gives the same status, so a resync that
-// observes nothing new writes nothing.
+// observes nothing new writes nothing. Every string in it is at most
+// providers.MaxMessageBytes long, whatever the provider objects say.
 func Compute(o Observation) v1.ModelDeploymentStatus {
 	s := v1.ModelDeploymentStatus{ObservedGeneration: o.Generation}
 	if name := o.Annotations[providers.AnnotationProvider]; name != "" {
@@ -74,6 +78,10 @@ func Compute(o Observation) v1.ModelDeploymentStatus {
 	}
 	if engine := o.Annotations[providers.AnnotationEngine]; engine != "" {
 		s.Engine = &v1.EngineStatus{Type: engine, SelectedReason: o.Annotations[providers.AnnotationEngineReason]}
+		if !slices.Contains(v1.Engines, engine) {
+			// The CRD's enum would refuse the whole status write.
+			s.Engine.Type = ""
+		}
 	}
 	s.Gateway = o.Gateway
 	ready := metav1.Condition{Type: ConditionReady}
@@ -94,6 +102,10 @@ func Compute(o Observation) v1.ModelDeploymentStatus {
 		s.Phase = providers.PhasePending
 		s.Message = fmt.Sprintf("waiting for %s %s to be applied", o.Primary.GVK.Kind, o.Primary.Name)
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonNotFound
+	case len(o.Health.Unreadable) > 0:
+		s.Phase = providers.PhasePending
+		s.Message = fmt.Sprintf("the status reporter cannot read the status of %s %s: %s", o.Primary.GVK.Kind, o.Primary.Name, joinBounded(o.Health.Unreadable))
+		ready.Status, ready.Reason = metav1.ConditionUnknown, ReasonUnreadable
 	default:
 		applyHealth(&s, o)
 		ready.Status, ready.Reason = readiness(s.Phase)
@@ -118,7 +130,51 @@ func Compute(o Observation) v1.ModelDeploymentStatus {
 	default:
 		setCondition(&s, o, metav1.Condition{Type: ConditionReconciling, Status: metav1.ConditionTrue, Reason: ReasonProgressing, Message: s.Message})
 	}
+	bound(&s)
 	return s
+}
+
+// joinBounded joins problems with "; ", stopping once the text is past
+// providers.MaxMessageBytes (bound cuts it there).
+func joinBounded(problems []string) string {
+	var b strings.Builder
+	for i, p := range problems {
+		if b.Len() > providers.MaxMessageBytes {
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(providers.Truncate(p, providers.MaxMessageBytes))
+	}
+	return b.String()
+}
+
+// bound cuts every string of a status to providers.MaxMessageBytes: they
+// come from provider objects, Gateways, API errors and annotations, none
+// of which the reporter controls, and one too long for the CRD (a
+// condition message allows 32768 characters) would get every write of the
+// status refused.
+func bound(s *v1.ModelDeploymentStatus) {
+	fields := []*string{&s.Message}
+	if s.Provider != nil {
+		fields = append(fields, &s.Provider.Name, &s.Provider.SelectedReason, &s.Provider.ResourceName, &s.Provider.ResourceKind)
+	}
+	if s.Engine != nil {
+		fields = append(fields, &s.Engine.SelectedReason)
+	}
+	if s.Endpoint != nil {
+		fields = append(fields, &s.Endpoint.Service)
+	}
+	if s.Gateway != nil {
+		fields = append(fields, &s.Gateway.Endpoint, &s.Gateway.ModelName, &s.Gateway.GatewayNamespace)
+	}
+	for i := range s.Conditions {
+		fields = append(fields, &s.Conditions[i].Message)
+	}
+	for _, f := range fields {
+		*f = providers.Truncate(*f, providers.MaxMessageBytes)
+	}
 }
 
 // applyHealth copies the provider's translation, then words phase and
@@ -161,10 +217,11 @@ func readiness(phase string) (metav1.ConditionStatus, string) {
 }
 
 // StaleAt is when the observed primary object turns stale if its operator
-// writes nothing more; false when it cannot (it is missing, running or
-// failed). The controller re-checks then, as silence makes no event.
+// writes nothing more; false when it cannot (it is missing, running,
+// failed or unreadable). The controller re-checks then, as silence makes
+// no event.
 func StaleAt(o Observation) (time.Time, bool) {
-	if o.Object == nil || o.CRDMissing || o.Unsupported != "" || o.WatchError != "" {
+	if o.Object == nil || o.CRDMissing || o.Unsupported != "" || o.WatchError != "" || len(o.Health.Unreadable) > 0 {
 		return time.Time{}, false
 	}
 	if o.Health.Phase == providers.PhaseRunning || o.Health.Phase == providers.PhaseFailed {

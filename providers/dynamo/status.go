@@ -1,8 +1,6 @@
 package dynamo
 
 import (
-	"sort"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -12,6 +10,9 @@ import (
 
 // defaultServePort is the frontend port when the graph's status names none.
 const defaultServePort = 8000
+
+// maxPort is the highest TCP port a Service can expose.
+const maxPort = 65535
 
 // Primary implements providers.Reporter: the graph named like the model.
 func (Provider) Primary(md *v1.ModelDeployment) providers.Primary {
@@ -23,10 +24,9 @@ func (Provider) Primary(md *v1.ModelDeployment) providers.Primary {
 // (top-level counts win where the operator writes them), the endpoint
 // from `status.endpoint` else `<name>-frontend:8000`.
 func (Provider) Health(obj *unstructured.Unstructured) providers.Health {
-	state, _, _ := unstructured.NestedString(obj.Object, "status", "state")
-	msg, _, _ := unstructured.NestedString(obj.Object, "status", "message")
-	h := providers.Health{Phase: providers.PhasePending, Message: msg}
-	switch state {
+	f := providers.Read(obj)
+	h := providers.Health{Phase: providers.PhasePending, Message: f.String("status", "message")}
+	switch f.String("status", "state") {
 	case "successful":
 		h.Phase = providers.PhaseRunning
 	case "initializing", "deploying":
@@ -34,46 +34,44 @@ func (Provider) Health(obj *unstructured.Unstructured) providers.Health {
 	case "failed":
 		h.Phase = providers.PhaseFailed
 	}
-	h.Replicas = replicas(obj.Object)
+	h.Replicas = replicas(f)
 	h.Endpoint = &providers.Endpoint{Service: obj.GetName() + "-frontend", Port: defaultServePort}
-	if svc, _, _ := unstructured.NestedString(obj.Object, "status", "endpoint", "service"); svc != "" {
+	if svc := f.String("status", "endpoint", "service"); svc != "" {
 		h.Endpoint.Service = svc
 	}
-	if port, ok := providers.Int32(obj.Object, "status", "endpoint", "port"); ok && port > 0 {
+	if port, ok := f.Int32("status", "endpoint", "port"); ok && port > maxPort {
+		f.Problem([]string{"status", "endpoint", "port"}, "is %d, want a port from 1 to %d", port, maxPort)
+	} else if ok && port > 0 {
 		h.Endpoint.Port = port
 	}
+	h.Unreadable = f.Problems()
 	return h
 }
 
-func replicas(obj map[string]any) *providers.Replicas {
+// replicas sums the services' counts (saturating, so no number of
+// services can wrap them negative); top-level counts win.
+func replicas(f *providers.Fields) *providers.Replicas {
 	r := &providers.Replicas{}
-	services, _, _ := unstructured.NestedMap(obj, "status", "services")
-	names := make([]string, 0, len(services))
-	for name := range services {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		svc, ok := services[name].(map[string]any)
-		if !ok {
-			continue
-		}
-		desired, _ := providers.Int32(svc, "replicas")
-		ready, hasReady := providers.Int32(svc, "readyReplicas")
-		available, hasAvailable := providers.Int32(svc, "availableReplicas")
+	f.Each([]string{"status", "services"}, func(_ string, svc *providers.Fields) {
+		desired, _ := svc.Int32("replicas")
+		ready, hasReady := svc.Int32("readyReplicas")
+		available, hasAvailable := svc.Int32("availableReplicas")
 		if !hasReady {
 			ready = available
 		}
 		if !hasAvailable {
 			available = ready
 		}
-		r.Desired += desired
-		r.Ready += ready
-		r.Available += available
-	}
-	for field, dst := range map[string]*int32{"desiredReplicas": &r.Desired, "readyReplicas": &r.Ready, "availableReplicas": &r.Available} {
-		if v, ok := providers.Int32(obj, "status", field); ok {
-			*dst = v
+		r.Desired = providers.SaturatingAdd(r.Desired, desired)
+		r.Ready = providers.SaturatingAdd(r.Ready, ready)
+		r.Available = providers.SaturatingAdd(r.Available, available)
+	})
+	for _, top := range []struct {
+		field string
+		dst   *int32
+	}{{"desiredReplicas", &r.Desired}, {"readyReplicas", &r.Ready}, {"availableReplicas", &r.Available}} {
+		if v, ok := f.Int32("status", top.field); ok {
+			*top.dst = v
 		}
 	}
 	return r

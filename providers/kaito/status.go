@@ -1,8 +1,6 @@
 package kaito
 
 import (
-	"fmt"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -23,24 +21,25 @@ func (Provider) Primary(md *v1.ModelDeployment) providers.Primary {
 // older releases. A Workspace that says neither is pending, with no
 // replicas or endpoint.
 func (Provider) Health(obj *unstructured.Unstructured) providers.Health {
-	h, ready, said := fromState(obj)
+	f := providers.Read(obj)
+	h, ready, said := fromState(f)
 	if !said {
-		h, ready, said = fromConditions(obj)
+		h, ready, said = fromConditions(f)
 	}
-	if !said {
-		return h
+	if said {
+		count, _ := f.Int32("resource", "count")
+		h.Replicas = &providers.Replicas{Desired: count}
+		if ready {
+			h.Replicas.Ready, h.Replicas.Available = count, count
+		}
+		h.Endpoint = &providers.Endpoint{Service: obj.GetName(), Port: servicePort}
 	}
-	count, _ := providers.Int32(obj.Object, "resource", "count")
-	h.Replicas = &providers.Replicas{Desired: count}
-	if ready {
-		h.Replicas.Ready, h.Replicas.Available = count, count
-	}
-	h.Endpoint = &providers.Endpoint{Service: obj.GetName(), Port: servicePort}
+	h.Unreadable = f.Problems()
 	return h
 }
 
-func fromState(obj *unstructured.Unstructured) (h providers.Health, ready, said bool) {
-	state, _, _ := unstructured.NestedString(obj.Object, "status", "state")
+func fromState(f *providers.Fields) (h providers.Health, ready, said bool) {
+	state := f.String("status", "state")
 	switch state {
 	case "":
 		return providers.Health{Phase: providers.PhasePending}, false, false
@@ -55,11 +54,12 @@ func fromState(obj *unstructured.Unstructured) (h providers.Health, ready, said 
 	case "Pending":
 		return providers.Health{Phase: providers.PhasePending}, false, true
 	}
-	return providers.Health{Phase: providers.PhasePending, Message: fmt.Sprintf("unknown state: %s", state)}, false, true
+	// The state was cut to MaxMessageBytes when read, so this is bounded.
+	return providers.Health{Phase: providers.PhasePending, Message: "unknown state: " + state}, false, true
 }
 
-func fromConditions(obj *unstructured.Unstructured) (h providers.Health, ready, said bool) {
-	c := providers.Conditions(obj)
+func fromConditions(f *providers.Fields) (h providers.Health, ready, said bool) {
+	c := f.Conditions()
 	if len(c) == 0 {
 		return providers.Health{Phase: providers.PhasePending}, false, false
 	}

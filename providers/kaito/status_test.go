@@ -1,6 +1,7 @@
 package kaito
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/airunway-render/airunway-render/internal/providertest"
@@ -39,4 +40,48 @@ func TestHealth(t *testing.T) {
 			require.Equal(t, tc.want, Provider{}.Health(providertest.Object(t, ws+tc.status)))
 		})
 	}
+}
+
+// TestHealthMalformed: a Workspace status of the wrong shape never
+// panics; the fields that cannot be read are named, unknown states are
+// reported as upstream does, and messages are cut to
+// providers.MaxMessageBytes.
+func TestHealthMalformed(t *testing.T) {
+	const ws = "apiVersion: kaito.sh/v1beta1\nkind: Workspace\nmetadata: {name: phi, namespace: ai}\n"
+	huge := strings.Repeat("x", 1<<20)
+	for _, tc := range []struct {
+		name, doc  string
+		phase      string
+		unreadable []string
+	}{
+		{"status a list", "status: [Ready]", "Pending", []string{"status is a list, want an object"}},
+		{"state a number", "status: {state: 3}", "Pending", []string{"status.state is a number, want a string"}},
+		{"state an object, conditions read instead", "status: {state: {phase: Ready}, conditions: [{type: WorkspaceSucceeded, status: \"True\"}]}", "Running",
+			[]string{"status.state is an object, want a string"}},
+		{"conditions a string", "status: {conditions: WorkspaceSucceeded}", "Pending", []string{"status.conditions is a string, want a list"}},
+		{"condition without a type", "status: {conditions: [{status: \"True\"}]}", "Pending", []string{"status.conditions[0].type is missing, want a non-empty string"}},
+		{"count as a string", "resource: {count: \"2\"}\nstatus: {state: Ready}", "Running", []string{"resource.count is a string, want an integer"}},
+		{"resource a string", "resource: big\nstatus: {state: Ready}", "Running", []string{"resource is a string, want an object"}},
+		{"null everywhere", "resource: null\nstatus: {state: null, conditions: null}", "Pending", nil},
+		{"unknown condition status", "status: {conditions: [{type: WorkspaceSucceeded, status: Maybe}]}", "Pending", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := Provider{}.Health(providertest.Object(t, ws+tc.doc))
+			require.Equal(t, tc.phase, h.Phase)
+			require.Equal(t, tc.unreadable, h.Unreadable)
+		})
+	}
+	t.Run("huge unknown state", func(t *testing.T) {
+		h := Provider{}.Health(providertest.Object(t, ws+"status: {state: "+huge+"}"))
+		require.Equal(t, "Pending", h.Phase)
+		require.True(t, strings.HasPrefix(h.Message, "unknown state: xxx"))
+		require.LessOrEqual(t, len(h.Message), len("unknown state: ")+providers.MaxMessageBytes)
+		require.True(t, strings.HasSuffix(h.Message, providers.TruncatedMarker))
+	})
+	t.Run("huge failure message", func(t *testing.T) {
+		h := Provider{}.Health(providertest.Object(t, ws+"status: {conditions: [{type: WorkspaceSucceeded, status: \"False\", message: "+huge+"}]}"))
+		require.Equal(t, "Failed", h.Phase)
+		require.Len(t, h.Message, providers.MaxMessageBytes)
+		require.True(t, strings.HasSuffix(h.Message, providers.TruncatedMarker))
+	})
 }

@@ -1,8 +1,6 @@
 package kuberay
 
 import (
-	"sort"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -21,51 +19,45 @@ func (Provider) Primary(md *v1.ModelDeployment) providers.Primary {
 // Desired replicas are the worker groups'; they count as ready only when
 // every application runs.
 func (Provider) Health(obj *unstructured.Unstructured) providers.Health {
+	f := providers.Read(obj)
 	h := providers.Health{Phase: providers.PhasePending}
-	switch ready := providers.Conditions(obj)["RayServiceReady"]; ready.Status {
+	switch ready := f.Conditions()["RayServiceReady"]; ready.Status {
 	case "True":
 		h.Phase = providers.PhaseRunning
 	case "False":
 		h.Phase, h.Message = providers.PhaseDeploying, ready.Message
 	}
-	apps, _, _ := unstructured.NestedMap(obj.Object, "status", "activeServiceStatus", "applicationStatuses")
-	allRunning := len(apps) > 0
-	names := make([]string, 0, len(apps))
-	for name := range apps {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	failed := false
-	for _, name := range names {
-		status, _, _ := unstructured.NestedString(apps, name, "status")
+	apps := 0
+	allRunning, failed := true, false
+	f.Each([]string{"status", "activeServiceStatus", "applicationStatuses"}, func(_ string, app *providers.Fields) {
+		apps++
+		status := app.String("status")
 		if status != "RUNNING" {
 			allRunning = false
 		}
 		if status == "DEPLOY_FAILED" && !failed {
 			failed = true
-			h.Phase = providers.PhaseFailed
-			h.Message, _, _ = unstructured.NestedString(apps, name, "message")
+			h.Phase, h.Message = providers.PhaseFailed, app.String("message")
 		}
-	}
+	})
+	allRunning = allRunning && apps > 0
 	switch {
 	case failed:
 	case allRunning:
 		h.Phase = providers.PhaseRunning
-	case len(apps) > 0:
+	case apps > 0:
 		h.Phase = providers.PhaseDeploying
 	}
 	var desired int32
-	groups, _, _ := unstructured.NestedSlice(obj.Object, "spec", "rayClusterConfig", "workerGroupSpecs")
-	for _, g := range groups {
-		if m, ok := g.(map[string]any); ok {
-			n, _ := providers.Int32(m, "replicas")
-			desired += n
-		}
-	}
+	f.EachItem([]string{"spec", "rayClusterConfig", "workerGroupSpecs"}, func(g *providers.Fields) {
+		n, _ := g.Int32("replicas")
+		desired = providers.SaturatingAdd(desired, n)
+	})
 	h.Replicas = &providers.Replicas{Desired: desired}
 	if allRunning {
 		h.Replicas.Ready, h.Replicas.Available = desired, desired
 	}
 	h.Endpoint = &providers.Endpoint{Service: obj.GetName() + "-serve-svc", Port: ServePort}
+	h.Unreadable = f.Problems()
 	return h
 }

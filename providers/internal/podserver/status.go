@@ -12,7 +12,8 @@ import (
 // fails, a progressing rollout deploys, an unavailable Deployment with a
 // message fails, anything else is pending.
 func Health(obj *unstructured.Unstructured) providers.Health {
-	c := providers.Conditions(obj)
+	f := providers.Read(obj)
+	c := f.Conditions()
 	h := providers.Health{Phase: providers.PhasePending}
 	switch available, progressing := c["Available"], c["Progressing"]; {
 	case available.Status == "True":
@@ -27,11 +28,12 @@ func Health(obj *unstructured.Unstructured) providers.Health {
 	case available.Status == "False" && available.Message != "":
 		h.Phase, h.Message = providers.PhaseFailed, available.Message
 	}
-	desired, _ := providers.Int32(obj.Object, "spec", "replicas")
-	ready, _ := providers.Int32(obj.Object, "status", "readyReplicas")
-	avail, _ := providers.Int32(obj.Object, "status", "availableReplicas")
+	desired, _ := f.Int32("spec", "replicas")
+	ready, _ := f.Int32("status", "readyReplicas")
+	avail, _ := f.Int32("status", "availableReplicas")
 	h.Replicas = &providers.Replicas{Desired: desired, Ready: ready, Available: avail}
 	h.Endpoint = &providers.Endpoint{Service: obj.GetName(), Port: Port}
+	h.Unreadable = f.Problems()
 	return h
 }
 
