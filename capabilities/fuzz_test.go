@@ -2,13 +2,12 @@ package capabilities
 
 import (
 	"fmt"
+	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime/debug"
 	"strings"
 	"testing"
-	"time"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
@@ -19,7 +18,7 @@ import (
 // through ResolveNode: strict decoding, version and gateway checks, node
 // pools and the compilation of CEL selection rules.
 //
-// Invariants: no panic and no input runs longer than fuzzInputTimeout;
+// Invariants: no panic and no input runs longer than fuzzcheck.Timeout;
 // every error has a message; Resolved is nil exactly when there is an
 // error; resolving the same text twice gives the same problems
 // (determinism).
@@ -45,7 +44,7 @@ func FuzzResolveCapabilities(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		fuzzBounded(t, func() error {
+		fuzzcheck.Bounded(t, func() error {
 			node, err := kyaml.Parse(text)
 			if err != nil {
 				return nil // not YAML: the callers report it before resolving
@@ -69,38 +68,4 @@ func FuzzResolveCapabilities(f *testing.F) {
 			return nil
 		})
 	})
-}
-
-// fuzzInputTimeout bounds one input. Go's fuzzer has no per-input timeout:
-// without this a hang stalls a worker and never yields a reproducer.
-const fuzzInputTimeout = 5 * time.Second
-
-// fuzzBounded runs check in a goroutine and fails on its error, on a panic
-// (with the stack, which a recovered panic would otherwise lose) and when
-// it runs longer than fuzzInputTimeout.
-func fuzzBounded(t *testing.T, check func() error) {
-	t.Helper()
-	done := make(chan string, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- fmt.Sprintf("panic: %v\n%s", r, debug.Stack())
-			}
-		}()
-		if err := check(); err != nil {
-			done <- err.Error()
-			return
-		}
-		done <- ""
-	}()
-	timer := time.NewTimer(fuzzInputTimeout)
-	defer timer.Stop()
-	select {
-	case msg := <-done:
-		if msg != "" {
-			t.Fatal(msg)
-		}
-	case <-timer.C:
-		t.Fatalf("input still running after %s (hang)", fuzzInputTimeout)
-	}
 }

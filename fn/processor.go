@@ -27,7 +27,7 @@ func (p *Processor) Process(rl *sdk.ResourceList) (bool, error) {
 		// are gone, which no tool could read back, results included; kpt
 		// and kustomize write nothing of a failed run anyway.
 		rl.Items = nil
-		return p.fail(rl, problems)
+		return p.finish(rl, problems)
 	}
 	caps, problems := functionConfigCapabilities(rl.FunctionConfig)
 	if !problems.HasErrors() {
@@ -37,12 +37,12 @@ func (p *Processor) Process(rl *sdk.ResourceList) (bool, error) {
 			rl.Items = sdk.MoveToKubeObjects(res.Items)
 		}
 	}
-	return p.fail(rl, problems)
+	return p.finish(rl, problems)
 }
 
-// fail records problems (despite its name, possibly none) as results and
-// reports whether the run succeeded.
-func (p *Processor) fail(rl *sdk.ResourceList, problems diag.List) (bool, error) {
+// finish records problems as results and reports whether the run
+// succeeded.
+func (p *Processor) finish(rl *sdk.ResourceList, problems diag.List) (bool, error) {
 	p.Problems = problems.Sorted()
 	for _, pr := range p.Problems {
 		rl.Results = append(rl.Results, toResult(pr))

@@ -14,7 +14,6 @@ import (
 
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/fn"
-	"github.com/airunway-render/airunway-render/gateway"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -163,10 +162,6 @@ func assertExpected(t *testing.T, dir string, got run) {
 	require.Equal(t, wantExit, got.exit, "exit code")
 }
 
-// providerOfGroup maps a custom resource's API group to the provider whose
-// declared release picks the schema it is validated against.
-var providerOfGroup = map[string]string{"kaito.sh": "kaito", "nvidia.com": "dynamo", "ray.io": "kuberay"}
-
 // declaredCapabilities returns the capability file the case renders with:
 // the function config, else an input item, else the embedded default.
 func declaredCapabilities(t *testing.T, items []*yaml.RNode, config *yaml.RNode) *capabilities.Resolved {
@@ -207,29 +202,7 @@ func validateSchemas(t *testing.T, items []*yaml.RNode, caps *capabilities.Resol
 		js, err := n.MarshalJSON()
 		require.NoError(t, err)
 		require.NoError(t, sigsyaml.Unmarshal(js, &obj))
-		group, version, _ := strings.Cut(n.GetApiVersion(), "/")
-		var problems []string
-		switch {
-		case group == gateway.GatewayGroup:
-			require.NotNil(t, caps.Gateway, "a Gateway API object needs a declared gateway")
-			channel := caps.Gateway.Channel
-			if n.GetKind() != "HTTPRoute" || channel == "" {
-				channel = gateway.ChannelStandard
-			}
-			problems = schemacheck.CheckAtChannel(obj, caps.Gateway.GatewayAPIVersion, channel)
-		case group == gateway.PoolGroupV1 || group == gateway.PoolGroupV1Alpha2:
-			releases := schemacheck.Releases(group, n.GetKind(), version)
-			require.NotEmpty(t, releases, "no schema for %s", n.GetApiVersion())
-			for _, r := range releases {
-				problems = append(problems, schemacheck.CheckAtVersion(obj, r)...)
-			}
-		default:
-			version := ""
-			if p := caps.Provider(providerOfGroup[group]); p != nil {
-				version = p.Version
-			}
-			problems = schemacheck.CheckAtVersion(obj, version)
-		}
+		problems := schemacheck.Rendered(obj, caps)
 		require.Empty(t, problems, "%s/%s %s fails schema validation", n.GetKind(), n.GetNamespace(), n.GetName())
 	}
 }

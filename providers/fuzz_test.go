@@ -3,10 +3,9 @@ package providers_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 	"reflect"
-	"runtime/debug"
 	"testing"
-	"time"
 
 	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/providers"
@@ -33,7 +32,7 @@ podTemplate: {metadata: {labels: {team: ml}, annotations: {note: x}}}
 // FuzzApplyOverrides merges fuzzed `spec.provider.overrides` JSON into a
 // fixed rendered object.
 //
-// Invariants: no panic and no input runs longer than fuzzInputTimeout; on
+// Invariants: no panic and no input runs longer than fuzzcheck.Timeout; on
 // error the object is unchanged; the refused top-level keys (apiVersion,
 // kind, metadata, status) never change; no JSON null is left anywhere in
 // the result; applying the same overrides twice gives what applying them
@@ -58,7 +57,7 @@ func FuzzApplyOverrides(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		fuzzBounded(t, func() error { return checkOverrides(base, raw) })
+		fuzzcheck.Bounded(t, func() error { return checkOverrides(base, raw) })
 	})
 }
 
@@ -141,38 +140,4 @@ func fuzzCopy(o providers.Object) providers.Object {
 		panic(err)
 	}
 	return c
-}
-
-// fuzzInputTimeout bounds one input. Go's fuzzer has no per-input timeout:
-// without this a hang stalls a worker and never yields a reproducer.
-const fuzzInputTimeout = 5 * time.Second
-
-// fuzzBounded runs check in a goroutine and fails on its error, on a panic
-// (with the stack, which a recovered panic would otherwise lose) and when
-// it runs longer than fuzzInputTimeout.
-func fuzzBounded(t *testing.T, check func() error) {
-	t.Helper()
-	done := make(chan string, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- fmt.Sprintf("panic: %v\n%s", r, debug.Stack())
-			}
-		}()
-		if err := check(); err != nil {
-			done <- err.Error()
-			return
-		}
-		done <- ""
-	}()
-	timer := time.NewTimer(fuzzInputTimeout)
-	defer timer.Stop()
-	select {
-	case msg := <-done:
-		if msg != "" {
-			t.Fatal(msg)
-		}
-	case <-timer.C:
-		t.Fatalf("input still running after %s (hang)", fuzzInputTimeout)
-	}
 }

@@ -1,21 +1,17 @@
 package render
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/gateway"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/airunway-render/airunway-render/providers"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -28,7 +24,7 @@ import (
 // as Options.Capabilities.
 //
 // Invariants:
-//   - no panic, and no input runs longer than fuzzInputTimeout;
+//   - no panic, and no input runs longer than fuzzcheck.Timeout;
 //   - a capability file that does not resolve reports errors with messages;
 //   - either res.Problems has an error and res.Items is nil, or every
 //     generated object is valid against the real schema of its kind at the
@@ -42,7 +38,7 @@ func FuzzRender(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, model, capsYAML string) {
-		fuzzBounded(t, func() error { return checkRender(model, capsYAML) })
+		fuzzcheck.Bounded(t, func() error { return checkRender(model, capsYAML) })
 	})
 }
 
@@ -82,7 +78,7 @@ func checkRender(model, capsYAML string) error {
 		return nil
 	}
 
-	overridden := fuzzModelsWithOverrides(res.Items)
+	overridden := fuzzcheck.ModelsWithOverrides(res.Items)
 	for _, n := range res.Items {
 		from := n.GetAnnotations()[providers.AnnotationGeneratedFrom]
 		// Weakened: overrides are free JSON merged into the object (the API
@@ -91,7 +87,7 @@ func checkRender(model, capsYAML string) error {
 		if from == "" || overridden[from] {
 			continue
 		}
-		if problems := fuzzSchemaProblems(n, caps); len(problems) > 0 {
+		if problems := schemacheck.RenderedNode(n, caps); len(problems) > 0 {
 			return fmt.Errorf("generated %s %s/%s fails schema validation:\n  %s\nobject:\n%s",
 				n.GetKind(), n.GetNamespace(), n.GetName(), strings.Join(problems, "\n  "), n.MustString())
 		}
@@ -136,147 +132,6 @@ func fuzzText(items []*yaml.RNode) (string, error) {
 		b.WriteString("---\n" + s)
 	}
 	return b.String(), nil
-}
-
-// fuzzModelsWithOverrides names the ModelDeployments that set
-// spec.provider.overrides.
-func fuzzModelsWithOverrides(nodes []*yaml.RNode) map[string]bool {
-	out := map[string]bool{}
-	for _, n := range nodes {
-		if n.GetKind() != v1.KindModelDeployment {
-			continue
-		}
-		o, err := n.Pipe(yaml.Lookup("spec", "provider", "overrides"))
-		if err == nil && !yaml.IsMissingOrNull(o) && !yaml.IsYNodeEmptyMap(o.YNode()) {
-			out[n.GetName()] = true
-		}
-	}
-	return out
-}
-
-// fuzzProviderOfGroup maps a provider API group to the provider whose
-// declared release selects the schema.
-var fuzzProviderOfGroup = map[string]string{"kaito.sh": "kaito", "nvidia.com": "dynamo", "ray.io": "kuberay"}
-
-// fuzzSchemaProblems validates one object as golden/golden_test.go does:
-// provider kinds at the declared release, Gateway API kinds at the declared
-// bundle and channel, InferencePools at every embedded release of their
-// version, built-in kinds by strict decoding.
-func fuzzSchemaProblems(n *yaml.RNode, caps *capabilities.Resolved) []string {
-	js, err := n.MarshalJSON()
-	if err != nil {
-		return []string{err.Error()}
-	}
-	var obj map[string]any
-	if err := json.Unmarshal(js, &obj); err != nil {
-		return []string{err.Error()}
-	}
-	group, version, _ := strings.Cut(n.GetApiVersion(), "/")
-	switch {
-	case group == gateway.GatewayGroup:
-		if caps.Gateway == nil {
-			return []string{"a Gateway API object was rendered without a declared gateway"}
-		}
-		channel := caps.Gateway.Channel
-		if n.GetKind() != "HTTPRoute" || channel == "" {
-			channel = gateway.ChannelStandard
-		}
-		return schemacheck.CheckAtChannel(obj, fuzzRelease(caps.Gateway.GatewayAPIVersion), channel)
-	case group == gateway.PoolGroupV1 || group == gateway.PoolGroupV1Alpha2:
-		releases := schemacheck.Releases(group, n.GetKind(), version)
-		if len(releases) == 0 {
-			return []string{"no schema for " + n.GetApiVersion()}
-		}
-		var problems []string
-		for _, r := range releases {
-			problems = append(problems, schemacheck.CheckAtVersion(obj, r)...)
-		}
-		return problems
-	default:
-		release := ""
-		if p := caps.Provider(fuzzProviderOfGroup[group]); p != nil {
-			release = fuzzRelease(p.Version)
-		}
-		problems := schemacheck.CheckAtVersion(obj, release)
-		// The oldest embedded schema of a kind can be newer than the oldest
-		// release the renderer supports (KAITO: schema v0.6.2, support from
-		// 0.6.0): validate against that closest schema instead.
-		if len(problems) == 1 && strings.Contains(problems[0], "schema at or below release") {
-			if releases := schemacheck.Releases(group, n.GetKind(), version); len(releases) > 0 {
-				return schemacheck.CheckAtVersion(obj, releases[0])
-			}
-		}
-		return problems
-	}
-}
-
-// fuzzRelease spells a capability file's version as schemacheck wants it:
-// capability files may write "1.3" for "1.3.0".
-func fuzzRelease(version string) string {
-	if v, err := capabilities.ParseSemver(version); err == nil {
-		return v.String()
-	}
-	return version
-}
-
-// fuzzInputTimeout bounds one input. Go's fuzzer has no per-input timeout:
-// without this a hang stalls a worker and never yields a reproducer.
-const fuzzInputTimeout = 5 * time.Second
-
-// fuzzKnownPanics are crashes already reported, by a frame of their stack,
-// so fuzzing can go on past them. Remove an entry once its bug is fixed.
-var fuzzKnownPanics = []struct{ frame, finding string }{}
-
-// fuzzKnown is returned by a check for an input of a class already
-// reported, so fuzzing can go on past it; fuzzBounded skips the input.
-type fuzzKnown struct{ finding, what string }
-
-func (k fuzzKnown) Error() string {
-	return fmt.Sprintf("known finding %s (%s): %s", k.finding, k.finding, k.what)
-}
-
-// fuzzBounded runs check in a goroutine and fails on its error, on a panic
-// (with the stack, which a recovered panic would otherwise lose) and when
-// it runs longer than fuzzInputTimeout.
-func fuzzBounded(t *testing.T, check func() error) {
-	t.Helper()
-	type outcome struct{ msg, stack, known string }
-	done := make(chan outcome, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- outcome{msg: fmt.Sprintf("panic: %v", r), stack: string(debug.Stack())}
-			}
-		}()
-		if err := check(); err != nil {
-			var k fuzzKnown
-			if errors.As(err, &k) {
-				done <- outcome{known: k.Error()}
-				return
-			}
-			done <- outcome{msg: err.Error()}
-			return
-		}
-		done <- outcome{}
-	}()
-	timer := time.NewTimer(fuzzInputTimeout)
-	defer timer.Stop()
-	select {
-	case o := <-done:
-		for _, k := range fuzzKnownPanics {
-			if o.stack != "" && strings.Contains(o.stack, k.frame) {
-				t.Skipf("known finding %s (%s): %s", k.finding, k.finding, o.msg)
-			}
-		}
-		if o.known != "" {
-			t.Skip(o.known)
-		}
-		if o.msg != "" {
-			t.Fatalf("%s\n%s", o.msg, o.stack)
-		}
-	case <-timer.C:
-		t.Fatalf("input still running after %s (hang)", fuzzInputTimeout)
-	}
 }
 
 // fuzzRenderSeeds pairs the ModelDeployment documents of every golden case

@@ -2,13 +2,12 @@ package v1alpha1
 
 import (
 	"fmt"
+	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime/debug"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/airunway-render/airunway-render/diag"
 	"sigs.k8s.io/yaml"
@@ -18,7 +17,7 @@ import (
 // and, when they decode, through DefaultModelDeployment and
 // ValidateModelDeployment, as the render pipeline does.
 //
-// Invariants: no panic and no input runs longer than fuzzInputTimeout;
+// Invariants: no panic and no input runs longer than fuzzcheck.Timeout;
 // every error has a message; the same bytes give the same problems and the
 // same defaulted object every time (determinism).
 func FuzzDecodeModelDeployment(f *testing.F) {
@@ -26,7 +25,7 @@ func FuzzDecodeModelDeployment(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fuzzBounded(t, func() error {
+		fuzzcheck.Bounded(t, func() error {
 			md, first := fuzzDecodeModel(data)
 			if err := fuzzErrorsHaveMessages(first); err != nil {
 				return err
@@ -55,7 +54,7 @@ func fuzzDecodeModel(data []byte) (*ModelDeployment, diag.List) {
 // FuzzDecodeClusterCapabilities feeds arbitrary bytes to
 // DecodeClusterCapabilities.
 //
-// Invariants: no panic and no input runs longer than fuzzInputTimeout;
+// Invariants: no panic and no input runs longer than fuzzcheck.Timeout;
 // every error has a message; the same bytes give the same problems and the
 // same object every time (determinism).
 func FuzzDecodeClusterCapabilities(f *testing.F) {
@@ -63,7 +62,7 @@ func FuzzDecodeClusterCapabilities(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fuzzBounded(t, func() error {
+		fuzzcheck.Bounded(t, func() error {
 			c, first := DecodeClusterCapabilities(data)
 			if err := fuzzErrorsHaveMessages(first); err != nil {
 				return err
@@ -131,38 +130,4 @@ func fuzzSeedDocs(tb testing.TB, kind string) [][]byte {
 		tb.Fatalf("no %s documents to seed from", kind)
 	}
 	return seeds
-}
-
-// fuzzInputTimeout bounds one input. Go's fuzzer has no per-input timeout:
-// without this a hang stalls a worker and never yields a reproducer.
-const fuzzInputTimeout = 5 * time.Second
-
-// fuzzBounded runs check in a goroutine and fails on its error, on a panic
-// (with the stack, which a recovered panic would otherwise lose) and when
-// it runs longer than fuzzInputTimeout.
-func fuzzBounded(t *testing.T, check func() error) {
-	t.Helper()
-	done := make(chan string, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- fmt.Sprintf("panic: %v\n%s", r, debug.Stack())
-			}
-		}()
-		if err := check(); err != nil {
-			done <- err.Error()
-			return
-		}
-		done <- ""
-	}()
-	timer := time.NewTimer(fuzzInputTimeout)
-	defer timer.Stop()
-	select {
-	case msg := <-done:
-		if msg != "" {
-			t.Fatal(msg)
-		}
-	case <-timer.C:
-		t.Fatalf("input still running after %s (hang)", fuzzInputTimeout)
-	}
 }

@@ -1,0 +1,66 @@
+// Package fuzzcheck holds what the fuzz targets share: a bound on each
+// input's running time, which Go's fuzzer lacks, and which models their
+// schema invariant (schemacheck.RenderedNode) leaves out. Test code only;
+// it imports nothing of the project, so every package's tests can use it.
+package fuzzcheck
+
+import (
+	"fmt"
+	"runtime/debug"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Timeout bounds one input. Without it a hang stalls a fuzzing worker and
+// never yields a reproducer.
+const Timeout = 5 * time.Second
+
+// Bounded runs check in a goroutine and fails the test on its error, on a
+// panic (with the stack, which a recovered panic would otherwise lose) and
+// when it runs longer than Timeout.
+func Bounded(t testing.TB, check func() error) {
+	t.Helper()
+	done := make(chan string, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Sprintf("panic: %v\n%s", r, debug.Stack())
+			}
+		}()
+		if err := check(); err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- ""
+	}()
+	timer := time.NewTimer(Timeout)
+	defer timer.Stop()
+	select {
+	case msg := <-done:
+		if msg != "" {
+			t.Fatal(msg)
+		}
+	case <-timer.C:
+		t.Fatalf("input still running after %s (hang)", Timeout)
+	}
+}
+
+// ModelsWithOverrides names the ModelDeployments among nodes that set
+// `spec.provider.overrides`. Overrides are free JSON merged into the
+// object, so the API server, not the renderer, refuses fields they add:
+// the schema invariant skips those models' objects.
+func ModelsWithOverrides(nodes []*yaml.RNode) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range nodes {
+		if n.GetKind() != "ModelDeployment" {
+			continue
+		}
+		o, err := n.Pipe(yaml.Lookup("spec", "provider", "overrides"))
+		if err == nil && !yaml.IsMissingOrNull(o) && !yaml.IsYNodeEmptyMap(o.YNode()) {
+			out[n.GetName()] = true
+		}
+	}
+	return out
+}
