@@ -7,8 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const gatewayGroup = "gateway.networking.k8s.io"
-
 // httpRoute is a minimal route; mutate edits its only rule.
 func httpRoute(mutate func(rule obj)) obj {
 	rule := obj{"backendRefs": []any{obj{"name": "svc", "port": 8000}}}

@@ -5,9 +5,13 @@ import (
 	"strings"
 
 	"github.com/airunway-render/airunway-render/capabilities"
-	"github.com/airunway-render/airunway-render/gateway"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
+
+// gatewayGroup is the Gateway API group, whose kinds are validated at the
+// declared bundle release and channel. (The gateway package names it too;
+// importing it here would make a cycle with its tests.)
+const gatewayGroup = "gateway.networking.k8s.io"
 
 // providerOfGroup maps a provider API group to the provider whose declared
 // release selects the schema.
@@ -24,16 +28,16 @@ func Rendered(obj map[string]any, caps *capabilities.Resolved) []string {
 	kind, _ := obj["kind"].(string)
 	group, version, _ := strings.Cut(apiVersion, "/")
 	switch {
-	case group == gateway.GatewayGroup:
+	case group == gatewayGroup:
 		if caps.Gateway == nil {
 			return []string{"a Gateway API object was rendered without a declared gateway"}
 		}
 		channel := caps.Gateway.Channel
 		if kind != "HTTPRoute" || channel == "" {
-			channel = gateway.ChannelStandard
+			channel = defaultChannel
 		}
 		return CheckAtChannel(obj, release(caps.Gateway.GatewayAPIVersion), channel)
-	case group == gateway.PoolGroupV1 || group == gateway.PoolGroupV1Alpha2:
+	case kind == "InferencePool":
 		releases := Releases(group, kind, version)
 		if len(releases) == 0 {
 			return []string{"no schema for " + apiVersion}
