@@ -24,6 +24,8 @@ import (
 //
 // Invariants:
 //   - no panic, and no input runs longer than fuzzcheck.Timeout;
+//   - stdout is byte for byte what the SDK's ResourceList.ToYAML writes
+//     for the same processed list (encodeResourceList's contract);
 //   - the exit code is 0 or 1;
 //   - exit 0: stdout is a ResourceList without error results, and every
 //     object it generated (annotation render.airunway.ai/generated-from) is
@@ -47,6 +49,9 @@ func FuzzResourceList(f *testing.F) {
 func checkResourceList(in []byte) error {
 	var stdout, stderr bytes.Buffer
 	code := Main(nil, bytes.NewReader(in), &stdout, &stderr)
+	if want, ok := sdkEncoding(in); ok && !bytes.Equal(stdout.Bytes(), want) {
+		return fmt.Errorf("stdout differs from the SDK's encoding of the same ResourceList\n--- SDK\n%s\n--- stdout\n%s", want, stdout.Bytes())
+	}
 	switch code {
 	case 0:
 		return checkSuccess(in, stdout.Bytes())

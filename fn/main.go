@@ -7,7 +7,6 @@ import (
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
-	sdk "github.com/kptdev/krm-functions-sdk/go/fn"
 )
 
 const usage = `airunway-render renders AI Runway ModelDeployments into provider objects.
@@ -62,7 +61,7 @@ func runFunction(stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	p := &Processor{}
-	out, runErr := sdk.Run(p, in)
+	out, runErr := p.Run(in)
 	if len(out) > 0 {
 		if _, err := stdout.Write(out); err != nil {
 			fmt.Fprintf(stderr, "airunway-render: cannot write the ResourceList: %v\n", err)

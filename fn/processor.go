@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"errors"
 	"fmt"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
@@ -17,53 +18,80 @@ type Processor struct {
 	Problems diag.List
 }
 
-var _ sdk.ResourceListProcessor = &Processor{}
+// errFailed is returned with the output of a run that reported errors.
+var errFailed = errors.New("error: function failure")
 
-// Process implements sdk.ResourceListProcessor. On error it leaves
-// rl.Items as they came and returns false, which makes the run exit 1.
-func (p *Processor) Process(rl *sdk.ResourceList) (bool, error) {
-	if problems := danglingAliases(rl); problems.HasErrors() {
+// Run reads a ResourceList, renders its items and returns the ResourceList
+// to write. On error the items are written as they came, with the results
+// saying why, and the error is errFailed; kpt and kustomize write nothing
+// of a failed run.
+//
+// Output objects are encoded as soon as they are rendered
+// (render.Options.Encode), so a run holds YAML text rather than node
+// trees, and the ResourceList around them is written by
+// resourceListWriter, which matches the SDK's encoding byte for byte.
+func (p *Processor) Run(in []byte) ([]byte, error) {
+	rl, err := sdk.ParseResourceList(in)
+	if err != nil {
+		return nil, err
+	}
+	// The SDK's objects wrap the parsed nodes; the nodes themselves are
+	// what the alias check and the renderer read. Render never changes
+	// its input, so on error these are the items as they came.
+	items := make([]*yaml.RNode, len(rl.Items))
+	for i, item := range rl.Items {
+		items[i] = item.MoveToResourceNode()
+	}
+	w := &resourceListWriter{functionConfig: rl.FunctionConfig, results: rl.Results}
+	problems := danglingAliases(items)
+	if problems.HasErrors() {
 		// Items as they came would be written with aliases whose anchors
-		// are gone, which no tool could read back, results included; kpt
-		// and kustomize write nothing of a failed run anyway.
-		rl.Items = nil
-		return p.finish(rl, problems)
+		// are gone, which no tool could read back, results included.
+		return p.finish(w, nil, problems)
 	}
 	caps, problems := functionConfigCapabilities(rl.FunctionConfig)
 	if !problems.HasErrors() {
-		res := render.Render(rl.Items.CopyToResourceNodes(), render.Options{Capabilities: caps})
+		res := render.Render(items, render.Options{Capabilities: caps, Encode: encodeItem})
 		problems = append(problems, res.Problems...)
 		if !res.Problems.HasErrors() {
-			rl.Items = sdk.MoveToKubeObjects(res.Items)
+			w.items = res.Encoded
+			return p.finish(w, nil, problems)
 		}
 	}
-	return p.finish(rl, problems)
+	return p.finish(w, items, problems)
 }
 
-// finish records problems as results and reports whether the run
-// succeeded.
-func (p *Processor) finish(rl *sdk.ResourceList, problems diag.List) (bool, error) {
+// finish records problems as results, encodes the items to write as they
+// came (when the run failed) and writes the ResourceList.
+func (p *Processor) finish(w *resourceListWriter, asTheyCame []*yaml.RNode, problems diag.List) ([]byte, error) {
 	p.Problems = problems.Sorted()
 	for _, pr := range p.Problems {
-		rl.Results = append(rl.Results, toResult(pr))
+		w.results = append(w.results, toResult(pr))
 	}
-	return !problems.HasErrors(), nil
+	for _, n := range asTheyCame {
+		b, key, err := encodeItem(n)
+		if err != nil {
+			return nil, err
+		}
+		w.items = append(w.items, render.Encoded{CallerKey: key, YAML: b})
+	}
+	out, err := w.write()
+	if err != nil {
+		return nil, err
+	}
+	if problems.HasErrors() {
+		return out, errFailed
+	}
+	return out, nil
 }
 
 // danglingAliases refuses items that use a YAML alias whose anchor lies
 // outside them, in another item or in the ResourceList around the items
 // (found by FuzzResourceList): written back alone, the alias would name an
 // anchor that is not there.
-func danglingAliases(rl *sdk.ResourceList) diag.List {
-	// The check needs the parsed nodes themselves: a copy's aliases still
-	// point into the original.
-	nodes := make([]*yaml.RNode, len(rl.Items))
-	for i, item := range rl.Items {
-		nodes[i] = item.MoveToResourceNode()
-	}
-	defer func() { rl.Items = sdk.MoveToKubeObjects(nodes) }()
+func danglingAliases(items []*yaml.RNode) diag.List {
 	var l diag.List
-	for _, n := range nodes {
+	for _, n := range items {
 		anchors := map[*yaml.Node]bool{}
 		var aliases []*yaml.Node
 		walkNodes(n.YNode(), func(y *yaml.Node) {

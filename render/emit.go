@@ -5,6 +5,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
@@ -173,13 +174,65 @@ func annotateModel(node *yaml.RNode, d Decision) (*yaml.RNode, error) {
 	return out, nil
 }
 
-// setAnnotation sets a string annotation in plain style; the encoder quotes
-// it only where YAML would otherwise read another type ("true", "8000").
+// setAnnotation sets a string annotation as kyaml's SetField would, so
+// the bytes written do not change: a value YAML 1.1 would read as another
+// type ("yes", "1.5", "a: b") is double-quoted, unless the annotation
+// already has a style of its own, which it keeps. SetField asks a YAML 1.1
+// parser about every value, which was a fifth of the cost of emitting;
+// the answer is kept per value here.
 func setAnnotation(n *yaml.RNode, key, value string) error {
-	v := yaml.NewScalarRNode(value)
-	v.YNode().Tag = yaml.NodeTagString
-	v.YNode().Style = 0
-	return n.PipeE(yaml.LookupCreate(yaml.MappingNode, yaml.MetadataField, yaml.AnnotationsField), yaml.SetField(key, v))
+	annotations, err := n.Pipe(yaml.LookupCreate(yaml.MappingNode, yaml.MetadataField, yaml.AnnotationsField))
+	if err != nil {
+		return err
+	}
+	v := &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: value}
+	if yaml11NonString(value) {
+		v.Style = yaml.DoubleQuotedStyle
+	}
+	m := annotations.YNode()
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			v.Style = m.Content[i+1].Style
+			*m.Content[i+1] = *v
+			return nil
+		}
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
+	return nil
+}
+
+// yaml11Answers caches yaml.IsValueNonString per value: annotation values
+// repeat (engines, providers, pools, reasons), except the kpt path of each
+// generated object, which pathLike answers without a parser.
+var yaml11Answers sync.Map
+
+func yaml11NonString(value string) bool {
+	if pathLike(value) {
+		return false
+	}
+	if v, ok := yaml11Answers.Load(value); ok {
+		return v.(bool)
+	}
+	nonString := yaml.IsValueNonString(value)
+	yaml11Answers.Store(value, nonString)
+	return nonString
+}
+
+// pathLike reports a value of lower-case letters, digits and ".-_/" with
+// at least one "/": no YAML 1.1 boolean, number, null or timestamp has a
+// slash, so such a value is always read as a string.
+func pathLike(value string) bool {
+	slash := false
+	for _, c := range value {
+		switch {
+		case c == '/':
+			slash = true
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '.', c == '-', c == '_':
+		default:
+			return false
+		}
+	}
+	return slash
 }
 
 // ObjectFileName is the stable file name of an object in a rendered
@@ -208,37 +261,78 @@ func toNode(obj providers.Object, modelFile string) (*yaml.RNode, error) {
 	return n, nil
 }
 
+// output collects what Render emits: nodes, or their encoding when
+// Options.Encode is set, plus what the collision check needs of each.
+type output struct {
+	encode  func(*yaml.RNode) ([]byte, string, error)
+	ids     []outputID
+	nodes   []*yaml.RNode
+	encoded []Encoded
+}
+
+// outputID is what collisions needs of an output object.
+type outputID struct {
+	resource      diag.Resource
+	generatedFrom string
+	file          string
+}
+
+func (o *output) add(n *yaml.RNode) diag.List {
+	annotations := n.GetAnnotations()
+	id := outputID{resource: identity(n), generatedFrom: annotations[providers.AnnotationGeneratedFrom], file: fileOf(n)}
+	o.ids = append(o.ids, id)
+	if o.encode == nil {
+		o.nodes = append(o.nodes, n)
+		return nil
+	}
+	b, key, err := o.encode(n)
+	if err != nil {
+		return diag.List{{Severity: diag.Error, Resource: id.resource, File: id.file, Message: fmt.Sprintf("cannot be encoded: %v", err)}}
+	}
+	r := id.resource
+	o.encoded = append(o.encoded, Encoded{SortKey: r.APIVersion + " " + r.Kind + " " + r.Namespace + " " + r.Name, CallerKey: key, YAML: b})
+	return nil
+}
+
+// result sorts the output as SortItems does.
+func (o *output) result(problems diag.List) Result {
+	if o.encode == nil {
+		SortItems(o.nodes)
+		return Result{Items: o.nodes, Problems: problems}
+	}
+	sort.SliceStable(o.encoded, func(i, j int) bool { return o.encoded[i].SortKey < o.encoded[j].SortKey })
+	return Result{Encoded: o.encoded, Problems: problems}
+}
+
 // collisions reports output objects with the same identity: a generated
 // object may not silently replace an object the user keeps in the input.
-func collisions(items []*yaml.RNode) diag.List {
+func collisions(ids []outputID) diag.List {
 	var l diag.List
-	seen := map[string]*yaml.RNode{}
-	for _, n := range items {
-		if n.GetKind() == "" || n.GetName() == "" {
+	seen := map[diag.Resource]outputID{}
+	for _, id := range ids {
+		if id.resource.Kind == "" || id.resource.Name == "" {
 			continue
 		}
-		key := identity(n).String()
-		prev, dup := seen[key]
+		prev, dup := seen[id.resource]
 		if !dup {
-			seen[key] = n
+			seen[id.resource] = id
 			continue
 		}
-		gen, other := n, prev
-		if prev.GetAnnotations()[providers.AnnotationGeneratedFrom] != "" {
-			gen, other = prev, n
+		gen, other := id, prev
+		if prev.generatedFrom != "" {
+			gen, other = prev, id
 		}
-		if gen.GetAnnotations()[providers.AnnotationGeneratedFrom] == "" {
+		if gen.generatedFrom == "" {
 			// Two objects of the user's own: not the renderer's business.
 			continue
 		}
-		owner := gen.GetAnnotations()[providers.AnnotationGeneratedFrom]
-		msg := "is rendered from ModelDeployment " + fmt.Sprintf("%q", owner) + " but an object with the same apiVersion, kind, namespace and name is already in the input"
-		if other.GetAnnotations()[providers.AnnotationGeneratedFrom] != "" {
-			msg = fmt.Sprintf("is rendered from both ModelDeployment %q and %q; rename one of them", owner, other.GetAnnotations()[providers.AnnotationGeneratedFrom])
-		} else if f := fileOf(other); f != "" {
-			msg += " (file " + f + "); rename one of them"
+		msg := "is rendered from ModelDeployment " + fmt.Sprintf("%q", gen.generatedFrom) + " but an object with the same apiVersion, kind, namespace and name is already in the input"
+		if other.generatedFrom != "" {
+			msg = fmt.Sprintf("is rendered from both ModelDeployment %q and %q; rename one of them", gen.generatedFrom, other.generatedFrom)
+		} else if other.file != "" {
+			msg += " (file " + other.file + "); rename one of them"
 		}
-		l = append(l, diag.Problem{Severity: diag.Error, Resource: identity(gen), Message: msg})
+		l = append(l, diag.Problem{Severity: diag.Error, Resource: gen.resource, Message: msg})
 	}
 	return l
 }

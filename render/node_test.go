@@ -30,3 +30,37 @@ z: last
 	_, err = objectNode(map[string]any{"bad": struct{}{}})
 	require.ErrorContains(t, err, "bad: cannot emit")
 }
+
+// TestSetAnnotationMatchesKyaml holds setAnnotation to what kyaml's
+// SetField writes, for values YAML 1.1 reads as other types, plain
+// strings, paths, and annotations that already exist with a style.
+func TestSetAnnotationMatchesKyaml(t *testing.T) {
+	values := []string{"true", "yes", "No", "on", "y", "0", "0755", "0x1F", "1_000", "1.5", "1e3", ".inf", "~", "null", "",
+		"190:20:30", "2026-11-22", "a: b", "- x", "[x]", "{a: 1}", "#c", "vllm", "l4", "h100",
+		"1 nvidia.com/gpu per pod fits pool l4, the smallest of 2 fitting pools",
+		"generated/team-01/deployment_model-00001.yaml", "Models/Generated/x.yaml", "a: b/generated/x.yaml", "multi\nline"}
+	inputs := []string{
+		"metadata: {name: a}\n",
+		"metadata:\n  name: a\n  annotations:\n    k: 'old'\n",
+		"metadata:\n  name: a\n  annotations:\n    k: \"old\"\n    other: x\n",
+		"metadata:\n  name: a\n  annotations: {k: old}\n",
+		"kind: X\n",
+	}
+	for _, in := range inputs {
+		for _, v := range values {
+			want, got := yaml.MustParse(in), yaml.MustParse(in)
+			nv := yaml.NewScalarRNode(v)
+			nv.YNode().Tag = yaml.NodeTagString
+			nv.YNode().Style = 0
+			if err := want.PipeE(yaml.LookupCreate(yaml.MappingNode, yaml.MetadataField, yaml.AnnotationsField), yaml.SetField("k", nv)); err != nil {
+				t.Fatal(err)
+			}
+			if err := setAnnotation(got, "k", v); err != nil {
+				t.Fatal(err)
+			}
+			if w, g := want.MustString(), got.MustString(); w != g {
+				t.Errorf("input %q, value %q:\nkyaml:\n%s\nsetAnnotation:\n%s", in, v, w, g)
+			}
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package render
+
+import (
+	"fmt"
+	"testing"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/gateway"
+	"github.com/airunway-render/airunway-render/internal/benchdata"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
+	"github.com/airunway-render/airunway-render/providers"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// BenchmarkStages measures each stage of rendering one ModelDeployment of
+// the benchmark workload (internal/benchdata), per provider, in the order
+// data flows: decode (YAML node to typed object, with the input limits and
+// duplicate-key check), validate (defaults and validation), select
+// (engine and provider), place (node pool), render (the provider's objects
+// and the gateway's), emit (objects to YAML nodes with their kpt
+// annotations) and the whole model. Each stage is timed alone on the
+// output of the stages before it.
+func BenchmarkStages(b *testing.B) {
+	caps := benchCapabilities(b)
+	registry := Builtin()
+	for i, provider := range benchdata.Providers {
+		node := yaml.MustParse(benchdata.Model(i + len(benchdata.Providers))) // a 1-GPU model of each provider
+		js, l := yamlerr.ObjectJSON(node)
+		must(b, l)
+		md, l := v1.DecodeModelDeployment(js)
+		must(b, l)
+		v1.DefaultModelDeployment(md)
+		var pl diag.List
+		d, ok := decide(md, caps, &pl)
+		if !ok || d.Provider != provider {
+			b.Fatalf("%s: selected %q: %v", provider, d.Provider, pl)
+		}
+		p := registry[provider]
+		placement := place(md, caps, p, &pl)
+		must(b, pl)
+		req := &providers.Request{MD: md, Engine: d.Engine, Provider: caps.Provider(provider), Caps: caps, Placement: placement}
+		objs, l := p.Render(req)
+		must(b, l)
+
+		stages := []struct {
+			name string
+			run  func() diag.List
+		}{
+			{"decode", func() diag.List {
+				js, l := yamlerr.ObjectJSON(node)
+				if l.HasErrors() {
+					return l
+				}
+				_, l = v1.DecodeModelDeployment(js)
+				return l
+			}},
+			{"validate", func() diag.List {
+				m := *md // defaulting writes into the spec; a shallow copy keeps md as it is
+				v1.DefaultModelDeployment(&m)
+				return v1.ValidateModelDeployment(&m)
+			}},
+			{"select", func() diag.List {
+				var l diag.List
+				decide(md, caps, &l)
+				return l
+			}},
+			{"place", func() diag.List {
+				var l diag.List
+				place(md, caps, p, &l)
+				return l
+			}},
+			{"render", func() diag.List {
+				_, l := p.Render(req)
+				_, gl := gateway.Render(req, p)
+				return append(l, gl...)
+			}},
+			{"emit", func() diag.List {
+				if _, err := annotateModel(node, d); err != nil {
+					b.Fatal(err)
+				}
+				for _, obj := range objs {
+					if _, err := toNode(obj, "models.yaml"); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return nil
+			}},
+			{"model", func() diag.List {
+				_, l := renderModel(node, caps, registry)
+				return l
+			}},
+		}
+		for _, s := range stages {
+			b.Run(fmt.Sprintf("provider=%s/%s", provider, s.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if l := s.run(); l.HasErrors() {
+						b.Fatal(l)
+					}
+				}
+			})
+		}
+	}
+}
+
+func benchCapabilities(tb testing.TB) *capabilities.Resolved {
+	tb.Helper()
+	c, l := capabilities.Decode([]byte(benchdata.Capabilities))
+	must(tb, l)
+	caps, l := capabilities.Resolve(c)
+	must(tb, l)
+	return caps
+}
+
+func must(tb testing.TB, l diag.List) {
+	tb.Helper()
+	if l.HasErrors() {
+		tb.Fatal(l)
+	}
+}
