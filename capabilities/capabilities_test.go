@@ -116,9 +116,13 @@ func TestBuiltins(t *testing.T) {
 			}
 			require.NotEmpty(t, b.Engines)
 			require.NotEmpty(t, b.Renders)
+			// Built-in rules are compiled lazily (builtinProgram) and
+			// skip the checks of a capability file's rules: they are
+			// checked here instead.
 			for _, r := range b.Rules {
 				_, err := CompileRule(r.Condition)
 				require.NoError(t, err, r.Condition)
+				require.GreaterOrEqual(t, r.Priority, int32(0), r.Condition)
 			}
 		})
 	}

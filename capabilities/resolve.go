@@ -45,6 +45,8 @@ type Rule struct {
 	Condition string
 	Priority  int32
 	Program   cel.Program
+	// compile, when Program is nil, compiles it on first use.
+	compile func() (cel.Program, error)
 	// Field is where the rule is in the capability file.
 	Field     string
 	tooCostly *atomic.Bool
@@ -169,6 +171,10 @@ func resolveProvider(pc *v1.ProviderCapability, at string, l *diag.List) *Provid
 	}
 	for j, sr := range rules {
 		ruleAt := fmt.Sprintf("%s.selectionRules[%d]", at, j)
+		if pc.SelectionRules == nil {
+			p.Rules = append(p.Rules, Rule{Condition: sr.Condition, Priority: sr.Priority, compile: builtinProgram(sr.Condition), Field: ruleAt + ".condition", tooCostly: new(atomic.Bool)})
+			continue
+		}
 		if sr.Priority < 0 {
 			l.Errorf(ruleAt+".priority", "must be greater than or equal to 0, got %d", sr.Priority)
 		}

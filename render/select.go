@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -162,6 +163,10 @@ func selectProvider(md *v1.ModelDeployment, engine string, caps *capabilities.Re
 				continue
 			}
 			match, err := r.Matches(specData)
+			if err != nil && !errors.Is(err, capabilities.ErrRuleTooCostly) {
+				l.Errorf("spec.provider.name", "cannot select a provider: %v", err)
+				return "", ""
+			}
 			if err != nil {
 				l.Errorf("spec.provider.name", "cannot select a provider: selection rule %s of provider %q at `%s` in %s costs more than %d CEL cost units; a selection rule must not iterate that much (set `spec.provider.name` to skip the rules)", r, p.Name, r.Field, caps.Source, capabilities.RuleCostLimit)
 				return "", ""
