@@ -12,7 +12,7 @@ SHARED_CRDS ?= ../shared/crds
 
 export CGO_ENABLED := 0
 
-.PHONY: all build test demo golden bench fuzz readme schemas fmt vet tools envtest image help verify-modules vulncheck
+.PHONY: all build test demo golden bench profile fuzz readme schemas fmt vet tools envtest image help verify-modules vulncheck
 
 all: build
 
@@ -22,7 +22,8 @@ help:
 	@echo "make test     run every test (unit, golden, CLI, kustomize, kpt, reporter on a real API server)"
 	@echo "make envtest  build the kube-apiserver and etcd the reporter's tests use (cached)"
 	@echo "make golden   regenerate the golden files after an intended change"
-	@echo "make bench    run the benchmarks"
+	@echo "make bench    run the benchmarks: Go benchmarks, then the function as a process (BENCHMARKS.md)"
+	@echo "make profile  CPU and allocation profiles of the function rendering 1,000 models"
 	@echo "make fuzz     run every fuzz target for FUZZTIME (default 60s) and report the corpus sizes"
 	@echo "make vulncheck  govulncheck on the source and both binaries (VULNCHECK_REQUIRED=1: fail if its database is unreachable)"
 	@echo "make verify-modules  go mod verify and go mod tidy -diff (part of make test)"
@@ -104,8 +105,27 @@ vulncheck: build
 golden:
 	$(GO) test ./golden/ -run TestGolden -update
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+# The benchmarks (BENCHMARKS.md): every package's Go benchmarks (the
+# stages per provider, the function in process, the status reporter with
+# 1,000 ModelDeployments on envtest), then the function binary as a process
+# on 1 to 10,000 ModelDeployments against a kyaml no-op floor, kubectl
+# kustomize and kpt fn eval (hack/procbench). About 6 minutes.
+BENCHTIME ?= 1s
+bench: build
+	$(GO) build -trimpath -ldflags '-s -w' -o bin/kyaml-noop ./hack/procbench/noop
+	@assets=$$(hack/install-envtest.sh $(ENVTEST_DIR)) || exit 1; \
+	assets=$$(echo "$$assets" | tail -n1); set -x; \
+	KUBEBUILDER_ASSETS=$$assets $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 30m ./...
+	$(GO) run ./hack/procbench -bin bin/airunway-render -floor bin/kyaml-noop
+
+# CPU and allocation profiles of the function rendering 1,000 models in
+# process, summarised; explore further with `go tool pprof bin/fn.test
+# bin/cpu.pprof` (or mem.pprof).
+profile:
+	$(GO) test ./fn -run '^$$' -bench 'BenchmarkFunction/models=1000$$' -benchtime 10x \
+	  -cpuprofile bin/cpu.pprof -memprofile bin/mem.pprof -o bin/fn.test
+	$(GO) tool pprof -top -cum -nodecount 40 bin/fn.test bin/cpu.pprof
+	$(GO) tool pprof -top -sample_index=alloc_space -nodecount 20 bin/fn.test bin/mem.pprof
 
 readme: build
 	bin/airunway-render version --markdown > .matrix.md

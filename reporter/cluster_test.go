@@ -40,6 +40,7 @@ import (
 // controlPlane is the package's envtest environment.
 type controlPlane struct {
 	env   *envtest.Environment
+	certs string // the API server's certificate directory, removed at exit
 	cfg   *rest.Config
 	admin client.Client
 }
@@ -59,6 +60,7 @@ func TestMain(m *testing.M) {
 		if err := shared.env.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
 		}
+		os.RemoveAll(shared.certs)
 	}
 	os.Exit(code)
 }
@@ -130,7 +132,7 @@ func startControlPlane() (*controlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &controlPlane{env: env, cfg: cfg, admin: admin}, nil
+	return &controlPlane{env: env, certs: certs, cfg: cfg, admin: admin}, nil
 }
 
 // shippedCRD is the ModelDeployment CRD of deploy/base, as users install it.

@@ -72,7 +72,11 @@ type Options struct {
 	// request and never answers cannot stall the reporter: the reconcile
 	// fails and is retried like any other failure.
 	ReconcileTimeout time.Duration
-	Logger           logr.Logger
+	// Workers is how many ModelDeployments are reconciled at once (default
+	// 4): a burst of provider changes is written this many at a time
+	// instead of one status PATCH round trip after another.
+	Workers int
+	Logger  logr.Logger
 }
 
 // Defaults of the Options (and the command's flags).
@@ -82,6 +86,7 @@ const (
 	DefaultDiscoveryInterval = 30 * time.Second
 	DefaultSyncPeriod        = 10 * time.Minute
 	DefaultReconcileTimeout  = 30 * time.Second
+	DefaultWorkers           = 4
 )
 
 // A failed reconcile (an API error, a conflict, a timeout) is retried
@@ -187,8 +192,9 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 		For(md).
 		WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{
-			RateLimiter:           retryLimiter(),
-			ReconciliationTimeout: o.ReconcileTimeout,
+			RateLimiter:             retryLimiter(),
+			ReconciliationTimeout:   o.ReconcileTimeout,
+			MaxConcurrentReconciles: o.Workers,
 		}).
 		Complete(r)
 	if err != nil {
@@ -230,6 +236,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.ReconcileTimeout <= 0 {
 		o.ReconcileTimeout = DefaultReconcileTimeout
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()

@@ -41,6 +41,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", reporter.DefaultLeaderElectionID, "name of the Lease")
 	fs.DurationVar(&o.DiscoveryInterval, "discovery-interval", reporter.DefaultDiscoveryInterval, "how often to re-check which provider kinds the cluster serves")
 	fs.DurationVar(&o.StaleAfter, "stale-after", reporter.StaleAfter, "how long a not-ready provider object may go without an update before Ready is Unknown")
+	fs.IntVar(&o.Workers, "workers", reporter.DefaultWorkers, "ModelDeployments reconciled at once")
 	fs.DurationVar(&o.SyncPeriod, "sync-period", reporter.DefaultSyncPeriod, "how often every ModelDeployment is re-checked without an event")
 	verbosity := fs.IntP("v", "v", 0, "log verbosity")
 	printVersion := fs.Bool("version", false, "print the version and exit")
@@ -73,8 +74,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if kubeconfig == "" {
+		return ctrl.GetConfig()
 	}
-	return ctrl.GetConfig()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.QPS == 0 {
+		// As ctrl.GetConfig does for the other paths: the API server's
+		// priority and fairness limits the rate, not client-go's default
+		// of 5 requests a second (a burst of 1,000 status changes would
+		// take 200 s to write).
+		cfg.QPS = -1
+	}
+	return cfg, nil
 }

@@ -366,4 +366,3 @@ func ms(d time.Duration) string {
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(cmp.Or(b, 1)) }
-
