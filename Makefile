@@ -105,18 +105,20 @@ vulncheck: build
 golden:
 	$(GO) test ./golden/ -run TestGolden -update
 
-# The benchmarks (BENCHMARKS.md): every package's Go benchmarks (the
-# stages per provider, the function in process, the status reporter with
-# 1,000 ModelDeployments on envtest), then the function binary as a process
-# on 1 to 10,000 ModelDeployments against a kyaml no-op floor, kubectl
-# kustomize and kpt fn eval (hack/procbench). About 6 minutes.
+# The benchmarks (BENCHMARKS.md): the function binary as a process on 1 to
+# 10,000 ModelDeployments against a kyaml no-op floor, kubectl kustomize and
+# kpt fn eval (hack/procbench; first, on a quiet machine), then every
+# package's Go benchmarks (the stages per provider, the function in
+# process, the status reporter with 1,000 ModelDeployments on envtest).
+# About 6 minutes.
 BENCHTIME ?= 1s
 bench: build
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/kyaml-noop ./hack/procbench/noop
+	$(GO) build -o bin/procbench ./hack/procbench
+	bin/procbench -bin bin/airunway-render -floor bin/kyaml-noop
 	@assets=$$(hack/install-envtest.sh $(ENVTEST_DIR)) || exit 1; \
 	assets=$$(echo "$$assets" | tail -n1); set -x; \
 	KUBEBUILDER_ASSETS=$$assets $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 30m ./...
-	$(GO) run ./hack/procbench -bin bin/airunway-render -floor bin/kyaml-noop
 
 # CPU and allocation profiles of the function rendering 1,000 models in
 # process, summarised; explore further with `go tool pprof bin/fn.test

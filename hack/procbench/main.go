@@ -68,6 +68,8 @@ func run(bin, floor, sizeList, compareList, work string, out io.Writer) error {
 			return err
 		}
 		defer os.RemoveAll(work)
+	} else if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "Whole-process runs of %s; floor: %s over the function's output.\n\n", bin, floor)
 	fmt.Fprintln(out, "| models | output | function wall | CPU | peak RSS | floor wall | CPU | peak RSS | function / floor (wall, CPU, RSS) |")

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRun runs the benchmark end to end on small sizes, so `make bench`
+// cannot rot unnoticed: it builds the function and the floor, measures
+// both, checks that the floor passes the function's output through
+// unchanged, prints the targets and, when kubectl and kpt are on the PATH,
+// times them too.
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	bin := os.Getenv("AIRUNWAY_RENDER_BIN")
+	if bin == "" {
+		bin = filepath.Join(dir, "airunway-render")
+		build(t, bin, "../../cmd/airunway-render")
+	}
+	floor := filepath.Join(dir, "kyaml-noop")
+	build(t, floor, "./noop")
+	var out bytes.Buffer
+	if err := run(bin, floor, "1,100", "100", filepath.Join(dir, "work"), &out); err != nil {
+		t.Fatal(err)
+	}
+	report := out.String()
+	t.Log("\n" + report)
+	for _, want := range []string{
+		"| 1 | 0.0 MiB, 3 objects |",
+		"| 100 | 0.3 MiB, 239 objects |",
+		"| 1 model: wall < 20 ms |",
+		"At 100 models",
+		"`kubectl kustomize` of the rendered objects",
+		"`kpt fn eval --exec` the function over the models",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if os.Getenv("CI") == "true" && strings.Contains(report, "not on the PATH") {
+		t.Error("kubectl or kpt is missing: the comparison did not run")
+	}
+}
+
+func TestMedian(t *testing.T) {
+	m := median([]sample{{wall: 3}, {wall: 1, cpu: 9}, {wall: 2, cpu: 1, rssBytes: 5}})
+	if m.wall != 2 || m.cpu != 1 || m.rssBytes != 0 || m.runs != 3 {
+		t.Fatalf("median = %+v, want wall 2, cpu 1, rss 0 (each field on its own), runs 3", m)
+	}
+	if got := ms(1500 * time.Microsecond); got != "1.5 ms" {
+		t.Fatalf("ms = %q", got)
+	}
+}
+
+func TestParseSizes(t *testing.T) {
+	if ns, err := parseSizes("1, 100,,10000"); err != nil || len(ns) != 3 || ns[2] != 10000 {
+		t.Fatalf("parseSizes = %v, %v", ns, err)
+	}
+	for _, bad := range []string{"0", "x", "-5"} {
+		if _, err := parseSizes(bad); err == nil {
+			t.Errorf("parseSizes(%q) must fail", bad)
+		}
+	}
+}
+
+func build(t *testing.T, out, pkg string) {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+}

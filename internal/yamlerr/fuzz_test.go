@@ -1,0 +1,107 @@
+package yamlerr
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// FuzzObjectJSON holds nodeJSON to kyaml's RNode.MarshalJSON, which it
+// replaces: for every document, both succeed with the same JSON or both
+// fail. Seeds: every YAML file of the golden cases and the checked-in
+// corpora of the render and decode fuzz targets (alias bombs, merge keys,
+// odd tags, duplicate keys).
+func FuzzObjectJSON(f *testing.F) {
+	for _, s := range objectJSONSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(in), OmitReaderAnnotations: true}).Read()
+		if err != nil {
+			return
+		}
+		for _, n := range nodes {
+			if danglingAlias(n.YNode()) {
+				// MarshalJSON writes the node out alone and cannot read the
+				// alias back; nodeJSON decodes it. The KRM function refuses
+				// such items before rendering (fn.danglingAliases).
+				continue
+			}
+			want, wantErr := n.MarshalJSON()
+			got, gotErr := nodeJSON(n)
+			if (wantErr == nil) != (gotErr == nil) {
+				t.Fatalf("MarshalJSON error %v, nodeJSON error %v\n%s", wantErr, gotErr, in)
+			}
+			if !bytes.Equal(want, got) {
+				t.Fatalf("MarshalJSON %s\nnodeJSON    %s\ninput:\n%s", want, got, in)
+			}
+		}
+	})
+}
+
+// danglingAlias reports an alias below n whose anchor is not below n (an
+// item of a ResourceList naming an anchor in another item).
+func danglingAlias(n *yaml.Node) bool {
+	anchors := map[*yaml.Node]bool{}
+	var aliases []*yaml.Node
+	var walk func(*yaml.Node)
+	walk = func(y *yaml.Node) {
+		if y.Anchor != "" {
+			anchors[y] = true
+		}
+		if y.Kind == yaml.AliasNode {
+			aliases = append(aliases, y)
+		}
+		for _, c := range y.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+	for _, a := range aliases {
+		if !anchors[a.Alias] {
+			return true
+		}
+	}
+	return false
+}
+
+func objectJSONSeeds(tb testing.TB) [][]byte {
+	var seeds [][]byte
+	files, _ := filepath.Glob("../../golden/testdata/*/*.yaml")
+	more, _ := filepath.Glob("../../golden/testdata/*/*/*.yaml")
+	for _, f := range append(files, more...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		seeds = append(seeds, b)
+	}
+	corpora, _ := filepath.Glob("../../*/testdata/fuzz/Fuzz*/*")
+	apiCorpora, _ := filepath.Glob("../../api/v1alpha1/testdata/fuzz/Fuzz*/*")
+	for _, f := range append(corpora, apiCorpora...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		// The corpus format: a header line, then one Go literal per line.
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			for _, prefix := range []string{"string(", "[]byte("} {
+				if lit, ok := strings.CutPrefix(line, prefix); ok {
+					if s, err := strconv.Unquote(strings.TrimSuffix(lit, ")")); err == nil {
+						seeds = append(seeds, []byte(s))
+					}
+				}
+			}
+		}
+	}
+	if len(seeds) < 100 {
+		tb.Fatalf("only %d seeds", len(seeds))
+	}
+	return seeds
+}
