@@ -24,8 +24,10 @@ import (
 //
 // Invariants:
 //   - no panic, and no input runs longer than fuzzcheck.Timeout;
+//   - the function accepts exactly the inputs sdk.ParseResourceList
+//     accepts; on any other it exits 1 with an [error] stdin line;
 //   - stdout is byte for byte what the SDK's ResourceList.ToYAML writes
-//     for the same processed list (encodeResourceList's contract);
+//     for the same processed list (resourceListWriter's contract);
 //   - the exit code is 0 or 1;
 //   - exit 0: stdout is a ResourceList without error results, and every
 //     object it generated (annotation render.airunway.ai/generated-from) is
@@ -49,6 +51,14 @@ func FuzzResourceList(f *testing.F) {
 func checkResourceList(in []byte) error {
 	var stdout, stderr bytes.Buffer
 	code := Main(nil, bytes.NewReader(in), &stdout, &stderr)
+	// The function reads what the SDK reads, and refuses the rest.
+	_, sdkErr := sdkParse(in)
+	if _, err := readResourceList(in); (err == nil) != (sdkErr == nil) {
+		return fmt.Errorf("readResourceList: %v; sdk.ParseResourceList: %v", err, sdkErr)
+	}
+	if sdkErr != nil && (code != 1 || !strings.Contains(stderr.String(), "[error] stdin: cannot read the ResourceList: ")) {
+		return fmt.Errorf("exit %d on input the SDK refuses (%v); stderr: %s", code, sdkErr, stderr.String())
+	}
 	if want, ok := sdkEncoding(in); ok && !bytes.Equal(stdout.Bytes(), want) {
 		return fmt.Errorf("stdout differs from the SDK's encoding of the same ResourceList\n--- SDK\n%s\n--- stdout\n%s", want, stdout.Bytes())
 	}
@@ -75,7 +85,7 @@ func checkSuccess(in, out []byte) error {
 			return fmt.Errorf("exit 0 with an error result: %s", r.Message)
 		}
 	}
-	input, err := sdk.ParseResourceList(in)
+	input, err := sdkParse(in)
 	if err != nil {
 		return fmt.Errorf("exit 0 on input the SDK cannot parse: %v", err)
 	}
@@ -113,7 +123,7 @@ func checkNothingRendered(in, out []byte) error {
 		return fmt.Errorf("exit 1 and stdout is not a ResourceList: %v\n%s", err, out)
 	}
 	had := map[string]bool{}
-	if input, err := sdk.ParseResourceList(in); err == nil {
+	if input, err := sdkParse(in); err == nil {
 		for _, n := range input.Items.CopyToResourceNodes() {
 			had[fuzzGeneratedKey(n)] = true
 		}

@@ -8,7 +8,6 @@ import (
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/render"
-	sdk "github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -31,25 +30,21 @@ var errFailed = errors.New("error: function failure")
 // trees, and the ResourceList around them is written by
 // resourceListWriter, which matches the SDK's encoding byte for byte.
 func (p *Processor) Run(in []byte) ([]byte, error) {
-	rl, err := sdk.ParseResourceList(in)
+	rl, err := readResourceList(in)
 	if err != nil {
 		return nil, err
 	}
-	// The SDK's objects wrap the parsed nodes; the nodes themselves are
-	// what the alias check and the renderer read. Render never changes
-	// its input, so on error these are the items as they came.
-	items := make([]*yaml.RNode, len(rl.Items))
-	for i, item := range rl.Items {
-		items[i] = item.MoveToResourceNode()
-	}
-	w := &resourceListWriter{functionConfig: rl.FunctionConfig, results: rl.Results}
+	// Render never changes its input, so on error these are the items as
+	// they came.
+	items := rl.items
+	w := &resourceListWriter{functionConfig: rl.functionConfig, results: rl.results}
 	problems := danglingAliases(items)
 	if problems.HasErrors() {
 		// Items as they came would be written with aliases whose anchors
 		// are gone, which no tool could read back, results included.
 		return p.finish(w, nil, problems)
 	}
-	caps, problems := functionConfigCapabilities(rl.FunctionConfig)
+	caps, problems := functionConfigCapabilities(rl.functionConfig)
 	if !problems.HasErrors() {
 		res := render.Render(items, render.Options{Capabilities: caps, Encode: encodeItem})
 		problems = append(problems, res.Problems...)
@@ -126,29 +121,31 @@ func walkNodes(n *yaml.Node, visit func(*yaml.Node)) {
 }
 
 // functionConfigCapabilities reads capabilities from the function config
-// when it is a ClusterCapabilities object. Any other config (kpt's empty
-// placeholder, the ConfigMap kustomize needs to declare the function) is
-// ignored.
-func functionConfigCapabilities(cfg *sdk.KubeObject) (*capabilities.Resolved, diag.List) {
-	if cfg == nil || cfg.IsEmpty() || cfg.GetKind() != v1.KindClusterCapabilities {
+// (a mapping, or nil) when it is a ClusterCapabilities object. Any other
+// config (kpt's empty placeholder, the ConfigMap kustomize needs to
+// declare the function) is ignored. Like the SDK's accessors, `kind`,
+// `apiVersion` and `metadata.name` count only when they are strings.
+func functionConfigCapabilities(cfg *yaml.Node) (*capabilities.Resolved, diag.List) {
+	kind := stringValue(mapField(cfg, "kind"))
+	if cfg == nil || len(cfg.Content) == 0 || kind != v1.KindClusterCapabilities {
 		return nil, nil
 	}
-	node := cfg.CopyToResourceNode()
-	caps, l := capabilities.ResolveNode(node)
-	ref := diag.Resource{APIVersion: cfg.GetAPIVersion(), Kind: cfg.GetKind(), Name: cfg.GetName()}
+	caps, l := capabilities.ResolveNode(yaml.NewRNode(cfg).Copy())
+	ref := diag.Resource{APIVersion: stringValue(mapField(cfg, "apiVersion")), Kind: kind,
+		Name: stringValue(mapField(mapField(cfg, "metadata"), "name"))}
 	return caps, l.Attach(ref, "functionConfig")
 }
 
-func toResult(p diag.Problem) *sdk.Result {
-	r := &sdk.Result{Message: p.Message, Severity: sdk.Severity(p.Severity)}
+func toResult(p diag.Problem) *result {
+	r := &result{Message: p.Message, Severity: string(p.Severity)}
 	if p.Resource != (diag.Resource{}) {
-		r.ResourceRef = &sdk.ResourceRef{APIVersion: p.Resource.APIVersion, Kind: p.Resource.Kind, Name: p.Resource.Name, Namespace: p.Resource.Namespace}
+		r.ResourceRef = &resultRef{APIVersion: p.Resource.APIVersion, Kind: p.Resource.Kind, Name: p.Resource.Name, Namespace: p.Resource.Namespace}
 		if p.Field != "" {
-			r.Field = &sdk.Field{Path: p.Field}
+			r.Field = &resultField{Path: p.Field}
 		}
 	}
 	if p.File != "" {
-		r.File = &sdk.File{Path: p.File}
+		r.File = &resultFile{Path: p.File}
 	}
 	return r
 }

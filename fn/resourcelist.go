@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/airunway-render/airunway-render/render"
-	sdk "github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -25,8 +24,8 @@ import (
 // TestResourceListWriterMatchesSDK and FuzzResourceList hold the two equal.
 type resourceListWriter struct {
 	items          []render.Encoded // each from encodeItem
-	functionConfig *sdk.KubeObject
-	results        []*sdk.Result
+	functionConfig *yaml.Node       // a mapping, written unless nil or empty
+	results        []*result
 }
 
 func (w *resourceListWriter) write() ([]byte, error) {
@@ -43,9 +42,9 @@ func (w *resourceListWriter) write() ([]byte, error) {
 			out.Write(it.YAML)
 		}
 	}
-	if w.functionConfig != nil && !w.functionConfig.IsEmpty() {
+	if w.functionConfig != nil && len(w.functionConfig.Content) > 0 {
 		// Written whole: a flow-style config starts on the key's line.
-		b, err := encode("functionConfig", w.functionConfig.CopyToResourceNode().YNode())
+		b, err := encode("functionConfig", w.functionConfig)
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +106,7 @@ func encodeEntry(key string, n *yaml.Node) ([]byte, error) {
 
 // resultNode converts a result the way the SDK does: through JSON into a
 // map, then keys in kyaml's field order.
-func resultNode(r *sdk.Result) (*yaml.Node, error) {
+func resultNode(r *result) (*yaml.Node, error) {
 	js, err := json.Marshal(r)
 	if err != nil {
 		return nil, err

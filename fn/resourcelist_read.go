@@ -1,0 +1,210 @@
+package fn
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// parsedResourceList is a ResourceList as the function reads it from stdin.
+type parsedResourceList struct {
+	items []*yaml.RNode // the item mappings, as parsed
+	// functionConfig is the `functionConfig` mapping, nil when there is
+	// none; an empty mapping is kpt's placeholder.
+	functionConfig *yaml.Node
+	results        []*result // the results of earlier functions
+}
+
+// result is one entry of a ResourceList's `results`, with the YAML and
+// JSON field names of kpt's function result (krm-functions-sdk's
+// fn.Result), so results read from the input are written back as the SDK
+// would write them.
+type result struct {
+	Message     string            `yaml:"message,omitempty" json:"message,omitempty"`
+	Severity    string            `yaml:"severity,omitempty" json:"severity,omitempty"`
+	ResourceRef *resultRef        `yaml:"resourceRef,omitempty" json:"resourceRef,omitempty"`
+	Field       *resultField      `yaml:"field,omitempty" json:"field,omitempty"`
+	File        *resultFile       `yaml:"file,omitempty" json:"file,omitempty"`
+	Tags        map[string]string `yaml:"tags,omitempty" json:"tags,omitempty"`
+}
+
+// resultRef names the object a result is about.
+type resultRef struct {
+	APIVersion string `yaml:"apiVersion,omitempty" json:"apiVersion,omitempty"`
+	Kind       string `yaml:"kind,omitempty" json:"kind,omitempty"`
+	Name       string `yaml:"name,omitempty" json:"name,omitempty"`
+	Namespace  string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+}
+
+// resultField is the field of the object a result is about.
+type resultField struct {
+	Path          string `yaml:"path,omitempty" json:"path,omitempty"`
+	CurrentValue  any    `yaml:"currentValue,omitempty" json:"currentValue,omitempty"`
+	ProposedValue any    `yaml:"proposedValue,omitempty" json:"proposedValue,omitempty"`
+}
+
+// resultFile is the file holding the object a result is about.
+type resultFile struct {
+	Path  string `yaml:"path,omitempty" json:"path,omitempty"`
+	Index int    `yaml:"index,omitempty" json:"index,omitempty"`
+}
+
+// readResourceList reads the function's input. It accepts exactly the
+// inputs krm-functions-sdk's ParseResourceList accepts, and reads them the
+// same way (TestReadResourceListMatchesSDK, FuzzResourceList):
+//
+//   - input of nothing but white space is an empty ResourceList;
+//   - otherwise the input must hold exactly one object, a mapping whose
+//     `kind` is the string "ResourceList" (`apiVersion` is not checked);
+//   - `functionConfig`, when present, must be a mapping;
+//   - `items`, when present, must be a sequence of mappings;
+//   - `results` is read when it is a sequence, or a mapping whose `items`
+//     is one (older kyaml wrote results that way); any other scalar is
+//     ignored. The results must decode as results.
+//
+// Keys match only when they are string scalars, and `kind` counts only
+// when it is a string, as in the SDK. Where the SDK panics (a YAML alias
+// as the value of `items`, `functionConfig` or `results`, or of `group`,
+// `version` or `kind` in the list, its function config or an item), the
+// input is refused.
+func readResourceList(in []byte) (*parsedResourceList, error) {
+	rl := &parsedResourceList{}
+	if len(bytes.TrimSpace(in)) == 0 {
+		return rl, nil
+	}
+	top, err := readOneObject(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := noAliasedType(top, ""); err != nil {
+		return nil, err
+	}
+	if k := mapField(top, "kind"); stringValue(k) != "ResourceList" {
+		return nil, fmt.Errorf("`kind` must be %q, got %s; the input must be a ResourceList", "ResourceList", describeValue(k))
+	}
+
+	if fc := mapField(top, "functionConfig"); fc != nil {
+		if fc.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("`functionConfig` must be a mapping (an object), got %s", describeValue(fc))
+		}
+		if err := noAliasedType(fc, "functionConfig."); err != nil {
+			return nil, err
+		}
+		rl.functionConfig = fc
+	}
+
+	if items := mapField(top, "items"); items != nil {
+		if items.Kind != yaml.SequenceNode {
+			return nil, fmt.Errorf("`items` must be a sequence, got %s", describeValue(items))
+		}
+		rl.items = make([]*yaml.RNode, 0, len(items.Content))
+		for i, item := range items.Content {
+			at := fmt.Sprintf("items[%d]", i)
+			if item.Kind != yaml.MappingNode {
+				return nil, fmt.Errorf("`%s` must be a mapping (an object), got %s", at, describeValue(item))
+			}
+			if err := noAliasedType(item, at+"."); err != nil {
+				return nil, err
+			}
+			rl.items = append(rl.items, yaml.NewRNode(item))
+		}
+	}
+
+	results, at := mapField(top, "results"), "results"
+	switch {
+	case results == nil:
+	case results.Kind == yaml.AliasNode:
+		return nil, errors.New("`results` must not be a YAML alias; write the value out")
+	case results.Kind == yaml.MappingNode: // as older kyaml wrote them
+		results, at = mapField(results, "items"), "results.items"
+		if results != nil && results.Kind != yaml.SequenceNode {
+			return nil, fmt.Errorf("`results.items` must be a sequence, got %s", describeValue(results))
+		}
+	case results.Kind != yaml.SequenceNode:
+		results = nil // the SDK ignores a scalar
+	}
+	if results != nil {
+		if err := results.Decode(&rl.results); err != nil {
+			var te *yaml.TypeError
+			if errors.As(err, &te) {
+				return nil, fmt.Errorf("`%s` must be a list of results (message, severity, resourceRef, field, file, tags): %s", at, strings.Join(te.Errors, "; "))
+			}
+			return nil, fmt.Errorf("`%s` must be a list of results: %w", at, err)
+		}
+	}
+	return rl, nil
+}
+
+// readOneObject parses in as YAML and returns its one object: the input
+// must be one document holding a mapping. (The SDK refuses a document
+// that is not a mapping, and counts the mappings: the same inputs.)
+func readOneObject(in []byte) (*yaml.Node, error) {
+	var docs []*yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(in))
+	for {
+		doc := &yaml.Node{}
+		if err := dec.Decode(doc); err != nil {
+			if err == io.EOF {
+				break
+			}
+			return nil, err
+		}
+		docs = append(docs, doc.Content...) // a document of only comments has none
+	}
+	switch {
+	case len(docs) == 0:
+		return nil, errors.New("the input holds no object; it must be one ResourceList, or empty")
+	case len(docs) > 1:
+		return nil, fmt.Errorf("the input holds %d YAML documents; it must be one ResourceList, in one document", len(docs))
+	case docs[0].Kind != yaml.MappingNode:
+		return nil, fmt.Errorf("the input is %s; a ResourceList must be a YAML mapping", describeValue(docs[0]))
+	}
+	return docs[0], nil
+}
+
+// noAliasedType refuses an object whose `group`, `version` or `kind` is a
+// YAML alias: the SDK reads those three of every object it parses, and
+// panics on an alias.
+func noAliasedType(obj *yaml.Node, at string) error {
+	for _, key := range []string{"group", "version", "kind"} {
+		if v := mapField(obj, key); v != nil && v.Kind == yaml.AliasNode {
+			return fmt.Errorf("`%s%s` must not be a YAML alias; write the value out", at, key)
+		}
+	}
+	return nil
+}
+
+// describeValue names what a node holds, for messages: a scalar's value
+// in quotes (cut short), with its tag unless it is a string, else the
+// node's kind.
+func describeValue(n *yaml.Node) string {
+	switch {
+	case n == nil:
+		return "none"
+	case n.Kind == yaml.ScalarNode && n.Tag == yaml.NodeTagNull:
+		return "null"
+	case n.Kind == yaml.ScalarNode:
+		v, runes := n.Value, 0
+		for i := range v {
+			if runes++; runes > 40 {
+				v = v[:i] + "..."
+				break
+			}
+		}
+		if n.Tag == yaml.NodeTagString {
+			return fmt.Sprintf("%q", v)
+		}
+		return fmt.Sprintf("%q (%s)", v, n.Tag)
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a sequence"
+	case n.Kind == yaml.AliasNode:
+		return "a YAML alias"
+	}
+	return "a YAML document"
+}
