@@ -77,11 +77,13 @@ func runRender(args []string, stdout, stderr io.Writer) int {
 }
 
 // renderPaths renders like renderFiles and prints the problems to stderr;
-// ok is false when any of them is an error.
-func renderPaths(capsFile string, paths []string, stderr io.Writer) (objects []*yaml.RNode, ok bool) {
-	objects, problems := renderFiles(capsFile, paths)
+// ok is false when any of them is an error. The objects come encoded, one
+// YAML document each, named by the file --output-dir writes them to: a
+// run over thousands of models holds text, not node trees.
+func renderPaths(capsFile string, paths []string, stderr io.Writer) (objects []render.Encoded, ok bool) {
+	res, problems := renderFilesWith(capsFile, paths, encodeClusterObject)
 	report(stderr, problems)
-	return objects, !problems.HasErrors()
+	return res.Encoded, !problems.HasErrors()
 }
 
 // renderFiles renders the YAML under paths with the capability file (or,
@@ -89,8 +91,14 @@ func renderPaths(capsFile string, paths []string, stderr io.Writer) (objects []*
 // embedded default) and returns the objects bound for a cluster, or none
 // when a problem is an error. Problems come sorted.
 func renderFiles(capsFile string, paths []string) ([]*yaml.RNode, diag.List) {
+	res, problems := renderFilesWith(capsFile, paths, nil)
+	return clusterObjects(res.Items), problems
+}
+
+// renderFilesWith is renderFiles with render.Options.Encode set to encode.
+func renderFilesWith(capsFile string, paths []string, encode func(*yaml.RNode) ([]byte, string, error)) (render.Result, diag.List) {
 	var problems diag.List
-	var opts render.Options
+	opts := render.Options{Encode: encode}
 	if capsFile != "" {
 		caps, l := readCapabilities(capsFile)
 		problems = append(problems, l...)
@@ -99,14 +107,14 @@ func renderFiles(capsFile string, paths []string) ([]*yaml.RNode, diag.List) {
 	items, l := readInputs(paths)
 	problems = append(problems, l...)
 	if problems.HasErrors() {
-		return nil, problems.Sorted()
+		return render.Result{}, problems.Sorted()
 	}
 	res := render.Render(items, opts)
 	problems = append(problems, res.Problems...).Sorted()
 	if problems.HasErrors() {
-		return nil, problems
+		return render.Result{}, problems
 	}
-	return clusterObjects(res.Items), problems
+	return res, problems
 }
 
 func readCapabilities(file string) (*capabilities.Resolved, diag.List) {
@@ -244,53 +252,69 @@ func yamlFiles(root string) ([]string, error) {
 func clusterObjects(items []*yaml.RNode) []*yaml.RNode {
 	var out []*yaml.RNode
 	for _, n := range items {
-		a := n.GetAnnotations()
-		if v := a[render.LocalConfigAnnotation]; (v != "" && v != "false") || a[functionAnnotation] != "" || n.GetKind() == "Kptfile" {
-			continue
+		if n, ok := clusterObject(n.Copy()); ok {
+			out = append(out, n)
 		}
-		n = n.Copy()
-		for k := range a {
-			if strings.HasPrefix(k, "internal.config.kubernetes.io/") || orchestratorAnnotations[k] {
-				_ = n.PipeE(yaml.ClearAnnotation(k))
-			}
-		}
-		_ = yaml.ClearEmptyAnnotations(n)
-		out = append(out, n)
 	}
 	return out
 }
 
-func writeStream(w io.Writer, items []*yaml.RNode) error {
-	var b strings.Builder
-	for i, n := range items {
+// clusterObject reports whether n belongs in a cluster and removes the
+// orchestrators' annotations from it, in place.
+func clusterObject(n *yaml.RNode) (*yaml.RNode, bool) {
+	a := n.GetAnnotations()
+	if v := a[render.LocalConfigAnnotation]; (v != "" && v != "false") || a[functionAnnotation] != "" || n.GetKind() == "Kptfile" {
+		return nil, false
+	}
+	for k := range a {
+		if strings.HasPrefix(k, "internal.config.kubernetes.io/") || orchestratorAnnotations[k] {
+			_ = n.PipeE(yaml.ClearAnnotation(k))
+		}
+	}
+	_ = yaml.ClearEmptyAnnotations(n)
+	return n, true
+}
+
+// encodeClusterObject is render.Options.Encode for the CLI and the Argo CD
+// plugin: an object bound for a cluster as one YAML document, keyed by the
+// file --output-dir writes it to; nothing for anything else. It removes
+// annotations in place: Render hands each object over once and reads it no
+// more, and the CLI writes nothing of its input on error.
+func encodeClusterObject(n *yaml.RNode) ([]byte, string, error) {
+	n, ok := clusterObject(n)
+	if !ok {
+		return nil, "", nil
+	}
+	s, err := n.String()
+	if err != nil {
+		return nil, "", err
+	}
+	return []byte(s), filepath.FromSlash(render.ObjectFileName(n.GetNamespace(), n.GetKind(), n.GetName())), nil
+}
+
+func writeStream(w io.Writer, items []render.Encoded) error {
+	var b bytes.Buffer
+	for i, it := range items {
 		if i > 0 {
 			b.WriteString("---\n")
 		}
-		s, err := n.String()
-		if err != nil {
-			return err
-		}
-		b.WriteString(s)
+		b.Write(it.YAML)
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := w.Write(b.Bytes())
 	return err
 }
 
 // writeDir writes one file per object (and, when asked, a kustomization
 // listing them) and removes files an earlier run wrote that are no longer
 // rendered. Files without the generated header are never touched.
-func writeDir(dir string, items []*yaml.RNode, withKustomization bool) error {
+func writeDir(dir string, items []render.Encoded, withKustomization bool) error {
 	want := map[string][]byte{}
-	for _, n := range items {
-		name := filepath.FromSlash(render.ObjectFileName(n.GetNamespace(), n.GetKind(), n.GetName()))
+	for _, it := range items {
+		name := it.CallerKey // encodeClusterObject's file name
 		if _, dup := want[name]; dup {
 			return fmt.Errorf("two objects map to the file %s", name)
 		}
-		s, err := n.String()
-		if err != nil {
-			return err
-		}
-		want[name] = []byte(GeneratedHeader + s)
+		want[name] = append([]byte(GeneratedHeader), it.YAML...)
 	}
 	if withKustomization {
 		want[kustomizationFile] = kustomizationFor(sortedNames(want))

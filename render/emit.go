@@ -289,6 +289,9 @@ func (o *output) add(n *yaml.RNode) diag.List {
 	if err != nil {
 		return diag.List{{Severity: diag.Error, Resource: id.resource, File: id.file, Message: fmt.Sprintf("cannot be encoded: %v", err)}}
 	}
+	if b == nil {
+		return nil // left out of the output by Encode; it still counts for collisions
+	}
 	r := id.resource
 	o.encoded = append(o.encoded, Encoded{SortKey: r.APIVersion + " " + r.Kind + " " + r.Namespace + " " + r.Name, CallerKey: key, YAML: b})
 	return nil

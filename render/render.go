@@ -27,7 +27,9 @@ type Options struct {
 	// holds YAML text instead of node trees: for 10,000 models about
 	// 35 MB instead of more than 1 GB (BENCHMARKS.md). Besides the bytes
 	// it returns a key of its own, kept with them (the KRM function sorts
-	// by it once more, as the SDK would).
+	// by it once more, as the SDK would; the CLI the file of the object).
+	// Nil bytes leave the object out of the output; it still counts when
+	// objects are checked for collisions.
 	Encode func(*yaml.RNode) (yaml []byte, key string, err error)
 }
 

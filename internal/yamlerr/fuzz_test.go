@@ -105,3 +105,25 @@ func objectJSONSeeds(tb testing.TB) [][]byte {
 	}
 	return seeds
 }
+
+// TestObjectJSONUntaggedKeys: keys kyaml adds without a tag (the CLI's
+// path annotation) take the fast way and give kyaml's JSON; an untagged key
+// that reads as null or a number does not take it.
+func TestObjectJSONUntaggedKeys(t *testing.T) {
+	for _, key := range []string{"config.kubernetes.io/path", "null", "1", "true", "~", ""} {
+		n, err := yaml.Parse("metadata:\n  annotations: {}\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ann := n.YNode().Content[1].Content[1]
+		ann.Content = append(ann.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, &yaml.Node{Kind: yaml.ScalarNode, Value: "x"})
+		want, wantErr := n.MarshalJSON()
+		got, gotErr := nodeJSON(n)
+		if (wantErr == nil) != (gotErr == nil) || string(want) != string(got) {
+			t.Errorf("key %q: MarshalJSON %s (%v), nodeJSON %s (%v)", key, want, wantErr, got, gotErr)
+		}
+		if fast := plainKeys(n.YNode()); fast != (key == "config.kubernetes.io/path") {
+			t.Errorf("key %q: plainKeys = %t", key, fast)
+		}
+	}
+}

@@ -151,7 +151,9 @@ func nodeJSON(node *yaml.RNode) ([]byte, error) {
 func plainKeys(n *yaml.Node) bool {
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i < len(n.Content); i += 2 {
-			if k := n.Content[i]; k.Kind != yaml.ScalarNode || k.Tag != yaml.NodeTagString || k.Anchor != "" {
+			// ShortTag resolves an untagged key (kyaml adds annotation
+			// keys without a tag) as the parser would.
+			if k := n.Content[i]; k.Kind != yaml.ScalarNode || k.ShortTag() != yaml.NodeTagString || k.Anchor != "" {
 				return false
 			}
 		}
