@@ -22,7 +22,7 @@ help:
 	@echo "make test     run every test (unit, golden, CLI, kustomize, kpt, reporter on a real API server)"
 	@echo "make envtest  build the kube-apiserver and etcd the reporter's tests use (cached)"
 	@echo "make golden   regenerate the golden files after an intended change"
-	@echo "make bench    run the benchmarks: Go benchmarks, then the function as a process (BENCHMARKS.md)"
+	@echo "make bench    run the benchmarks: the function as a process, then the Go benchmarks (BENCHMARKS.md)"
 	@echo "make profile  CPU and allocation profiles of the function rendering 1,000 models"
 	@echo "make fuzz     run every fuzz target for FUZZTIME (default 60s) and report the corpus sizes"
 	@echo "make vulncheck  govulncheck on the source and both binaries (VULNCHECK_REQUIRED=1: fail if its database is unreachable)"

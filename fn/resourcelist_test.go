@@ -79,7 +79,14 @@ func sdkEncoding(in []byte) (out []byte, ok bool) {
 		caps, l := sdkFunctionConfigCapabilities(rl.FunctionConfig)
 		problems = l
 		if !l.HasErrors() {
-			res := render.Render(items, render.Options{Capabilities: caps})
+			// A copy, unlike Processor.Run: on error the reference writes
+			// the items as they came, so a Render that changed its input
+			// would show here.
+			copies := make([]*yaml.RNode, len(items))
+			for i, n := range items {
+				copies[i] = n.Copy()
+			}
+			res := render.Render(copies, render.Options{Capabilities: caps})
 			problems = append(problems, res.Problems...)
 			if !res.Problems.HasErrors() {
 				items = res.Items
@@ -340,5 +347,43 @@ func TestReadResourceListMatchesSDK(t *testing.T) {
 				t.Errorf("results %s, the SDK reads %s", gotResults, wantResults)
 			}
 		})
+	}
+}
+
+// TestAliasedIdentities: items whose apiVersion or name is a YAML alias
+// (to an anchor in the same item) crashed the SDK when it sorted them. The
+// function renders an aliased apiVersion and refuses an aliased name or
+// namespace with an error at its field.
+func TestAliasedIdentities(t *testing.T) {
+	const list = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+	const model = `- apiVersion: airunway.ai/v1alpha1
+  kind: ModelDeployment
+  metadata: {name: &q qwen, namespace: models, labels: {app: *q}}
+  spec: {model: {id: Qwen/Qwen3-0.6B}, provider: {name: vllm}, resources: {gpu: {count: 1}}}
+`
+	out, err := (&Processor{}).Run([]byte(list + `- apiVersion: &v v1
+  kind: ConfigMap
+  metadata: {name: a}
+  data: {version: *v}
+- data: {version: &w v1}
+  apiVersion: *w
+  kind: ConfigMap
+  metadata: {name: b}
+` + model))
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out)
+	}
+	if !bytes.Contains(out, []byte("kind: Deployment")) || !bytes.Contains(out, []byte("apiVersion: &v v1")) || !bytes.Contains(out, []byte("apiVersion: *w")) {
+		t.Errorf("the aliased apiVersion was not rendered:\n%s", out)
+	}
+	for _, field := range []string{"name", "namespace"} {
+		in := list + "- apiVersion: v1\n  kind: ConfigMap\n  data: {k: &n shared}\n  metadata: {" + field + ": *n}\n" + model
+		if field == "namespace" {
+			in = strings.Replace(in, "{namespace: *n}", "{name: x, namespace: *n}", 1)
+		}
+		out, err := (&Processor{}).Run([]byte(in))
+		if err != errFailed || !bytes.Contains(out, []byte("path: metadata."+field)) {
+			t.Errorf("%s as an alias: err %v, want errFailed with a result at `metadata.%s`:\n%s", field, err, field, out)
+		}
 	}
 }

@@ -175,9 +175,9 @@ func annotateModel(node *yaml.RNode, d Decision) (*yaml.RNode, error) {
 }
 
 // setAnnotation sets a string annotation as kyaml's SetField would, so
-// the bytes written do not change: a value YAML 1.1 would read as another
-// type ("yes", "1.5", "a: b") is double-quoted, unless the annotation
-// already has a style of its own, which it keeps. SetField asks a YAML 1.1
+// the bytes written do not change: a new annotation whose value YAML 1.1
+// would read as another type ("yes", "1.5", "a: b") is double-quoted; an
+// existing one keeps the style its value had, even plain. SetField asks a YAML 1.1
 // parser about every value, which was a fifth of the cost of emitting;
 // the answer is kept per value here.
 func setAnnotation(n *yaml.RNode, key, value string) error {

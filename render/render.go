@@ -25,7 +25,7 @@ type Options struct {
 	// Encode, when set, turns every output object into bytes as soon as it
 	// is rendered, and Result carries Encoded instead of Items. A run then
 	// holds YAML text instead of node trees: for 10,000 models about
-	// 35 MB instead of more than 1 GB (BENCHMARKS.md). Besides the bytes
+	// 29 MiB instead of more than 1 GiB (BENCHMARKS.md). Besides the bytes
 	// it returns a key of its own, kept with them (the KRM function sorts
 	// by it once more, as the SDK would; the CLI the file of the object).
 	// Nil bytes leave the object out of the output; it still counts when

@@ -17,8 +17,10 @@ import (
 // BenchmarkStages measures each stage of rendering one ModelDeployment of
 // the benchmark workload (internal/benchdata), per provider, in the order
 // data flows: decode (YAML node to typed object, with the input limits and
-// duplicate-key check), validate (defaults and validation), select
-// (engine and provider), place (node pool), render (the provider's objects
+// duplicate-key check), validate (of the defaulted object), select (engine
+// and provider: the workload's models name their provider), select-rules
+// (the same model without a provider name, so the built-in CEL rules are
+// evaluated), place (node pool), render (the provider's objects
 // and the gateway's), emit (objects to YAML nodes with their kpt
 // annotations) and the whole model. Each stage is timed alone on the
 // output of the stages before it.
@@ -36,6 +38,11 @@ func BenchmarkStages(b *testing.B) {
 		d, ok := decide(md, caps, &pl)
 		if !ok || d.Provider != provider {
 			b.Fatalf("%s: selected %q: %v", provider, d.Provider, pl)
+		}
+		unnamed := *md
+		unnamed.Spec.Provider = nil
+		if d, ok := decide(&unnamed, caps, &pl); !ok || d.Provider == "" {
+			b.Fatalf("%s: no provider selected by the rules: %v", provider, pl)
 		}
 		p := registry[provider]
 		placement := place(md, caps, p, &pl)
@@ -57,13 +64,18 @@ func BenchmarkStages(b *testing.B) {
 				return l
 			}},
 			{"validate", func() diag.List {
-				m := *md // defaulting writes into the spec; a shallow copy keeps md as it is
-				v1.DefaultModelDeployment(&m)
-				return v1.ValidateModelDeployment(&m)
+				// Validation of the defaulted object; defaulting itself is a
+				// few assignments (and would change md for the next run).
+				return v1.ValidateModelDeployment(md)
 			}},
 			{"select", func() diag.List {
 				var l diag.List
 				decide(md, caps, &l)
+				return l
+			}},
+			{"select-rules", func() diag.List {
+				var l diag.List
+				decide(&unnamed, caps, &l)
 				return l
 			}},
 			{"place", func() diag.List {

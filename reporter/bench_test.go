@@ -628,6 +628,9 @@ func BenchmarkReporter1000(b *testing.B) {
 	if steadyWrites != 0 {
 		b.Fatalf("%d status writes at steady state", steadyWrites)
 	}
+	if restartWrites != 0 {
+		b.Fatalf("%d status writes by a new reporter over settled models", restartWrites)
+	}
 	if steadyOther != 0 {
 		b.Fatalf("%d requests other than GETs and Lease renewals at steady state: %v", steadyOther, d)
 	}

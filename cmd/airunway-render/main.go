@@ -13,7 +13,7 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		// Rendering makes much short-lived garbage. Collecting at 200%
 		// growth instead of 100% takes a fifth off the CPU time of 10,000
-		// models for 1.4 times the peak memory (500 MiB), and spares a
+		// models for 1.4 times the peak memory (under 0.5 GiB), and spares a
 		// one-model run its collections (BENCHMARKS.md). A GOGC set in
 		// the environment wins.
 		debug.SetGCPercent(200)

@@ -48,6 +48,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if o.Workers < 1 {
+		fmt.Fprintf(stderr, "airunway-status-reporter: `--workers` must be at least 1, got %d\n", o.Workers)
+		return 2
+	}
 	if *printVersion {
 		fmt.Fprintln(stdout, "airunway-status-reporter", version.Version)
 		return 0

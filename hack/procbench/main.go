@@ -237,9 +237,27 @@ func outputSize(path string) (int64, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	// Items start at column 0 under `items:`, one "- " each.
-	items := bytes.Count(b, []byte("\n- apiVersion: ")) - bytes.Count(b, []byte("\nresults:\n- "))
-	return int64(len(b)), items, nil
+	return int64(len(b)), countItems(b), nil
+}
+
+// countItems counts the entries of the top-level `items:` sequence: the
+// lines starting with "- " after `items:` and before the next top-level
+// key (the encoder writes the sequence at column 0).
+func countItems(rl []byte) int {
+	_, rest, ok := bytes.Cut(rl, []byte("\nitems:\n"))
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, line := range bytes.Split(rest, []byte("\n")) {
+		switch {
+		case bytes.HasPrefix(line, []byte("- ")):
+			n++
+		case len(line) > 0 && line[0] != ' ' && line[0] != '#':
+			return n // the next top-level key
+		}
+	}
+	return n
 }
 
 // targets prints the issue's targets against the measurements taken.

@@ -32,7 +32,7 @@ func TestRun(t *testing.T) {
 	t.Log("\n" + report)
 	for _, want := range []string{
 		"| 1 | 0.0 MiB, 3 objects |",
-		"| 100 | 0.3 MiB, 239 objects |",
+		"| 100 | 0.3 MiB, 240 objects |",
 		"| 1 model: wall < 20 ms |",
 		"At 100 models",
 		"`kubectl kustomize` of the rendered objects",
@@ -54,6 +54,13 @@ func TestMedian(t *testing.T) {
 	}
 	if got := ms(1500 * time.Microsecond); got != "1.5 ms" {
 		t.Fatalf("ms = %q", got)
+	}
+}
+
+func TestCountItems(t *testing.T) {
+	rl := []byte("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: A\n  list:\n  - x\n- kind: B\nfunctionConfig:\n  a: b\nresults:\n- message: m\n")
+	if n := countItems(rl); n != 2 {
+		t.Fatalf("countItems = %d, want 2 (nested lists and results are not items)", n)
 	}
 }
 
