@@ -7,6 +7,7 @@ import (
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/render"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -87,37 +88,18 @@ func (p *Processor) finish(w *resourceListWriter, asTheyCame []*yaml.RNode, prob
 func danglingAliases(items []*yaml.RNode) diag.List {
 	var l diag.List
 	for _, n := range items {
-		anchors := map[*yaml.Node]bool{}
-		var aliases []*yaml.Node
-		walkNodes(n.YNode(), func(y *yaml.Node) {
-			if y.Anchor != "" {
-				anchors[y] = true
-			}
-			if y.Kind == yaml.AliasNode {
-				aliases = append(aliases, y)
-			}
-		})
-		for _, a := range aliases {
-			if !anchors[a.Alias] {
-				var ref diag.Resource
-				if _, bad := render.CheckShape(n); !bad { // kyaml's accessors need a sound shape
-					ref = diag.Resource{APIVersion: n.GetApiVersion(), Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()}
-				}
-				l = append(l, diag.Problem{Severity: diag.Error, Resource: ref,
-					Message: fmt.Sprintf("uses the YAML alias *%s at line %d, whose anchor is outside this object; an item must not refer to anchors outside it (write the value out)", a.Value, a.Line)})
-				break
-			}
+		a := yamlerr.OutsideAlias(n.YNode())
+		if a == nil {
+			continue
 		}
+		var ref diag.Resource
+		if _, bad := render.CheckShape(n); !bad { // kyaml's accessors need a sound shape
+			ref = diag.Resource{APIVersion: n.GetApiVersion(), Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()}
+		}
+		l = append(l, diag.Problem{Severity: diag.Error, Resource: ref,
+			Message: fmt.Sprintf("uses the YAML alias *%s at line %d, whose anchor is outside this object; an item must not refer to anchors outside it (write the value out)", a.Value, a.Line)})
 	}
 	return l
-}
-
-// walkNodes visits every node below n once, without following aliases.
-func walkNodes(n *yaml.Node, visit func(*yaml.Node)) {
-	visit(n)
-	for _, c := range n.Content {
-		walkNodes(c, visit)
-	}
 }
 
 // functionConfigCapabilities reads capabilities from the function config

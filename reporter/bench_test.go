@@ -335,33 +335,6 @@ func watchModels(ctx context.Context, b *testing.B, cfg *rest.Config, ns string,
 	}()
 }
 
-// startReporter runs a reporter until stopped or the benchmark ends (see run).
-func startReporter(b *testing.B, cfg *rest.Config, o reporter.Options) (*reporter.Reporter, func()) {
-	rep, err := reporter.New(cfg, o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- rep.Start(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					b.Error(err)
-				}
-			case <-time.After(30 * time.Second):
-				b.Error("the reporter did not stop within 30s")
-			}
-		})
-	}
-	b.Cleanup(stop)
-	return rep, stop
-}
-
 // settle waits until the reporter's reconcile count stands still for
 // benchQuiet.
 func settle(b *testing.B, rep *reporter.Reporter) {
@@ -501,7 +474,7 @@ func BenchmarkReporter1000(b *testing.B) {
 		LeaderElection: true, LeaderElectionID: "reporter", LeaderElectionNamespace: ns,
 	}
 	started := time.Now()
-	rep, stop := startReporter(b, counter.wrap(c.cfg), o)
+	rep, stop := run(b, counter.wrap(c.cfg), o)
 	await(b, "initial sync", 2*time.Minute, initial...)
 	var last time.Time
 	for _, m := range models {
@@ -589,7 +562,7 @@ func BenchmarkReporter1000(b *testing.B) {
 	// Steady state: a reporter resyncing every 2s over the settled models.
 	var steady requestCounter
 	o.SyncPeriod = benchSteadySync
-	rep2, stop2 := startReporter(b, steady.wrap(c.cfg), o)
+	rep2, stop2 := run(b, steady.wrap(c.cfg), o)
 	deadline := time.Now().Add(2 * time.Minute)
 	for rep2.Reconciles() < benchModels {
 		if time.Now().After(deadline) {

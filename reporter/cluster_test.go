@@ -330,7 +330,7 @@ func testOptions(ns string) reporter.Options {
 
 // run starts a reporter until the test ends and returns it with a stop
 // function that waits for it to exit.
-func run(t *testing.T, cfg *rest.Config, o reporter.Options) (*reporter.Reporter, func()) {
+func run(t testing.TB, cfg *rest.Config, o reporter.Options) (*reporter.Reporter, func()) {
 	t.Helper()
 	rep, err := reporter.New(cfg, o)
 	require.NoError(t, err)

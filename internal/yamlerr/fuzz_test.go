@@ -27,7 +27,7 @@ func FuzzObjectJSON(f *testing.F) {
 			return
 		}
 		for _, n := range nodes {
-			if danglingAlias(n.YNode()) {
+			if OutsideAlias(n.YNode()) != nil {
 				// MarshalJSON writes the node out alone and cannot read the
 				// alias back; nodeJSON decodes it. The KRM function refuses
 				// such items before rendering (fn.danglingAliases).
@@ -43,32 +43,6 @@ func FuzzObjectJSON(f *testing.F) {
 			}
 		}
 	})
-}
-
-// danglingAlias reports an alias below n whose anchor is not below n (an
-// item of a ResourceList naming an anchor in another item).
-func danglingAlias(n *yaml.Node) bool {
-	anchors := map[*yaml.Node]bool{}
-	var aliases []*yaml.Node
-	var walk func(*yaml.Node)
-	walk = func(y *yaml.Node) {
-		if y.Anchor != "" {
-			anchors[y] = true
-		}
-		if y.Kind == yaml.AliasNode {
-			aliases = append(aliases, y)
-		}
-		for _, c := range y.Content {
-			walk(c)
-		}
-	}
-	walk(n)
-	for _, a := range aliases {
-		if !anchors[a.Alias] {
-			return true
-		}
-	}
-	return false
 }
 
 func objectJSONSeeds(tb testing.TB) [][]byte {

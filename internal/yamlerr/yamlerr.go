@@ -165,3 +165,30 @@ func plainKeys(n *yaml.Node) bool {
 	}
 	return true
 }
+
+// OutsideAlias returns the first alias below n whose anchor is not below n
+// (an item of a ResourceList naming an anchor in another item), or nil.
+// Written out alone, such a node names an anchor that is not there.
+func OutsideAlias(n *yaml.Node) *yaml.Node {
+	anchors := map[*yaml.Node]bool{}
+	var aliases []*yaml.Node
+	var walk func(*yaml.Node)
+	walk = func(y *yaml.Node) {
+		if y.Anchor != "" {
+			anchors[y] = true
+		}
+		if y.Kind == yaml.AliasNode {
+			aliases = append(aliases, y) // not followed: its target is elsewhere
+		}
+		for _, c := range y.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+	for _, a := range aliases {
+		if !anchors[a.Alias] {
+			return a
+		}
+	}
+	return nil
+}

@@ -70,3 +70,13 @@ func TestDuplicateKeys(t *testing.T) {
 	require.Equal(t, "b.list[0].x", l[0].Field)
 	require.Equal(t, "is set twice at line 4; a key must appear only once in a mapping", l[0].Message)
 }
+
+func TestOutsideAlias(t *testing.T) {
+	list, err := yaml.Parse("items:\n- {a: &x 1, b: *x}\n- {c: *x}\n")
+	require.NoError(t, err)
+	items := list.YNode().Content[1].Content
+	require.Nil(t, OutsideAlias(items[0]), "an alias to an anchor in the same item")
+	a := OutsideAlias(items[1])
+	require.NotNil(t, a)
+	require.Equal(t, "x", a.Value)
+}
