@@ -12,6 +12,10 @@
 // names generated objects, replaces what an earlier run generated and
 // detects collisions.
 //
+// With Options.Encode, emit also hands every output object to the caller's
+// encoder as soon as it is rendered, and the result holds bytes, not node
+// trees: what lets 10,000 models render in half a GiB.
+//
 // Problems of all inputs are collected; if any is an error the result has no
 // items at all, so a caller can never write half a rendering.
 package render
