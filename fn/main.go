@@ -20,11 +20,16 @@ Usage:
   airunway-render diff [--capabilities FILE] [--format text|markdown] [--exit-code] [-C DIR] OLD_REF [NEW_REF] -- PATH...
                                   render PATHs at two git refs (NEW_REF omitted: the working tree)
                                   and show how the rendered objects differ
+  airunway-render preview --from FILE --to FILE [--format text|markdown] [--exit-code] PATH...
+                                  render PATHs for a cluster before and after an upgrade (two
+                                  capability files) and show the difference, flagging breaking
+                                  changes and restarts
   airunway-render argocd generate
                                   the Argo CD Config Management Plugin (run by argocd-cmp-server)
 
 Exit status: 0 on success, 1 on any error (nothing is written then).
 With diff --exit-code: 2 when the rendered objects differ.
+With preview --exit-code: 2 when they differ, 3 when a change is breaking.
 `
 
 // Main runs the program and returns its exit code.
@@ -39,6 +44,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runVersion(args[1:], stdout, stderr)
 	case "diff":
 		return runDiff(args[1:], stdout, stderr)
+	case "preview":
+		return runPreview(args[1:], stdout, stderr)
 	case "argocd":
 		return runArgoCD(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,6 +36,8 @@ func TestReadmeSnippets(t *testing.T) {
 		"airunway-render render --capabilities examples/kustomize/clusters/dev/capabilities.yaml \\\n  --output-dir rendered/dev --kustomization examples/kustomize/base\n",
 		// TestDiffPullRequest
 		"airunway-render diff --capabilities examples/kustomize/clusters/prod/capabilities.yaml origin/main HEAD -- examples/kustomize/base\n",
+		// TestReadmePreviewSnippet
+		previewSnippet + "\n",
 	} {
 		require.Contains(t, readme, snippet)
 	}
@@ -48,4 +51,26 @@ func TestReadmeOutputDirSnippet(t *testing.T) {
 		"--output-dir", "rendered/dev", "--kustomization", "examples/kustomize/base")
 	res := mustRun(t, root, nil, "kubectl", "kustomize", filepath.Join(root, "rendered", "dev"))
 	requireDevObjects(t, parseObjects(t, res.stdout))
+}
+
+// previewSnippet is the README's upgrade preview, run from the repository
+// root.
+const previewSnippet = "airunway-render preview --from fn/testdata/preview/kaito-0.6-to-0.8/from.yaml --to fn/testdata/preview/kaito-0.6-to-0.8/to.yaml fn/testdata/preview/kaito-0.6-to-0.8/models"
+
+// TestReadmePreviewSnippet runs the README's preview with the shipped
+// binary: exit 0 without --exit-code, the Workspace changed, and both
+// breaking findings of a KAITO 0.6 → 0.8 upgrade.
+func TestReadmePreviewSnippet(t *testing.T) {
+	args := strings.Fields(previewSnippet)[1:]
+	res := mustRun(t, repoRoot, nil, renderBin(t), args...)
+	for _, want := range []string{
+		"~ Workspace/inference/phi-4-mini (kaito.sh/v1beta1)",
+		"+      nvidia.com/gpu.present: \"true\"",
+		"BREAKING: KAITO 0.8 runs every Workspace as a StatefulSet",
+		"BREAKING: Workspace/inference/phi-4-mini: `resource.labelSelector` changes",
+	} {
+		require.Contains(t, res.stdout, want)
+	}
+	res = run(t, repoRoot, nil, renderBin(t), append([]string{"preview", "--exit-code"}, args[1:]...)...)
+	require.Equal(t, 3, res.exit, "--exit-code on a breaking upgrade")
 }

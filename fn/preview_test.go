@@ -1,0 +1,155 @@
+package fn
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected files of the preview cases from the actual output")
+
+// TestPreviewGolden runs `airunway-render preview --exit-code` on each case
+// of testdata/preview (from.yaml, to.yaml, models/) in both formats and
+// compares stdout, stderr and the exit code with the expected files; each
+// case runs twice, and must give the same bytes. `go test ./fn -run
+// TestPreviewGolden -update` rewrites them after an intended change.
+func TestPreviewGolden(t *testing.T) {
+	cases, err := filepath.Glob("testdata/preview/*")
+	if err != nil || len(cases) < 3 {
+		t.Fatalf("preview cases: %v, %v", cases, err)
+	}
+	for _, dir := range cases {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			for _, format := range []string{"text", "markdown"} {
+				args := []string{"preview", "--exit-code", "--format", format,
+					"--from", filepath.Join(dir, "from.yaml"), "--to", filepath.Join(dir, "to.yaml"), filepath.Join(dir, "models")}
+				var first string
+				for run := 0; run < 2; run++ {
+					var stdout, stderr bytes.Buffer
+					code := Main(args, nil, &stdout, &stderr)
+					got := "exit " + strconv.Itoa(code) + "\n--- stdout\n" + stdout.String() + "--- stderr\n" + stderr.String()
+					if run == 1 && got != first {
+						t.Fatalf("%s: a second run differs:\n%s\n---\n%s", format, first, got)
+					}
+					first = got
+				}
+				want := filepath.Join(dir, "expected."+format)
+				if *update {
+					if err := os.WriteFile(want, []byte(first), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				b, err := os.ReadFile(want)
+				if err != nil {
+					t.Fatalf("%v (run with -update to create it)", err)
+				}
+				if string(b) != first {
+					t.Errorf("%s differs from %s (go test ./fn -run TestPreviewGolden -update):\n%s", format, want, first)
+				}
+			}
+		})
+	}
+}
+
+// TestPreviewFindings pins what the golden cases are there to show.
+func TestPreviewFindings(t *testing.T) {
+	for _, tc := range []struct {
+		dir  string
+		code int
+		want []string
+	}{
+		{"kaito-0.6-to-0.8", exitBreaking, []string{
+			"BREAKING: KAITO 0.8 runs every Workspace as a StatefulSet",
+			"BREAKING: Workspace/inference/phi-4-mini: `resource.labelSelector` changes",
+		}},
+		{"inferencepool-v1alpha2-to-v1", exitBreaking, []string{
+			"BREAKING: InferencePool/models/qwen: moves from inference.networking.x-k8s.io/v1alpha2 to inference.networking.k8s.io/v1",
+			"+ InferencePool/models/qwen (inference.networking.k8s.io/v1)",
+			"- InferencePool/models/qwen (inference.networking.x-k8s.io/v1alpha2)",
+		}},
+		{"unchanged", 0, []string{"0 added, 0 changed, 0 removed", "No breaking change and no restart."}},
+	} {
+		dir := filepath.Join("testdata", "preview", tc.dir)
+		var stdout, stderr bytes.Buffer
+		code := Main([]string{"preview", "--exit-code", "--from", filepath.Join(dir, "from.yaml"), "--to", filepath.Join(dir, "to.yaml"), filepath.Join(dir, "models")}, nil, &stdout, &stderr)
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d\n%s", tc.dir, code, tc.code, stderr.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stdout.String(), w) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.dir, w, stdout.String())
+			}
+		}
+	}
+}
+
+func TestPreviewArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"preview", "x"}, "`--from` and `--to` must both name a capability file"},
+		{[]string{"preview", "--from", "a", "--to", "b"}, "at least one PATH is required"},
+		{[]string{"preview", "--from", "a", "--to", "b", "--format", "html", "x"}, "`--format` must be \"text\" or \"markdown\", got \"html\""},
+		{[]string{"preview", "--from", "testdata/preview/unchanged/missing.yaml", "--to", "testdata/preview/unchanged/to.yaml", "testdata/preview/unchanged/models"}, "cannot read the capability file"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := Main(tc.args, nil, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), tc.want) || stdout.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", tc.args, code, stdout.String(), stderr.String(), tc.want)
+		}
+	}
+}
+
+// TestObjectFindings: the immutable fields and restarts, kind by kind.
+func TestObjectFindings(t *testing.T) {
+	change := func(kind, before, after string) objectChange {
+		return objectChange{op: '~', apiVersion: "v1", kind: kind, ns: "ns", name: "x",
+			oldYAML: "kind: " + kind + "\n" + before, newYAML: "kind: " + kind + "\n" + after}
+	}
+	for _, tc := range []struct {
+		name string
+		c    objectChange
+		want string // "" for no finding; else the start of "BREAKING: ..." or "restart: ..."
+	}{
+		{"deployment selector", change("Deployment", "spec: {selector: {matchLabels: {a: b}}}", "spec: {selector: {matchLabels: {a: c}}}"), "BREAKING: Deployment/ns/x: `spec.selector` changes"},
+		{"deployment template", change("Deployment", "spec: {template: {spec: {x: 1}}}", "spec: {template: {spec: {x: 2}}}"), "restart: Deployment/ns/x: `spec.template` changes"},
+		{"deployment replicas", change("Deployment", "spec: {replicas: 1}", "spec: {replicas: 2}"), ""},
+		{"job template", change("Job", "spec: {template: {a: 1}}", "spec: {template: {a: 2}}"), "BREAKING: Job/ns/x: `spec.template` changes"},
+		{"pvc class", change("PersistentVolumeClaim", "spec: {storageClassName: a}", "spec: {storageClassName: b}"), "BREAKING: PersistentVolumeClaim/ns/x: `spec.storageClassName` changes"},
+		{"workspace count", change("Workspace", "resource: {count: 1}", "resource: {count: 2}"), "BREAKING: Workspace/ns/x: `resource.count` changes"},
+		{"workspace instanceType set", change("Workspace", "resource: {}", "resource: {instanceType: Standard_NC24ads_A100_v4}"), ""},
+		{"workspace instanceType changed", change("Workspace", "resource: {instanceType: a}", "resource: {instanceType: b}"), "BREAKING: Workspace/ns/x: `resource.instanceType` changes"},
+		{"workspace preset", change("Workspace", "inference: {preset: {name: a}}", "inference: {preset: {name: b}}"), "restart: Workspace/ns/x: `inference` changes"},
+		{"workspace inference to tuning", change("Workspace", "inference: {preset: {name: a}}", "tuning: {preset: {name: a}}"), "BREAKING: Workspace/ns/x: switches between `inference` and `tuning`"},
+		{"rayservice", change("RayService", "spec: {rayClusterConfig: {a: 1}}", "spec: {rayClusterConfig: {a: 2}}"), "restart: RayService/ns/x"},
+		{"configmap", change("ConfigMap", "data: {a: b}", "data: {a: c}"), ""},
+	} {
+		fs := objectFindings([]objectChange{tc.c})
+		if tc.want == "" {
+			if len(fs) != 0 {
+				t.Errorf("%s: unexpected %v", tc.name, fs)
+			}
+			continue
+		}
+		if len(fs) != 1 || !strings.HasPrefix(findingLine(fs[0], fs[0].object), tc.want) {
+			t.Errorf("%s: got %v, want one finding starting %q", tc.name, fs, tc.want)
+		}
+	}
+	// Same kind and name, another API group: replaced. Another version of
+	// the same group is converted by the API server: not flagged.
+	moved := []objectChange{
+		{op: '-', apiVersion: "inference.networking.x-k8s.io/v1alpha2", kind: "InferencePool", ns: "ns", name: "p"},
+		{op: '+', apiVersion: "inference.networking.k8s.io/v1", kind: "InferencePool", ns: "ns", name: "p"},
+		{op: '-', apiVersion: "kaito.sh/v1alpha1", kind: "Workspace", ns: "ns", name: "w"},
+		{op: '+', apiVersion: "kaito.sh/v1beta1", kind: "Workspace", ns: "ns", name: "w"},
+	}
+	fs := objectFindings(moved)
+	if len(fs) != 1 || !fs[0].breaking || fs[0].object != "InferencePool/ns/p" {
+		t.Errorf("moves: got %v, want the InferencePool only", fs)
+	}
+}
