@@ -24,12 +24,17 @@ Usage:
                                   render PATHs for a cluster before and after an upgrade (two
                                   capability files) and show the difference, flagging breaking
                                   changes and restarts
+  airunway-render migrate [--check] [PATH...]
+                                  rewrite ModelDeployments in place to the newest form of their API
+                                  (deprecated fields to their replacements); --check changes nothing
+                                  and exits 2 when a file would change; without PATHs, a KRM function
   airunway-render argocd generate
                                   the Argo CD Config Management Plugin (run by argocd-cmp-server)
 
 Exit status: 0 on success, 1 on any error (nothing is written then).
 With diff --exit-code: 2 when the rendered objects differ.
 With preview --exit-code: 2 when they differ, 3 when a change is breaking.
+With migrate --check: 2 when a file would change.
 `
 
 // Main runs the program and returns its exit code.
@@ -46,6 +51,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runDiff(args[1:], stdout, stderr)
 	case "preview":
 		return runPreview(args[1:], stdout, stderr)
+	case "migrate":
+		return runMigrate(args[1:], stdin, stdout, stderr)
 	case "argocd":
 		return runArgoCD(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
@@ -88,6 +95,11 @@ func runFunction(stdin io.Reader, stdout, stderr io.Writer) int {
 
 // report prints errors and warnings readably; info stays in the results.
 func report(w io.Writer, problems diag.List) {
+	reportOutcome(w, problems, "nothing was rendered")
+}
+
+// reportOutcome is report, saying what an error left undone.
+func reportOutcome(w io.Writer, problems diag.List, undone string) {
 	errs, warns := 0, 0
 	for _, p := range problems {
 		switch p.Severity {
@@ -101,6 +113,6 @@ func report(w io.Writer, problems diag.List) {
 		fmt.Fprintln(w, p.String())
 	}
 	if errs > 0 {
-		fmt.Fprintf(w, "airunway-render: %d error(s), %d warning(s); nothing was rendered\n", errs, warns)
+		fmt.Fprintf(w, "airunway-render: %d error(s), %d warning(s); %s\n", errs, warns, undone)
 	}
 }

@@ -110,8 +110,12 @@ func validateModel(md *ModelDeployment, l *diag.List) {
 
 func validateEngine(s *ModelDeploymentSpec, l *diag.List) {
 	checkEnum(l, "spec.serving.mode", s.Mode(), ModeAggregated, ModeDisaggregated)
-	if s.Image != "" && s.Engine != nil && s.Engine.Image != "" && s.Image != s.Engine.Image {
+	switch {
+	case s.Image == "":
+	case s.Engine != nil && s.Engine.Image != "" && s.Image != s.Engine.Image:
 		l.Errorf("spec.engine.image", "%q conflicts with `spec.image` %q: when both are set they must be equal (prefer `spec.engine.image` and remove the legacy `spec.image`)", s.Engine.Image, s.Image)
+	default:
+		l.Warnf("spec.image", "is deprecated: set the image as `spec.engine.image` (`airunway-render migrate` moves it)")
 	}
 	e := s.Engine
 	if e == nil {

@@ -92,12 +92,16 @@ func TestValidateImageAndEngine(t *testing.T) {
 			want: []want{e("spec.engine.image", "spec.image", `"engine:v2"`, `"legacy:v1"`, "must be equal")},
 		},
 		{
-			name: "item 6: spec.image equals engine.image, no warnings",
+			// Upstream admits this silently (item 6); the renderer also
+			// warns that the legacy field is deprecated.
+			name: "item 6: spec.image equals engine.image, only the deprecation",
 			spec: `{model: {id: m}, image: "same:v1", engine: {type: vllm, image: "same:v1"}}`,
+			want: []want{w("spec.image", "is deprecated", "`spec.engine.image`", "`airunway-render migrate`")},
 		},
 		{
-			name: "only legacy spec.image",
+			name: "only legacy spec.image: deprecated, naming the replacement",
 			spec: `{model: {id: m}, image: "legacy:v1", engine: {type: vllm}}`,
+			want: []want{w("spec.image", "is deprecated", "`spec.engine.image`")},
 		},
 		{
 			name: "unknown engine type",

@@ -162,3 +162,26 @@ func TestKptFnRenderFailureLeavesFilesUntouched(t *testing.T) {
 		})
 	}
 }
+
+// TestKptMigrate: `kpt fn eval --exec "airunway-render migrate"` migrates
+// a package in place (kpt passes the arguments to the function), and
+// `airunway-render migrate --check` then finds nothing to do; before, it
+// exits 2, as a CI guard would.
+func TestKptMigrate(t *testing.T) {
+	kpt := kptBin(t)
+	pkg := t.TempDir()
+	legacy := "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata:\n  name: legacy\n  namespace: models\nspec:\n  model:\n    id: Qwen/Qwen3-0.6B\n  image: registry.example.com/vllm:v0.11.0 # mirrored\n  engine:\n    type: vllm\n"
+	require.NoError(t, os.WriteFile(filepath.Join(pkg, "models.yaml"), []byte(legacy), 0o644))
+
+	res := run(t, pkg, nil, renderBin(t), "migrate", "--check", pkg)
+	require.Equal(t, 2, res.exit, "--check before: %s", res.stderr)
+
+	res = mustRun(t, pkg, nil, kpt, "fn", "eval", pkg, "--exec", renderBin(t)+" migrate")
+	require.Contains(t, res.stderr, "moved `spec.image` to `spec.engine.image`")
+	got, err := os.ReadFile(filepath.Join(pkg, "models.yaml"))
+	require.NoError(t, err)
+	require.Contains(t, string(got), "  engine:\n    type: vllm\n    image: registry.example.com/vllm:v0.11.0 # mirrored\n")
+	require.NotContains(t, string(got), "\n  image:")
+
+	mustRun(t, pkg, nil, renderBin(t), "migrate", "--check", pkg)
+}

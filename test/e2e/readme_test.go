@@ -38,6 +38,8 @@ func TestReadmeSnippets(t *testing.T) {
 		"airunway-render diff --capabilities examples/kustomize/clusters/prod/capabilities.yaml origin/main HEAD -- examples/kustomize/base\n",
 		// TestReadmePreviewSnippet
 		previewSnippet + "\n",
+		// TestKptMigrate
+		"kpt fn eval DIR --exec \"airunway-render migrate\"",
 	} {
 		require.Contains(t, readme, snippet)
 	}

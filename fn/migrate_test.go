@@ -1,0 +1,197 @@
+package fn
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+const legacyModel = `# Team A's models.
+apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata:
+  name: legacy
+  namespace: models
+spec:
+  model:
+    id: Qwen/Qwen3-0.6B
+  # pinned after the incident of 2026-10-01
+  image: registry.example.com/vllm:v0.11.0 # keep in sync with the mirror
+  engine:
+    type: vllm
+    extraArgs:
+      - --max-num-seqs=128
+  resources:
+    gpu:
+      count: 1
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: untouched
+data:
+  image: x
+`
+
+// The same file after migrate: the image and its comments under engine,
+// the wide sequence indent kept, the ConfigMap's `image` left alone.
+const migratedModel = `# Team A's models.
+apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata:
+  name: legacy
+  namespace: models
+spec:
+  model:
+    id: Qwen/Qwen3-0.6B
+  engine:
+    type: vllm
+    extraArgs:
+      - --max-num-seqs=128
+    # pinned after the incident of 2026-10-01
+    image: registry.example.com/vllm:v0.11.0 # keep in sync with the mirror
+  resources:
+    gpu:
+      count: 1
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: untouched
+data:
+  image: x
+`
+
+// TestMigrateFiles: --check reports and changes nothing (exit 2), migrate
+// rewrites the file, a second run changes nothing, and the migrated model
+// renders the same objects without the deprecation warning.
+func TestMigrateFiles(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "models.yaml")
+	same := filepath.Join(dir, "current.yaml")
+	writeFile(t, file, legacyModel)
+	writeFile(t, same, migratedModel)
+
+	code, stdout, stderr := mainArgs("migrate", "--check", dir)
+	if code != exitWouldChange || !strings.Contains(stdout, "models.yaml: airunway.ai/v1alpha1/ModelDeployment/models/legacy: moved `spec.image` to `spec.engine.image`") || strings.Contains(stdout, "current.yaml") {
+		t.Fatalf("--check: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	if got := readFile(t, file); got != legacyModel {
+		t.Fatalf("--check changed the file:\n%s", got)
+	}
+	renderedBefore, l := renderFiles("", []string{file})
+	if !strings.Contains(problemText(l), "spec.image: is deprecated") {
+		t.Errorf("the legacy field is not reported as deprecated: %v", l)
+	}
+
+	if code, _, stderr := mainArgs("migrate", dir); code != 0 {
+		t.Fatalf("migrate: exit %d: %s", code, stderr)
+	}
+	if got := readFile(t, file); got != migratedModel {
+		t.Fatalf("migrated file:\n%s\nwant:\n%s", got, migratedModel)
+	}
+	if code, stdout, _ := mainArgs("migrate", "--check", dir); code != 0 || stdout != "" {
+		t.Fatalf("a second --check: exit %d, %q", code, stdout)
+	}
+
+	renderedAfter, l := renderFiles("", []string{file})
+	if strings.Contains(problemText(l), "deprecated") {
+		t.Errorf("still deprecated after migrate: %v", l)
+	}
+	if want, got := generated(t, renderedBefore), generated(t, renderedAfter); got != want || want == "" {
+		t.Errorf("migrate changed the rendered objects:\n%s\n---\n%s", want, got)
+	}
+}
+
+// TestMigrateConflict: different images in both places are for a human
+// to settle; the file is left alone and the run fails, naming both.
+func TestMigrateConflict(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "m.yaml")
+	conflict := strings.Replace(legacyModel, "    type: vllm\n", "    type: vllm\n    image: other:v1\n", 1)
+	writeFile(t, file, conflict)
+	code, _, stderr := mainArgs("migrate", dir)
+	if code != 1 || !strings.Contains(stderr, "`spec.image` \"registry.example.com/vllm:v0.11.0\" and `spec.engine.image` \"other:v1\" differ") || !strings.Contains(stderr, "no file was changed") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if readFile(t, file) != conflict {
+		t.Fatal("the file changed")
+	}
+}
+
+// TestMigrateFunction: without PATHs, migrate is a KRM function.
+func TestMigrateFunction(t *testing.T) {
+	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indentItem(strings.Split(legacyModel, "---\n")[0])
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"migrate"}, strings.NewReader(in), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"    image: registry.example.com/vllm:v0.11.0", "message: moved `spec.image` to `spec.engine.image`", "severity: info"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\n  image:") {
+		t.Errorf("spec.image is still there:\n%s", out)
+	}
+	conflict := strings.Replace(in, "    type: vllm\n", "    type: vllm\n      image: other:v1\n", 1)
+	stdout.Reset()
+	stderr.Reset()
+	if code := Main([]string{"migrate"}, strings.NewReader(conflict), &stdout, &stderr); code != 1 || !strings.Contains(stdout.String(), "severity: error") {
+		t.Fatalf("conflict: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+}
+
+func problemText(l diag.List) string {
+	var b strings.Builder
+	for _, p := range l {
+		b.WriteString(p.String() + "\n")
+	}
+	return b.String()
+}
+
+func mainArgs(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := Main(args, strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// generated is the YAML of the objects generated from ModelDeployments.
+func generated(t *testing.T, objs []*yaml.RNode) string {
+	t.Helper()
+	var b strings.Builder
+	for _, n := range objs {
+		if n.GetAnnotations()[providers.AnnotationGeneratedFrom] != "" {
+			b.WriteString(n.MustString() + "---\n")
+		}
+	}
+	return b.String()
+}
+
+func indentItem(doc string) string {
+	lines := strings.Split(strings.TrimSuffix(doc, "\n"), "\n")
+	for i, l := range lines {
+		if i == 0 {
+			lines[i] = "- " + l
+		} else {
+			lines[i] = "  " + l
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
