@@ -71,7 +71,7 @@ type benchFlip struct {
 	up, down map[string]any
 }
 
-func benchFlips(b *testing.B) map[string]benchFlip {
+func benchFlips(b testing.TB) map[string]benchFlip {
 	raw := map[string][3]string{
 		"Deployment": {"kube-controller-manager", deploymentAvailable,
 			`{replicas: 1, conditions: [{type: Available, status: "False", reason: MinimumReplicasUnavailable}, {type: Progressing, status: "False", reason: ProgressDeadlineExceeded, message: "ReplicaSet has timed out progressing."}]}`},
@@ -115,7 +115,7 @@ func (m *benchModel) phase() string {
 // renderer and the embedded default capabilities, and returns every object
 // to apply (without the KRM bookkeeping annotations, as rendered() does,
 // and without the Services) and the models with their primary objects.
-func renderBench(b *testing.B, ns string, n int) ([]*unstructured.Unstructured, []*benchModel) {
+func renderBench(b testing.TB, ns string, n int) ([]*unstructured.Unstructured, []*benchModel) {
 	items := make([]*kyaml.RNode, n)
 	for i := range items {
 		items[i] = kyaml.MustParse(fmt.Sprintf(`apiVersion: airunway.ai/v1alpha1
@@ -265,10 +265,12 @@ type tracker struct {
 	want    map[string]string
 	done    map[string]chan struct{}
 	matched map[string]time.Time
+	// phases is each model's sequence of phases, one entry per change.
+	phases map[string][]string
 }
 
 func newTracker() *tracker {
-	return &tracker{want: map[string]string{}, done: map[string]chan struct{}{}, matched: map[string]time.Time{}}
+	return &tracker{want: map[string]string{}, done: map[string]chan struct{}{}, matched: map[string]time.Time{}, phases: map[string][]string{}}
 }
 
 // expect awaits a phase for a model; the channel closes when it shows.
@@ -284,6 +286,9 @@ func (t *tracker) expect(name, phase string) <-chan struct{} {
 func (t *tracker) observe(name, phase string, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if h := t.phases[name]; len(h) == 0 || h[len(h)-1] != phase {
+		t.phases[name] = append(h, phase)
+	}
 	if want, ok := t.want[name]; ok && want == phase {
 		t.matched[name] = at
 		close(t.done[name])
@@ -301,7 +306,7 @@ func (t *tracker) matchedAt(name string) time.Time {
 // watchModels feeds the tracker from a watch of the namespace's
 // ModelDeployments (no cache: only the phase of each event is read, when
 // the event arrives). It stops with ctx.
-func watchModels(ctx context.Context, b *testing.B, cfg *rest.Config, ns string, t *tracker) {
+func watchModels(ctx context.Context, b testing.TB, cfg *rest.Config, ns string, t *tracker) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -337,7 +342,7 @@ func watchModels(ctx context.Context, b *testing.B, cfg *rest.Config, ns string,
 
 // settle waits until the reporter's reconcile count stands still for
 // benchQuiet.
-func settle(b *testing.B, rep *reporter.Reporter) {
+func settle(b testing.TB, rep *reporter.Reporter) {
 	deadline := time.Now().Add(2 * time.Minute)
 	last, since := rep.Reconciles(), time.Now()
 	for time.Since(since) < benchQuiet {
@@ -352,7 +357,7 @@ func settle(b *testing.B, rep *reporter.Reporter) {
 }
 
 // await waits for every channel, failing after timeout.
-func await(b *testing.B, what string, timeout time.Duration, chans ...<-chan struct{}) {
+func await(b testing.TB, what string, timeout time.Duration, chans ...<-chan struct{}) {
 	deadline := time.After(timeout)
 	for i, ch := range chans {
 		select {

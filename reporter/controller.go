@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -33,6 +34,11 @@ type reconciler struct {
 	reporters  map[string]providers.Reporter
 	staleAfter time.Duration
 	now        func() time.Time
+	// writeTimeout bounds a status write, which is not cancelled with the
+	// reconcile (see apply).
+	writeTimeout time.Duration
+	// recent holds the statuses written that the cache has not shown yet.
+	recent recentWrites
 	// wrote, reconciled, failed and gone count (the metrics and the tests
 	// read them).
 	wrote, reconciled, failed, gone func()
@@ -59,6 +65,9 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	md := &unstructured.Unstructured{}
 	md.SetGroupVersionKind(ModelDeploymentGVK)
 	if err := r.client.Get(ctx, req.NamespacedName, md); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.recent.take(req.NamespacedName, "") // deleted: forget its write
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	provider := md.GetAnnotations()[providers.AnnotationProvider]
@@ -70,6 +79,9 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	o, err := r.observe(ctx, md, provider)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if written, ok := r.recent.take(req.NamespacedName, md.GetResourceVersion()); ok {
+		o.Previous = &written
 	}
 	status := Compute(o)
 	if o.Previous == nil || !equality.Semantic.DeepEqual(ours(*o.Previous), status) {
@@ -84,6 +96,7 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		case err != nil:
 			return ctrl.Result{}, err
 		}
+		r.recent.put(req.NamespacedName, md.GetResourceVersion(), status)
 		if status.Conditions[0].Reason == ReasonUnreadable {
 			log.FromContext(ctx).Info("cannot read the provider object's status", "message", status.Message)
 		}
@@ -153,12 +166,60 @@ func (r *reconciler) apply(ctx context.Context, md *unstructured.Unstructured, s
 		"metadata":   map[string]any{"name": md.GetName(), "namespace": md.GetNamespace()},
 		"status":     fields,
 	}}
+	// A write that has started finishes even when the reporter is told to
+	// stop (a rolling update): cancelled halfway, it might or might not
+	// land, and the next leader would write the same status again. The
+	// manager waits for it before releasing the Lease.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.writeTimeout)
+	defer cancel()
 	err := r.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(patch), client.FieldOwner(FieldManager), client.ForceOwnership)
 	if err != nil {
 		return fmt.Errorf("applying the status of ModelDeployment %s/%s: %w", md.GetNamespace(), md.GetName(), err)
 	}
 	r.wrote()
 	return nil
+}
+
+// recentWrites remembers, per ModelDeployment, the status last written and
+// the resourceVersion of the object that write was based on. The cache
+// shows a write a moment after it returns; a reconcile in that moment (a
+// provider event that came in during the write) reads the object as it was
+// before, and would write the same status again. While the cache still
+// shows that resourceVersion, the status written is the one to compare
+// with. (Versions are only compared for equality, as the API allows.)
+type recentWrites struct {
+	mu      sync.Mutex
+	written map[types.NamespacedName]recentWrite
+}
+
+type recentWrite struct {
+	basedOn string
+	status  v1.ModelDeploymentStatus
+}
+
+func (w *recentWrites) put(key types.NamespacedName, basedOn string, status v1.ModelDeploymentStatus) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.written == nil {
+		w.written = map[types.NamespacedName]recentWrite{}
+	}
+	w.written[key] = recentWrite{basedOn: basedOn, status: status}
+}
+
+// take returns the status written for key while the cache still shows the
+// object at resourceVersion rv; once it shows a newer one, the entry goes.
+func (w *recentWrites) take(key types.NamespacedName, rv string) (v1.ModelDeploymentStatus, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e, ok := w.written[key]
+	if !ok {
+		return v1.ModelDeploymentStatus{}, false
+	}
+	if e.basedOn != rv {
+		delete(w.written, key)
+		return v1.ModelDeploymentStatus{}, false
+	}
+	return e.status, true
 }
 
 // previousStatus decodes the status the object has; nil when it has none.
