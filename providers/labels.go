@@ -24,6 +24,10 @@ const (
 	AnnotationEngineReason   = "render.airunway.ai/engine-reason"
 	AnnotationProvider       = "render.airunway.ai/provider"
 	AnnotationProviderReason = "render.airunway.ai/provider-reason"
+	// AnnotationProviderVersion is the operator release the objects were
+	// rendered for, as the capability file declares it; absent for a
+	// provider without an operator (vllm).
+	AnnotationProviderVersion = "render.airunway.ai/provider-version"
 )
 
 // BaseLabels are the labels upstream providers put on the objects they

@@ -157,6 +157,7 @@ func annotateModel(node *yaml.RNode, d Decision) (*yaml.RNode, error) {
 		{AnnotationEngineReason, d.EngineReason},
 		{AnnotationProvider, d.Provider},
 		{AnnotationProviderReason, d.ProviderReason},
+		{AnnotationProviderVersion, d.ProviderVersion},
 		{AnnotationNodePool, d.NodePool},
 		{AnnotationNodePoolReason, d.NodePoolReason},
 	} {

@@ -151,6 +151,9 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 		return nil, l
 	}
 	d.NodePool, d.NodePoolReason = placement.Annotation, placement.Reason
+	if pc := caps.Provider(d.Provider); pc != nil {
+		d.ProviderVersion = pc.Version
+	}
 	req := &providers.Request{MD: md, Engine: d.Engine, Provider: caps.Provider(d.Provider), Caps: caps, Placement: placement}
 	if l = append(l, p.Check(req)...); l.HasErrors() {
 		return nil, l

@@ -20,7 +20,10 @@ const (
 	AnnotationEngineReason   = providers.AnnotationEngineReason
 	AnnotationProvider       = providers.AnnotationProvider
 	AnnotationProviderReason = providers.AnnotationProviderReason
-	AnnotationReconcilePause = "airunway.ai/reconcile-paused"
+	// AnnotationProviderVersion stamps the operator release the objects
+	// were rendered for (README: Version stamps).
+	AnnotationProviderVersion = providers.AnnotationProviderVersion
+	AnnotationReconcilePause  = "airunway.ai/reconcile-paused"
 )
 
 // Reasons, worded as upstream writes them into status.
@@ -35,6 +38,8 @@ type Decision struct {
 	EngineReason   string
 	Provider       string
 	ProviderReason string
+	// ProviderVersion is the declared operator release of Provider.
+	ProviderVersion string
 	// NodePool and NodePoolReason are empty when no pools are declared.
 	NodePool       string
 	NodePoolReason string
