@@ -65,13 +65,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // runFunction is the KRM function entry point.
 func runFunction(stdin io.Reader, stdout, stderr io.Writer) int {
-	in, err := io.ReadAll(io.LimitReader(stdin, v1.MaxInputBytes+1))
-	if err != nil {
-		fmt.Fprintf(stderr, "airunway-render: cannot read the ResourceList from stdin: %v\n", err)
-		return 1
-	}
-	if len(in) > v1.MaxInputBytes {
-		fmt.Fprintf(stderr, "[error] stdin: the ResourceList is larger than %s; the input of one run must be at most %s (split the package)\n", v1.FormatBytes(v1.MaxInputBytes), v1.FormatBytes(v1.MaxInputBytes))
+	in, ok := readStdin(stdin, stderr)
+	if !ok {
 		return 1
 	}
 	p := &Processor{}
@@ -91,6 +86,21 @@ func runFunction(stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// readStdin reads a function's ResourceList, refusing more than
+// v1.MaxInputBytes before it is parsed; problems are printed.
+func readStdin(stdin io.Reader, stderr io.Writer) ([]byte, bool) {
+	in, err := io.ReadAll(io.LimitReader(stdin, v1.MaxInputBytes+1))
+	if err != nil {
+		fmt.Fprintf(stderr, "airunway-render: cannot read the ResourceList from stdin: %v\n", err)
+		return nil, false
+	}
+	if len(in) > v1.MaxInputBytes {
+		fmt.Fprintf(stderr, "[error] stdin: the ResourceList is larger than %s; the input of one run must be at most %s (split the package)\n", v1.FormatBytes(v1.MaxInputBytes), v1.FormatBytes(v1.MaxInputBytes))
+		return nil, false
+	}
+	return in, true
 }
 
 // report prints errors and warnings readably; info stays in the results.

@@ -125,13 +125,8 @@ func migrateFile(file string) ([]byte, []string, diag.List) {
 // change reported as an info result, errors as error results (and then
 // the items as they came).
 func migrateFunction(stdin io.Reader, stdout, stderr io.Writer) int {
-	in, err := io.ReadAll(io.LimitReader(stdin, v1.MaxInputBytes+1))
-	switch {
-	case err != nil:
-		fmt.Fprintf(stderr, "airunway-render migrate: cannot read the ResourceList from stdin: %v\n", err)
-		return 1
-	case len(in) > v1.MaxInputBytes:
-		fmt.Fprintf(stderr, "[error] stdin: the ResourceList is larger than %s; the input of one run must be at most %s (split the package)\n", v1.FormatBytes(v1.MaxInputBytes), v1.FormatBytes(v1.MaxInputBytes))
+	in, ok := readStdin(stdin, stderr)
+	if !ok {
 		return 1
 	}
 	rl, err := readResourceList(in)
