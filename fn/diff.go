@@ -3,6 +3,7 @@ package fn
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"html"
@@ -652,6 +653,8 @@ type diffResult struct {
 	old, new     diffSide
 	capabilities string
 	changes      []objectChange
+	// command heads the Markdown comment; "" is "airunway-render diff".
+	command string
 }
 
 func (r *diffResult) counts() (added, changed, removed, unchanged int) {
@@ -726,7 +729,7 @@ func (c objectChange) word() string {
 // PR stays readable; changed objects start unfolded.
 func (r *diffResult) markdown() string {
 	refs := mdCode(r.old.label()) + " → " + mdCode(r.new.label())
-	title := "airunway-render diff"
+	title := cmp.Or(r.command, "airunway-render diff")
 	if r.capabilities != "" {
 		title += " for " + mdCode(r.capabilities)
 	}

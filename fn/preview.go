@@ -57,11 +57,11 @@ func runPreview(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "airunway-render preview: %v\n", err)
 		return 1
 	}
-	res := &diffResult{old: diffSide{ref: a.from}, new: diffSide{ref: a.to}, changes: changes}
+	res := &diffResult{old: diffSide{ref: a.from}, new: diffSide{ref: a.to}, changes: changes, command: "airunway-render preview"}
 	findings := append(upgradeNotes(a.from, a.to), objectFindings(changes)...)
 	out := res.text() + findingsText(findings)
 	if a.format == "markdown" {
-		out = strings.Replace(res.markdown(), "airunway-render diff", "airunway-render preview", 1) + findingsMarkdown(findings)
+		out = res.markdown() + findingsMarkdown(findings)
 	}
 	if _, err := io.WriteString(stdout, out); err != nil {
 		fmt.Fprintf(stderr, "airunway-render preview: %v\n", err)
@@ -160,6 +160,7 @@ func objectFindings(changes []objectChange) []finding {
 			continue
 		}
 		oldObj, newObj := yaml.MustParse(c.oldYAML), yaml.MustParse(c.newYAML)
+		before := len(out)
 		for _, f := range immutable[c.kind] {
 			before, after := fieldText(oldObj, f.path), fieldText(newObj, f.path)
 			if before == after || (f.onlyWhenSet && before == "") {
@@ -172,7 +173,7 @@ func objectFindings(changes []objectChange) []finding {
 			out = append(out, finding{object: c.id(), breaking: true,
 				message: fmt.Sprintf("switches between `%s` and `%s`, which the operator refuses once either is set: the object must be deleted and created again", pair[0], pair[1])})
 		}
-		if len(out) > 0 && out[len(out)-1].object == c.id() {
+		if len(out) > before {
 			continue // recreated anyway: its restart says nothing more
 		}
 		for _, p := range restarts[c.kind] {

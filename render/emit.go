@@ -138,8 +138,10 @@ func identity(n *yaml.RNode) diag.Resource {
 }
 
 // fileOf returns the file an item came from, as kpt and the CLI record it.
-func fileOf(n *yaml.RNode) string {
-	a := n.GetAnnotations()
+func fileOf(n *yaml.RNode) string { return fileIn(n.GetAnnotations()) }
+
+// fileIn is fileOf from annotations already read.
+func fileIn(a map[string]string) string {
 	if p := a[kioutil.PathAnnotation]; p != "" {
 		return p
 	}
@@ -280,7 +282,7 @@ type outputID struct {
 
 func (o *output) add(n *yaml.RNode) diag.List {
 	annotations := n.GetAnnotations()
-	id := outputID{resource: identity(n), generatedFrom: annotations[providers.AnnotationGeneratedFrom], file: fileOf(n)}
+	id := outputID{resource: identity(n), generatedFrom: annotations[providers.AnnotationGeneratedFrom], file: fileIn(annotations)}
 	o.ids = append(o.ids, id)
 	if o.encode == nil {
 		o.nodes = append(o.nodes, n)
