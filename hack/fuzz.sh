@@ -12,6 +12,11 @@
 #   FUZZ_MATCH     only targets whose name matches this extended regexp
 #   FUZZ_PARALLEL  fuzzing workers per target (go test -parallel; default GOMAXPROCS)
 #
+# Go 1.26's fuzz coordinator sometimes reports its own FUZZTIME deadline as
+# a failure (go.dev/issue/75804, fixed in Go 1.27): a bare "context deadline
+# exceeded" with no input written. Such a run counts as passed once the
+# target's seed corpus replays cleanly, and the table says so.
+#
 # Exit status: 0 when every target passed; 1 otherwise. A failing input is
 # written by Go into the package's testdata/fuzz/<name>/, the checked-in seed
 # corpus: the script prints its path; move it out (or fix the bug) before
@@ -50,6 +55,13 @@ seconds() {
 
 count() { [ -d "$1" ] && find "$1" -type f | wc -l | tr -d ' ' || echo 0; }
 
+# coordinator_race reports a run whose only failure is the fuzz
+# coordinator's deadline: "context deadline exceeded" and no input written.
+coordinator_race() {
+	grep -q '^    context deadline exceeded$' "$1" && ! grep -q 'Failing input written to' "$1" &&
+		[ "$(grep -c '^--- FAIL' "$1")" -eq 1 ]
+}
+
 rows=()
 failed=()
 start_all=$(date +%s)
@@ -66,7 +78,15 @@ for entry in "${found[@]}"; do
 	[ -n "${FUZZ_PARALLEL:-}" ] && args+=(-parallel "$FUZZ_PARALLEL")
 	echo "== $name ($dir, $fuzztime)"
 	status=ok
-	if ! "$go" "${args[@]}" "$dir" >"$log" 2>&1; then
+	rc=0
+	"$go" "${args[@]}" "$dir" >"$log" 2>&1 || rc=$?
+	if [ "$rc" -ne 0 ] && coordinator_race "$log" && "$go" test -run "^${name}\$" "$dir" >>"$log" 2>&1; then
+		# Go 1.26's fuzz coordinator can report its own FUZZTIME deadline
+		# as a failure (go.dev/issue/75804, fixed in Go 1.27): a bare
+		# "context deadline exceeded" and no input written. The seed corpus
+		# is replayed, so nothing is hidden behind it.
+		status="ok (deadline race, go.dev/issue/75804; seeds replayed)"
+	elif [ "$rc" -ne 0 ]; then
 		status=FAIL
 		failed+=("$name")
 		# The fuzzer's own report: the failure, its stack and the input.

@@ -2,12 +2,14 @@ package yamlerr
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -22,27 +24,33 @@ func FuzzObjectJSON(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(in), OmitReaderAnnotations: true}).Read()
-		if err != nil {
-			return
-		}
-		for _, n := range nodes {
-			if OutsideAlias(n.YNode()) != nil {
-				// MarshalJSON writes the node out alone and cannot read the
-				// alias back; nodeJSON decodes it. The KRM function refuses
-				// such items before rendering (fn.danglingAliases).
-				continue
-			}
-			want, wantErr := n.MarshalJSON()
-			got, gotErr := nodeJSON(n)
-			if (wantErr == nil) != (gotErr == nil) {
-				t.Fatalf("MarshalJSON error %v, nodeJSON error %v\n%s", wantErr, gotErr, in)
-			}
-			if !bytes.Equal(want, got) {
-				t.Fatalf("MarshalJSON %s\nnodeJSON    %s\ninput:\n%s", want, got, in)
-			}
-		}
+		fuzzcheck.Bounded(t, func() error { return checkObjectJSON(in) })
 	})
+}
+
+// checkObjectJSON compares the two conversions on every document of in.
+func checkObjectJSON(in []byte) error {
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(in), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		return nil
+	}
+	for _, n := range nodes {
+		if OutsideAlias(n.YNode()) != nil {
+			// MarshalJSON writes the node out alone and cannot read the
+			// alias back; nodeJSON decodes it. The KRM function refuses
+			// such items before rendering (fn.danglingAliases).
+			continue
+		}
+		want, wantErr := n.MarshalJSON()
+		got, gotErr := nodeJSON(n)
+		if (wantErr == nil) != (gotErr == nil) {
+			return fmt.Errorf("MarshalJSON error %v, nodeJSON error %v\n%s", wantErr, gotErr, in)
+		}
+		if !bytes.Equal(want, got) {
+			return fmt.Errorf("MarshalJSON %s\nnodeJSON    %s\ninput:\n%s", want, got, in)
+		}
+	}
+	return nil
 }
 
 func objectJSONSeeds(tb testing.TB) [][]byte {
