@@ -2,13 +2,18 @@ package fn
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/render"
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -187,7 +192,92 @@ func migrateObject(n *yaml.RNode) ([]string, error) {
 	if spec == nil || spec.Value.YNode().Kind != yaml.MappingNode {
 		return nil, nil
 	}
-	return moveImage(spec.Value)
+	before, decoded := effectiveSpec(n)
+	changes, err := moveImage(spec.Value)
+	if err != nil || len(changes) == 0 || !decoded {
+		return changes, err
+	}
+	after, _ := effectiveSpec(n)
+	if diffs := specDifferences(before, after); len(diffs) > 0 {
+		return nil, fmt.Errorf("`spec.image` was not moved: as `spec.engine.image` it would change what the model means, because upstream's defaults would then set %s; decide those values and write them in `spec` yourself (once `spec.engine` exists its defaults apply with or without the image), then run migrate again", strings.Join(diffs, ", "))
+	}
+	return changes, nil
+}
+
+// effectiveSpec is what a ModelDeployment means after upstream's defaults,
+// flattened to field paths, with the image under the one path it has in
+// the newest form. A migration must leave it unchanged: moving a field is
+// not allowed to switch on a default (creating `spec.engine` turns on its
+// CRD defaults, and `spec.image` alone suppresses the webhook's GPU
+// default). It is false for an object the renderer cannot decode; that
+// object is migrated on its structure alone and refused when rendered.
+func effectiveSpec(n *yaml.RNode) (map[string]string, bool) {
+	js, l := yamlerr.ObjectJSON(n)
+	if l.HasErrors() {
+		return nil, false
+	}
+	md, l := v1.DecodeModelDeployment(js)
+	if l.HasErrors() {
+		return nil, false
+	}
+	v1.DefaultModelDeployment(md)
+	image := md.Spec.EngineImage()
+	md.Spec.Image = ""
+	if md.Spec.Engine != nil {
+		md.Spec.Engine.Image = ""
+	}
+	b, err := json.Marshal(md.Spec)
+	if err != nil {
+		return nil, false
+	}
+	var tree any
+	if err := json.Unmarshal(b, &tree); err != nil {
+		return nil, false
+	}
+	flat := map[string]string{}
+	flatten("spec", tree, flat)
+	if image != "" {
+		flat["spec.engine.image"] = strconv.Quote(image)
+	}
+	return flat, true
+}
+
+// flatten records each scalar of a decoded JSON tree under its field path.
+func flatten(at string, v any, into map[string]string) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			flatten(at+"."+k, child, into)
+		}
+	case []any:
+		for i, child := range v {
+			flatten(fmt.Sprintf("%s[%d]", at, i), child, into)
+		}
+	default:
+		b, _ := json.Marshal(v)
+		into[at] = string(b)
+	}
+}
+
+// specDifferences lists, sorted, each field whose effective value differs:
+// "`spec.engine.enablePrefixCaching` to true (unset before)".
+func specDifferences(before, after map[string]string) []string {
+	var diffs []string
+	for _, path := range slices.Sorted(maps.Keys(after)) {
+		old, had := before[path]
+		switch {
+		case !had:
+			diffs = append(diffs, fmt.Sprintf("`%s` to %s (unset before)", path, after[path]))
+		case old != after[path]:
+			diffs = append(diffs, fmt.Sprintf("`%s` to %s (%s before)", path, after[path], old))
+		}
+	}
+	for _, path := range slices.Sorted(maps.Keys(before)) {
+		if _, kept := after[path]; !kept {
+			diffs = append(diffs, fmt.Sprintf("`%s` to unset (%s before)", path, before[path]))
+		}
+	}
+	return diffs
 }
 
 // moveImage moves the legacy `spec.image` to `spec.engine.image`, keeping

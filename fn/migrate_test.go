@@ -195,3 +195,67 @@ func readFile(t *testing.T, name string) string {
 	}
 	return string(b)
 }
+
+// TestMigrateKeepsMeaning: a move that would switch on one of upstream's
+// defaults is refused with the fields it would set, and the file is left
+// alone; once the user has written those fields, the move goes through and
+// the model renders to the same objects.
+func TestMigrateKeepsMeaning(t *testing.T) {
+	const model = `apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata: {name: m, namespace: models}
+spec:
+  model: {id: Qwen/Qwen3-0.6B}
+  provider: {name: vllm}
+  image: vllm/vllm-openai:v0.11.0
+`
+	cases := []struct {
+		name string
+		spec string // added to the model's spec
+		want []string
+	}{
+		{
+			name: "no engine: the move creates spec.engine and its CRD defaults",
+			spec: "  resources: {gpu: {count: 1}}\n",
+			want: []string{"`spec.engine.enablePrefixCaching` to true (unset before)", "`spec.engine.enforceEager` to false (unset before)"},
+		},
+		{
+			name: "no resources: spec.image alone suppresses the webhook's GPU default",
+			spec: "  engine: {type: vllm}\n",
+			want: []string{"`spec.resources.gpu.count` to 1 (unset before)", "`spec.resources.gpu.type` to \"nvidia.com/gpu\" (unset before)"},
+		},
+		{
+			name: "engine and resources written by hand",
+			spec: "  engine: {type: vllm, enablePrefixCaching: false}\n  resources: {gpu: {count: 1}}\n",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "m.yaml")
+			writeFile(t, file, model+tc.spec)
+			before, _ := renderFiles("", []string{file})
+			code, _, stderr := mainArgs("migrate", file)
+			if len(tc.want) > 0 {
+				if code != 1 || !strings.Contains(stderr, "`spec.image` was not moved") || !strings.Contains(stderr, "no file was changed") {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(stderr, w) {
+						t.Errorf("the refusal does not name %s:\n%s", w, stderr)
+					}
+				}
+				if readFile(t, file) != model+tc.spec {
+					t.Error("the file changed")
+				}
+				return
+			}
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			after, l := renderFiles("", []string{file})
+			if want, got := generated(t, before), generated(t, after); got != want || want == "" {
+				t.Errorf("migrate changed the rendered objects (%v):\n%s\n---\n%s", l, want, got)
+			}
+		})
+	}
+}
