@@ -30,7 +30,8 @@
 //     instance type); a warning explains the CRD's default instance type
 //     when neither preferredNodes nor an instance type is given;
 //   - KAITO ≥ 0.8: GPU nodes are selected by label (`nvidia.com/gpu.present`
-//     forced for GPUs), `resource.preferredNodes` is refused, and
+//     forced for GPUs), `resource.preferredNodes` is rendered with a
+//     deprecation warning (the controller ignores it), and
 //     `resource.instanceType` must be present exactly when the capability
 //     file declares node auto-provisioning (KAITO's webhook rule);
 //   - KAITO < 0.9: a preset name containing "/" (a Hugging Face id) is an

@@ -81,7 +81,10 @@ func (Provider) Check(req *providers.Request) diag.List {
 		l.Errorf("metadata.name", "%q cannot name the Services KAITO creates for the Workspace (%q, %q): %s", req.MD.Name, req.MD.Name, req.MD.Name+"-headless", strings.Join(msgs, "; "))
 	}
 	if rel.labelBYO && overrideSet(s, "resource", "preferredNodes") {
-		l.Errorf("spec.provider.overrides.resource.preferredNodes", "is not supported on %s: preferredNodes is deprecated since KAITO 0.8.0 and its controller no longer reads it; bring-your-own nodes are chosen by `resource.labelSelector` (rendered from `spec.nodeSelector`) and must carry the GPU Feature Discovery labels", rel)
+		// Deprecated, not removed: the CRD still accepts it, so it renders
+		// as given, but the Workspace controller of these releases reads
+		// only the label selector (checked in KAITO v0.8.1 and v0.10.0).
+		l.Warnf("spec.provider.overrides.resource.preferredNodes", "is deprecated since KAITO 0.8.0 and %s's Workspace controller ignores it: bring-your-own nodes are chosen by `resource.labelSelector`, which is rendered from `spec.nodeSelector` (the nodes must carry the GPU Feature Discovery labels); remove it and put the labels of those nodes in `spec.nodeSelector`", rel)
 	}
 	return l
 }

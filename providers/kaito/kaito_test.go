@@ -52,7 +52,8 @@ func request(t *testing.T, spec string, opts ...option) *providers.Request {
 	return req
 }
 
-// render checks and renders; neither may fail.
+// render checks and renders; neither may fail. It returns the problems
+// of both stages.
 func render(t *testing.T, spec string, opts ...option) (providers.Object, diag.List) {
 	t.Helper()
 	req := request(t, spec, opts...)
@@ -61,7 +62,7 @@ func render(t *testing.T, spec string, opts ...option) (providers.Object, diag.L
 	objs, l := Provider{}.Render(req)
 	require.False(t, l.HasErrors(), "%v", l)
 	require.Len(t, objs, 1)
-	return objs[0], l
+	return objs[0], append(cl, l...)
 }
 
 // failures runs Check then Render as the pipeline does and returns the
@@ -459,12 +460,15 @@ func TestVersions(t *testing.T) {
 		require.Contains(t, l[0].Message, "KAITO 0.6.2")
 	})
 	for _, v := range []string{"0.8.1", "0.10.0", "0.12.0"} {
-		t.Run("KAITO "+v+" refuses preferredNodes", func(t *testing.T) {
-			errs := failures(t, presetMD+preferred, at(v))
-			require.Len(t, errs, 1)
-			require.Equal(t, "spec.provider.overrides.resource.preferredNodes", errs[0].Field)
-			require.Contains(t, errs[0].Message, "KAITO "+v)
-			require.Contains(t, errs[0].Message, "deprecated since KAITO 0.8.0")
+		t.Run("KAITO "+v+" renders preferredNodes with a deprecation warning", func(t *testing.T) {
+			obj, l := render(t, presetMD+preferred, at(v))
+			require.Equal(t, []any{"gpu-node-1"}, get(obj, "resource", "preferredNodes"), "the CRD still accepts it")
+			require.Len(t, l, 1)
+			require.Equal(t, diag.Warning, l[0].Severity)
+			require.Equal(t, "spec.provider.overrides.resource.preferredNodes", l[0].Field)
+			require.Contains(t, l[0].Message, "KAITO "+v)
+			require.Contains(t, l[0].Message, "deprecated since KAITO 0.8.0")
+			require.Contains(t, l[0].Message, "`spec.nodeSelector`", "names the replacement")
 		})
 	}
 	t.Run("KAITO 0.10 accepts a null preferredNodes (it deletes nothing)", func(t *testing.T) {
