@@ -1,7 +1,7 @@
 package capabilities
 
 import (
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 // Provider names.
@@ -27,14 +27,18 @@ type Builtin struct {
 	// Renders describes the objects the provider produces, for the README
 	// and `airunway-render version`.
 	Renders string
-	Engines []v1.EngineCapability
-	Rules   []v1.SelectionRule
+	// KubeFeatures names the Kubernetes features (package kubefeatures)
+	// the provider's objects use, so the matrix can say which Kubernetes
+	// releases accept them. A golden test holds it true and tight.
+	KubeFeatures []string
+	Engines      []hub.EngineCapability
+	Rules        []hub.SelectionRule
 }
 
 var (
-	aggregated    = []string{v1.ModeAggregated}
-	aggAndDisagg  = []string{v1.ModeAggregated, v1.ModeDisaggregated}
-	dynamoGateway = &v1.GatewayCapabilities{ManagesInferencePool: true, InferencePoolNamePattern: "{name}-pool", InferencePoolNamespace: "{namespace}"}
+	aggregated    = []string{hub.ModeAggregated}
+	aggAndDisagg  = []string{hub.ModeAggregated, hub.ModeDisaggregated}
+	dynamoGateway = &hub.GatewayCapabilities{ManagesInferencePool: true, InferencePoolNamePattern: "{name}-pool", InferencePoolNamespace: "{namespace}"}
 )
 
 // llmdEndpointPickerConfig is the plugin configuration the llm-d provider
@@ -63,12 +67,12 @@ var Builtins = []Builtin{
 	{
 		Name: Dynamo, Versions: ptr(mustRange("1.1.0", "1.5.0")), DefaultVersion: "1.1.1",
 		Renders: "nvidia.com/v1alpha1 DynamoGraphDeployment (+ v1 PersistentVolumeClaim, batch/v1 Job for managed storage)",
-		Engines: []v1.EngineCapability{
-			{Name: v1.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: dynamoGateway},
-			{Name: v1.EngineSGLang, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: dynamoGateway},
-			{Name: v1.EngineTRTLLM, ServingModes: aggregated, GPUSupport: true, Gateway: dynamoGateway},
+		Engines: []hub.EngineCapability{
+			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: dynamoGateway},
+			{Name: hub.EngineSGLang, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: dynamoGateway},
+			{Name: hub.EngineTRTLLM, ServingModes: aggregated, GPUSupport: true, Gateway: dynamoGateway},
 		},
-		Rules: []v1.SelectionRule{
+		Rules: []hub.SelectionRule{
 			{Condition: "spec.engine.type == 'trtllm'", Priority: 100},
 			{Condition: "spec.engine.type == 'sglang'", Priority: 100},
 			{Condition: "has(spec.serving) && spec.serving.mode == 'disaggregated'", Priority: 90},
@@ -78,11 +82,11 @@ var Builtins = []Builtin{
 	{
 		Name: KAITO, Versions: ptr(mustRange("0.6.0", "0.13.0")), DefaultVersion: "0.10.0",
 		Renders: "kaito.sh/v1beta1 Workspace",
-		Engines: []v1.EngineCapability{
-			{Name: v1.EngineVLLM, ServingModes: aggregated, GPUSupport: true},
-			{Name: v1.EngineLlamaCpp, ServingModes: aggregated, GPUSupport: true, CPUSupport: true, Gateway: &v1.GatewayCapabilities{IgnoresServedName: true}},
+		Engines: []hub.EngineCapability{
+			{Name: hub.EngineVLLM, ServingModes: aggregated, GPUSupport: true},
+			{Name: hub.EngineLlamaCpp, ServingModes: aggregated, GPUSupport: true, CPUSupport: true, Gateway: &hub.GatewayCapabilities{IgnoresServedName: true}},
 		},
-		Rules: []v1.SelectionRule{
+		Rules: []hub.SelectionRule{
 			{Condition: "!has(spec.resources.gpu) || spec.resources.gpu.count == 0", Priority: 100},
 			{Condition: "spec.engine.type == 'llamacpp'", Priority: 100},
 		},
@@ -90,26 +94,26 @@ var Builtins = []Builtin{
 	{
 		Name: KubeRay, Versions: ptr(mustRange("1.3.0", "1.8.0")), DefaultVersion: "1.3.0",
 		Renders: "ray.io/v1 RayService",
-		Engines: []v1.EngineCapability{
-			{Name: v1.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true},
+		Engines: []hub.EngineCapability{
+			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true},
 		},
-		Rules: []v1.SelectionRule{
+		Rules: []hub.SelectionRule{
 			{Condition: "has(spec.resources.gpu) && spec.resources.gpu.count > 1 && spec.engine.type == 'vllm'", Priority: 80},
 		},
 	},
 	{
 		Name: LLMD, Versions: ptr(mustRange("0.6.0", "0.11.0")), DefaultVersion: "0.6.0",
 		Renders: "apps/v1 Deployment + v1 Service",
-		Engines: []v1.EngineCapability{
-			{Name: v1.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: &v1.GatewayCapabilities{EndpointPicker: &v1.EndpointPicker{
+		Engines: []hub.EngineCapability{
+			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: &hub.GatewayCapabilities{EndpointPicker: &hub.EndpointPicker{
 				Image: "ghcr.io/llm-d/llm-d-inference-scheduler:v0.6.0", ConfigData: llmdEndpointPickerConfig,
 			}}},
 		},
 	},
 	{
-		Name: VLLM, Renders: "apps/v1 Deployment + v1 Service",
-		Engines: []v1.EngineCapability{
-			{Name: v1.EngineVLLM, ServingModes: aggregated, GPUSupport: true},
+		Name: VLLM, Renders: "apps/v1 Deployment + v1 Service", KubeFeatures: []string{"startupProbe"},
+		Engines: []hub.EngineCapability{
+			{Name: hub.EngineVLLM, ServingModes: aggregated, GPUSupport: true},
 		},
 	},
 }

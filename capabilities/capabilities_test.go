@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/stretchr/testify/require"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
@@ -62,11 +63,15 @@ func capsDoc(spec string) string {
 	return "apiVersion: airunway.ai/v1alpha1\nkind: ClusterCapabilities\nmetadata: {name: test-cluster}\nspec: " + spec + "\n"
 }
 
+// resolveYAML decodes and resolves a document, as ResolveNode does: the
+// problems of both steps (an apiVersion that is not served is found while
+// decoding).
 func resolveYAML(t *testing.T, doc string) (*Resolved, diag.List) {
 	t.Helper()
 	c, problems := Decode([]byte(doc))
-	require.Emptyf(t, problems, "decode problems: %v", problems)
-	return Resolve(c)
+	require.NotNilf(t, c, "cannot decode: %v", problems)
+	r, rl := Resolve(c)
+	return r, append(problems, rl...)
 }
 
 func TestDefaultCapabilities(t *testing.T) {
@@ -624,13 +629,13 @@ func TestCompileRuleErrors(t *testing.T) {
 }
 
 func TestNodeAutoProvisioning(t *testing.T) {
-	c := &v1.ClusterCapabilities{}
-	c.APIVersion, c.Kind, c.Name = v1.APIVersion, v1.KindClusterCapabilities, "nap"
-	nap := &v1.NodeAutoProvisioning{GPUInstanceType: "Standard_NC24ads_A100_v4"}
-	c.Spec.Providers = []v1.ProviderCapability{
+	c := &hub.ClusterCapabilities{}
+	c.APIVersion, c.Kind, c.Name = v1alpha1.APIVersion, hub.KindClusterCapabilities, "nap"
+	nap := &hub.NodeAutoProvisioning{GPUInstanceType: "Standard_NC24ads_A100_v4"}
+	c.Spec.Providers = []hub.ProviderCapability{
 		{Name: "kaito", Version: "0.10.0", NodeAutoProvisioning: nap},
 		{Name: "vllm", NodeAutoProvisioning: nap},
-		{Name: "kuberay", Version: "1.3.0", NodeAutoProvisioning: &v1.NodeAutoProvisioning{}},
+		{Name: "kuberay", Version: "1.3.0", NodeAutoProvisioning: &hub.NodeAutoProvisioning{}},
 	}
 	r, problems := Resolve(c)
 	errs := problems.Errors()

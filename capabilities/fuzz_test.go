@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -38,7 +38,7 @@ func FuzzResolveCapabilities(f *testing.F) {
 			f.Fatal(err)
 		}
 		for _, doc := range strings.Split(string(data), "\n---") {
-			if strings.Contains(doc, "kind: "+v1.KindClusterCapabilities) {
+			if strings.Contains(doc, "kind: "+hub.KindClusterCapabilities) {
 				f.Add(doc)
 			}
 		}

@@ -2,6 +2,7 @@ package capabilities
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,7 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/google/cel-go/cel"
@@ -32,11 +34,11 @@ type Provider struct {
 	Name    string
 	Version string
 	Ready   bool
-	Engines []v1.EngineCapability
+	Engines []hub.EngineCapability
 	Rules   []Rule
 	Images  map[string]string
 	// NodeAutoProvisioning is set when the operator provisions nodes itself.
-	NodeAutoProvisioning *v1.NodeAutoProvisioning
+	NodeAutoProvisioning *hub.NodeAutoProvisioning
 	Builtin              *Builtin
 }
 
@@ -53,7 +55,7 @@ type Rule struct {
 }
 
 // Engine returns the provider's capability for an engine, nil when absent.
-func (p *Provider) Engine(name string) *v1.EngineCapability {
+func (p *Provider) Engine(name string) *hub.EngineCapability {
 	for i := range p.Engines {
 		if p.Engines[i].Name == name {
 			return &p.Engines[i]
@@ -69,8 +71,8 @@ type Resolved struct {
 	// Source says where the capabilities came from, for messages.
 	Source    string
 	Providers []*Provider // sorted by name
-	Gateway   *v1.GatewayCapability
-	NodePools []v1.NodePool
+	Gateway   *hub.GatewayCapability
+	NodePools []hub.NodePool
 }
 
 // Provider returns the installed provider with that name, nil when absent.
@@ -106,25 +108,27 @@ func Default() *Resolved {
 }
 
 // Decode parses a ClusterCapabilities document (YAML or JSON) strictly.
-func Decode(data []byte) (*v1.ClusterCapabilities, diag.List) {
+func Decode(data []byte) (*hub.ClusterCapabilities, diag.List) {
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		var l diag.List
 		l.Errorf("", "is not valid YAML: %s", yamlerr.Describe(err))
 		return nil, l
 	}
-	return v1.DecodeClusterCapabilities(js)
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	_ = json.Unmarshal(js, &head) // a mistyped apiVersion is reported by the decoder
+	return versions.DecodeClusterCapabilities(head.APIVersion, js)
 }
 
-// Resolve checks a capability file and merges it over the built-in
-// provider descriptions. Every problem is reported.
-func Resolve(c *v1.ClusterCapabilities) (*Resolved, diag.List) {
+// Resolve checks a capability file, converted to the hub (its apiVersion is
+// checked then), and merges it over the built-in provider descriptions.
+// Every problem is reported.
+func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 	var l diag.List
-	if c.APIVersion != v1.APIVersion {
-		l.Errorf("apiVersion", "%q is not supported: ClusterCapabilities must use apiVersion %q", c.APIVersion, v1.APIVersion)
-	}
-	if c.Kind != v1.KindClusterCapabilities {
-		l.Errorf("kind", "must be %q, got %q", v1.KindClusterCapabilities, c.Kind)
+	if c.Kind != hub.KindClusterCapabilities {
+		l.Errorf("kind", "must be %q, got %q", hub.KindClusterCapabilities, c.Kind)
 	}
 	r := &Resolved{Name: c.Name, Source: "ClusterCapabilities " + fmt.Sprintf("%q", c.Name), Gateway: c.Spec.Gateway, NodePools: c.Spec.NodePools}
 	seen := map[string]int{}
@@ -146,10 +150,10 @@ func Resolve(c *v1.ClusterCapabilities) (*Resolved, diag.List) {
 	return r, l
 }
 
-func resolveProvider(pc *v1.ProviderCapability, at string, l *diag.List) *Provider {
+func resolveProvider(pc *hub.ProviderCapability, at string, l *diag.List) *Provider {
 	b := BuiltinFor(pc.Name)
 	if b == nil {
-		l.Errorf(at+".name", "%q is not a known provider: must be one of %s", pc.Name, v1.QuoteList(ProviderNames()))
+		l.Errorf(at+".name", "%q is not a known provider: must be one of %s", pc.Name, hub.QuoteList(ProviderNames()))
 		return nil
 	}
 	checkVersion(b, pc.Version, at+".version", l)
@@ -186,8 +190,8 @@ func resolveProvider(pc *v1.ProviderCapability, at string, l *diag.List) *Provid
 		p.Rules = append(p.Rules, Rule{Condition: sr.Condition, Priority: sr.Priority, Program: prg, Field: ruleAt + ".condition", tooCostly: new(atomic.Bool)})
 	}
 	for _, engine := range slices.Sorted(maps.Keys(pc.Images)) {
-		if !slices.Contains(v1.Engines, engine) {
-			l.Errorf(at+".images."+engine, "%q is not an engine: keys must be one of %s", engine, v1.QuoteList(v1.Engines))
+		if !slices.Contains(hub.Engines, engine) {
+			l.Errorf(at+".images."+engine, "%q is not an engine: keys must be one of %s", engine, hub.QuoteList(hub.Engines))
 		} else if pc.Images[engine] == "" {
 			l.Errorf(at+".images."+engine, "must name an image")
 		}
@@ -216,15 +220,15 @@ func checkVersion(b *Builtin, version, at string, l *diag.List) {
 	}
 }
 
-func checkEngines(engines []v1.EngineCapability, at string, l *diag.List) {
+func checkEngines(engines []hub.EngineCapability, at string, l *diag.List) {
 	for i, e := range engines {
 		eat := fmt.Sprintf("%s[%d]", at, i)
-		if !slices.Contains(v1.Engines, e.Name) {
-			l.Errorf(eat+".name", "%q is not supported: must be one of %s", e.Name, v1.QuoteList(v1.Engines))
+		if !slices.Contains(hub.Engines, e.Name) {
+			l.Errorf(eat+".name", "%q is not supported: must be one of %s", e.Name, hub.QuoteList(hub.Engines))
 		}
 		for j, m := range e.ServingModes {
-			if m != v1.ModeAggregated && m != v1.ModeDisaggregated {
-				l.Errorf(fmt.Sprintf("%s.servingModes[%d]", eat, j), "%q is not supported: must be one of %q, %q", m, v1.ModeAggregated, v1.ModeDisaggregated)
+			if m != hub.ModeAggregated && m != hub.ModeDisaggregated {
+				l.Errorf(fmt.Sprintf("%s.servingModes[%d]", eat, j), "%q is not supported: must be one of %q, %q", m, hub.ModeAggregated, hub.ModeDisaggregated)
 			}
 		}
 	}
@@ -237,15 +241,15 @@ var (
 	GatewayAPIVersions    = mustRange("1.0.0", "1.8.0")
 )
 
-func checkGateway(g *v1.GatewayCapability, l *diag.List) {
+func checkGateway(g *hub.GatewayCapability, l *diag.List) {
 	if g == nil {
 		return
 	}
 	if !slices.Contains(InferencePoolVersions, g.InferencePoolVersion) {
-		l.Errorf("spec.gateway.inferencePoolVersion", "%q is not supported: must be one of %s", g.InferencePoolVersion, v1.QuoteList(InferencePoolVersions))
+		l.Errorf("spec.gateway.inferencePoolVersion", "%q is not supported: must be one of %s", g.InferencePoolVersion, hub.QuoteList(InferencePoolVersions))
 	}
 	if g.Channel != "" && !slices.Contains(GatewayChannels, g.Channel) {
-		l.Errorf("spec.gateway.channel", "%q is not supported: must be one of %s", g.Channel, v1.QuoteList(GatewayChannels))
+		l.Errorf("spec.gateway.channel", "%q is not supported: must be one of %s", g.Channel, hub.QuoteList(GatewayChannels))
 	}
 	if g.GatewayAPIVersion == "" {
 		l.Errorf("spec.gateway.gatewayAPIVersion", "is required: the HTTPRoute fields rendered depend on the Gateway API release the cluster serves (%s)", GatewayAPIVersions)
@@ -259,7 +263,7 @@ func checkGateway(g *v1.GatewayCapability, l *diag.List) {
 
 var taintEffects = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
 
-func checkNodePools(pools []v1.NodePool, l *diag.List) {
+func checkNodePools(pools []hub.NodePool, l *diag.List) {
 	seen := map[string]bool{}
 	for i, p := range pools {
 		at := fmt.Sprintf("spec.nodePools[%d]", i)
@@ -289,7 +293,7 @@ func checkNodePools(pools []v1.NodePool, l *diag.List) {
 				l.Errorf(tat+".key", "must be set")
 			}
 			if !slices.Contains(taintEffects, t.Effect) {
-				l.Errorf(tat+".effect", "%q is not supported: must be one of %s", t.Effect, v1.QuoteList(taintEffects))
+				l.Errorf(tat+".effect", "%q is not supported: must be one of %s", t.Effect, hub.QuoteList(taintEffects))
 			}
 		}
 		if p.GPU != nil && p.GPU.PerNode < 0 {
@@ -315,8 +319,8 @@ func ResolveNode(node *kyaml.RNode) (*Resolved, diag.List) {
 	if l.HasErrors() {
 		return nil, l
 	}
-	c, l := v1.DecodeClusterCapabilities(js)
-	if l.HasErrors() {
+	c, l := versions.DecodeClusterCapabilities(node.GetApiVersion(), js)
+	if c == nil {
 		return nil, l
 	}
 	r, rl := Resolve(c)

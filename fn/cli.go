@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
@@ -119,10 +119,10 @@ func renderFilesWith(capsFile string, paths []string, encode func(*yaml.RNode) (
 
 func readCapabilities(file string) (*capabilities.Resolved, diag.List) {
 	var l diag.List
-	budget := v1.MaxObjectBytes
+	budget := hub.MaxObjectBytes
 	data, err := readLimited(file, &budget)
 	if errors.Is(err, errTooLarge) {
-		l.Errorf("", "is larger than %s; a capability file must be at most %s", v1.FormatBytes(v1.MaxObjectBytes), v1.FormatBytes(v1.MaxObjectBytes))
+		l.Errorf("", "is larger than %s; a capability file must be at most %s", hub.FormatBytes(hub.MaxObjectBytes), hub.FormatBytes(hub.MaxObjectBytes))
 		return nil, l.Attach(diag.Resource{}, file)
 	}
 	if err != nil {
@@ -153,11 +153,11 @@ func readInputs(paths []string) ([]*yaml.RNode, diag.List) {
 		files = append(files, found...)
 	}
 	var items []*yaml.RNode
-	budget := v1.MaxInputBytes
+	budget := hub.MaxInputBytes
 	for _, f := range files {
 		data, err := readLimited(f, &budget)
 		if errors.Is(err, errTooLarge) {
-			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: fmt.Sprintf("brings the input past %s; the files given to one run must hold at most %s together (render fewer paths per run)", v1.FormatBytes(v1.MaxInputBytes), v1.FormatBytes(v1.MaxInputBytes))})
+			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: fmt.Sprintf("brings the input past %s; the files given to one run must hold at most %s together (render fewer paths per run)", hub.FormatBytes(hub.MaxInputBytes), hub.FormatBytes(hub.MaxInputBytes))})
 			return nil, l
 		}
 		if err == nil {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/airunway-render/airunway-render/providers"
@@ -148,12 +148,12 @@ func fuzzGeneratedKey(n *yaml.RNode) string {
 // the embedded default (as Processor and render.Render choose).
 func fuzzDeclaredCapabilities(rl *sdk.ResourceList) (*capabilities.Resolved, error) {
 	var node *yaml.RNode
-	if cfg := rl.FunctionConfig; cfg != nil && !cfg.IsEmpty() && cfg.GetKind() == v1.KindClusterCapabilities {
+	if cfg := rl.FunctionConfig; cfg != nil && !cfg.IsEmpty() && cfg.GetKind() == hub.KindClusterCapabilities {
 		node = cfg.CopyToResourceNode()
 	} else {
 		for _, n := range rl.Items.CopyToResourceNodes() {
 			group, _, _ := strings.Cut(n.GetApiVersion(), "/")
-			if group == v1.Group && n.GetKind() == v1.KindClusterCapabilities && n.GetAnnotations()[providers.AnnotationGeneratedFrom] == "" {
+			if group == hub.Group && n.GetKind() == hub.KindClusterCapabilities && n.GetAnnotations()[providers.AnnotationGeneratedFrom] == "" {
 				node = n
 				break
 			}
@@ -207,7 +207,7 @@ func fuzzResourceListSeeds(tb testing.TB) [][]byte {
 			return err
 		}
 		for _, n := range fuzzReadItems(tb, path) {
-			if n.GetKind() == v1.KindClusterCapabilities {
+			if n.GetKind() == hub.KindClusterCapabilities {
 				capsFiles = append(capsFiles, n)
 			}
 			byDir[filepath.Dir(path)] = append(byDir[filepath.Dir(path)], n)
@@ -222,7 +222,7 @@ func fuzzResourceListSeeds(tb testing.TB) [][]byte {
 	for _, dir := range dirs {
 		hasModel := false
 		for _, n := range byDir[dir] {
-			hasModel = hasModel || n.GetKind() == v1.KindModelDeployment
+			hasModel = hasModel || n.GetKind() == hub.KindModelDeployment
 		}
 		if !hasModel {
 			continue

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -113,14 +113,14 @@ func hostileCases() []hostileCase {
 		},
 		{
 			name:  "object over 1 MiB",
-			input: md("huge", "  env: [{name: BLOB, value: "+strings.Repeat("x", v1.MaxObjectBytes)+"}]\n"),
+			input: md("huge", "  env: [{name: BLOB, value: "+strings.Repeat("x", hub.MaxObjectBytes)+"}]\n"),
 			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/huge: is 1048961 bytes as JSON; a ModelDeployment must be at most 1 MiB (1048576 bytes): expand fewer YAML aliases, or move data out of it" + file + "\n" + nothing,
 			// the CLI's file annotations count too
 			fn: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/huge: is 1048820 bytes as JSON; a ModelDeployment must be at most 1 MiB (1048576 bytes): expand fewer YAML aliases, or move data out of it\n" + nothing,
 		},
 		{
 			name:  "input over 64 MiB",
-			input: md("m", "") + "---\n# " + strings.Repeat("x", v1.MaxInputBytes) + "\n",
+			input: md("m", "") + "---\n# " + strings.Repeat("x", hub.MaxInputBytes) + "\n",
 			cli:   "[error]: brings the input past 64 MiB; the files given to one run must hold at most 64 MiB together (render fewer paths per run)" + file + "\n" + nothing,
 			fn:    "[error] stdin: the ResourceList is larger than 64 MiB; the input of one run must be at most 64 MiB (split the package)\n",
 		},
@@ -375,7 +375,7 @@ spec:
 			limit = 253 // a DNS subdomain
 		}
 		require.LessOrEqual(t, len(o.GetName()), limit, id)
-		if o.GetKind() == v1.KindModelDeployment {
+		if o.GetKind() == hub.KindModelDeployment {
 			continue
 		}
 		if shortenedName.MatchString(o.GetName()) {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
@@ -89,15 +89,15 @@ func runFunction(stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // readStdin reads a function's ResourceList, refusing more than
-// v1.MaxInputBytes before it is parsed; problems are printed.
+// hub.MaxInputBytes before it is parsed; problems are printed.
 func readStdin(stdin io.Reader, stderr io.Writer) ([]byte, bool) {
-	in, err := io.ReadAll(io.LimitReader(stdin, v1.MaxInputBytes+1))
+	in, err := io.ReadAll(io.LimitReader(stdin, hub.MaxInputBytes+1))
 	if err != nil {
 		fmt.Fprintf(stderr, "airunway-render: cannot read the ResourceList from stdin: %v\n", err)
 		return nil, false
 	}
-	if len(in) > v1.MaxInputBytes {
-		fmt.Fprintf(stderr, "[error] stdin: the ResourceList is larger than %s; the input of one run must be at most %s (split the package)\n", v1.FormatBytes(v1.MaxInputBytes), v1.FormatBytes(v1.MaxInputBytes))
+	if len(in) > hub.MaxInputBytes {
+		fmt.Fprintf(stderr, "[error] stdin: the ResourceList is larger than %s; the input of one run must be at most %s (split the package)\n", hub.FormatBytes(hub.MaxInputBytes), hub.FormatBytes(hub.MaxInputBytes))
 		return nil, false
 	}
 	return in, true

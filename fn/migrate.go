@@ -11,7 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/render"
@@ -92,7 +93,7 @@ func migrateFiles(paths []string, check bool, stdout, stderr io.Writer) int {
 // with a note per change.
 func migrateFile(file string) ([]byte, []string, diag.List) {
 	var l diag.List
-	budget := v1.MaxInputBytes
+	budget := hub.MaxInputBytes
 	data, err := readLimited(file, &budget)
 	if err != nil {
 		l = append(l, diag.Problem{Severity: diag.Error, File: file, Message: fmt.Sprintf("cannot read: %v", err)})
@@ -185,7 +186,7 @@ func migrateFunction(stdin io.Reader, stdout, stderr io.Writer) int {
 // migrateObject applies every migration to one object in place and says
 // what changed. Objects other than ModelDeployments are left alone.
 func migrateObject(n *yaml.RNode) ([]string, error) {
-	if _, bad := render.CheckShape(n); bad || n.GetKind() != v1.KindModelDeployment || !strings.HasPrefix(n.GetApiVersion(), v1.Group+"/") {
+	if _, bad := render.CheckShape(n); bad || n.GetKind() != hub.KindModelDeployment || !strings.HasPrefix(n.GetApiVersion(), hub.Group+"/") {
 		return nil, nil
 	}
 	spec := n.Field("spec")
@@ -216,11 +217,11 @@ func effectiveSpec(n *yaml.RNode) (map[string]string, bool) {
 	if l.HasErrors() {
 		return nil, false
 	}
-	md, l := v1.DecodeModelDeployment(js)
+	md, l := v1alpha1.DecodeModelDeployment(js)
 	if l.HasErrors() {
 		return nil, false
 	}
-	v1.DefaultModelDeployment(md)
+	v1alpha1.DefaultModelDeployment(md)
 	image := md.Spec.EngineImage()
 	md.Spec.Image = ""
 	if md.Spec.Engine != nil {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
@@ -109,7 +109,7 @@ func danglingAliases(items []*yaml.RNode) diag.List {
 // `apiVersion` and `metadata.name` count only when they are strings.
 func functionConfigCapabilities(cfg *yaml.Node) (*capabilities.Resolved, diag.List) {
 	kind := stringValue(mapField(cfg, "kind"))
-	if cfg == nil || len(cfg.Content) == 0 || kind != v1.KindClusterCapabilities {
+	if cfg == nil || len(cfg.Content) == 0 || kind != hub.KindClusterCapabilities {
 		return nil, nil
 	}
 	caps, l := capabilities.ResolveNode(yaml.NewRNode(cfg).Copy())

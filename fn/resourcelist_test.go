@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/render"
@@ -104,7 +104,7 @@ func sdkEncoding(in []byte) (out []byte, ok bool) {
 // sdkFunctionConfigCapabilities is functionConfigCapabilities through the
 // SDK's accessors.
 func sdkFunctionConfigCapabilities(cfg *sdk.KubeObject) (*capabilities.Resolved, diag.List) {
-	if cfg == nil || cfg.IsEmpty() || cfg.GetKind() != v1.KindClusterCapabilities {
+	if cfg == nil || cfg.IsEmpty() || cfg.GetKind() != hub.KindClusterCapabilities {
 		return nil, nil
 	}
 	caps, l := capabilities.ResolveNode(cfg.CopyToResourceNode())

@@ -1,7 +1,7 @@
 package gateway
 
 import (
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/providers"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
+
+// KubeFeatures names the Kubernetes features (package kubefeatures) of the
+// endpoint picker the renderer deploys: its gRPC health probes and the
+// `kubernetes.io/h2c` appProtocol of its Service.
+var KubeFeatures = []string{"gRPC probes", "Service appProtocol"}
 
 // Endpoint-picker defaults.
 const (
@@ -34,7 +39,7 @@ const (
 
 // eppName names every picker object `<md>-epp`, shortened with a hash when
 // that passes 63 characters (providers.DerivedName).
-func eppName(md *v1.ModelDeployment) string { return providers.DerivedName(md.Name, "-epp") }
+func eppName(md *hub.ModelDeployment) string { return providers.DerivedName(md.Name, "-epp") }
 
 // pickerSettings are the image and plugin configuration of the picker:
 // the provider's (llm-d registers its scheduler) > the capability file's
@@ -45,7 +50,7 @@ func (pl *plan) pickerSettings() (image, config string) {
 	if pl.group == PoolGroupV1Alpha2 {
 		image = DefaultV1Alpha2EndpointPickerImage
 	}
-	for _, p := range []*v1.EndpointPicker{pl.caps.EndpointPicker, pl.engine.EndpointPicker} {
+	for _, p := range []*hub.EndpointPicker{pl.caps.EndpointPicker, pl.engine.EndpointPicker} {
 		if p == nil {
 			continue
 		}

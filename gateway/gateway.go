@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -30,10 +30,10 @@ const (
 
 // plan is every decision behind one ModelDeployment's gateway objects.
 type plan struct {
-	md   *v1.ModelDeployment
-	caps *v1.GatewayCapability
+	md   *hub.ModelDeployment
+	caps *hub.GatewayCapability
 	// engine is the provider's gateway behaviour for the engine, never nil.
-	engine *v1.GatewayCapabilities
+	engine *hub.GatewayCapabilities
 	// group and version of the InferencePool API the cluster serves.
 	group, version string
 	pool           poolRef
@@ -84,13 +84,13 @@ func Render(req *providers.Request, p providers.Provider) ([]providers.Object, d
 
 // Enabled reports whether a ModelDeployment gets gateway objects in a
 // cluster with the given gateway capability.
-func Enabled(md *v1.ModelDeployment, caps *v1.GatewayCapability) bool {
-	return caps != nil && (md.Spec.Gateway == nil || md.Spec.Gateway.Enabled == nil || *md.Spec.Gateway.Enabled) && !v1.IsMocker(md)
+func Enabled(md *hub.ModelDeployment, caps *hub.GatewayCapability) bool {
+	return caps != nil && (md.Spec.Gateway == nil || md.Spec.Gateway.Enabled == nil || *md.Spec.Gateway.Enabled) && !hub.IsMocker(md)
 }
 
 func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan, bool) {
 	md := req.MD
-	var caps *v1.GatewayCapability
+	var caps *hub.GatewayCapability
 	if req.Caps != nil {
 		caps = req.Caps.Gateway
 	}
@@ -101,7 +101,7 @@ func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan,
 			l.Warnf("spec.gateway.enabled", "is true, but the capability file declares no Gateway API Inference Extension (`spec.gateway`), so no InferencePool or HTTPRoute is rendered")
 		}
 		return nil, false
-	case !Enabled(md, caps) && v1.IsMocker(md):
+	case !Enabled(md, caps) && hub.IsMocker(md):
 		l.Infof("spec.gateway", "no gateway objects: the Dynamo mocker serves no real model, and upstream AI Runway routes nothing to it")
 		return nil, false
 	case !Enabled(md, caps):
@@ -141,19 +141,19 @@ func providerName(req *providers.Request, p providers.Provider) string {
 
 // engineGateway is the provider's gateway capability for the engine from
 // the capability file (built-in or overridden), never nil.
-func engineGateway(req *providers.Request) *v1.GatewayCapabilities {
+func engineGateway(req *providers.Request) *hub.GatewayCapabilities {
 	if req.Provider != nil {
 		if e := req.Provider.Engine(req.Engine); e != nil && e.Gateway != nil {
 			return e.Gateway
 		}
 	}
-	return &v1.GatewayCapabilities{}
+	return &hub.GatewayCapabilities{}
 }
 
 // poolFor names the pool: the provider's own (its name pattern with
 // `{name}` and `{namespace}` substituted, as upstream does), else one named
 // like the ModelDeployment.
-func poolFor(md *v1.ModelDeployment, g *v1.GatewayCapabilities) poolRef {
+func poolFor(md *hub.ModelDeployment, g *hub.GatewayCapabilities) poolRef {
 	if !g.ManagesInferencePool {
 		return poolRef{name: md.Name, namespace: md.Namespace}
 	}
@@ -171,7 +171,7 @@ func poolFor(md *v1.ModelDeployment, g *v1.GatewayCapabilities) poolRef {
 // checkNames refuses a ModelDeployment name that cannot name the endpoint
 // picker's Service, which only the API server would otherwise reject: one
 // that starts with a digit (the length is handled by eppName).
-func checkNames(md *v1.ModelDeployment, l *diag.List) {
+func checkNames(md *hub.ModelDeployment, l *diag.List) {
 	if msgs := utilvalidation.IsDNS1035Label(eppName(md)); len(msgs) > 0 {
 		l.Errorf("metadata.name", "%q cannot name the endpoint picker's Service %q: %s", md.Name, eppName(md), strings.Join(msgs, "; "))
 	}
@@ -182,7 +182,7 @@ func checkNames(md *v1.ModelDeployment, l *diag.List) {
 // ignores it) > the provider's own rule > `spec.model.id`. Upstream asks the
 // running server (`/v1/models`) before falling back to the id; a renderer
 // cannot, so a model without any of them is an error.
-func modelName(md *v1.ModelDeployment, g *v1.GatewayCapabilities, b providers.Backend, l *diag.List) string {
+func modelName(md *hub.ModelDeployment, g *hub.GatewayCapabilities, b providers.Backend, l *diag.List) string {
 	s := &md.Spec
 	switch {
 	case s.Gateway != nil && s.Gateway.ModelName != "":

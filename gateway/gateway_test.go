@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/providers"
@@ -32,16 +32,16 @@ const vllmSpec = "model: {id: Qwen/Qwen3-0.6B}\nresources: {gpu: {count: 1}}"
 
 // request builds a Request for provider with the gateway capability gw
 // (nil = none declared).
-func request(t *testing.T, meta, spec, provider string, gw *v1.GatewayCapability) *providers.Request {
+func request(t *testing.T, meta, spec, provider string, gw *hub.GatewayCapability) *providers.Request {
 	t.Helper()
 	req := providertest.Request(providertest.Valid(t, meta, spec), provider)
 	req.Caps.Gateway = gw
 	return req
 }
 
-func gatewayCaps(poolVersion, release, channel string) *v1.GatewayCapability {
-	return &v1.GatewayCapability{InferencePoolVersion: poolVersion, GatewayAPIVersion: release, Channel: channel,
-		ParentRef: &v1.GatewayRef{Name: "inference-gateway", Namespace: "gateway-system"}}
+func gatewayCaps(poolVersion, release, channel string) *hub.GatewayCapability {
+	return &hub.GatewayCapability{InferencePoolVersion: poolVersion, GatewayAPIVersion: release, Channel: channel,
+		ParentRef: &hub.GatewayRef{Name: "inference-gateway", Namespace: "gateway-system"}}
 }
 
 var v1Caps = gatewayCaps("inference.networking.k8s.io/v1", "v1.5.1", "standard")
@@ -193,7 +193,7 @@ func TestModelName(t *testing.T) {
 	for _, tc := range []struct {
 		name, spec string
 		backend    providers.Backend
-		caps       *v1.GatewayCapabilities
+		caps       *hub.GatewayCapabilities
 		want       string
 		err        string
 	}{
@@ -202,7 +202,7 @@ func TestModelName(t *testing.T) {
 		{name: "gateway.modelName wins over everything", spec: "model: {id: Qwen/Qwen3-0.6B, servedName: qwen}\ngateway: {modelName: chat}\nresources: {gpu: {count: 1}}",
 			backend: providers.Backend{ServedName: "rule"}, want: "chat"},
 		{name: "served name the capability says the engine ignores", spec: "model: {id: Qwen/Qwen3-0.6B, servedName: qwen}\nresources: {gpu: {count: 1}}",
-			caps: &v1.GatewayCapabilities{IgnoresServedName: true}, want: "Qwen/Qwen3-0.6B"},
+			caps: &hub.GatewayCapabilities{IgnoresServedName: true}, want: "Qwen/Qwen3-0.6B"},
 		{name: "served name the rendered server never receives", spec: "model: {id: Qwen/Qwen3-0.6B, servedName: qwen}\nresources: {gpu: {count: 1}}",
 			backend: providers.Backend{ServedName: "qwen3-0.6b", IgnoresServedName: true}, want: "qwen3-0.6b"},
 		{name: "provider rule wins over the id", spec: vllmSpec, backend: providers.Backend{ServedName: "qwen3-0.6b"}, want: "qwen3-0.6b"},
@@ -214,7 +214,7 @@ func TestModelName(t *testing.T) {
 			md := providertest.Valid(t, "", tc.spec)
 			caps := tc.caps
 			if caps == nil {
-				caps = &v1.GatewayCapabilities{}
+				caps = &hub.GatewayCapabilities{}
 			}
 			var l diag.List
 			got := modelName(md, caps, tc.backend, &l)
@@ -232,7 +232,7 @@ func TestModelName(t *testing.T) {
 func TestNothingRendered(t *testing.T) {
 	for _, tc := range []struct {
 		name, meta, spec, provider string
-		caps                       *v1.GatewayCapability
+		caps                       *hub.GatewayCapability
 		p                          providers.Provider
 		want                       []string
 	}{
@@ -315,10 +315,10 @@ func TestProviderManagedPool(t *testing.T) {
 // setPoolPattern overrides the provider's gateway capability for the
 // request's engine, as a capability file's `engines` can.
 func setPoolPattern(req *providers.Request, name, namespace string) {
-	engines := append([]v1.EngineCapability(nil), req.Provider.Engines...)
+	engines := append([]hub.EngineCapability(nil), req.Provider.Engines...)
 	for i := range engines {
 		if engines[i].Name == req.Engine {
-			engines[i].Gateway = &v1.GatewayCapabilities{ManagesInferencePool: true, InferencePoolNamePattern: name, InferencePoolNamespace: namespace}
+			engines[i].Gateway = &hub.GatewayCapabilities{ManagesInferencePool: true, InferencePoolNamePattern: name, InferencePoolNamespace: namespace}
 		}
 	}
 	req.Provider.Engines = engines
@@ -340,20 +340,20 @@ func TestEndpointPicker(t *testing.T) {
 }
 
 func TestEndpointPickerSettings(t *testing.T) {
-	cluster := &v1.EndpointPicker{Image: "cluster/epp:1", ConfigData: "cluster-config"}
+	cluster := &hub.EndpointPicker{Image: "cluster/epp:1", ConfigData: "cluster-config"}
 	for _, tc := range []struct {
 		name                string
-		cluster, provider   *v1.EndpointPicker
+		cluster, provider   *hub.EndpointPicker
 		wantImage, wantConf string
 	}{
 		{"defaults", nil, nil, DefaultEndpointPickerImage, MinimalEndpointPickerConfig},
 		{"cluster-wide", cluster, nil, "cluster/epp:1", "cluster-config"},
-		{"provider wins", cluster, &v1.EndpointPicker{Image: "llm-d/scheduler:1", ConfigData: "llm-d-config"}, "llm-d/scheduler:1", "llm-d-config"},
-		{"provider image only", nil, &v1.EndpointPicker{Image: "llm-d/scheduler:1"}, "llm-d/scheduler:1", MinimalEndpointPickerConfig},
-		{"provider config only", cluster, &v1.EndpointPicker{ConfigData: "llm-d-config"}, "cluster/epp:1", "llm-d-config"},
+		{"provider wins", cluster, &hub.EndpointPicker{Image: "llm-d/scheduler:1", ConfigData: "llm-d-config"}, "llm-d/scheduler:1", "llm-d-config"},
+		{"provider image only", nil, &hub.EndpointPicker{Image: "llm-d/scheduler:1"}, "llm-d/scheduler:1", MinimalEndpointPickerConfig},
+		{"provider config only", cluster, &hub.EndpointPicker{ConfigData: "llm-d-config"}, "cluster/epp:1", "llm-d-config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pl := &plan{caps: &v1.GatewayCapability{EndpointPicker: tc.cluster}, engine: &v1.GatewayCapabilities{EndpointPicker: tc.provider}}
+			pl := &plan{caps: &hub.GatewayCapability{EndpointPicker: tc.cluster}, engine: &hub.GatewayCapabilities{EndpointPicker: tc.provider}}
 			image, conf := pl.pickerSettings()
 			require.Equal(t, tc.wantImage, image)
 			require.Equal(t, tc.wantConf, conf)

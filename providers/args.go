@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 var argKeyRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
@@ -19,7 +19,7 @@ var argKeyRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
 func ValidArgKey(key string) bool { return argKeyRe.MatchString(key) }
 
 // CheckArgKeys reports every invalid `spec.engine.args` key.
-func CheckArgKeys(e *v1.EngineSpec) []error {
+func CheckArgKeys(e *hub.EngineSpec) []error {
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(e.Args)) {
 		if !ValidArgKey(k) {
@@ -47,7 +47,7 @@ func SortedArgs(args map[string]string) []string {
 type FlagSet map[string]bool
 
 // UserFlags collects the flag names the user set.
-func UserFlags(e *v1.EngineSpec) FlagSet {
+func UserFlags(e *hub.EngineSpec) FlagSet {
 	set := FlagSet{}
 	if e == nil {
 		return set
@@ -56,7 +56,7 @@ func UserFlags(e *v1.EngineSpec) FlagSet {
 		set[k] = true
 	}
 	for _, tok := range e.ExtraArgs {
-		if k, ok := v1.FlagKey(tok); ok {
+		if k, ok := hub.FlagKey(tok); ok {
 			set[k] = true
 		}
 	}
@@ -68,21 +68,21 @@ func UserFlags(e *v1.EngineSpec) FlagSet {
 // `engine.extraArgs`, so the user's value appears exactly once.
 type CommandLine struct {
 	user   FlagSet
-	engine *v1.EngineSpec
+	engine *hub.EngineSpec
 	args   []string
 }
 
 // NewCommandLine starts a command line with fixed leading tokens.
-func NewCommandLine(md *v1.ModelDeployment, leading ...string) *CommandLine {
+func NewCommandLine(md *hub.ModelDeployment, leading ...string) *CommandLine {
 	e := md.Spec.Engine
 	if e == nil {
-		e = &v1.EngineSpec{}
+		e = &hub.EngineSpec{}
 	}
 	return &CommandLine{user: UserFlags(md.Spec.Engine), engine: e, args: leading}
 }
 
 // Engine is the engine spec, never nil.
-func (c *CommandLine) Engine() *v1.EngineSpec { return c.engine }
+func (c *CommandLine) Engine() *hub.EngineSpec { return c.engine }
 
 // UserSet reports whether the user set the flag.
 func (c *CommandLine) UserSet(flag string) bool { return c.user[flag] }
@@ -96,7 +96,7 @@ func (c *CommandLine) Add(flag string, value ...string) {
 
 // AddModelFlags appends the flags every vLLM server derives from the
 // model: --model, --served-model-name, --max-model-len, --trust-remote-code.
-func (c *CommandLine) AddModelFlags(md *v1.ModelDeployment) {
+func (c *CommandLine) AddModelFlags(md *hub.ModelDeployment) {
 	if id := md.Spec.Model.ID; id != "" {
 		c.Add("model", id)
 	}
@@ -106,7 +106,7 @@ func (c *CommandLine) AddModelFlags(md *v1.ModelDeployment) {
 	if c.engine.ContextLength != nil {
 		c.Add("max-model-len", strconv.Itoa(int(*c.engine.ContextLength)))
 	}
-	if v1.Bool(c.engine.TrustRemoteCode) {
+	if hub.Bool(c.engine.TrustRemoteCode) {
 		c.Add("trust-remote-code")
 	}
 }

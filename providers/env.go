@@ -1,7 +1,7 @@
 package providers
 
 import (
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -13,7 +13,7 @@ const HFTokenEnv = "HF_TOKEN"
 // plaintext HF_TOKEN from the user is dropped so the token comes only from
 // the Secret; an entry with both `value` and `valueFrom` keeps `valueFrom`
 // (the API server rejects both).
-func ContainerEnv(md *v1.ModelDeployment) []corev1.EnvVar {
+func ContainerEnv(md *hub.ModelDeployment) []corev1.EnvVar {
 	secret := ""
 	if md.Spec.Secrets != nil {
 		secret = md.Spec.Secrets.HuggingFaceToken

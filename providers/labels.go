@@ -1,7 +1,7 @@
 package providers
 
 import (
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 // Label and annotation keys on generated objects.
@@ -33,7 +33,7 @@ const (
 // BaseLabels are the labels upstream providers put on the objects they
 // create, plus `airunway.ai/model-deployment`, which the status reporter
 // and the gateway's InferencePool select on.
-func BaseLabels(md *v1.ModelDeployment, engine string) map[string]string {
+func BaseLabels(md *hub.ModelDeployment, engine string) map[string]string {
 	return map[string]string{
 		LabelManagedBy:       ManagedByValue,
 		LabelDeployment:      md.Name,
@@ -44,7 +44,7 @@ func BaseLabels(md *v1.ModelDeployment, engine string) map[string]string {
 }
 
 // PodTemplateLabels returns spec.podTemplate.metadata.labels (nil-safe).
-func PodTemplateLabels(md *v1.ModelDeployment) map[string]string {
+func PodTemplateLabels(md *hub.ModelDeployment) map[string]string {
 	if md.Spec.PodTemplate == nil || md.Spec.PodTemplate.Metadata == nil {
 		return nil
 	}
@@ -52,7 +52,7 @@ func PodTemplateLabels(md *v1.ModelDeployment) map[string]string {
 }
 
 // PodTemplateAnnotations returns spec.podTemplate.metadata.annotations.
-func PodTemplateAnnotations(md *v1.ModelDeployment) map[string]string {
+func PodTemplateAnnotations(md *hub.ModelDeployment) map[string]string {
 	if md.Spec.PodTemplate == nil || md.Spec.PodTemplate.Metadata == nil {
 		return nil
 	}
@@ -74,6 +74,6 @@ func Merge(maps ...map[string]string) map[string]string {
 }
 
 // GeneratedAnnotations are the annotations every generated object carries.
-func GeneratedAnnotations(md *v1.ModelDeployment, extra map[string]string) map[string]string {
+func GeneratedAnnotations(md *hub.ModelDeployment, extra map[string]string) map[string]string {
 	return Merge(extra, map[string]string{AnnotationGeneratedFrom: md.Name})
 }

@@ -3,7 +3,7 @@ package providers
 import (
 	"slices"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 )
@@ -44,12 +44,12 @@ type PoolPlacement struct {
 
 // NewPlacement returns a placement that only carries the user's
 // `spec.nodeSelector` and `spec.tolerations`; pools are added with Set.
-func NewPlacement(md *v1.ModelDeployment) *Placement {
+func NewPlacement(md *hub.ModelDeployment) *Placement {
 	return &Placement{spec: PoolPlacement{NodeSelector: Merge(md.Spec.NodeSelector), Tolerations: md.Spec.Tolerations}}
 }
 
 // Set places a component on a pool, merging the user's scheduling in.
-func (p *Placement) Set(component string, pool *v1.NodePool) {
+func (p *Placement) Set(component string, pool *hub.NodePool) {
 	if p.Components == nil {
 		p.Components = map[string]*PoolPlacement{}
 	}
@@ -66,7 +66,7 @@ func (p *Placement) Set(component string, pool *v1.NodePool) {
 // SetCPU records the pool for CPU-only helper pods. The user's
 // nodeSelector and tolerations aim at the model server's nodes, so they are
 // not applied here.
-func (p *Placement) SetCPU(pool *v1.NodePool) {
+func (p *Placement) SetCPU(pool *hub.NodePool) {
 	p.CPU = &PoolPlacement{Pool: pool.Name, NodeSelector: Merge(pool.Selector), Tolerations: mergeTolerations(nil, pool.Taints)}
 }
 
@@ -81,7 +81,7 @@ func (p *Placement) For(component string) *PoolPlacement {
 
 // mergeTolerations keeps the user's tolerations and adds one per pool
 // taint that none of them already tolerates, in the pool's order.
-func mergeTolerations(user []corev1.Toleration, taints []v1.Taint) []corev1.Toleration {
+func mergeTolerations(user []corev1.Toleration, taints []hub.Taint) []corev1.Toleration {
 	out := slices.Clone(user)
 	for _, t := range taints {
 		taint := corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)}

@@ -3,7 +3,7 @@ package providers
 import (
 	"encoding/json"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 )
@@ -14,7 +14,7 @@ type Object = map[string]any
 // Request is everything a provider may read.
 type Request struct {
 	// MD is defaulted and validated; providers must not modify it.
-	MD *v1.ModelDeployment
+	MD *hub.ModelDeployment
 	// Engine is the resolved engine type.
 	Engine string
 	// Provider is the capability file's entry for this provider.
@@ -30,7 +30,7 @@ type Request struct {
 // nodes (Dynamo's multinode workers): placement then needs only
 // ceil(gpus / nodes) GPUs per node.
 type NodeSpanner interface {
-	NodesPerPod(md *v1.ModelDeployment, component string) int32
+	NodesPerPod(md *hub.ModelDeployment, component string) int32
 }
 
 // Provider renders one kind of inference deployment.

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,7 +55,7 @@ func TestFromTypedDropsNoise(t *testing.T) {
 }
 
 func TestUserFlagsAndSortedArgs(t *testing.T) {
-	e := &v1.EngineSpec{Args: map[string]string{"b": "", "a": "1"}, ExtraArgs: []string{"--x=1", "-y", "---z", "--w", "v"}}
+	e := &hub.EngineSpec{Args: map[string]string{"b": "", "a": "1"}, ExtraArgs: []string{"--x=1", "-y", "---z", "--w", "v"}}
 	require.Equal(t, FlagSet{"a": true, "b": true, "x": true, "w": true}, UserFlags(e))
 	require.Equal(t, []string{"--a", "1", "--b"}, SortedArgs(e.Args))
 	for key, ok := range map[string]bool{"tensor-parallel-size": true, "enable_feature": true, "maxBatchSize": true, "abc123": true, "": false, "key;drop": false, "a b": false, "foo$bar": false, "-bad": false} {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 // Phases a ModelDeployment's status reports, as upstream's enum spells them.
@@ -62,7 +62,7 @@ type Primary struct {
 // reads back from the cluster.
 type Reporter interface {
 	// Primary names the primary object of a rendered ModelDeployment.
-	Primary(md *v1.ModelDeployment) Primary
+	Primary(md *hub.ModelDeployment) Primary
 	// Health translates the primary object's status. It must not panic on
 	// any JSON the API server may serve, and reports fields of the wrong
 	// type in Health.Unreadable.

@@ -3,9 +3,12 @@
 //
 // Render runs the pipeline over every ModelDeployment among the input items:
 //
-//	decode -> default -> validate -> select -> place -> render -> emit
+//	decode -> default -> convert -> validate -> select -> place -> render -> emit
 //
-// Decode, default and validate live in api/v1alpha1; the capability file is
+// Decode, default and the conversion to the hub belong to the model's
+// served version (api/versions picks it: today api/v1alpha1); validation
+// runs on the hub (api/hub), which every later stage reads. The capability
+// file is
 // resolved by package capabilities; selection (engine and provider, with the
 // upstream CEL rules) is in select.go; providers/<name> render objects; emit
 // (emit.go) annotates the ModelDeployment with the decisions, marks and

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"sync"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -44,7 +45,7 @@ func classify(items []*yaml.RNode) classified {
 		switch {
 		case n.GetAnnotations()[providers.AnnotationGeneratedFrom] != "":
 			// rendered again below
-		case group == v1.Group && kind == v1.KindClusterCapabilities:
+		case group == hub.Group && kind == hub.KindClusterCapabilities:
 			c.capabilities = append(c.capabilities, n)
 			if isLocalConfig(n) {
 				c.passThrough = append(c.passThrough, n)
@@ -54,10 +55,10 @@ func classify(items []*yaml.RNode) classified {
 			}
 		case isLocalConfig(n):
 			c.passThrough = append(c.passThrough, n)
-		case group == v1.Group && kind == v1.KindModelDeployment:
-			if apiVersion != v1.APIVersion {
+		case group == hub.Group && kind == hub.KindModelDeployment:
+			if _, served := versions.Lookup(apiVersion); !served {
 				c.problems = append(c.problems, diag.Problem{Severity: diag.Error, Resource: identity(n), File: fileOf(n), Field: "apiVersion",
-					Message: fmt.Sprintf("%q is not supported: ModelDeployment must use apiVersion %q", apiVersion, v1.APIVersion)})
+					Message: versions.NotServed(apiVersion, kind)})
 				continue
 			}
 			c.models = append(c.models, n)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
@@ -214,9 +214,9 @@ func fuzzSplitDocs(tb testing.TB, files []string, skip string) (models, caps []s
 		}
 		for _, n := range nodes {
 			switch n.GetKind() {
-			case v1.KindModelDeployment:
+			case hub.KindModelDeployment:
 				models = append(models, n.MustString())
-			case v1.KindClusterCapabilities:
+			case hub.KindClusterCapabilities:
 				caps = append(caps, n.MustString())
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
@@ -30,12 +30,12 @@ type workload struct {
 
 // workloads lists what must be placed: the model server, or its prefill
 // and decode components.
-func workloads(s *v1.ModelDeploymentSpec) []workload {
-	if s.Mode() == v1.ModeDisaggregated && s.Scaling != nil {
+func workloads(s *hub.ModelDeploymentSpec) []workload {
+	if s.Mode() == hub.ModeDisaggregated && s.Scaling != nil {
 		var out []workload
 		for _, c := range []struct {
 			name string
-			spec *v1.ComponentScalingSpec
+			spec *hub.ComponentScalingSpec
 		}{{providers.ComponentPrefill, s.Scaling.Prefill}, {providers.ComponentDecode, s.Scaling.Decode}} {
 			if c.spec == nil {
 				continue
@@ -44,16 +44,16 @@ func workloads(s *v1.ModelDeploymentSpec) []workload {
 		}
 		return out
 	}
-	w := workload{component: providers.ComponentMain, field: "spec.resources", gpus: s.GPUCount(), gpuResource: v1.DefaultGPUResource}
+	w := workload{component: providers.ComponentMain, field: "spec.resources", gpus: s.GPUCount(), gpuResource: hub.DefaultGPUResource}
 	if r := s.Resources; r != nil {
 		w.gpuResource, w.memory, w.cpu = gpuResource(r.GPU), r.Memory, r.CPU
 	}
 	return []workload{w}
 }
 
-func gpuResource(g *v1.GPUSpec) string {
+func gpuResource(g *hub.GPUSpec) string {
 	if g == nil || g.Type == "" {
-		return v1.DefaultGPUResource
+		return hub.DefaultGPUResource
 	}
 	return g.Type
 }
@@ -62,7 +62,7 @@ func gpuResource(g *v1.GPUSpec) string {
 // fewest GPUs per node that still hold one pod, then the pool name. A
 // capability file without pools places nothing. It returns nil when a
 // component fits no pool (the error lists every pool and why).
-func place(md *v1.ModelDeployment, caps *capabilities.Resolved, p providers.Provider, l *diag.List) *providers.Placement {
+func place(md *hub.ModelDeployment, caps *capabilities.Resolved, p providers.Provider, l *diag.List) *providers.Placement {
 	pl := providers.NewPlacement(md)
 	if len(caps.NodePools) == 0 {
 		return pl
@@ -93,10 +93,10 @@ func place(md *v1.ModelDeployment, caps *capabilities.Resolved, p providers.Prov
 }
 
 // choosePool evaluates every pool for one workload.
-func choosePool(md *v1.ModelDeployment, pools []v1.NodePool, w workload, nodes int32, l *diag.List) (*v1.NodePool, string) {
+func choosePool(md *hub.ModelDeployment, pools []hub.NodePool, w workload, nodes int32, l *diag.List) (*hub.NodePool, string) {
 	perNode := (w.gpus + nodes - 1) / nodes
 	haveCPUPools := len(cpuPools(pools)) > 0
-	var fits []*v1.NodePool
+	var fits []*hub.NodePool
 	var rejected []string
 	for i := range pools {
 		pool := &pools[i]
@@ -111,7 +111,7 @@ func choosePool(md *v1.ModelDeployment, pools []v1.NodePool, w workload, nodes i
 		l.Errorf(w.field, "no node pool fits %s: %s; add a pool that fits to the capability file, or change the request", request, strings.Join(rejected, "; "))
 		return nil, ""
 	}
-	slices.SortStableFunc(fits, func(a, b *v1.NodePool) int {
+	slices.SortStableFunc(fits, func(a, b *hub.NodePool) int {
 		if c := compareSize(a, b); c != 0 {
 			return c
 		}
@@ -132,7 +132,7 @@ func choosePool(md *v1.ModelDeployment, pools []v1.NodePool, w workload, nodes i
 }
 
 // rejects says why a pool cannot take a workload, "" when it can.
-func rejects(md *v1.ModelDeployment, pool *v1.NodePool, w workload, perNode int32, haveCPUPools bool) string {
+func rejects(md *hub.ModelDeployment, pool *hub.NodePool, w workload, perNode int32, haveCPUPools bool) string {
 	for _, k := range slices.Sorted(maps.Keys(md.Spec.NodeSelector)) {
 		if got, ok := pool.Selector[k]; ok && got != md.Spec.NodeSelector[k] {
 			want := md.Spec.NodeSelector[k]
@@ -175,8 +175,8 @@ func exceeds(what, request, capacity string) string {
 
 // compareSize orders pools by GPUs per node, fewest first; a GPU pool of
 // unknown size comes after every known one, CPU pools first of all.
-func compareSize(a, b *v1.NodePool) int {
-	size := func(p *v1.NodePool) int64 {
+func compareSize(a, b *hub.NodePool) int {
+	size := func(p *hub.NodePool) int64 {
 		switch {
 		case p.GPU == nil:
 			return 0
@@ -188,14 +188,14 @@ func compareSize(a, b *v1.NodePool) int {
 	return int(max(-1, min(1, size(a)-size(b))))
 }
 
-func cpuPools(pools []v1.NodePool) []*v1.NodePool {
-	var out []*v1.NodePool
+func cpuPools(pools []hub.NodePool) []*hub.NodePool {
+	var out []*hub.NodePool
 	for i := range pools {
 		if pools[i].GPU == nil {
 			out = append(out, &pools[i])
 		}
 	}
-	slices.SortFunc(out, func(a, b *v1.NodePool) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *hub.NodePool) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

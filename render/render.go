@@ -6,7 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/gateway"
@@ -119,21 +120,20 @@ func Render(items []*yaml.RNode, opts Options) Result {
 	return out.result(problems)
 }
 
-// renderModel runs decode -> default -> validate -> select -> render for one
-// ModelDeployment and returns it annotated plus its generated objects.
+// renderModel runs decode -> default -> convert -> validate -> select ->
+// place -> render for one ModelDeployment and returns it annotated plus its generated objects.
 func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[string]providers.Provider) ([]*yaml.RNode, diag.List) {
 	js, l := yamlerr.ObjectJSON(node)
 	if l.HasErrors() {
 		return nil, l
 	}
-	md, l := v1.DecodeModelDeployment(js)
-	if l.HasErrors() {
+	// Decoding, defaulting and conversion to the hub belong to the served
+	// version the model is written in.
+	md, l := versions.DecodeModelDeployment(node.GetApiVersion(), js)
+	if md == nil {
 		return nil, l
 	}
-	if v1.DefaultModelDeployment(md) {
-		l.Infof("spec.resources.gpu", "defaulted to 1 %s, as upstream's admission webhook does for a GPU engine without resources", v1.DefaultGPUResource)
-	}
-	if l = append(l, v1.ValidateModelDeployment(md)...); l.HasErrors() {
+	if l = append(l, hub.ValidateModelDeployment(md)...); l.HasErrors() {
 		return nil, l
 	}
 	d, ok := decide(md, caps, &l)
@@ -184,7 +184,7 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 	return out, l
 }
 
-func decide(md *v1.ModelDeployment, caps *capabilities.Resolved, l *diag.List) (Decision, bool) {
+func decide(md *hub.ModelDeployment, caps *capabilities.Resolved, l *diag.List) (Decision, bool) {
 	var d Decision
 	d.Engine, d.EngineReason = selectEngine(md, caps, l)
 	if d.Engine == "" {

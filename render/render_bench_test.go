@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -14,7 +14,7 @@ import (
 // and emit, without the ResourceList encoding around it.
 func BenchmarkRender(b *testing.B) {
 	gatewayCaps := new(*capabilities.Default()) // a copy: Default is shared
-	gatewayCaps.Gateway = &v1.GatewayCapability{InferencePoolVersion: "inference.networking.k8s.io/v1", GatewayAPIVersion: "v1.5.1", ParentRef: &v1.GatewayRef{Name: "gw"}}
+	gatewayCaps.Gateway = &hub.GatewayCapability{InferencePoolVersion: "inference.networking.k8s.io/v1", GatewayAPIVersion: "v1.5.1", ParentRef: &hub.GatewayRef{Name: "gw"}}
 	for _, n := range []int{1, 100, 1000} {
 		items := make([]*yaml.RNode, n)
 		for i := range items {

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
@@ -46,14 +46,14 @@ type Decision struct {
 }
 
 // hasGPU is upstream's notion of a GPU workload for selection.
-func hasGPU(s *v1.ModelDeploymentSpec) bool {
-	return s.GPUCount() > 0 || s.Mode() == v1.ModeDisaggregated
+func hasGPU(s *hub.ModelDeploymentSpec) bool {
+	return s.GPUCount() > 0 || s.Mode() == hub.ModeDisaggregated
 }
 
 // selectEngine picks the engine: the explicit one, else the one recorded by
 // an earlier render while it is still offered, else upstream's preference
 // vllm > sglang > trtllm > llamacpp among what ready providers offer.
-func selectEngine(md *v1.ModelDeployment, caps *capabilities.Resolved, l *diag.List) (string, string) {
+func selectEngine(md *hub.ModelDeployment, caps *capabilities.Resolved, l *diag.List) (string, string) {
 	s := &md.Spec
 	if t := s.EngineType(); t != "" {
 		return t, reasonExplicitEngine
@@ -80,7 +80,7 @@ func selectEngine(md *v1.ModelDeployment, caps *capabilities.Resolved, l *diag.L
 		}
 		defer l.Warnf("spec.engine.type", "the engine %q chosen by an earlier render is no longer offered by a ready provider of %s; choosing again (set `spec.engine.type` to pin an engine)", prev, caps.Source)
 	}
-	for _, e := range v1.Engines {
+	for _, e := range hub.Engines {
 		if p, ok := source[e]; ok {
 			return e, "auto-selected from provider " + p + " capabilities"
 		}
@@ -89,7 +89,7 @@ func selectEngine(md *v1.ModelDeployment, caps *capabilities.Resolved, l *diag.L
 	return "", ""
 }
 
-func engineServes(e *v1.EngineCapability, gpu bool, mode string) bool {
+func engineServes(e *hub.EngineCapability, gpu bool, mode string) bool {
 	if gpu && !e.GPUSupport || !gpu && !e.CPUSupport {
 		return false
 	}
@@ -103,7 +103,7 @@ func engineServes(e *v1.EngineCapability, gpu bool, mode string) bool {
 
 // checkCompatibility applies upstream's provider/engine compatibility check
 // (shared by its webhook and reconciler) against the capability file.
-func checkCompatibility(md *v1.ModelDeployment, engine string, caps *capabilities.Resolved, l *diag.List) {
+func checkCompatibility(md *hub.ModelDeployment, engine string, caps *capabilities.Resolved, l *diag.List) {
 	s := &md.Spec
 	name, mode := s.ProviderName(), s.Mode()
 	if name != "" {
@@ -124,12 +124,12 @@ func checkCompatibility(md *v1.ModelDeployment, engine string, caps *capabilitie
 			l.Errorf("spec.serving.mode", "provider %s does not support %s mode for engine %s", name, mode, engine)
 			return
 		}
-		if mode == v1.ModeAggregated && s.GPUCount() == 0 && !ec.CPUSupport && !v1.IsMocker(md) {
+		if mode == hub.ModeAggregated && s.GPUCount() == 0 && !ec.CPUSupport && !hub.IsMocker(md) {
 			l.Errorf("spec.resources.gpu.count", "%s engine on provider %s requires GPU (set resources.gpu.count > 0)", engine, name)
 		}
 		return
 	}
-	if mode != v1.ModeAggregated || s.GPUCount() > 0 || len(caps.Providers) == 0 {
+	if mode != hub.ModeAggregated || s.GPUCount() > 0 || len(caps.Providers) == 0 {
 		return
 	}
 	for _, p := range caps.Providers {
@@ -144,7 +144,7 @@ func checkCompatibility(md *v1.ModelDeployment, engine string, caps *capabilitie
 // earlier render chose while it is still a candidate (upstream never
 // re-selects); else the highest-priority candidate by CEL rules, ties to the
 // smallest name.
-func selectProvider(md *v1.ModelDeployment, engine string, caps *capabilities.Resolved, l *diag.List) (string, string) {
+func selectProvider(md *hub.ModelDeployment, engine string, caps *capabilities.Resolved, l *diag.List) (string, string) {
 	s := &md.Spec
 	if name := s.ProviderName(); name != "" {
 		return name, reasonExplicitProvider
@@ -209,7 +209,7 @@ func selectProvider(md *v1.ModelDeployment, engine string, caps *capabilities.Re
 // typed spec: fields that upstream serialises with `omitempty` (false,
 // 0, "" and empty collections) are absent, `engine` is always an object, and
 // an empty engine type is replaced by the resolved engine.
-func celSpec(s *v1.ModelDeploymentSpec, engine string) map[string]any {
+func celSpec(s *hub.ModelDeploymentSpec, engine string) map[string]any {
 	data, _ := json.Marshal(s)
 	var m map[string]any
 	_ = json.Unmarshal(data, &m)

@@ -4,7 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/providertest"
@@ -15,7 +16,7 @@ import (
 
 // modelDeployment decodes, defaults and validates a spec written as YAML,
 // as the pipeline does before selection.
-func modelDeployment(t *testing.T, spec string, annotations ...string) *v1.ModelDeployment {
+func modelDeployment(t *testing.T, spec string, annotations ...string) *hub.ModelDeployment {
 	t.Helper()
 	meta := "{name: m, namespace: default"
 	if len(annotations) > 0 {
@@ -35,10 +36,10 @@ func modelDeployment(t *testing.T, spec string, annotations ...string) *v1.Model
 // default versions, all ready.
 func caps(t *testing.T, names ...string) *capabilities.Resolved {
 	t.Helper()
-	c := &v1.ClusterCapabilities{}
-	c.APIVersion, c.Kind, c.Name = v1.APIVersion, v1.KindClusterCapabilities, "test"
+	c := &hub.ClusterCapabilities{}
+	c.APIVersion, c.Kind, c.Name = v1alpha1.APIVersion, hub.KindClusterCapabilities, "test"
 	for _, n := range names {
-		c.Spec.Providers = append(c.Spec.Providers, v1.ProviderCapability{Name: n, Version: capabilities.BuiltinFor(n).DefaultVersion})
+		c.Spec.Providers = append(c.Spec.Providers, hub.ProviderCapability{Name: n, Version: capabilities.BuiltinFor(n).DefaultVersion})
 	}
 	r, problems := capabilities.Resolve(c)
 	require.False(t, problems.HasErrors(), "%v", problems)

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/gateway"
@@ -16,8 +18,8 @@ import (
 
 // BenchmarkStages measures each stage of rendering one ModelDeployment of
 // the benchmark workload (internal/benchdata), per provider, in the order
-// data flows: decode (YAML node to typed object, with the input limits and
-// duplicate-key check), validate (of the defaulted object), select (engine
+// data flows: decode (YAML node to the hub: the input limits, the
+// duplicate-key check, strict decoding, defaults and conversion), validate (of the defaulted object), select (engine
 // and provider: the workload's models name their provider), select-rules
 // (the same model without a provider name, so the built-in CEL rules are
 // evaluated), place (node pool), render (the provider's objects
@@ -31,9 +33,8 @@ func BenchmarkStages(b *testing.B) {
 		node := yaml.MustParse(benchdata.Model(i + len(benchdata.Providers))) // a 1-GPU model of each provider
 		js, l := yamlerr.ObjectJSON(node)
 		must(b, l)
-		md, l := v1.DecodeModelDeployment(js)
+		md, l := versions.DecodeModelDeployment(v1alpha1.APIVersion, js)
 		must(b, l)
-		v1.DefaultModelDeployment(md)
 		var pl diag.List
 		d, ok := decide(md, caps, &pl)
 		if !ok || d.Provider != provider {
@@ -60,13 +61,13 @@ func BenchmarkStages(b *testing.B) {
 				if l.HasErrors() {
 					return l
 				}
-				_, l = v1.DecodeModelDeployment(js)
+				_, l = versions.DecodeModelDeployment(v1alpha1.APIVersion, js)
 				return l
 			}},
 			{"validate", func() diag.List {
 				// Validation of the defaulted object; defaulting itself is a
 				// few assignments (and would change md for the next run).
-				return v1.ValidateModelDeployment(md)
+				return hub.ValidateModelDeployment(md)
 			}},
 			{"select", func() diag.List {
 				var l diag.List

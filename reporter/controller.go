@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/providers"
 )
@@ -24,7 +25,7 @@ import (
 const FieldManager = "airunway-status-reporter"
 
 // ModelDeploymentGVK is the kind whose status the reporter writes.
-var ModelDeploymentGVK = schema.GroupVersionKind{Group: v1.Group, Version: v1.Version, Kind: v1.KindModelDeployment}
+var ModelDeploymentGVK = schema.GroupVersionKind{Group: hub.Group, Version: v1.Version, Kind: hub.KindModelDeployment}
 
 // reconciler computes one ModelDeployment's status and applies it when it
 // differs from what the object has.
@@ -254,12 +255,15 @@ func ours(s v1.ModelDeploymentStatus) v1.ModelDeploymentStatus {
 // typedModelDeployment reads the object leniently: the reporter needs the
 // name and serving mode to find the primary object, and a spec the API
 // server accepted is not the reporter's to reject.
-func typedModelDeployment(md *unstructured.Unstructured) (*v1.ModelDeployment, error) {
+func typedModelDeployment(md *unstructured.Unstructured) (*hub.ModelDeployment, error) {
 	var typed v1.ModelDeployment
 	if err := convert(md.Object, &typed); err != nil {
 		return nil, fmt.Errorf("ModelDeployment %s/%s: %w", md.GetNamespace(), md.GetName(), err)
 	}
-	return &typed, nil
+	// The cluster has defaulted and admitted the object; reporting its
+	// deprecated fields is the renderer's job, not the reporter's.
+	converted, _ := typed.ConvertToHub()
+	return converted, nil
 }
 
 // convert moves a value between its unstructured and typed forms through

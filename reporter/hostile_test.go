@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/providers"
 )
@@ -42,7 +43,7 @@ func requireBounded(t *testing.T, s v1.ModelDeploymentStatus) {
 	walk("status", fields)
 	require.Contains(t, []string{providers.PhasePending, providers.PhaseDeploying, providers.PhaseRunning, providers.PhaseFailed}, s.Phase)
 	if s.Engine != nil && s.Engine.Type != "" {
-		require.Contains(t, v1.Engines, s.Engine.Type)
+		require.Contains(t, hub.Engines, s.Engine.Type)
 	}
 	data, err := json.Marshal(s)
 	require.NoError(t, err)

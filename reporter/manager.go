@@ -36,7 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/render"
 )
@@ -291,7 +291,7 @@ func wantedKinds() []watchedKind {
 		rep := all[name]
 		// The primary's kind does not depend on the ModelDeployment, only
 		// its name does.
-		gvk := rep.Primary(&v1.ModelDeployment{}).GVK
+		gvk := rep.Primary(&hub.ModelDeployment{}).GVK
 		if !seen[gvk] {
 			seen[gvk] = true
 			out = append(out, watchedKind{gvk: gvk, owners: generatedFrom})

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/providers"
 )
@@ -78,7 +79,7 @@ func Compute(o Observation) v1.ModelDeploymentStatus {
 	}
 	if engine := o.Annotations[providers.AnnotationEngine]; engine != "" {
 		s.Engine = &v1.EngineStatus{Type: engine, SelectedReason: o.Annotations[providers.AnnotationEngineReason]}
-		if !slices.Contains(v1.Engines, engine) {
+		if !slices.Contains(hub.Engines, engine) {
 			// The CRD's enum would refuse the whole status write.
 			s.Engine.Type = ""
 		}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/providers"
@@ -17,7 +18,7 @@ import (
 
 var (
 	created = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	md      = &v1.ModelDeployment{ObjectMeta: metav1.ObjectMeta{Name: "qwen", Namespace: "ai"}}
+	md      = &hub.ModelDeployment{ObjectMeta: metav1.ObjectMeta{Name: "qwen", Namespace: "ai"}}
 	decided = map[string]string{
 		"render.airunway.ai/provider": "vllm", "render.airunway.ai/provider-reason": "explicit provider selection",
 		"render.airunway.ai/engine": "vllm", "render.airunway.ai/engine-reason": "explicit engine selection",

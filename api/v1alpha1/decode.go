@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	kjson "sigs.k8s.io/json"
 )
@@ -38,7 +39,7 @@ func DecodeClusterCapabilities(data []byte) (*ClusterCapabilities, diag.List) {
 }
 
 func decodeStrict(data []byte, into any, kind string) diag.List {
-	if problems := CheckLimits(data, kind); problems.HasErrors() {
+	if problems := hub.CheckLimits(data, kind); problems.HasErrors() {
 		return problems
 	}
 	var problems diag.List
@@ -75,7 +76,7 @@ func describeDecodeError(err error) (string, string) {
 func jsonTypeName(goType string) string {
 	goType = strings.TrimLeft(goType, "*")
 	switch {
-	case strings.HasPrefix(goType, "map["), strings.HasPrefix(goType, "v1alpha1."), strings.HasPrefix(goType, "v1."):
+	case strings.HasPrefix(goType, "map["), strings.HasPrefix(goType, "v1alpha1."), strings.HasPrefix(goType, "hub."), strings.HasPrefix(goType, "v1."):
 		return "an object"
 	case strings.HasPrefix(goType, "[]"):
 		return "a list"

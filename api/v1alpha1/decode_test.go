@@ -178,7 +178,7 @@ func TestDecodeEnablePrefixCaching(t *testing.T) {
 			require.NotNil(t, md.Spec.Engine)
 			require.NotNil(t, md.Spec.Engine.EnablePrefixCaching)
 			require.Equal(t, *tc.want, *md.Spec.Engine.EnablePrefixCaching)
-			requireProblems(t, ValidateModelDeployment(md))
+			requireProblems(t, validate(md))
 		})
 	}
 }

@@ -1,14 +1,7 @@
 package v1alpha1
 
 import (
-	"k8s.io/apimachinery/pkg/util/intstr"
-)
-
-// Default-related annotation values and mount paths used by upstream.
-const (
-	DefaultModelCacheMountPath       = "/model-cache"
-	DefaultCompilationCacheMountPath = "/compilation-cache"
-	DefaultAccessMode                = "ReadWriteMany"
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 // DefaultModelDeployment applies, in place, the defaults a ModelDeployment
@@ -23,7 +16,7 @@ func DefaultModelDeployment(md *ModelDeployment) (gpuDefaulted bool) {
 
 func applyCRDDefaults(s *ModelDeploymentSpec) {
 	if s.Model.Source == "" {
-		s.Model.Source = SourceHuggingFace
+		s.Model.Source = hub.SourceHuggingFace
 	}
 	if s.Engine != nil {
 		// Only where the engine object exists: an absent engine keeps
@@ -34,7 +27,7 @@ func applyCRDDefaults(s *ModelDeploymentSpec) {
 		setBool(&s.Engine.TrustRemoteCode, false)
 	}
 	if s.Serving != nil && s.Serving.Mode == "" {
-		s.Serving.Mode = ModeAggregated
+		s.Serving.Mode = hub.ModeAggregated
 	}
 	if s.Scaling != nil {
 		setInt32(&s.Scaling.Replicas, 1)
@@ -48,7 +41,7 @@ func applyCRDDefaults(s *ModelDeploymentSpec) {
 		for i := range s.Model.Storage.Volumes {
 			v := &s.Model.Storage.Volumes[i]
 			if v.Purpose == "" {
-				v.Purpose = PurposeCustom
+				v.Purpose = hub.PurposeCustom
 			}
 			setBool(&v.ReadOnly, false)
 		}
@@ -69,17 +62,17 @@ func defaultGPU(g *GPUSpec) {
 	}
 	setInt32(&g.Count, 0)
 	if g.Type == "" {
-		g.Type = DefaultGPUResource
+		g.Type = hub.DefaultGPUResource
 	}
 }
 
 func applyWebhookDefaults(md *ModelDeployment) bool {
 	s := &md.Spec
 	if s.Serving == nil {
-		s.Serving = &ServingSpec{Mode: ModeAggregated}
+		s.Serving = &ServingSpec{Mode: hub.ModeAggregated}
 	}
 	gpuDefaulted := false
-	if s.Mode() == ModeAggregated {
+	if s.Mode() == hub.ModeAggregated {
 		if s.Scaling == nil {
 			one := int32(1)
 			s.Scaling = &ScalingSpec{Replicas: &one}
@@ -87,15 +80,15 @@ func applyWebhookDefaults(md *ModelDeployment) bool {
 		// Upstream gives one GPU to a GPU engine that names no resources,
 		// unless the legacy spec.image is set (a custom image may be CPU-only).
 		engine := s.EngineType()
-		if s.Resources == nil && engine != "" && engine != EngineLlamaCpp && s.Image == "" {
+		if s.Resources == nil && engine != "" && engine != hub.EngineLlamaCpp && s.Image == "" {
 			one := int32(1)
-			s.Resources = &ResourceSpec{GPU: &GPUSpec{Count: &one, Type: DefaultGPUResource}}
+			s.Resources = &ResourceSpec{GPU: &GPUSpec{Count: &one, Type: hub.DefaultGPUResource}}
 			gpuDefaulted = true
 		}
 	}
 	for _, c := range []*ComponentScalingSpec{scalingComponent(s, true), scalingComponent(s, false)} {
 		if c != nil && c.GPU != nil && c.GPU.Type == "" {
-			c.GPU.Type = DefaultGPUResource
+			c.GPU.Type = hub.DefaultGPUResource
 		}
 	}
 	if s.Model.Storage != nil {
@@ -109,10 +102,10 @@ func applyWebhookDefaults(md *ModelDeployment) bool {
 func defaultVolume(mdName string, v *StorageVolume) {
 	if v.MountPath == "" {
 		switch v.Purpose {
-		case PurposeModelCache:
-			v.MountPath = DefaultModelCacheMountPath
-		case PurposeCompilationCache:
-			v.MountPath = DefaultCompilationCacheMountPath
+		case hub.PurposeModelCache:
+			v.MountPath = hub.DefaultModelCacheMountPath
+		case hub.PurposeCompilationCache:
+			v.MountPath = hub.DefaultCompilationCacheMountPath
 		}
 	}
 	if v.Size != nil {
@@ -120,32 +113,9 @@ func defaultVolume(mdName string, v *StorageVolume) {
 			v.ClaimName = mdName + "-" + v.Name
 		}
 		if v.AccessMode == "" {
-			v.AccessMode = DefaultAccessMode
+			v.AccessMode = hub.DefaultAccessMode
 		}
 	}
-}
-
-// ResolvedClaimName is the PVC a volume mounts: claimName, else the managed
-// name <md>-<volume>.
-func (v *StorageVolume) ResolvedClaimName(mdName string) string {
-	if v.ClaimName != "" {
-		return v.ClaimName
-	}
-	return mdName + "-" + v.Name
-}
-
-// IsManaged reports whether the renderer must create the volume's PVC.
-func (v *StorageVolume) IsManaged() bool { return v.Size != nil }
-
-// SizeString returns the size quantity as written, "" when unset.
-func (v *StorageVolume) SizeString() string {
-	if v.Size == nil {
-		return ""
-	}
-	if v.Size.Type == intstr.Int {
-		return v.Size.String()
-	}
-	return v.Size.StrVal
 }
 
 func scalingComponent(s *ModelDeploymentSpec, prefill bool) *ComponentScalingSpec {

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"encoding/json"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -192,7 +193,7 @@ func TestStorageVolumeHelpers(t *testing.T) {
 func TestSpecAccessors(t *testing.T) {
 	md := decodeYAML(t, mdDoc("", `{model: {id: m}}`))
 	s := &md.Spec
-	require.Equal(t, ModeAggregated, s.Mode())
+	require.Equal(t, hub.ModeAggregated, s.Mode())
 	require.Equal(t, int32(1), s.Replicas())
 	require.Equal(t, int32(0), s.GPUCount())
 	require.Equal(t, "", s.EngineType())
@@ -204,10 +205,10 @@ func TestSpecAccessors(t *testing.T) {
 
 	md = decodeYAML(t, mdDoc("", `{model: {id: m}, image: legacy, engine: {type: sglang, image: new}, provider: {name: dynamo}, serving: {mode: disaggregated}, scaling: {replicas: 3, prefill: {replicas: 2, gpu: {count: 4}}}, resources: {gpu: {count: 2}}}`))
 	s = &md.Spec
-	require.Equal(t, ModeDisaggregated, s.Mode())
+	require.Equal(t, hub.ModeDisaggregated, s.Mode())
 	require.Equal(t, int32(3), s.Replicas())
 	require.Equal(t, int32(2), s.GPUCount())
-	require.Equal(t, EngineSGLang, s.EngineType())
+	require.Equal(t, hub.EngineSGLang, s.EngineType())
 	require.Equal(t, "dynamo", s.ProviderName())
 	require.Equal(t, "new", s.EngineImage(), "engine.image wins over the legacy spec.image")
 	require.Equal(t, int32(2), s.Scaling.Prefill.ReplicaCount())

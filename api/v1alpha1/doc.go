@@ -1,18 +1,19 @@
-// Package v1alpha1 holds the input types of the renderer: the AI Runway
-// ModelDeployment (airunway.ai/v1alpha1), exactly as the upstream CRD
-// v0.7.0 accepts it, and the ClusterCapabilities file that describes one
-// cluster.
+// Package v1alpha1 is the served version airunway.ai/v1alpha1: the AI
+// Runway ModelDeployment exactly as the upstream CRD v0.7.0 accepts it, and
+// the ClusterCapabilities file that describes one cluster.
 //
-// The package covers the first three stages of the pipeline:
+// It owns what belongs to one version:
 //
-//	decode   -> Decode*/strict JSON decoding: unknown or mistyped fields are
-//	            errors naming their path
-//	default  -> Default*: the CRD `default:` markers and the upstream mutating
-//	            webhook defaults, applied in-process
-//	validate -> Validate*: the upstream validating-webhook and reconciler rules
-//	            that do not depend on the cluster, every problem reported
+//	decode   -> Decode*: strict JSON decoding; unknown or mistyped fields
+//	            are errors naming their path
+//	default  -> DefaultModelDeployment: this version's CRD `default:`
+//	            markers and the upstream mutating webhook's defaults
+//	convert  -> ConvertToHub: to the renderer's form (package hub), with
+//	            the deprecated fields of this version reported, each naming
+//	            its replacement (`spec.image` -> `spec.engine.image`)
 //
-// Pointers mark fields whose absence means something different from their
-// zero value (for example `enablePrefixCaching: false` versus no value at
-// all); upstream's own Go types lose that distinction, this package keeps it.
+// ToHub runs all three. Its spec types are aliases of the hub's, because
+// the hub's fields are v1alpha1's today; the status types are this
+// version's alone, since only the status reporter writes them, to the
+// cluster's stored version.
 package v1alpha1

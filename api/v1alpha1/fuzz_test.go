@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"fmt"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ import (
 // every error has a message; the same bytes give the same problems and the
 // same defaulted object every time (determinism).
 func FuzzDecodeModelDeployment(f *testing.F) {
-	for _, s := range fuzzSeedDocs(f, KindModelDeployment) {
+	for _, s := range fuzzSeedDocs(f, hub.KindModelDeployment) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -48,7 +49,7 @@ func fuzzDecodeModel(data []byte) (*ModelDeployment, diag.List) {
 		return md, l
 	}
 	DefaultModelDeployment(md)
-	return md, append(l, ValidateModelDeployment(md)...)
+	return md, append(l, validate(md)...)
 }
 
 // FuzzDecodeClusterCapabilities feeds arbitrary bytes to
@@ -58,7 +59,7 @@ func fuzzDecodeModel(data []byte) (*ModelDeployment, diag.List) {
 // every error has a message; the same bytes give the same problems and the
 // same object every time (determinism).
 func FuzzDecodeClusterCapabilities(f *testing.F) {
-	for _, s := range fuzzSeedDocs(f, KindClusterCapabilities) {
+	for _, s := range fuzzSeedDocs(f, hub.KindClusterCapabilities) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

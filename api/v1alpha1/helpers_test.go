@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
@@ -99,4 +100,11 @@ func decodeYAMLProblems(t *testing.T, doc string) (*ModelDeployment, diag.List) 
 	js, err := yaml.YAMLToJSON([]byte(doc))
 	require.NoError(t, err)
 	return DecodeModelDeployment(js)
+}
+
+// validate converts a defaulted ModelDeployment to the hub and validates
+// it there, as the renderer does: the problems of both steps.
+func validate(md *ModelDeployment) diag.List {
+	h, l := md.ConvertToHub()
+	return append(l, hub.ValidateModelDeployment(h)...)
 }

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"os"
 	"reflect"
 	"slices"
@@ -49,7 +50,7 @@ func loadSpecSchema(t *testing.T) *openAPISchema {
 	}
 	require.NoError(t, json.Unmarshal(data, &doc))
 	require.NotNil(t, doc.Schema)
-	require.Equal(t, KindModelDeployment, doc.Kind)
+	require.Equal(t, hub.KindModelDeployment, doc.Kind)
 	require.Equal(t, Version, doc.Version)
 	require.NotNil(t, doc.Schema.Properties["spec"])
 	return doc.Schema.Properties["spec"]
@@ -272,11 +273,11 @@ func TestSchemaParityWalkerDetectsMismatches(t *testing.T) {
 func TestSchemaParityEnums(t *testing.T) {
 	spec := loadSpecSchema(t)
 	goEnums := map[string][]string{
-		"spec.model.source":                       {SourceHuggingFace, SourceCustom},
-		"spec.model.storage.volumes[].purpose":    {PurposeModelCache, PurposeCompilationCache, PurposeCustom},
-		"spec.model.storage.volumes[].accessMode": accessModes,
-		"spec.engine.type":                        Engines,
-		"spec.serving.mode":                       {ModeAggregated, ModeDisaggregated},
+		"spec.model.source":                       {hub.SourceHuggingFace, hub.SourceCustom},
+		"spec.model.storage.volumes[].purpose":    {hub.PurposeModelCache, hub.PurposeCompilationCache, hub.PurposeCustom},
+		"spec.model.storage.volumes[].accessMode": hub.AccessModes,
+		"spec.engine.type":                        hub.Engines,
+		"spec.serving.mode":                       {hub.ModeAggregated, hub.ModeDisaggregated},
 	}
 	found := map[string][]string{}
 	var collect func(path string, s *openAPISchema)
@@ -304,10 +305,10 @@ func TestSchemaParityEnums(t *testing.T) {
 
 	// Every enum value decodes and validates; a value outside it is
 	// rejected at that path.
-	for _, v := range Engines {
+	for _, v := range hub.Engines {
 		md := decodeYAML(t, mdDoc("", fmt.Sprintf(`{model: {id: m}, engine: {type: %s}}`, v)))
 		DefaultModelDeployment(md)
-		requireProblems(t, ValidateModelDeployment(md).Errors())
+		requireProblems(t, validate(md).Errors())
 	}
 }
 
@@ -316,9 +317,9 @@ func TestSchemaParityLimits(t *testing.T) {
 	spec := loadSpecSchema(t)
 	vols := spec.Properties["model"].Properties["storage"].Properties["volumes"]
 	require.NotNil(t, vols.MaxItems)
-	require.Equal(t, MaxVolumes, *vols.MaxItems)
+	require.Equal(t, hub.MaxVolumes, *vols.MaxItems)
 	name := vols.Items.Properties["name"]
-	require.Equal(t, volumeNameRe.String(), name.Pattern)
+	require.Equal(t, hub.VolumeNameRe.String(), name.Pattern)
 	require.NotNil(t, name.MaxLength)
 	require.Equal(t, 63, *name.MaxLength)
 	require.Equal(t, []string{"name"}, vols.Items.Required)
@@ -418,7 +419,7 @@ func lookup(v any, segs []string) (any, bool) {
 // layer, returning the spec as plain JSON data.
 func crdDefaulted(t *testing.T, spec any) map[string]any {
 	t.Helper()
-	doc, err := json.Marshal(map[string]any{"apiVersion": APIVersion, "kind": KindModelDeployment, "metadata": map[string]any{"name": "x"}, "spec": spec})
+	doc, err := json.Marshal(map[string]any{"apiVersion": APIVersion, "kind": hub.KindModelDeployment, "metadata": map[string]any{"name": "x"}, "spec": spec})
 	require.NoError(t, err)
 	md, problems := DecodeModelDeployment(doc)
 	require.Emptyf(t, problems, "skeleton %s does not decode", doc)

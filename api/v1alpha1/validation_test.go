@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"fmt"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ func runValidationCases(t *testing.T, cases []validationCase) {
 		t.Run(tc.name, func(t *testing.T) {
 			md := decodeYAML(t, mdDoc(tc.meta, tc.spec))
 			DefaultModelDeployment(md)
-			requireProblems(t, ValidateModelDeployment(md), tc.want...)
+			requireProblems(t, validate(md), tc.want...)
 		})
 	}
 }
@@ -497,7 +498,7 @@ func TestValidateOverrides(t *testing.T) {
 			spec: `{model: {id: m}, provider: {name: dynamo, overrides: {args: [securityContext, replicas], note: hostNetwork}}}`,
 		},
 	}
-	for _, k := range append(append([]string(nil), securityOverrideKeys...), sizingOverrideKeys...) {
+	for _, k := range append(append([]string(nil), hub.SecurityOverrideKeys...), hub.SizingOverrideKeys...) {
 		cases = append(cases, validationCase{
 			name: "banned key " + k,
 			spec: fmt.Sprintf(`{model: {id: m}, provider: {name: kuberay, overrides: {spec: {workers: [{%s: x}]}}}}`, k),
@@ -521,7 +522,7 @@ func TestValidateOverridesInvalidJSONIsRedacted(t *testing.T) {
 			md := decodeYAML(t, mdDoc("", `{model: {id: m}, provider: {name: dynamo}}`))
 			DefaultModelDeployment(md)
 			md.Spec.Provider.Overrides = []byte(tc.raw)
-			problems := ValidateModelDeployment(md)
+			problems := validate(md)
 			requireProblems(t, problems, e("spec.provider.overrides", "must be valid JSON", fmt.Sprintf("<redacted %d bytes>", len(tc.raw))))
 			require.NotContains(t, problems[0].Message, "s3cr3t")
 		})
@@ -801,7 +802,7 @@ func TestFlagKey(t *testing.T) {
 		{"--=v", "", false},
 	} {
 		t.Run(tc.token, func(t *testing.T) {
-			key, ok := FlagKey(tc.token)
+			key, ok := hub.FlagKey(tc.token)
 			require.Equal(t, tc.ok, ok)
 			require.Equal(t, tc.key, key)
 		})

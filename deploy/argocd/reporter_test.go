@@ -9,7 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/vllm"
 	"github.com/airunway-render/airunway-render/reporter"
@@ -20,7 +21,7 @@ import (
 // can be in, map to the Argo CD health the README promises.
 func TestScriptReadsWhatTheReporterWrites(t *testing.T) {
 	created := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	model := &v1.ModelDeployment{ObjectMeta: metav1.ObjectMeta{Name: "qwen", Namespace: "ai"}}
+	model := &hub.ModelDeployment{ObjectMeta: metav1.ObjectMeta{Name: "qwen", Namespace: "ai"}}
 	deployment := func(status map[string]any) *unstructured.Unstructured {
 		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "apps/v1", "kind": "Deployment",
@@ -80,7 +81,7 @@ func TestScriptReadsWhatTheReporterWrites(t *testing.T) {
 
 // liveObject is the ModelDeployment as Argo CD reads it from the API
 // server: the status as JSON, decoded with integers as int64.
-func liveObject(t *testing.T, generation int64, status v1.ModelDeploymentStatus) map[string]any {
+func liveObject(t *testing.T, generation int64, status v1alpha1.ModelDeploymentStatus) map[string]any {
 	t.Helper()
 	data, err := json.Marshal(map[string]any{
 		"apiVersion": "airunway.ai/v1alpha1", "kind": "ModelDeployment",

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/stretchr/testify/require"
@@ -21,7 +23,7 @@ import (
 // Decode builds a defaulted ModelDeployment from its metadata and spec in
 // YAML; meta "" means {name: test-model, namespace: default}. Decoding
 // problems fail the test; validation is left to the caller.
-func Decode(t testing.TB, meta, spec string) *v1.ModelDeployment {
+func Decode(t testing.TB, meta, spec string) *hub.ModelDeployment {
 	t.Helper()
 	if meta == "" {
 		meta = "{name: test-model, namespace: default}"
@@ -32,29 +34,28 @@ func Decode(t testing.TB, meta, spec string) *v1.ModelDeployment {
 	}
 	js, err := yaml.YAMLToJSON([]byte(doc))
 	require.NoError(t, err)
-	md, l := v1.DecodeModelDeployment(js)
+	md, l := versions.DecodeModelDeployment(v1alpha1.APIVersion, js)
 	require.False(t, l.HasErrors(), "%v", l)
-	v1.DefaultModelDeployment(md)
 	return md
 }
 
 // Valid is Decode followed by validation, which must pass.
-func Valid(t testing.TB, meta, spec string) *v1.ModelDeployment {
+func Valid(t testing.TB, meta, spec string) *hub.ModelDeployment {
 	t.Helper()
 	md := Decode(t, meta, spec)
-	require.False(t, v1.ValidateModelDeployment(md).HasErrors(), "%v", v1.ValidateModelDeployment(md))
+	require.False(t, hub.ValidateModelDeployment(md).HasErrors(), "%v", hub.ValidateModelDeployment(md))
 	return md
 }
 
 // Request pairs a ModelDeployment with the embedded default capabilities'
 // entry for provider (a copy, free to change) and an empty placement. The
 // engine is spec.engine.type, else vllm.
-func Request(md *v1.ModelDeployment, provider string) *providers.Request {
+func Request(md *hub.ModelDeployment, provider string) *providers.Request {
 	caps := capabilities.Default()
 	p := *caps.Provider(provider)
 	engine := md.Spec.EngineType()
 	if engine == "" {
-		engine = v1.EngineVLLM
+		engine = hub.EngineVLLM
 	}
 	return &providers.Request{MD: md, Engine: engine, Provider: &p, Caps: caps, Placement: providers.NewPlacement(md)}
 }

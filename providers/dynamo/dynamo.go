@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/gateway"
@@ -34,14 +34,14 @@ const (
 )
 
 // engines lists what Dynamo serves, in upstream's preference order.
-var engines = []string{v1.EngineVLLM, v1.EngineSGLang, v1.EngineTRTLLM}
+var engines = []string{hub.EngineVLLM, hub.EngineSGLang, hub.EngineTRTLLM}
 
 // runtimeImages are the per-engine runtime repositories; the tag is the
 // Dynamo release the capability file declares.
 var runtimeImages = map[string]string{
-	v1.EngineVLLM:   "vllm-runtime",
-	v1.EngineSGLang: "sglang-runtime",
-	v1.EngineTRTLLM: "tensorrtllm-runtime",
+	hub.EngineVLLM:   "vllm-runtime",
+	hub.EngineSGLang: "sglang-runtime",
+	hub.EngineTRTLLM: "tensorrtllm-runtime",
 }
 
 // Provider is the NVIDIA Dynamo provider.
@@ -61,23 +61,23 @@ func (Provider) Check(req *providers.Request) diag.List {
 	s := &md.Spec
 	supported := strings.Join(engines, ", ")
 	switch {
-	case req.Engine == v1.EngineLlamaCpp:
+	case req.Engine == hub.EngineLlamaCpp:
 		l.Errorf("spec.engine.type", "Dynamo does not support llamacpp engine (the dynamo provider supports %s); use the kaito provider for llama.cpp", supported)
 	case !isEngine(req.Engine):
 		l.Errorf("spec.engine.type", "Dynamo does not support %s engine (the dynamo provider supports %s)", req.Engine, supported)
 	}
-	if v1.IsMocker(md) {
-		if req.Engine != v1.EngineVLLM {
-			l.Errorf("spec.engine.type", "Dynamo mocker mode only supports the vllm engine (annotation %s: %s), got %q", v1.AnnotationDynamoTestBackend, v1.MockerBackend, req.Engine)
+	if hub.IsMocker(md) {
+		if req.Engine != hub.EngineVLLM {
+			l.Errorf("spec.engine.type", "Dynamo mocker mode only supports the vllm engine (annotation %s: %s), got %q", hub.AnnotationDynamoTestBackend, hub.MockerBackend, req.Engine)
 		}
 	} else if !hasGPU(s) {
 		field := "spec.resources.gpu.count"
-		if s.Mode() == v1.ModeDisaggregated {
+		if s.Mode() == hub.ModeDisaggregated {
 			field = "spec.scaling.prefill.gpu.count"
 		}
 		l.Errorf(field, "Dynamo requires GPU (set resources.gpu.count > 0): the dynamo provider runs every engine on GPUs")
 	}
-	if req.Engine == v1.EngineTRTLLM && s.Mode() == v1.ModeDisaggregated {
+	if req.Engine == hub.EngineTRTLLM && s.Mode() == hub.ModeDisaggregated {
 		l.Errorf("spec.serving.mode", "provider dynamo does not support disaggregated mode for engine trtllm (disaggregated serving is supported for vllm and sglang)")
 	}
 	if s.Engine != nil {
@@ -99,11 +99,11 @@ func isEngine(e string) bool {
 
 // hasGPU is upstream's rule: aggregated GPUs, or prefill GPUs when
 // disaggregated (validation already requires them for decode too).
-func hasGPU(s *v1.ModelDeploymentSpec) bool {
+func hasGPU(s *hub.ModelDeploymentSpec) bool {
 	if s.GPUCount() > 0 {
 		return true
 	}
-	return s.Mode() == v1.ModeDisaggregated && s.Scaling != nil && s.Scaling.Prefill.GPUCount() > 0
+	return s.Mode() == hub.ModeDisaggregated && s.Scaling != nil && s.Scaling.Prefill.GPUCount() > 0
 }
 
 // Render implements providers.Provider: the DynamoGraphDeployment, then the
@@ -141,7 +141,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 // renderer holds the decisions shared by every service of the graph.
 type renderer struct {
 	req     *providers.Request
-	md      *v1.ModelDeployment
+	md      *hub.ModelDeployment
 	engine  string
 	version string
 	mocker  bool
@@ -155,9 +155,9 @@ type renderer struct {
 
 func newRenderer(req *providers.Request, typed typedOverrides, l *diag.List) *renderer {
 	md := req.MD
-	r := &renderer{req: req, md: md, engine: req.Engine, version: dynamoVersion(req.Provider), mocker: v1.IsMocker(md), overrides: typed, l: l}
-	if !r.mocker && md.Annotations[v1.AnnotationDynamoTestBackend] != "" {
-		l.Warnf("metadata.annotations."+v1.AnnotationDynamoTestBackend, "is ignored: the mocker test backend needs the value %q and `spec.provider.name: dynamo`", v1.MockerBackend)
+	r := &renderer{req: req, md: md, engine: req.Engine, version: dynamoVersion(req.Provider), mocker: hub.IsMocker(md), overrides: typed, l: l}
+	if !r.mocker && md.Annotations[hub.AnnotationDynamoTestBackend] != "" {
+		l.Warnf("metadata.annotations."+hub.AnnotationDynamoTestBackend, "is ignored: the mocker test backend needs the value %q and `spec.provider.name: dynamo`", hub.MockerBackend)
 	}
 	r.gateway = r.chooseGateway()
 	r.image = r.workerImage()
@@ -170,7 +170,7 @@ func newRenderer(req *providers.Request, typed typedOverrides, l *diag.List) *re
 // `spec.gateway.enabled` is false, leaving clusters without GAIE with
 // neither a Frontend nor a working route.
 func (r *renderer) chooseGateway() bool {
-	var caps *v1.GatewayCapability
+	var caps *hub.GatewayCapability
 	if r.req.Caps != nil {
 		caps = r.req.Caps.Gateway
 	}
@@ -227,7 +227,7 @@ func (r *renderer) defaultImage(engine string) string {
 	}
 	repo, ok := runtimeImages[engine]
 	if !ok {
-		repo = runtimeImages[v1.EngineVLLM]
+		repo = runtimeImages[hub.EngineVLLM]
 	}
 	return r.dynamoImage(repo)
 }
@@ -255,7 +255,7 @@ func (r *renderer) graphDeployment() *graphDeployment {
 	}
 }
 
-func pvcRefs(md *v1.ModelDeployment) []pvcRef {
+func pvcRefs(md *hub.ModelDeployment) []pvcRef {
 	if md.Spec.Model.Storage == nil {
 		return nil
 	}
@@ -286,7 +286,7 @@ func SanitizeLabelValue(value string) string {
 func (r *renderer) warnIgnored() {
 	md := r.md
 	s := &md.Spec
-	if s.Replicas() == 0 && s.Mode() == v1.ModeAggregated {
+	if s.Replicas() == 0 && s.Mode() == hub.ModeAggregated {
 		r.l.Warnf("spec.scaling.replicas", "is 0: the %s service is scaled to zero and serves nothing (upstream AI Runway would run 1 replica)", ServiceWorker)
 	}
 	if r.mocker && s.EngineImage() != "" {
@@ -307,21 +307,21 @@ func (r *renderer) warnIgnored() {
 		if r.mocker && (len(e.Args) > 0 || len(e.ExtraArgs) > 0) {
 			r.l.Warnf("spec.engine", "args and extraArgs are ignored in Dynamo mocker mode: the mocker takes its own fixed arguments")
 		}
-		if _, ok := e.Args["connector"]; ok && r.engine == v1.EngineVLLM && !r.mocker {
+		if _, ok := e.Args["connector"]; ok && r.engine == hub.EngineVLLM && !r.mocker {
 			r.l.Warnf("spec.engine.args.connector", "is dropped, as upstream does: vLLM rejects --connector (disaggregated workers get --kv-transfer-config with the NIXL connector)")
 		}
-		if r.engine == v1.EngineTRTLLM {
-			if v1.Bool(e.TrustRemoteCode) {
+		if r.engine == hub.EngineTRTLLM {
+			if hub.Bool(e.TrustRemoteCode) {
 				r.l.Warnf("spec.engine.trustRemoteCode", "is ignored by the trtllm engine on Dynamo")
 			}
-			if v1.Bool(e.EnforceEager) {
+			if hub.Bool(e.EnforceEager) {
 				r.l.Warnf("spec.engine.enforceEager", "is ignored by the trtllm engine on Dynamo")
 			}
 		}
 	}
 	if s.Model.Storage != nil {
 		for i, v := range s.Model.Storage.Volumes {
-			if v1.Bool(v.ReadOnly) {
+			if hub.Bool(v.ReadOnly) {
 				r.l.Warnf(fmt.Sprintf("spec.model.storage.volumes[%d].readOnly", i), "is not enforced: Dynamo volume mounts have no readOnly field, so PVC %q is mounted read-write (upstream's readOnly key is dropped by the API server)", v.ResolvedClaimName(md.Name))
 			}
 		}

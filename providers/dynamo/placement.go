@@ -3,7 +3,7 @@ package dynamo
 import (
 	"encoding/json"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/providers"
 )
 
@@ -13,7 +13,7 @@ var _ providers.NodeSpanner = Provider{}
 // `spec.services.<worker>.multinode.nodeCount` through overrides (the
 // documented way to run Dynamo multinode) spreads its GPUs over that many
 // nodes, so placement needs only ceil(gpus / nodeCount) per node.
-func (Provider) NodesPerPod(md *v1.ModelDeployment, component string) int32 {
+func (Provider) NodesPerPod(md *hub.ModelDeployment, component string) int32 {
 	if md.Spec.Provider == nil || len(md.Spec.Provider.Overrides) == 0 {
 		return 1
 	}

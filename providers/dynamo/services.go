@@ -3,7 +3,7 @@ package dynamo
 import (
 	"strconv"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/providers"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -37,7 +37,7 @@ const (
 
 func (r *renderer) services() map[string]*service {
 	svcs := map[string]*service{}
-	disagg := r.md.Spec.Mode() == v1.ModeDisaggregated
+	disagg := r.md.Spec.Mode() == hub.ModeDisaggregated
 	if r.gateway {
 		svcs[ServiceEpp] = r.epp(disagg)
 	} else {
@@ -174,7 +174,7 @@ func eppPlugins(disagg bool) eppPluginConfig {
 
 // worker renders the aggregated worker (role "") or a prefill/decode worker
 // sized by its scaling component.
-func (r *renderer) worker(role string, c *v1.ComponentScalingSpec) *service {
+func (r *renderer) worker(role string, c *hub.ComponentScalingSpec) *service {
 	md := r.md
 	w := &service{ComponentType: componentWorker, SubComponentType: role}
 	if role == "" {
@@ -217,7 +217,7 @@ func (r *renderer) aggregatedResources() *resources {
 	return nonEmpty(limits, requests)
 }
 
-func componentResources(c *v1.ComponentScalingSpec) *resources {
+func componentResources(c *hub.ComponentScalingSpec) *resources {
 	limits, requests := &resourceItem{Memory: c.Memory}, &resourceItem{}
 	setGPU(limits, requests, c.GPUCount(), c.GPU)
 	return nonEmpty(limits, requests)
@@ -225,13 +225,13 @@ func componentResources(c *v1.ComponentScalingSpec) *resources {
 
 // setGPU sets the GPU count and, for anything but the default
 // nvidia.com/gpu, the resource name the operator should request.
-func setGPU(limits, requests *resourceItem, count int32, g *v1.GPUSpec) {
+func setGPU(limits, requests *resourceItem, count int32, g *hub.GPUSpec) {
 	if count <= 0 {
 		return
 	}
 	n := strconv.Itoa(int(count))
 	limits.GPU, requests.GPU = n, n
-	if g != nil && g.Type != "" && g.Type != v1.DefaultGPUResource {
+	if g != nil && g.Type != "" && g.Type != hub.DefaultGPUResource {
 		limits.GPUType, requests.GPUType = g.Type, g.Type
 	}
 }
@@ -266,7 +266,7 @@ func (r *renderer) frontendSidecar(disagg bool) *sidecar {
 		// The EPP already picked the pod: forward to the local engine.
 		args = append(args, "--router-mode", "direct")
 	}
-	return &sidecar{Image: r.defaultImage(v1.EngineVLLM), Args: args, EnvFromSecret: r.hfSecret()}
+	return &sidecar{Image: r.defaultImage(hub.EngineVLLM), Args: args, EnvFromSecret: r.hfSecret()}
 }
 
 // workerArgs builds the engine command line in upstream's order, then the
@@ -284,11 +284,11 @@ func (r *renderer) workerArgs(role string) []string {
 	s := &md.Spec
 	e := s.Engine
 	if e == nil {
-		e = &v1.EngineSpec{}
+		e = &hub.EngineSpec{}
 	}
 	var args []string
 	modelFlag := "--model"
-	if r.engine == v1.EngineSGLang || r.engine == v1.EngineTRTLLM {
+	if r.engine == hub.EngineSGLang || r.engine == hub.EngineTRTLLM {
 		modelFlag = "--model-path"
 	}
 	if s.Model.ID != "" {
@@ -299,32 +299,32 @@ func (r *renderer) workerArgs(role string) []string {
 	}
 	if e.ContextLength != nil {
 		switch r.engine {
-		case v1.EngineVLLM:
+		case hub.EngineVLLM:
 			args = append(args, "--max-model-len", strconv.Itoa(int(*e.ContextLength)))
-		case v1.EngineSGLang:
+		case hub.EngineSGLang:
 			args = append(args, "--context-length", strconv.Itoa(int(*e.ContextLength)))
 		}
 	}
-	if r.engine == v1.EngineVLLM || r.engine == v1.EngineSGLang {
-		if v1.Bool(e.TrustRemoteCode) {
+	if r.engine == hub.EngineVLLM || r.engine == hub.EngineSGLang {
+		if hub.Bool(e.TrustRemoteCode) {
 			args = append(args, "--trust-remote-code")
 		}
 		if p := e.EnablePrefixCaching; p != nil {
 			args = append(args, r.prefixCachingFlag(*p))
 		}
-		if v1.Bool(e.EnforceEager) {
+		if hub.Bool(e.EnforceEager) {
 			args = append(args, "--enforce-eager")
 		}
 	}
 	userArgs := e.Args
-	if _, ok := userArgs["connector"]; ok && r.engine == v1.EngineVLLM {
+	if _, ok := userArgs["connector"]; ok && r.engine == hub.EngineVLLM {
 		userArgs = providers.Merge(userArgs)
 		delete(userArgs, "connector")
 	}
 	args = append(args, providers.SortedArgs(userArgs)...)
 	if role != "" {
 		args = append(args, "--disaggregation-mode", role)
-		if r.engine == v1.EngineVLLM {
+		if r.engine == hub.EngineVLLM {
 			args = append(args, "--kv-transfer-config", VLLMKVTransferConfig)
 		}
 	}
@@ -337,7 +337,7 @@ func (r *renderer) prefixCachingFlag(enabled bool) string {
 	switch {
 	case enabled:
 		return "--enable-prefix-caching"
-	case r.engine == v1.EngineSGLang:
+	case r.engine == hub.EngineSGLang:
 		// SGLang's prefix cache is its radix cache.
 		return "--disable-radix-cache"
 	default:
@@ -346,7 +346,7 @@ func (r *renderer) prefixCachingFlag(enabled bool) string {
 }
 
 // mockerArgs are the fixed arguments of `python3 -m dynamo.mocker`.
-func mockerArgs(md *v1.ModelDeployment) []string {
+func mockerArgs(md *hub.ModelDeployment) []string {
 	name := md.Spec.Model.ServedName
 	if name == "" {
 		name = md.Spec.Model.ID
@@ -384,19 +384,19 @@ func (r *renderer) workerEnv() []corev1.EnvVar {
 	if v := modelCacheVolume(md); v != nil && !set[envHFHome] {
 		env = append(env, corev1.EnvVar{Name: envHFHome, Value: v.MountPath})
 	}
-	if r.engine == v1.EngineVLLM && md.Spec.Mode() == v1.ModeDisaggregated && !set[envNixlSideHost] {
+	if r.engine == hub.EngineVLLM && md.Spec.Mode() == hub.ModeDisaggregated && !set[envNixlSideHost] {
 		env = append(env, corev1.EnvVar{Name: envNixlSideHost, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}})
 	}
 	return env
 }
 
 // modelCacheVolume is the first modelCache volume, nil when none.
-func modelCacheVolume(md *v1.ModelDeployment) *v1.StorageVolume {
+func modelCacheVolume(md *hub.ModelDeployment) *hub.StorageVolume {
 	if md.Spec.Model.Storage == nil {
 		return nil
 	}
 	for i := range md.Spec.Model.Storage.Volumes {
-		if v := &md.Spec.Model.Storage.Volumes[i]; v.Purpose == v1.PurposeModelCache {
+		if v := &md.Spec.Model.Storage.Volumes[i]; v.Purpose == hub.PurposeModelCache {
 			return v
 		}
 	}
@@ -405,7 +405,7 @@ func modelCacheVolume(md *v1.ModelDeployment) *v1.StorageVolume {
 
 // volumeMounts mounts every storage volume into the workers. Dynamo's
 // VolumeMount has no readOnly field (see warnIgnored).
-func volumeMounts(md *v1.ModelDeployment) []volumeMount {
+func volumeMounts(md *hub.ModelDeployment) []volumeMount {
 	if md.Spec.Model.Storage == nil {
 		return nil
 	}
@@ -414,7 +414,7 @@ func volumeMounts(md *v1.ModelDeployment) []volumeMount {
 		mounts = append(mounts, volumeMount{
 			Name:                  v.ResolvedClaimName(md.Name),
 			MountPoint:            v.MountPath,
-			UseAsCompilationCache: v.Purpose == v1.PurposeCompilationCache,
+			UseAsCompilationCache: v.Purpose == hub.PurposeCompilationCache,
 		})
 	}
 	return mounts

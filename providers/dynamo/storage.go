@@ -1,7 +1,7 @@
 package dynamo
 
 import (
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/providers"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -40,9 +40,9 @@ func DownloadJobName(mdName string) string {
 
 // needsDownload is upstream's NeedsDownloadJob: Hugging Face source and a
 // modelCache volume (managed or pre-existing) that is not read-only.
-func needsDownload(md *v1.ModelDeployment) *v1.StorageVolume {
+func needsDownload(md *hub.ModelDeployment) *hub.StorageVolume {
 	v := modelCacheVolume(md)
-	if md.Spec.Model.Source != v1.SourceHuggingFace || v == nil || v1.Bool(v.ReadOnly) {
+	if md.Spec.Model.Source != hub.SourceHuggingFace || v == nil || hub.Bool(v.ReadOnly) {
 		return nil
 	}
 	return v
@@ -57,7 +57,7 @@ func needsDownload(md *v1.ModelDeployment) *v1.StorageVolume {
 // wave only when its PVCs are Bound, and a WaitForFirstConsumer PVC binds
 // only once a pod uses it, so an earlier PVC wave would never finish
 // (argoproj/argo-cd#12840).
-func storageObjects(md *v1.ModelDeployment, engine string, placed *providers.PoolPlacement) ([]providers.Object, error) {
+func storageObjects(md *hub.ModelDeployment, engine string, placed *providers.PoolPlacement) ([]providers.Object, error) {
 	if md.Spec.Model.Storage == nil {
 		return nil, nil
 	}
@@ -88,10 +88,10 @@ func storageObjects(md *v1.ModelDeployment, engine string, placed *providers.Poo
 	return out, nil
 }
 
-func managedPVC(md *v1.ModelDeployment, engine string, v *v1.StorageVolume, annotations map[string]string) *corev1.PersistentVolumeClaim {
+func managedPVC(md *hub.ModelDeployment, engine string, v *hub.StorageVolume, annotations map[string]string) *corev1.PersistentVolumeClaim {
 	mode := v.AccessMode
 	if mode == "" {
-		mode = v1.DefaultAccessMode
+		mode = hub.DefaultAccessMode
 	}
 	return &corev1.PersistentVolumeClaim{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
@@ -114,7 +114,7 @@ func managedPVC(md *v1.ModelDeployment, engine string, v *v1.StorageVolume, anno
 
 // The Job is a CPU-only helper: it runs on the cluster's CPU pool when one
 // is declared (placed), like the other helper pods.
-func downloadJob(md *v1.ModelDeployment, engine string, v *v1.StorageVolume, placed *providers.PoolPlacement) *batchv1.Job {
+func downloadJob(md *hub.ModelDeployment, engine string, v *hub.StorageVolume, placed *providers.PoolPlacement) *batchv1.Job {
 	backoffLimit, one := int32(6), int32(1)
 	c := corev1.Container{
 		Name:  downloadContainer,

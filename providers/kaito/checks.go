@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
 )
@@ -64,10 +64,10 @@ func warnPresetIgnored(req *providers.Request, rel release, l *diag.List) {
 		if e.ContextLength != nil {
 			ignored(l, "spec.engine.contextLength", "KAITO presets set vLLM's context length themselves (%s)", configHint)
 		}
-		if v1.Bool(e.TrustRemoteCode) {
+		if hub.Bool(e.TrustRemoteCode) {
 			ignored(l, "spec.engine.trustRemoteCode", "KAITO presets decide whether vLLM trusts remote code")
 		}
-		if v1.Bool(e.EnforceEager) {
+		if hub.Bool(e.EnforceEager) {
 			ignored(l, "spec.engine.enforceEager", "KAITO presets configure vLLM themselves (%s)", configHint)
 		}
 		if e.EnablePrefixCaching != nil && !*e.EnablePrefixCaching {
@@ -145,10 +145,10 @@ func warnTemplateIgnored(req *providers.Request, l *diag.List) {
 	if e.ContextLength != nil {
 		ignored(l, "spec.engine.contextLength", why)
 	}
-	if v1.Bool(e.TrustRemoteCode) {
+	if hub.Bool(e.TrustRemoteCode) {
 		ignored(l, "spec.engine.trustRemoteCode", why)
 	}
-	if v1.Bool(e.EnforceEager) {
+	if hub.Bool(e.EnforceEager) {
 		ignored(l, "spec.engine.enforceEager", why)
 	}
 	if e.EnablePrefixCaching != nil && !*e.EnablePrefixCaching {
@@ -158,7 +158,7 @@ func warnTemplateIgnored(req *providers.Request, l *diag.List) {
 		switch {
 		case k != ArgGGUFURL:
 			ignored(l, "spec.engine.args."+k, "the llama.cpp template reads only `%s`", ArgGGUFURL)
-		case req.MD.Spec.Model.Source == v1.SourceCustom:
+		case req.MD.Spec.Model.Source == hub.SourceCustom:
 			ignored(l, "spec.engine.args."+k, "with `spec.model.source: custom` the image carries the model, so no model argument is passed")
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
 	corev1 "k8s.io/api/core/v1"
@@ -56,21 +56,21 @@ func (Provider) Check(req *providers.Request) diag.List {
 		return l
 	}
 	switch req.Engine {
-	case v1.EngineVLLM:
+	case hub.EngineVLLM:
 		if s.Model.ID == "" {
 			l.Errorf("spec.model.id", "is required by the kaito provider for the vllm engine: it names the KAITO preset (`inference.preset.name`)")
 		}
 		if s.GPUCount() > 0 && s.Resources.GPU.Type != PresetGPUResource {
 			l.Errorf("spec.resources.gpu.type", "%q cannot be honoured: KAITO presets always request %s; use the llamacpp engine with your own image, or another provider", s.Resources.GPU.Type, PresetGPUResource)
 		}
-	case v1.EngineLlamaCpp:
+	case hub.EngineLlamaCpp:
 		if image(req) == "" {
 			l.Errorf("spec.engine.image", "llamacpp engine requires an image on KAITO: set `spec.engine.image` (or the legacy `spec.image`), or pin `images.llamacpp` for kaito in the capability file")
 		}
 	default:
-		l.Errorf("spec.engine.type", "KAITO does not support %s engine: the kaito provider serves %s (KAITO presets) and %s (a pod template running your image)", req.Engine, v1.EngineVLLM, v1.EngineLlamaCpp)
+		l.Errorf("spec.engine.type", "KAITO does not support %s engine: the kaito provider serves %s (KAITO presets) and %s (a pod template running your image)", req.Engine, hub.EngineVLLM, hub.EngineLlamaCpp)
 	}
-	if s.Mode() == v1.ModeDisaggregated {
+	if s.Mode() == hub.ModeDisaggregated {
 		l.Errorf("spec.serving.mode", "KAITO does not support disaggregated serving mode; use `spec.serving.mode: aggregated`, or a provider that serves prefill/decode")
 	} else if s.Replicas() == 0 {
 		l.Errorf("spec.scaling.replicas", "is 0, but a KAITO Workspace cannot be scaled to zero (`resource.count` is at least 1; upstream AI Runway would silently run 1 replica); set 1 or more, or remove the ModelDeployment")
@@ -113,10 +113,10 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		Resource: resourceSpec(req, rel),
 	}
 	switch req.Engine {
-	case v1.EngineVLLM:
+	case hub.EngineVLLM:
 		ws.Inference.Preset = presetSpec(req)
 		warnPresetIgnored(req, rel, &l)
-	case v1.EngineLlamaCpp:
+	case hub.EngineLlamaCpp:
 		img := image(req)
 		if img == "" {
 			l.Errorf("spec.engine.image", "llamacpp engine requires an image on KAITO")
@@ -220,7 +220,7 @@ func image(req *providers.Request) string {
 		return img
 	}
 	if req.Provider != nil {
-		return req.Provider.Images[v1.EngineLlamaCpp]
+		return req.Provider.Images[hub.EngineLlamaCpp]
 	}
 	return ""
 }
@@ -252,9 +252,9 @@ func podTemplate(req *providers.Request, img string) *corev1.PodTemplateSpec {
 // LlamaCppArgs is the runner's command line: the model (the GGUF URL from
 // `engine.args.ggufUrl`, else `huggingface://<id>`; none for a custom
 // source, whose image carries the model) and the listen address.
-func LlamaCppArgs(md *v1.ModelDeployment) []string {
+func LlamaCppArgs(md *hub.ModelDeployment) []string {
 	args := []string{"--address=:" + strconv.Itoa(Port)}
-	if m := &md.Spec.Model; m.Source != v1.SourceCustom && m.ID != "" {
+	if m := &md.Spec.Model; m.Source != hub.SourceCustom && m.ID != "" {
 		model := "huggingface://" + m.ID
 		if e := md.Spec.Engine; e != nil && e.Args[ArgGGUFURL] != "" {
 			model = e.Args[ArgGGUFURL]
@@ -267,7 +267,7 @@ func LlamaCppArgs(md *v1.ModelDeployment) []string {
 // templateResources requests memory and CPU as upstream does, and limits
 // the GPUs under `resources.gpu.type` (upstream renders no GPU at all, so a
 // GPU llama.cpp pod could land on a GPU node without getting a GPU).
-func templateResources(md *v1.ModelDeployment) corev1.ResourceRequirements {
+func templateResources(md *hub.ModelDeployment) corev1.ResourceRequirements {
 	var rr corev1.ResourceRequirements
 	r := md.Spec.Resources
 	if r == nil {
@@ -290,14 +290,14 @@ func templateResources(md *v1.ModelDeployment) corev1.ResourceRequirements {
 
 // overrideSet reports whether `spec.provider.overrides` sets the field at
 // path to something other than null.
-func overrideSet(s *v1.ModelDeploymentSpec, path ...string) bool {
+func overrideSet(s *hub.ModelDeploymentSpec, path ...string) bool {
 	v, ok := overrideValue(s, path...)
 	return ok && v != nil
 }
 
 // overrideValue returns the value of overrides at path and whether the
 // key is present (a present null deletes).
-func overrideValue(s *v1.ModelDeploymentSpec, path ...string) (any, bool) {
+func overrideValue(s *hub.ModelDeploymentSpec, path ...string) (any, bool) {
 	if s.Provider == nil || len(s.Provider.Overrides) == 0 {
 		return nil, false
 	}
@@ -328,7 +328,7 @@ const LabelWorkspace = "kaito.sh/workspace"
 // `servedName` to either server: a preset serves under KAITO's own name for
 // the model (see presetServedName), llama.cpp under the model id.
 func (Provider) Backend(req *providers.Request) providers.Backend {
-	if req.Engine == v1.EngineLlamaCpp {
+	if req.Engine == hub.EngineLlamaCpp {
 		return providers.Backend{PodSelector: providers.ModelPodSelector(req), Port: Port, IgnoresServedName: true}
 	}
 	return providers.Backend{

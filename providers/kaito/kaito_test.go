@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
@@ -27,7 +27,7 @@ func at(version string) option {
 // nap declares node auto-provisioning with these instance types.
 func nap(gpu, cpu string) option {
 	return func(r *providers.Request) {
-		r.Provider.NodeAutoProvisioning = &v1.NodeAutoProvisioning{GPUInstanceType: gpu, CPUInstanceType: cpu}
+		r.Provider.NodeAutoProvisioning = &hub.NodeAutoProvisioning{GPUInstanceType: gpu, CPUInstanceType: cpu}
 	}
 }
 
@@ -37,7 +37,7 @@ func pinned(engine, img string) option {
 
 // mutate changes the ModelDeployment after validation, for upstream test
 // inputs that its webhook would not admit.
-func mutate(f func(*v1.ModelDeployment)) option {
+func mutate(f func(*hub.ModelDeployment)) option {
 	return func(r *providers.Request) { f(r.MD) }
 }
 
@@ -198,10 +198,10 @@ func TestLlamaCppTemplate(t *testing.T) {
 		opts       []option
 		want       string
 	}{
-		{"item 61: engine.image wins over spec.image", llamaMD, []option{mutate(func(md *v1.ModelDeployment) { md.Spec.Engine.Image = "engine-image:v2" })}, "engine-image:v2"},
+		{"item 61: engine.image wins over spec.image", llamaMD, []option{mutate(func(md *hub.ModelDeployment) { md.Spec.Engine.Image = "engine-image:v2" })}, "engine-image:v2"},
 		{"item 61: engine.image alone is accepted (upstream requires spec.image)", llamaNoImg + "engine: {type: llamacpp, image: engine-image:v2}", nil, "engine-image:v2"},
-		{"item 61: the capability file's llamacpp pin is the fallback", llamaNoImg, []option{pinned(v1.EngineLlamaCpp, "ghcr.io/kaito-project/aikit/llama:pinned")}, "ghcr.io/kaito-project/aikit/llama:pinned"},
-		{"item 61: the MD's image wins over the pin", llamaMD, []option{pinned(v1.EngineLlamaCpp, "pinned:1")}, "my-image:latest"},
+		{"item 61: the capability file's llamacpp pin is the fallback", llamaNoImg, []option{pinned(hub.EngineLlamaCpp, "ghcr.io/kaito-project/aikit/llama:pinned")}, "ghcr.io/kaito-project/aikit/llama:pinned"},
+		{"item 61: the MD's image wins over the pin", llamaMD, []option{pinned(hub.EngineLlamaCpp, "pinned:1")}, "my-image:latest"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj, _ := render(t, tc.spec, tc.opts...)
@@ -233,14 +233,14 @@ func TestCompatibility(t *testing.T) {
 		opts               []option
 		field, message     string
 	}{
-		{"item 63: llamacpp without any image", llamaNoImg, v1.EngineLlamaCpp, nil, "spec.engine.image", "llamacpp engine requires an image"},
-		{"item 63: sglang", vllmMD, v1.EngineSGLang, nil, "spec.engine.type", "KAITO does not support sglang engine"},
-		{"item 63: trtllm", vllmMD, v1.EngineTRTLLM, nil, "spec.engine.type", "KAITO does not support trtllm engine"},
-		{"item 73: disaggregated", "model: {id: m}\nengine: {type: vllm}\nserving: {mode: disaggregated}\nscaling: {prefill: {gpu: {count: 1}}, decode: {gpu: {count: 1}}}", v1.EngineVLLM, nil, "spec.serving.mode", "KAITO does not support disaggregated serving mode"},
-		{"item 73: a name KAITO's Services cannot carry", vllmMD, v1.EngineVLLM, []option{mutate(func(md *v1.ModelDeployment) { md.Name = "1-model" })}, "metadata.name", `"1-model" cannot name the Services`},
-		{"item 73: a name too long for KAITO's headless Service", vllmMD, v1.EngineVLLM, []option{mutate(func(md *v1.ModelDeployment) { md.Name = strings.Repeat("m", 55) })}, "metadata.name", "-headless"},
-		{"item 73: preset without a model id", "model: {source: custom}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}", v1.EngineVLLM, nil, "spec.model.id", "names the KAITO preset"},
-		{"item 73: preset GPUs other than NVIDIA cannot be honoured", vllmMD + "resources: {gpu: {count: 1, type: amd.com/gpu}}", v1.EngineVLLM, nil, "spec.resources.gpu.type", `"amd.com/gpu" cannot be honoured`},
+		{"item 63: llamacpp without any image", llamaNoImg, hub.EngineLlamaCpp, nil, "spec.engine.image", "llamacpp engine requires an image"},
+		{"item 63: sglang", vllmMD, hub.EngineSGLang, nil, "spec.engine.type", "KAITO does not support sglang engine"},
+		{"item 63: trtllm", vllmMD, hub.EngineTRTLLM, nil, "spec.engine.type", "KAITO does not support trtllm engine"},
+		{"item 73: disaggregated", "model: {id: m}\nengine: {type: vllm}\nserving: {mode: disaggregated}\nscaling: {prefill: {gpu: {count: 1}}, decode: {gpu: {count: 1}}}", hub.EngineVLLM, nil, "spec.serving.mode", "KAITO does not support disaggregated serving mode"},
+		{"item 73: a name KAITO's Services cannot carry", vllmMD, hub.EngineVLLM, []option{mutate(func(md *hub.ModelDeployment) { md.Name = "1-model" })}, "metadata.name", `"1-model" cannot name the Services`},
+		{"item 73: a name too long for KAITO's headless Service", vllmMD, hub.EngineVLLM, []option{mutate(func(md *hub.ModelDeployment) { md.Name = strings.Repeat("m", 55) })}, "metadata.name", "-headless"},
+		{"item 73: preset without a model id", "model: {source: custom}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}", hub.EngineVLLM, nil, "spec.model.id", "names the KAITO preset"},
+		{"item 73: preset GPUs other than NVIDIA cannot be honoured", vllmMD + "resources: {gpu: {count: 1, type: amd.com/gpu}}", hub.EngineVLLM, nil, "spec.resources.gpu.type", `"amd.com/gpu" cannot be honoured`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := request(t, tc.spec, tc.opts...)
@@ -255,7 +255,7 @@ func TestCompatibility(t *testing.T) {
 		_, l := Provider{}.Render(request(t, llamaNoImg))
 		require.True(t, l.HasErrors())
 		req := request(t, vllmMD)
-		req.Engine = v1.EngineSGLang
+		req.Engine = hub.EngineSGLang
 		_, l = Provider{}.Render(req)
 		require.Contains(t, l.Errors()[0].Message, "unsupported engine type for KAITO: sglang")
 	})
@@ -309,7 +309,7 @@ func TestOverrides(t *testing.T) {
 		require.NotEmpty(t, matchLabels(obj))
 	})
 	t.Run("item 67: invalid overrides are an error", func(t *testing.T) {
-		req := request(t, vllmMD, mutate(func(md *v1.ModelDeployment) { md.Spec.Provider.Overrides = json.RawMessage(`{bad`) }))
+		req := request(t, vllmMD, mutate(func(md *hub.ModelDeployment) { md.Spec.Provider.Overrides = json.RawMessage(`{bad`) }))
 		_, l := Provider{}.Render(req)
 		require.Equal(t, []string{"spec.provider.overrides"}, fields(l, diag.Error))
 	})
@@ -476,7 +476,7 @@ func TestVersions(t *testing.T) {
 	})
 	for _, v := range []string{"0.6.2", "0.8.1"} {
 		t.Run("KAITO "+v+" refuses a Hugging Face id as preset name", func(t *testing.T) {
-			errs := failures(t, vllmMD+preferred, at(v), mutate(func(md *v1.ModelDeployment) {
+			errs := failures(t, vllmMD+preferred, at(v), mutate(func(md *hub.ModelDeployment) {
 				if v == "0.8.1" {
 					md.Spec.Provider.Overrides = nil
 				}
@@ -615,9 +615,9 @@ func TestSchemaAtEveryRelease(t *testing.T) {
 // labels join resource.labelSelector, and a taint KAITO does not tolerate
 // by itself is a warning, since presets have no toleration field.
 func TestPlacementOnPresets(t *testing.T) {
-	pools := []v1.NodePool{
-		{Name: "h100", Selector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, GPU: &v1.PoolGPU{PerNode: 8},
-			Taints: []v1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: "NoSchedule"}, {Key: "dedicated", Value: "ml", Effect: "NoSchedule"}}},
+	pools := []hub.NodePool{
+		{Name: "h100", Selector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, GPU: &hub.PoolGPU{PerNode: 8},
+			Taints: []hub.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: "NoSchedule"}, {Key: "dedicated", Value: "ml", Effect: "NoSchedule"}}},
 	}
 	onPool := func(r *providers.Request) {
 		caps := *r.Caps
@@ -649,7 +649,7 @@ func TestBackend(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := request(t, tc.spec)
 			require.Equal(t, tc.want, Provider{}.Backend(req))
-			if req.Engine == v1.EngineLlamaCpp {
+			if req.Engine == hub.EngineLlamaCpp {
 				obj, _ := render(t, tc.spec)
 				labels := at0(obj, "inference", "template", "metadata", "labels")
 				require.Equal(t, "test-model", labels[providers.LabelModelDeployment], "the pool selects the template's label")

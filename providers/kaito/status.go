@@ -4,7 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/providers"
 )
 
@@ -12,7 +12,7 @@ import (
 const servicePort = 80
 
 // Primary implements providers.Reporter: the Workspace named like the model.
-func (Provider) Primary(md *v1.ModelDeployment) providers.Primary {
+func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {
 	return providers.Primary{GVK: schema.FromAPIVersionAndKind(APIVersion, Kind), Name: md.Name, Noun: Kind}
 }
 

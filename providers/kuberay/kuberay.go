@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
@@ -66,13 +66,13 @@ func (Provider) Name() string { return Name }
 func (Provider) Check(req *providers.Request) diag.List {
 	var l diag.List
 	s := &req.MD.Spec
-	if req.Engine != v1.EngineVLLM {
+	if req.Engine != hub.EngineVLLM {
 		l.Errorf("spec.engine.type", "KubeRay only supports vllm engine, got %s", req.Engine)
 	}
-	if s.Mode() == v1.ModeDisaggregated {
+	if s.Mode() == hub.ModeDisaggregated {
 		// Upstream checks the prefill count only; decode needs GPUs just
 		// as much (validation already insists on both).
-		var prefill, decode *v1.ComponentScalingSpec
+		var prefill, decode *hub.ComponentScalingSpec
 		if s.Scaling != nil {
 			prefill, decode = s.Scaling.Prefill, s.Scaling.Decode
 		}
@@ -135,7 +135,7 @@ func checkName(req *providers.Request, l *diag.List) {
 // checkEngineArgs refuses what VLLM_ENGINE_ARGS cannot carry: the variable
 // is one space-joined string, so a key or value with whitespace would be
 // split into other flags.
-func checkEngineArgs(e *v1.EngineSpec, l *diag.List) {
+func checkEngineArgs(e *hub.EngineSpec, l *diag.List) {
 	if e == nil {
 		return
 	}
@@ -180,16 +180,16 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 
 // warnings names every field this provider does not honour, and the
 // scale-to-zero it renders on purpose.
-func warnings(md *v1.ModelDeployment, l *diag.List) {
+func warnings(md *hub.ModelDeployment, l *diag.List) {
 	s := &md.Spec
 	if s.Replicas() == 0 {
 		l.Warnf("spec.scaling.replicas", "is 0: the Serve application runs num_replicas: 0 and serves nothing; the Ray head pod keeps running (upstream AI Runway would run 1 replica)")
 	}
-	if s.Mode() == v1.ModeDisaggregated && s.Scaling != nil {
+	if s.Mode() == hub.ModeDisaggregated && s.Scaling != nil {
 		l.Warnf("spec.serving.mode", "disaggregated: the kuberay provider runs separate prefill-workers and decode-workers groups, but the Serve application does not split prefill from decode (as upstream)")
 		for _, c := range []struct {
 			field string
-			spec  *v1.ComponentScalingSpec
+			spec  *hub.ComponentScalingSpec
 		}{{"spec.scaling.prefill.replicas", s.Scaling.Prefill}, {"spec.scaling.decode.replicas", s.Scaling.Decode}} {
 			if c.spec != nil && c.spec.ReplicaCount() == 0 {
 				l.Warnf(c.field, "is 0: this worker group runs no pods")

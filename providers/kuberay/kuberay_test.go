@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
@@ -21,7 +21,7 @@ import (
 func request(t *testing.T, name, version, spec string) *providers.Request {
 	t.Helper()
 	req := providertest.Request(providertest.Valid(t, "{name: "+name+", namespace: default}", spec), Name)
-	req.Engine = v1.EngineVLLM
+	req.Engine = hub.EngineVLLM
 	req.Provider.Version = version
 	return req
 }
@@ -328,7 +328,7 @@ func TestOverrides(t *testing.T) {
 	// Validation refuses these keys first; the provider refuses them again.
 	for _, key := range []string{"apiVersion", "kind", "metadata", "status"} {
 		req := providertest.Request(providertest.Decode(t, "", base+"provider: {overrides: {"+key+": {}}}"), Name)
-		req.Engine, req.Provider.Version = v1.EngineVLLM, "1.3.0"
+		req.Engine, req.Provider.Version = hub.EngineVLLM, "1.3.0"
 		_, l := Provider{}.Render(req)
 		require.True(t, l.HasErrors(), key)
 		require.Equal(t, "spec.provider.overrides", l.Errors()[0].Field)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/providers"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -86,7 +86,7 @@ func buildRayService(req *providers.Request) *rayService {
 // podMeta is the metadata of every Ray pod: the podTemplate labels and
 // annotations (upstream puts them on the RayService only) and the
 // model-deployment label the gateway's InferencePool selects on.
-func podMeta(md *v1.ModelDeployment) metav1.ObjectMeta {
+func podMeta(md *hub.ModelDeployment) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Labels:      providers.Merge(providers.PodTemplateLabels(md), map[string]string{providers.LabelModelDeployment: md.Name}),
 		Annotations: providers.PodTemplateAnnotations(md),
@@ -123,7 +123,7 @@ func headGroup(req *providers.Request) headGroupSpec {
 // headEnv is MODEL_ID and VLLM_ENGINE_ARGS, then the user's env and the
 // HF token. A variable the user sets by the same name replaces the
 // generated one (in upstream's output the later duplicate wins anyway).
-func headEnv(md *v1.ModelDeployment) []corev1.EnvVar {
+func headEnv(md *hub.ModelDeployment) []corev1.EnvVar {
 	user := providers.ContainerEnv(md)
 	set := map[string]bool{}
 	for _, e := range user {
@@ -141,12 +141,12 @@ func headEnv(md *v1.ModelDeployment) []corev1.EnvVar {
 func workerGroups(req *providers.Request) []workerGroupSpec {
 	md := req.MD
 	s := &md.Spec
-	if s.Mode() != v1.ModeDisaggregated {
+	if s.Mode() != hub.ModeDisaggregated {
 		memory := defaultWorkerMemory
 		if s.Resources != nil && s.Resources.Memory != "" {
 			memory = s.Resources.Memory
 		}
-		gpuType := v1.DefaultGPUResource
+		gpuType := hub.DefaultGPUResource
 		if s.Resources != nil && s.Resources.GPU != nil && s.Resources.GPU.Type != "" {
 			gpuType = s.Resources.GPU.Type
 		}
@@ -158,7 +158,7 @@ func workerGroups(req *providers.Request) []workerGroupSpec {
 	}
 	for _, c := range []struct {
 		name, component string
-		spec            *v1.ComponentScalingSpec
+		spec            *hub.ComponentScalingSpec
 	}{{PrefillGroup, providers.ComponentPrefill, s.Scaling.Prefill}, {DecodeGroup, providers.ComponentDecode, s.Scaling.Decode}} {
 		if c.spec == nil {
 			continue
@@ -167,7 +167,7 @@ func workerGroups(req *providers.Request) []workerGroupSpec {
 		if c.spec.Memory != "" {
 			memory = c.spec.Memory
 		}
-		gpuType := v1.DefaultGPUResource
+		gpuType := hub.DefaultGPUResource
 		if c.spec.GPU != nil && c.spec.GPU.Type != "" {
 			gpuType = c.spec.GPU.Type
 		}
@@ -213,8 +213,8 @@ func image(req *providers.Request) string {
 	if img := req.MD.Spec.EngineImage(); img != "" {
 		return img
 	}
-	if req.Provider != nil && req.Provider.Images[v1.EngineVLLM] != "" {
-		return req.Provider.Images[v1.EngineVLLM]
+	if req.Provider != nil && req.Provider.Images[hub.EngineVLLM] != "" {
+		return req.Provider.Images[hub.EngineVLLM]
 	}
 	return DefaultImage
 }
@@ -224,11 +224,11 @@ func image(req *providers.Request) string {
 // --trust-remote-code), then --enforce-eager and prefix caching, then
 // engine.args sorted by key, then engine.extraArgs verbatim. A derived flag
 // steps aside when the user sets the same flag, so it appears once.
-func EngineArgs(md *v1.ModelDeployment) string {
+func EngineArgs(md *hub.ModelDeployment) string {
 	s := &md.Spec
 	e := s.Engine
 	if e == nil {
-		e = &v1.EngineSpec{}
+		e = &hub.EngineSpec{}
 	}
 	user := providers.UserFlags(e)
 	var args []string
@@ -246,10 +246,10 @@ func EngineArgs(md *v1.ModelDeployment) string {
 	if s.Model.ServedName != "" {
 		add("served-model-name", s.Model.ServedName)
 	}
-	if v1.Bool(e.TrustRemoteCode) {
+	if hub.Bool(e.TrustRemoteCode) {
 		add("trust-remote-code")
 	}
-	if v1.Bool(e.EnforceEager) {
+	if hub.Bool(e.EnforceEager) {
 		add("enforce-eager")
 	}
 	if e.EnablePrefixCaching != nil && !user["enable-prefix-caching"] && !user["no-enable-prefix-caching"] {

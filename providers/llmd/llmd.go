@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/internal/podserver"
@@ -44,10 +44,10 @@ func (Provider) Check(req *providers.Request) diag.List {
 	var l diag.List
 	md := req.MD
 	s := &md.Spec
-	if req.Engine != v1.EngineVLLM {
-		l.Errorf("spec.engine.type", "the llmd provider (llm-d) only supports the %q engine, got %q", v1.EngineVLLM, req.Engine)
+	if req.Engine != hub.EngineVLLM {
+		l.Errorf("spec.engine.type", "the llmd provider (llm-d) only supports the %q engine, got %q", hub.EngineVLLM, req.Engine)
 	}
-	if s.Mode() == v1.ModeDisaggregated {
+	if s.Mode() == hub.ModeDisaggregated {
 		for _, c := range components(s) {
 			if c.spec == nil {
 				l.Errorf("spec.scaling."+c.role, "the llmd provider requires `spec.scaling.%s` in disaggregated serving mode", c.role)
@@ -83,7 +83,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 	checkOverrides(overrides, &l)
 	var deployments []*appsv1.Deployment
 	var services []*corev1.Service
-	if md.Spec.Mode() == v1.ModeDisaggregated {
+	if md.Spec.Mode() == hub.ModeDisaggregated {
 		// Decode first: upstream tracks status on the first object, and
 		// decode pods are the ones that serve user requests.
 		for _, c := range components(&md.Spec) {
@@ -117,14 +117,14 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 // component is one role of disaggregated serving.
 type component struct {
 	role, suffix, kvTransfer string
-	spec                     *v1.ComponentScalingSpec
+	spec                     *hub.ComponentScalingSpec
 	// routable: only decode pods take user requests (upstream labels the
 	// pods behind the decode Service only).
 	routable bool
 }
 
-func components(s *v1.ModelDeploymentSpec) []component {
-	var prefill, decode *v1.ComponentScalingSpec
+func components(s *hub.ModelDeploymentSpec) []component {
+	var prefill, decode *hub.ComponentScalingSpec
 	if s.Scaling != nil {
 		prefill, decode = s.Scaling.Prefill, s.Scaling.Decode
 	}
@@ -135,14 +135,14 @@ func components(s *v1.ModelDeploymentSpec) []component {
 }
 
 // serverNames are the Deployment (and Service) names Render produces.
-func serverNames(md *v1.ModelDeployment) []string {
-	if md.Spec.Mode() == v1.ModeDisaggregated {
+func serverNames(md *hub.ModelDeployment) []string {
+	if md.Spec.Mode() == hub.ModeDisaggregated {
 		return []string{md.Name + decodeSuffix, md.Name + prefillSuffix}
 	}
 	return []string{md.Name}
 }
 
-func gpuType(g *v1.GPUSpec) string {
+func gpuType(g *hub.GPUSpec) string {
 	if g == nil {
 		return ""
 	}
@@ -151,12 +151,12 @@ func gpuType(g *v1.GPUSpec) string {
 
 // warnIgnored names the fields the llm-d provider does not render, as
 // upstream ignores them silently.
-func warnIgnored(md *v1.ModelDeployment, l *diag.List) {
+func warnIgnored(md *hub.ModelDeployment, l *diag.List) {
 	s := &md.Spec
 	if s.Model.Storage != nil && len(s.Model.Storage.Volumes) > 0 {
 		l.Warnf("spec.model.storage", "is ignored by the llmd provider: like upstream, llm-d model servers mount no volumes and download the model at start-up; use the vllm or dynamo provider to mount model storage")
 	}
-	if s.Mode() == v1.ModeDisaggregated {
+	if s.Mode() == hub.ModeDisaggregated {
 		if r := s.Resources; r != nil {
 			if r.Memory != "" {
 				l.Warnf("spec.resources.memory", "is ignored by the llmd provider in disaggregated serving mode: set `spec.scaling.prefill.memory` and `spec.scaling.decode.memory`")
@@ -220,7 +220,7 @@ func checkOverrides(raw json.RawMessage, l *diag.List) {
 // sets the same flag in `engine.args` or `engine.extraArgs`, so each flag
 // appears once and the user's value is the one vLLM sees (upstream emits
 // both, and vLLM's parser keeps the later, the user's).
-func Args(md *v1.ModelDeployment, gpus int32, kvTransfer string) []string {
+func Args(md *hub.ModelDeployment, gpus int32, kvTransfer string) []string {
 	c := providers.NewCommandLine(md)
 	c.AddModelFlags(md)
 	e := c.Engine()
@@ -234,7 +234,7 @@ func Args(md *v1.ModelDeployment, gpus int32, kvTransfer string) []string {
 			c.Add("no-enable-prefix-caching")
 		}
 	}
-	if v1.Bool(e.EnforceEager) {
+	if hub.Bool(e.EnforceEager) {
 		c.Add("enforce-eager")
 	}
 	if gpus > 1 {
@@ -254,7 +254,7 @@ func (Provider) Backend(req *providers.Request) providers.Backend {
 
 // Primary implements providers.Reporter: the Deployment serving user
 // requests, the decode one in disaggregated mode, as upstream tracks it.
-func (Provider) Primary(md *v1.ModelDeployment) providers.Primary {
+func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {
 	return podserver.Primary(serverNames(md)[0])
 }
 

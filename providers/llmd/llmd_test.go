@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/providertest"
@@ -17,7 +17,7 @@ import (
 
 // decode builds a defaulted ModelDeployment `test-model` in `default` from
 // a spec in YAML, as the pipeline does before validation.
-func decode(t *testing.T, spec string) *v1.ModelDeployment {
+func decode(t *testing.T, spec string) *hub.ModelDeployment {
 	t.Helper()
 	return providertest.Decode(t, "", spec)
 }
@@ -27,15 +27,15 @@ func decode(t *testing.T, spec string) *v1.ModelDeployment {
 func request(t *testing.T, spec string) *providers.Request {
 	t.Helper()
 	md := decode(t, spec)
-	require.False(t, v1.ValidateModelDeployment(md).HasErrors(), "%v", v1.ValidateModelDeployment(md))
+	require.False(t, hub.ValidateModelDeployment(md).HasErrors(), "%v", hub.ValidateModelDeployment(md))
 	return unvalidated(md)
 }
 
 // unvalidated builds a Request without validation, to reach what upstream's
 // transformer does with input its webhook would refuse.
-func unvalidated(md *v1.ModelDeployment) *providers.Request {
+func unvalidated(md *hub.ModelDeployment) *providers.Request {
 	req := providertest.Request(md, Name)
-	req.Engine = v1.EngineVLLM
+	req.Engine = hub.EngineVLLM
 	return req
 }
 
@@ -382,7 +382,7 @@ func TestDisaggregated(t *testing.T) {
 	})
 	t.Run("item 120: disaggregated without scaling is an error", func(t *testing.T) {
 		md := decode(t, disagg)
-		require.Contains(t, v1.ValidateModelDeployment(md).Errors()[0].Message, "disaggregated mode requires scaling.prefill and scaling.decode")
+		require.Contains(t, hub.ValidateModelDeployment(md).Errors()[0].Message, "disaggregated mode requires scaling.prefill and scaling.decode")
 		l := Provider{}.Check(unvalidated(md)).Errors()
 		require.Len(t, l, 2)
 		require.Equal(t, "spec.scaling.decode", l[0].Field)
@@ -400,7 +400,7 @@ func TestDisaggregated(t *testing.T) {
 func TestOverrides(t *testing.T) {
 	t.Run("item 121: spec.replicas is refused at validation; upstream's transformer would merge it", func(t *testing.T) {
 		md := decode(t, base+"provider: {name: llmd, overrides: {spec: {replicas: 5}}}")
-		require.Contains(t, v1.ValidateModelDeployment(md).Errors()[0].Message, `overriding "replicas" is forbidden`)
+		require.Contains(t, hub.ValidateModelDeployment(md).Errors()[0].Message, `overriding "replicas" is forbidden`)
 		objs, l := Provider{}.Render(unvalidated(md))
 		require.False(t, l.HasErrors())
 		n, err := providertest.Int64(objs[0]["spec"].(map[string]any)["replicas"])

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/internal/podserver"
@@ -41,10 +41,10 @@ func (Provider) Name() string { return Name }
 func (Provider) Check(req *providers.Request) diag.List {
 	var l diag.List
 	s := &req.MD.Spec
-	if req.Engine != v1.EngineVLLM {
-		l.Errorf("spec.engine.type", "the vllm provider only supports the %q engine, got %q", v1.EngineVLLM, req.Engine)
+	if req.Engine != hub.EngineVLLM {
+		l.Errorf("spec.engine.type", "the vllm provider only supports the %q engine, got %q", hub.EngineVLLM, req.Engine)
 	}
-	if s.Mode() == v1.ModeDisaggregated {
+	if s.Mode() == hub.ModeDisaggregated {
 		l.Errorf("spec.serving.mode", "the vllm provider does not support disaggregated serving mode; use `spec.serving.mode: aggregated` or another provider")
 	} else if s.GPUCount() <= 0 {
 		l.Errorf("spec.resources.gpu.count", "the vllm provider requires GPU resources (`spec.resources.gpu.count` > 0)")
@@ -58,7 +58,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 
 // checkArgs refuses engine flags that would break the generated networking
 // (the Service and probes expect --host 0.0.0.0 --port 8000) and invalid keys.
-func checkArgs(e *v1.EngineSpec, l *diag.List) {
+func checkArgs(e *hub.EngineSpec, l *diag.List) {
 	if e == nil {
 		return
 	}
@@ -74,7 +74,7 @@ func checkArgs(e *v1.EngineSpec, l *diag.List) {
 		}
 	}
 	for i, tok := range e.ExtraArgs {
-		if key, ok := v1.FlagKey(tok); ok && (key == "host" || key == "port") {
+		if key, ok := hub.FlagKey(tok); ok && (key == "host" || key == "port") {
 			l.Errorf(fmt.Sprintf("spec.engine.extraArgs[%d]", i), "engine extraArg %q conflicts with Direct vLLM generated networking (--host 0.0.0.0 --port %d); remove it", tok, Port)
 		}
 	}
@@ -92,7 +92,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 	return objs, l
 }
 
-func warnUnmanagedVolumes(md *v1.ModelDeployment, l *diag.List) {
+func warnUnmanagedVolumes(md *hub.ModelDeployment, l *diag.List) {
 	if md.Spec.Model.Storage == nil {
 		return
 	}
@@ -126,11 +126,11 @@ func healthProbe(period, failureThreshold int32) *corev1.Probe {
 // Args builds the vLLM command line in upstream's order. Every derived flag
 // steps aside when the user set the same flag in `engine.args` or
 // `engine.extraArgs`, so the user's value appears exactly once.
-func Args(md *v1.ModelDeployment) []string {
+func Args(md *hub.ModelDeployment) []string {
 	c := providers.NewCommandLine(md, "--host", "0.0.0.0", "--port", strconv.Itoa(Port))
 	c.AddModelFlags(md)
 	e := c.Engine()
-	if v1.Bool(e.EnforceEager) {
+	if hub.Bool(e.EnforceEager) {
 		c.Add("enforce-eager")
 	}
 	if e.EnablePrefixCaching != nil && !c.UserSet("no-enable-prefix-caching") {
@@ -146,7 +146,7 @@ func Args(md *v1.ModelDeployment) []string {
 	return c.Finish()
 }
 
-func containerResources(md *v1.ModelDeployment) corev1.ResourceRequirements {
+func containerResources(md *hub.ModelDeployment) corev1.ResourceRequirements {
 	r := md.Spec.Resources
 	if r == nil {
 		return corev1.ResourceRequirements{}
@@ -161,7 +161,7 @@ func containerResources(md *v1.ModelDeployment) corev1.ResourceRequirements {
 // volumes returns the pod volumes and mounts: /dev/shm for multi-GPU
 // tensor parallelism (NCCL needs more than the default 64Mi), then one PVC
 // per storage volume.
-func volumes(md *v1.ModelDeployment) ([]corev1.Volume, []corev1.VolumeMount) {
+func volumes(md *hub.ModelDeployment) ([]corev1.Volume, []corev1.VolumeMount) {
 	var vols []corev1.Volume
 	var mounts []corev1.VolumeMount
 	if md.Spec.GPUCount() > 1 {
@@ -177,7 +177,7 @@ func volumes(md *v1.ModelDeployment) ([]corev1.Volume, []corev1.VolumeMount) {
 			continue
 		}
 		vols = append(vols, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: v.ResolvedClaimName(md.Name)}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: v.Name, MountPath: v.MountPath, ReadOnly: v1.Bool(v.ReadOnly)})
+		mounts = append(mounts, corev1.VolumeMount{Name: v.Name, MountPath: v.MountPath, ReadOnly: hub.Bool(v.ReadOnly)})
 	}
 	return vols, mounts
 }
@@ -189,7 +189,7 @@ func (Provider) Backend(req *providers.Request) providers.Backend {
 }
 
 // Primary implements providers.Reporter: the Deployment named like the model.
-func (Provider) Primary(md *v1.ModelDeployment) providers.Primary {
+func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {
 	return podserver.Primary(md.Name)
 }
 

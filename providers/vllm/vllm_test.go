@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/providertest"
@@ -21,7 +21,7 @@ import (
 func request(t *testing.T, spec string) *providers.Request {
 	t.Helper()
 	req := providertest.Request(providertest.Valid(t, "", spec), Name)
-	req.Engine = v1.EngineVLLM
+	req.Engine = hub.EngineVLLM
 	return req
 }
 
@@ -212,7 +212,7 @@ func TestOverrides(t *testing.T) {
 	// so no caller that skips validation can change an object's identity.
 	for _, key := range []string{"apiVersion", "kind", "metadata", "status"} {
 		req := providertest.Request(providertest.Decode(t, "", base+"provider: {overrides: {"+key+": {}}}"), Name)
-		req.Engine = v1.EngineVLLM
+		req.Engine = hub.EngineVLLM
 		_, l := Provider{}.Render(req)
 		require.True(t, l.HasErrors(), key)
 		require.Equal(t, "spec.provider.overrides", l.Errors()[0].Field)

@@ -150,6 +150,17 @@ printf '%s\n' "$@" > "$GH_LOG"
 	dev := strings.Index(comment, "for `clusters/dev/capabilities.yaml`")
 	prod := strings.Index(comment, "for `clusters/prod/capabilities.yaml`")
 	require.True(t, dev >= 0 && prod > dev, "one section per cluster in matrix order:\n%s", comment)
+
+	// migrate-check passes on current models and fails, naming the file,
+	// once a model uses the deprecated spec.image.
+	script, _ = wf.step(t, "migrate-check", "migrate")
+	env := []string{path, "MODEL_PATHS=" + wf.Env["MODEL_PATHS"]}
+	mustRun(t, repo, env, "bash", append(shell, script)...)
+	model := filepath.Join(repo, "models", "vllm-basic", "modeldeployment.yaml")
+	editFile(t, model, "    contextLength: 8192\n", "    contextLength: 8192\n  image: vllm/vllm-openai:v0.11.0\n")
+	res := run(t, repo, env, "bash", append(shell, script)...)
+	require.Equal(t, 2, res.exit, "stderr:\n%s", res.stderr)
+	require.Contains(t, res.stdout, "models/vllm-basic/modeldeployment.yaml: airunway.ai/v1alpha1/ModelDeployment/inference/llama-3-1-8b: moved `spec.image` to `spec.engine.image`")
 }
 
 // TestDiffReadmeSnippet runs the README's diff command as written, in a

@@ -170,7 +170,7 @@ func TestKptFnRenderFailureLeavesFilesUntouched(t *testing.T) {
 func TestKptMigrate(t *testing.T) {
 	kpt := kptBin(t)
 	pkg := t.TempDir()
-	legacy := "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata:\n  name: legacy\n  namespace: models\nspec:\n  model:\n    id: Qwen/Qwen3-0.6B\n  image: registry.example.com/vllm:v0.11.0 # mirrored\n  engine:\n    type: vllm\n"
+	legacy := "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata:\n  name: legacy\n  namespace: models\nspec:\n  model:\n    id: Qwen/Qwen3-0.6B\n  image: registry.example.com/vllm:v0.11.0 # mirrored\n  engine:\n    type: vllm\n  resources:\n    gpu:\n      count: 1\n"
 	require.NoError(t, os.WriteFile(filepath.Join(pkg, "models.yaml"), []byte(legacy), 0o644))
 
 	res := run(t, pkg, nil, renderBin(t), "migrate", "--check", pkg)

@@ -9,7 +9,7 @@ package podserver
 import (
 	"encoding/json"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
 	appsv1 "k8s.io/api/apps/v1"
@@ -47,7 +47,7 @@ type Server struct {
 }
 
 // SelectorLabels are the Deployment's selector and the Service's selector.
-func SelectorLabels(md *v1.ModelDeployment, name string) map[string]string {
+func SelectorLabels(md *hub.ModelDeployment, name string) map[string]string {
 	return map[string]string{providers.LabelDeployment: md.Name, LabelApp: name}
 }
 
@@ -131,8 +131,8 @@ func Image(req *providers.Request, defaultImage string) string {
 	if img := req.MD.Spec.EngineImage(); img != "" {
 		return img
 	}
-	if req.Provider != nil && req.Provider.Images[v1.EngineVLLM] != "" {
-		return req.Provider.Images[v1.EngineVLLM]
+	if req.Provider != nil && req.Provider.Images[hub.EngineVLLM] != "" {
+		return req.Provider.Images[hub.EngineVLLM]
 	}
 	return defaultImage
 }
@@ -151,7 +151,7 @@ func Resources(gpuCount int32, gpuType, memory, cpu string) corev1.ResourceRequi
 	}
 	if gpuCount > 0 {
 		if gpuType == "" {
-			gpuType = v1.DefaultGPUResource
+			gpuType = hub.DefaultGPUResource
 		}
 		gpu := corev1.ResourceName(gpuType)
 		set(&rr.Limits, gpu, *resource.NewQuantity(int64(gpuCount), resource.DecimalSI))
@@ -199,7 +199,7 @@ func Objects(deployments []*appsv1.Deployment, services []*corev1.Service, overr
 }
 
 // Overrides returns spec.provider.overrides, nil when unset.
-func Overrides(md *v1.ModelDeployment) json.RawMessage {
+func Overrides(md *hub.ModelDeployment) json.RawMessage {
 	if md.Spec.Provider == nil {
 		return nil
 	}

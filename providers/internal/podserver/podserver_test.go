@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
@@ -15,14 +15,14 @@ import (
 )
 
 func request(labels map[string]string) *providers.Request {
-	md := &v1.ModelDeployment{
+	md := &hub.ModelDeployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "m", Namespace: "ns"},
-		Spec: v1.ModelDeploymentSpec{
-			Model:       v1.ModelSpec{ID: "org/model", Source: v1.SourceHuggingFace},
-			PodTemplate: &v1.PodTemplateSpec{Metadata: &v1.PodTemplateMetadata{Labels: labels}},
+		Spec: hub.ModelDeploymentSpec{
+			Model:       hub.ModelSpec{ID: "org/model", Source: hub.SourceHuggingFace},
+			PodTemplate: &hub.PodTemplateSpec{Metadata: &hub.PodTemplateMetadata{Labels: labels}},
 		},
 	}
-	return &providers.Request{MD: md, Engine: v1.EngineVLLM, Placement: providers.NewPlacement(md)}
+	return &providers.Request{MD: md, Engine: hub.EngineVLLM, Placement: providers.NewPlacement(md)}
 }
 
 func TestDeploymentPodLabels(t *testing.T) {
@@ -49,7 +49,7 @@ func TestDeploymentPodLabels(t *testing.T) {
 
 func TestResources(t *testing.T) {
 	rr := Resources(2, "", "", "")
-	require.Equal(t, "2", rr.Limits.Name(v1.DefaultGPUResource, "").String(), "an empty type means upstream's nvidia.com/gpu")
+	require.Equal(t, "2", rr.Limits.Name(hub.DefaultGPUResource, "").String(), "an empty type means upstream's nvidia.com/gpu")
 	rr = Resources(0, "amd.com/gpu", "", "")
 	require.Nil(t, rr.Limits)
 	require.Nil(t, rr.Requests)
@@ -58,11 +58,11 @@ func TestResources(t *testing.T) {
 func TestImage(t *testing.T) {
 	req := request(nil)
 	require.Equal(t, "default:v1", Image(req, "default:v1"))
-	req.Provider = &capabilities.Provider{Images: map[string]string{v1.EngineVLLM: "pinned:v2"}}
+	req.Provider = &capabilities.Provider{Images: map[string]string{hub.EngineVLLM: "pinned:v2"}}
 	require.Equal(t, "pinned:v2", Image(req, "default:v1"))
 	req.MD.Spec.Image = "legacy:v3"
 	require.Equal(t, "legacy:v3", Image(req, "default:v1"))
-	req.MD.Spec.Engine = &v1.EngineSpec{Image: "engine:v4"}
+	req.MD.Spec.Engine = &hub.EngineSpec{Image: "engine:v4"}
 	require.Equal(t, "engine:v4", Image(req, "default:v1"))
 }
 

@@ -1,4 +1,4 @@
-package v1alpha1
+package hub
 
 import (
 	"encoding/json"
@@ -8,11 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// Group, version and kinds of the airunway.ai API.
+// Group and kinds of the airunway.ai API; each served version has its own
+// package and apiVersion.
 const (
 	Group                   = "airunway.ai"
-	Version                 = "v1alpha1"
-	APIVersion              = Group + "/" + Version
 	KindModelDeployment     = "ModelDeployment"
 	KindClusterCapabilities = "ClusterCapabilities"
 )
@@ -35,23 +34,29 @@ const (
 	PurposeCustom           = "custom"
 
 	DefaultGPUResource = "nvidia.com/gpu"
+
+	// Upstream's default mount paths and access mode of storage volumes.
+	DefaultModelCacheMountPath       = "/model-cache"
+	DefaultCompilationCacheMountPath = "/compilation-cache"
+	DefaultAccessMode                = "ReadWriteMany"
 )
 
 // Engines lists the engine types in upstream's auto-selection preference
 // order: vllm > sglang > trtllm > llamacpp.
 var Engines = []string{EngineVLLM, EngineSGLang, EngineTRTLLM, EngineLlamaCpp}
 
-// ModelDeployment is the provider-neutral description of one served model.
+// ModelDeployment is the provider-neutral description of one served model,
+// converted from whichever served version it was written in. TypeMeta keeps
+// that version, so problems name the object as its author wrote it.
 type ModelDeployment struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              ModelDeploymentSpec `json:"spec"`
-	// Status is accepted (objects exported from a cluster carry it) and
-	// ignored: the renderer never reads or writes status.
-	Status json.RawMessage `json:"status,omitempty"`
 }
 
-// ModelDeploymentSpec mirrors upstream's spec field for field.
+// ModelDeploymentSpec holds every field any served version can say. Today
+// that is upstream's v1alpha1 spec, field for field, including the legacy
+// `image` that v1alpha1 still serves.
 type ModelDeploymentSpec struct {
 	Model        ModelSpec           `json:"model"`
 	Provider     *ProviderSpec       `json:"provider,omitempty"`
@@ -217,7 +222,8 @@ func (s *ModelDeploymentSpec) ProviderName() string {
 }
 
 // EngineImage returns the image override: engine.image, else the legacy
-// spec.image.
+// spec.image (the served version's conversion has checked that the two
+// agree).
 func (s *ModelDeploymentSpec) EngineImage() string {
 	if s.Engine != nil && s.Engine.Image != "" {
 		return s.Engine.Image
@@ -243,3 +249,26 @@ func (c *ComponentScalingSpec) ReplicaCount() int32 {
 
 // Bool dereferences an optional bool, false when unset.
 func Bool(b *bool) bool { return b != nil && *b }
+
+// ResolvedClaimName is the PVC a volume mounts: claimName, else the managed
+// name <md>-<volume>.
+func (v *StorageVolume) ResolvedClaimName(mdName string) string {
+	if v.ClaimName != "" {
+		return v.ClaimName
+	}
+	return mdName + "-" + v.Name
+}
+
+// IsManaged reports whether the renderer must create the volume's PVC.
+func (v *StorageVolume) IsManaged() bool { return v.Size != nil }
+
+// SizeString returns the size quantity as written, "" when unset.
+func (v *StorageVolume) SizeString() string {
+	if v.Size == nil {
+		return ""
+	}
+	if v.Size.Type == intstr.Int {
+		return v.Size.String()
+	}
+	return v.Size.StrVal
+}

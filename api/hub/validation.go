@@ -1,4 +1,4 @@
-package v1alpha1
+package hub
 
 import (
 	"encoding/json"
@@ -27,20 +27,20 @@ const (
 var (
 	maxMemory    = resource.MustParse("4Ti")
 	maxCPU       = resource.MustParse("512")
-	volumeNameRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9\-]*[a-z0-9])?$`)
+	VolumeNameRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9\-]*[a-z0-9])?$`)
 	// forbiddenMountAt are upstream's runtime-owned directories plus /run,
 	// where /var/run usually points (the service account token lives
 	// below both).
 	forbiddenMountAt = []string{"/dev", "/proc", "/sys", "/etc", "/var/run", "/run"}
-	accessModes      = []string{"ReadWriteOnce", "ReadWriteMany", "ReadOnlyMany", "ReadWriteOncePod"}
+	AccessModes      = []string{"ReadWriteOnce", "ReadWriteMany", "ReadOnlyMany", "ReadWriteOncePod"}
 )
 
 // Override keys upstream bans at any depth: the first group would let a
 // ModelDeployment author escalate privileges, the second would bypass the
 // sizing ceilings above.
 var (
-	securityOverrideKeys = []string{"securityContext", "serviceAccountName", "serviceAccount", "hostNetwork", "hostPID", "hostIPC", "automountServiceAccountToken", "nodeName", "priorityClassName", "runtimeClassName"}
-	sizingOverrideKeys   = []string{"replicas", "resources"}
+	SecurityOverrideKeys = []string{"securityContext", "serviceAccountName", "serviceAccount", "hostNetwork", "hostPID", "hostIPC", "automountServiceAccountToken", "nodeName", "priorityClassName", "runtimeClassName"}
+	SizingOverrideKeys   = []string{"replicas", "resources"}
 )
 
 // Override keys this renderer bans beyond upstream. With the first group
@@ -61,8 +61,9 @@ const (
 )
 
 // ValidateModelDeployment checks a defaulted ModelDeployment against every
-// upstream admission and reconciler rule that needs no cluster. Rules that
-// need the cluster's providers are checked during selection.
+// upstream admission and reconciler rule that needs no cluster. Rules about
+// one served version's own fields are its conversion's; rules that need the
+// cluster's providers are checked during selection.
 func ValidateModelDeployment(md *ModelDeployment) diag.List {
 	var l diag.List
 	validateMetadata(md, &l)
@@ -110,13 +111,6 @@ func validateModel(md *ModelDeployment, l *diag.List) {
 
 func validateEngine(s *ModelDeploymentSpec, l *diag.List) {
 	checkEnum(l, "spec.serving.mode", s.Mode(), ModeAggregated, ModeDisaggregated)
-	switch {
-	case s.Image == "":
-	case s.Engine != nil && s.Engine.Image != "" && s.Image != s.Engine.Image:
-		l.Errorf("spec.engine.image", "%q conflicts with `spec.image` %q: when both are set they must be equal (prefer `spec.engine.image` and remove the legacy `spec.image`)", s.Engine.Image, s.Image)
-	default:
-		l.Warnf("spec.image", "is deprecated: set the image as `spec.engine.image` (`airunway-render migrate` moves it)")
-	}
 	e := s.Engine
 	if e == nil {
 		return
@@ -340,9 +334,9 @@ func walkOverrides(v any, at string, l *diag.List) {
 				l.Errorf(field, "overriding `namespace` is forbidden: an override must not move an object, or point a reference, out of the ModelDeployment's namespace")
 			case slices.Contains(hostOverrideKeys, k):
 				l.Errorf(field, "overriding %q is forbidden: it gives the pod access to its node, which the Pod Security Standards baseline forbids", k)
-			case slices.Contains(securityOverrideKeys, k):
+			case slices.Contains(SecurityOverrideKeys, k):
 				l.Errorf(field, "overriding %q is forbidden: security-sensitive pod fields must not be set through overrides", k)
-			case slices.Contains(sizingOverrideKeys, k):
+			case slices.Contains(SizingOverrideKeys, k):
 				l.Errorf(field, "overriding %q is forbidden: use `spec.scaling` and `spec.resources`, which enforce the sizing limits", k)
 			default:
 				walkOverrides(t[k], field, l)
@@ -412,12 +406,12 @@ func validateStorage(md *ModelDeployment, l *diag.List) {
 func validateVolume(md *ModelDeployment, v *StorageVolume, at string, l *diag.List) {
 	if v.Name == "" {
 		l.Errorf(at+".name", "must be set")
-	} else if len(v.Name) > 63 || !volumeNameRe.MatchString(v.Name) {
+	} else if len(v.Name) > 63 || !VolumeNameRe.MatchString(v.Name) {
 		l.Errorf(at+".name", "%q must be a DNS label: lower-case letters, digits and '-', at most 63 characters, starting and ending with a letter or digit", v.Name)
 	}
 	checkEnum(l, at+".purpose", v.Purpose, PurposeModelCache, PurposeCompilationCache, PurposeCustom)
 	if v.AccessMode != "" {
-		checkEnum(l, at+".accessMode", v.AccessMode, accessModes...)
+		checkEnum(l, at+".accessMode", v.AccessMode, AccessModes...)
 	}
 	validateVolumeSize(md, v, at, l)
 	validateMountPath(v, at, l)

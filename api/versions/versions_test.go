@@ -1,0 +1,134 @@
+package versions
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+func TestServed(t *testing.T) {
+	require.Equal(t, v1alpha1.APIVersion, Newest(), "migrate writes the newest version")
+	seen := map[string]bool{}
+	for _, v := range Served {
+		require.True(t, strings.HasPrefix(v.APIVersion, hub.Group+"/"), v.APIVersion)
+		require.False(t, seen[v.APIVersion], "%s is listed twice", v.APIVersion)
+		seen[v.APIVersion] = true
+		require.NotNil(t, v.ModelDeployment, v.APIVersion)
+		require.NotNil(t, v.ClusterCapabilities, v.APIVersion)
+		got, ok := Lookup(v.APIVersion)
+		require.True(t, ok)
+		require.Equal(t, v.APIVersion, got.APIVersion)
+	}
+	_, ok := Lookup("airunway.ai/v1")
+	require.False(t, ok)
+}
+
+// An apiVersion that is not served is an error naming the served ones, and
+// the object's other problems are still reported in the same run.
+func TestNotServed(t *testing.T) {
+	md := []byte(`{"apiVersion":"airunway.ai/v1beta1","kind":"ModelDeployment","metadata":{"name":"m"},"spec":{"model":{"id":"x"},"replicas":2}}`)
+	got, l := DecodeModelDeployment("airunway.ai/v1beta1", md)
+	require.Nil(t, got, "the unknown field fails decoding")
+	require.Len(t, l.Errors(), 2, "%v", l)
+	require.Equal(t, "apiVersion", l.Errors()[0].Field)
+	require.Equal(t, `"airunway.ai/v1beta1" is not supported: ModelDeployment must use apiVersion "airunway.ai/v1alpha1"`, l.Errors()[0].Message)
+	require.Equal(t, "spec.replicas", l.Errors()[1].Field)
+
+	caps := []byte(`{"apiVersion":"example.com/v1","kind":"ClusterCapabilities","metadata":{"name":"c"},"spec":{}}`)
+	c, l := DecodeClusterCapabilities("example.com/v1", caps)
+	require.NotNil(t, c)
+	require.Len(t, l, 1)
+	require.Contains(t, l[0].Message, `ClusterCapabilities must use apiVersion "airunway.ai/v1alpha1"`)
+}
+
+// The deprecation warnings come from the served version's conversion.
+func TestDeprecatedFieldWarns(t *testing.T) {
+	md := []byte(`{"apiVersion":"airunway.ai/v1alpha1","kind":"ModelDeployment","metadata":{"name":"m"},"spec":{"model":{"id":"x"},"image":"repo/vllm:1"}}`)
+	got, l := DecodeModelDeployment(v1alpha1.APIVersion, md)
+	require.False(t, l.HasErrors(), "%v", l)
+	require.Len(t, l, 1)
+	require.Equal(t, "spec.image", l[0].Field)
+	require.Contains(t, l[0].Message, "`spec.engine.image`", "names the replacement")
+	require.Equal(t, "repo/vllm:1", got.Spec.EngineImage())
+}
+
+// TestConversionLosesNothing converts every ModelDeployment and capability
+// file the project ships (golden inputs and examples) to the hub and
+// requires every field to arrive: the hub object encodes to the same JSON
+// as the served version's object, its ignored status aside. A field added
+// to a served version without a place in the hub fails here.
+func TestConversionLosesNothing(t *testing.T) {
+	models, files := 0, 0
+	for _, node := range shippedObjects(t) {
+		js, l := yamlerr.ObjectJSON(node)
+		require.False(t, l.HasErrors(), "%v", l)
+		switch node.GetKind() {
+		case hub.KindModelDeployment:
+			in, l := v1alpha1.DecodeModelDeployment(js)
+			if l.HasErrors() {
+				continue // the golden error cases
+			}
+			in.Status = nil
+			out, _ := in.ConvertToHub()
+			requireSameJSON(t, in, out)
+			models++
+		case hub.KindClusterCapabilities:
+			in, l := v1alpha1.DecodeClusterCapabilities(js)
+			if l.HasErrors() {
+				continue
+			}
+			requireSameJSON(t, in, in.ConvertToHub())
+			files++
+		}
+	}
+	require.Greater(t, models, 100)
+	require.Greater(t, files, 20)
+}
+
+func requireSameJSON(t *testing.T, want, got any) {
+	t.Helper()
+	w, err := json.Marshal(want)
+	require.NoError(t, err)
+	g, err := json.Marshal(got)
+	require.NoError(t, err)
+	require.JSONEq(t, string(w), string(g))
+}
+
+// shippedObjects reads the airunway.ai objects of the golden inputs and the
+// examples (not the expected outputs).
+func shippedObjects(t *testing.T) []*kyaml.RNode {
+	t.Helper()
+	var out []*kyaml.RNode
+	for _, root := range []string{"../../golden/testdata", "../../examples"} {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") || strings.HasPrefix(d.Name(), "expected") {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			nodes, err := (&kio.ByteReader{Reader: strings.NewReader(string(data)), OmitReaderAnnotations: true}).Read()
+			if err != nil {
+				return nil // a deliberately broken input
+			}
+			for _, n := range nodes {
+				if n.GetApiVersion() == v1alpha1.APIVersion {
+					out = append(out, n)
+				}
+			}
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	return out
+}
