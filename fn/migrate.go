@@ -184,9 +184,11 @@ func migrateFunction(stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // migrateObject applies every migration to one object in place and says
-// what changed. Objects other than ModelDeployments are left alone.
+// what changed. Migrations belong to a served version, so only v1alpha1
+// ModelDeployments are touched; anything else, including an apiVersion
+// that is not served (rendering reports it), is left alone.
 func migrateObject(n *yaml.RNode) ([]string, error) {
-	if _, bad := render.CheckShape(n); bad || n.GetKind() != hub.KindModelDeployment || !strings.HasPrefix(n.GetApiVersion(), hub.Group+"/") {
+	if _, bad := render.CheckShape(n); bad || n.GetKind() != hub.KindModelDeployment || n.GetApiVersion() != v1alpha1.APIVersion {
 		return nil, nil
 	}
 	spec := n.Field("spec")

@@ -259,3 +259,19 @@ spec:
 		})
 	}
 }
+
+// TestMigrateLeavesOtherVersions: migrations belong to v1alpha1; an
+// apiVersion that is not served is rendering's to refuse, not migrate's to
+// rewrite.
+func TestMigrateLeavesOtherVersions(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "m.yaml")
+	other := strings.Replace(legacyModel, "apiVersion: airunway.ai/v1alpha1", "apiVersion: airunway.ai/v1beta1", 1)
+	writeFile(t, file, other)
+	if code, stdout, stderr := mainArgs("migrate", "--check", file); code != 0 || stdout != "" {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	_, l := renderFiles("", []string{file})
+	if !strings.Contains(problemText(l), `apiVersion: "airunway.ai/v1beta1" is not supported: ModelDeployment must use apiVersion "airunway.ai/v1alpha1"`) {
+		t.Errorf("rendering does not refuse the version: %v", l)
+	}
+}
