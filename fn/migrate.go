@@ -195,14 +195,18 @@ func migrateObject(n *yaml.RNode) ([]string, error) {
 	if spec == nil || spec.Value.YNode().Kind != yaml.MappingNode {
 		return nil, nil
 	}
-	before, decoded := effectiveSpec(n)
+	orig := n.Copy()
 	changes, err := moveImage(spec.Value)
-	if err != nil || len(changes) == 0 || !decoded {
+	if err != nil || len(changes) == 0 {
 		return changes, err
+	}
+	before, decoded := effectiveSpec(orig)
+	if !decoded {
+		return changes, nil
 	}
 	after, _ := effectiveSpec(n)
 	if diffs := specDifferences(before, after); len(diffs) > 0 {
-		return nil, fmt.Errorf("`spec.image` was not moved: as `spec.engine.image` it would change what the model means, because upstream's defaults would then set %s; decide those values and write them in `spec` yourself (once `spec.engine` exists its defaults apply with or without the image), then run migrate again", strings.Join(diffs, ", "))
+		return nil, fmt.Errorf("`spec.image` was not moved: as `spec.engine.image` it would change what the model means, because upstream's defaults would then set %s; decide those fields, write them in `spec` with the values you want, then run migrate again", strings.Join(diffs, ", "))
 	}
 	return changes, nil
 }

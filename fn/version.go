@@ -2,13 +2,13 @@ package fn
 
 import (
 	"fmt"
-	"github.com/airunway-render/airunway-render/gateway"
-	"github.com/airunway-render/airunway-render/internal/kubefeatures"
 	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/gateway"
+	"github.com/airunway-render/airunway-render/internal/kubefeatures"
 	"github.com/airunway-render/airunway-render/internal/version"
 	"github.com/airunway-render/airunway-render/render"
 )

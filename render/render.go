@@ -121,7 +121,8 @@ func Render(items []*yaml.RNode, opts Options) Result {
 }
 
 // renderModel runs decode -> default -> convert -> validate -> select ->
-// place -> render for one ModelDeployment and returns it annotated plus its generated objects.
+// place -> render for one ModelDeployment and returns it annotated plus
+// its generated objects.
 func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[string]providers.Provider) ([]*yaml.RNode, diag.List) {
 	js, l := yamlerr.ObjectJSON(node)
 	if l.HasErrors() {
