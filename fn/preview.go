@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -38,9 +39,11 @@ func runPreview(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	var sides [2][]*yaml.RNode
+	var warned [2]diag.List
 	failed := false
 	for i, caps := range []string{a.from, a.to} {
 		objs, problems := renderFiles(caps, a.paths)
+		warned[i] = problems
 		var shown bytes.Buffer // errors and warnings; info stays quiet
 		report(&shown, problems)
 		if shown.Len() > 0 {
@@ -59,6 +62,7 @@ func runPreview(args []string, stdout, stderr io.Writer) int {
 	}
 	res := &diffResult{old: diffSide{ref: a.from}, new: diffSide{ref: a.to}, changes: changes, command: "airunway-render preview"}
 	findings := append(upgradeNotes(a.from, a.to), objectFindings(changes)...)
+	findings = append(findings, newWarnings(warned[0], warned[1])...)
 	out := res.text() + findingsText(findings)
 	if a.format == "markdown" {
 		out = res.markdown() + findingsMarkdown(findings)
@@ -105,7 +109,33 @@ func parsePreviewArgs(args []string, stderr io.Writer) (previewArgs, error) {
 type finding struct {
 	object   string // kind/namespace/name; "" for the cluster as a whole
 	breaking bool   // the cluster refuses the update, or the object is recreated
+	warning  bool   // a warning the upgrade brings, e.g. a field deprecated by the new release
 	message  string
+}
+
+// newWarnings lists the warnings rendering gives after the upgrade and not
+// before: a release that deprecates a field the models set warns here, and
+// the reviewer of a pull request reads it in the preview, not only in the
+// job's log.
+func newWarnings(before, after diag.List) []finding {
+	seen := map[string]bool{}
+	for _, p := range before {
+		seen[p.String()] = true
+	}
+	var out []finding
+	for _, p := range after.Sorted() {
+		if p.Severity != diag.Warning || seen[p.String()] {
+			continue
+		}
+		r := p.Resource
+		r.APIVersion = ""
+		msg := p.Message
+		if p.Field != "" {
+			msg = "`" + p.Field + "` " + msg
+		}
+		out = append(out, finding{object: r.String(), warning: true, message: msg})
+	}
+	return out
 }
 
 // immutable lists, per kind, the fields the API server or the operator's
@@ -258,21 +288,45 @@ func providerVersions(capsFile string) (map[string]*capabilities.Semver, error) 
 }
 
 func findingsText(fs []finding) string {
-	if len(fs) == 0 {
-		return "No breaking change and no restart.\n"
-	}
+	changes, warnings := splitFindings(fs)
 	var b strings.Builder
-	b.WriteString("\n")
-	for _, f := range fs {
+	if len(changes) == 0 {
+		b.WriteString("No breaking change and no restart.\n")
+	} else {
+		b.WriteString("\n")
+	}
+	for _, f := range changes {
+		b.WriteString(findingLine(f, f.object) + "\n")
+	}
+	if len(warnings) > 0 {
+		b.WriteString("\n")
+	}
+	for _, f := range warnings {
 		b.WriteString(findingLine(f, f.object) + "\n")
 	}
 	return b.String()
 }
 
+// splitFindings separates what the cluster will not take in place from
+// the new warnings.
+func splitFindings(fs []finding) (changes, warnings []finding) {
+	for _, f := range fs {
+		if f.warning {
+			warnings = append(warnings, f)
+		} else {
+			changes = append(changes, f)
+		}
+	}
+	return changes, warnings
+}
+
 func findingLine(f finding, object string) string {
 	word := "restart"
-	if f.breaking {
+	switch {
+	case f.breaking:
 		word = "BREAKING"
+	case f.warning:
+		word = "warning"
 	}
 	if object == "" {
 		return word + ": " + f.message
@@ -281,11 +335,22 @@ func findingLine(f finding, object string) string {
 }
 
 func findingsMarkdown(fs []finding) string {
-	if len(fs) == 0 {
-		return "\nNo breaking change and no restart.\n"
-	}
+	changes, warnings := splitFindings(fs)
 	var b strings.Builder
-	b.WriteString("\n#### What the cluster will not take in place\n\n")
+	if len(changes) == 0 {
+		b.WriteString("\nNo breaking change and no restart.\n")
+	} else {
+		b.WriteString("\n#### What the cluster will not take in place\n\n")
+		writeFindingsMarkdown(&b, changes)
+	}
+	if len(warnings) > 0 {
+		b.WriteString("\n#### New warnings\n\n")
+		writeFindingsMarkdown(&b, warnings)
+	}
+	return b.String()
+}
+
+func writeFindingsMarkdown(b *strings.Builder, fs []finding) {
 	for _, f := range fs {
 		obj := ""
 		if f.object != "" {
@@ -293,5 +358,4 @@ func findingsMarkdown(fs []finding) string {
 		}
 		b.WriteString("- " + findingLine(f, obj) + "\n")
 	}
-	return b.String()
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/airunway-render/airunway-render/diag"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected files of the preview cases from the actual output")
@@ -66,6 +68,7 @@ func TestPreviewFindings(t *testing.T) {
 		{"kaito-0.6-to-0.8", exitBreaking, []string{
 			"BREAKING: KAITO 0.8 runs every Workspace as a StatefulSet",
 			"BREAKING: Workspace/inference/phi-4-mini: `resource.labelSelector` changes",
+			"\nwarning: ModelDeployment/inference/phi-4-mini-pinned: `spec.provider.overrides.resource.preferredNodes` is deprecated since KAITO 0.8.0",
 		}},
 		{"inferencepool-v1alpha2-to-v1", exitBreaking, []string{
 			"BREAKING: InferencePool/models/qwen: moves from inference.networking.x-k8s.io/v1alpha2 to inference.networking.k8s.io/v1",
@@ -160,5 +163,25 @@ func TestObjectFindings(t *testing.T) {
 	fs := objectFindings(moved)
 	if len(fs) != 1 || !fs[0].breaking || fs[0].object != "InferencePool/ns/p" {
 		t.Errorf("moves: got %v, want the InferencePool only", fs)
+	}
+}
+
+// TestNewWarnings: only warnings the upgrade brings are findings; a warning
+// both sides give, errors and infos are not.
+func TestNewWarnings(t *testing.T) {
+	md := diag.Resource{APIVersion: "airunway.ai/v1alpha1", Kind: "ModelDeployment", Namespace: "ns", Name: "m"}
+	old := diag.Problem{Severity: diag.Warning, Resource: md, Message: "was there before"}
+	before := diag.List{old}
+	after := diag.List{
+		old,
+		{Severity: diag.Warning, Resource: md, Field: "spec.x", Message: "is deprecated"},
+		{Severity: diag.Info, Resource: md, Message: "defaulted"},
+	}
+	got := newWarnings(before, after)
+	if len(got) != 1 || got[0].object != "ModelDeployment/ns/m" || got[0].message != "`spec.x` is deprecated" || !got[0].warning {
+		t.Fatalf("got %+v", got)
+	}
+	if line := findingLine(got[0], got[0].object); line != "warning: ModelDeployment/ns/m: `spec.x` is deprecated" {
+		t.Errorf("line %q", line)
 	}
 }
