@@ -115,11 +115,20 @@ func Decode(data []byte) (*hub.ClusterCapabilities, diag.List) {
 		l.Errorf("", "is not valid YAML: %s", yamlerr.Describe(err))
 		return nil, l
 	}
+	return versions.DecodeClusterCapabilities(apiVersionOf(js), js)
+}
+
+// apiVersionOf reads an object's apiVersion from its JSON, "" when there is
+// none. kyaml's accessor is no use here: it assumes a well-formed mapping
+// and panics on anything else. A mistyped apiVersion is the decoder's to
+// report.
+func apiVersionOf(js []byte) string {
 	var head struct {
-		APIVersion string `json:"apiVersion"`
+		APIVersion any `json:"apiVersion"`
 	}
-	_ = json.Unmarshal(js, &head) // a mistyped apiVersion is reported by the decoder
-	return versions.DecodeClusterCapabilities(head.APIVersion, js)
+	_ = json.Unmarshal(js, &head)
+	s, _ := head.APIVersion.(string)
+	return s
 }
 
 // Resolve checks a capability file, converted to the hub (its apiVersion is
@@ -319,7 +328,7 @@ func ResolveNode(node *kyaml.RNode) (*Resolved, diag.List) {
 	if l.HasErrors() {
 		return nil, l
 	}
-	c, l := versions.DecodeClusterCapabilities(node.GetApiVersion(), js)
+	c, l := versions.DecodeClusterCapabilities(apiVersionOf(js), js)
 	if c == nil {
 		return nil, l
 	}
