@@ -90,6 +90,7 @@ func TestConversionLosesNothing(t *testing.T) {
 			files++
 		}
 	}
+	t.Logf("converted %d ModelDeployments and %d capability files", models, files)
 	require.Greater(t, models, 100)
 	require.Greater(t, files, 20)
 }
