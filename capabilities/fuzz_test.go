@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/diag"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -50,10 +49,8 @@ func FuzzResolveCapabilities(f *testing.F) {
 				return nil // not YAML: the callers report it before resolving
 			}
 			r, first := ResolveNode(node)
-			for _, p := range first {
-				if p.Severity == diag.Error && strings.TrimSpace(p.Message) == "" {
-					return fmt.Errorf("error without a message: %+v", p)
-				}
+			if err := fuzzcheck.ErrorsHaveMessages(first); err != nil {
+				return err
 			}
 			if (r == nil) != first.HasErrors() {
 				return fmt.Errorf("resolved=%t with errors=%t: %v", r != nil, first.HasErrors(), first)

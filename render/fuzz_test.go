@@ -11,7 +11,6 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
-	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/airunway-render/airunway-render/providers"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -58,7 +57,7 @@ func checkRender(model, capsYAML string) error {
 			return nil
 		}
 		resolved, problems := capabilities.ResolveNode(node)
-		if err := fuzzErrorsHaveMessages(problems); err != nil {
+		if err := fuzzcheck.ErrorsHaveMessages(problems); err != nil {
 			return err
 		}
 		if problems.HasErrors() {
@@ -68,7 +67,7 @@ func checkRender(model, capsYAML string) error {
 	}
 
 	res := Render(items, opts)
-	if err := fuzzErrorsHaveMessages(res.Problems); err != nil {
+	if err := fuzzcheck.ErrorsHaveMessages(res.Problems); err != nil {
 		return err
 	}
 	if res.Problems.HasErrors() {
@@ -107,16 +106,6 @@ func checkRender(model, capsYAML string) error {
 	}
 	if first != second {
 		return fmt.Errorf("rendering the output again changes it:\n--- first\n%s\n--- second\n%s", first, second)
-	}
-	return nil
-}
-
-// fuzzErrorsHaveMessages: an error the user cannot read is no error report.
-func fuzzErrorsHaveMessages(l diag.List) error {
-	for _, p := range l {
-		if p.Severity == diag.Error && strings.TrimSpace(p.Message) == "" {
-			return fmt.Errorf("error without a message: %+v", p)
-		}
 	}
 	return nil
 }

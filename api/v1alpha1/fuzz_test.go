@@ -28,7 +28,7 @@ func FuzzDecodeModelDeployment(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzcheck.Bounded(t, func() error {
 			md, first := fuzzDecodeModel(data)
-			if err := fuzzErrorsHaveMessages(first); err != nil {
+			if err := fuzzcheck.ErrorsHaveMessages(first); err != nil {
 				return err
 			}
 			md2, second := fuzzDecodeModel(data)
@@ -65,7 +65,7 @@ func FuzzDecodeClusterCapabilities(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzcheck.Bounded(t, func() error {
 			c, first := DecodeClusterCapabilities(data)
-			if err := fuzzErrorsHaveMessages(first); err != nil {
+			if err := fuzzcheck.ErrorsHaveMessages(first); err != nil {
 				return err
 			}
 			c2, second := DecodeClusterCapabilities(data)
@@ -78,16 +78,6 @@ func FuzzDecodeClusterCapabilities(f *testing.F) {
 			return nil
 		})
 	})
-}
-
-// fuzzErrorsHaveMessages: an error the user cannot read is no error report.
-func fuzzErrorsHaveMessages(l diag.List) error {
-	for _, p := range l {
-		if p.Severity == diag.Error && strings.TrimSpace(p.Message) == "" {
-			return fmt.Errorf("error without a message: %+v", p)
-		}
-	}
-	return nil
 }
 
 // fuzzSeedDocs returns, as the JSON the decoders read, every document of

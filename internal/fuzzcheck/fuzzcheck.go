@@ -1,17 +1,31 @@
 // Package fuzzcheck holds what the fuzz targets share: a bound on each
 // input's running time, which Go's fuzzer lacks, and which models their
-// schema invariant (schemacheck.RenderedNode) leaves out. Test code only;
-// it imports nothing of the project, so every package's tests can use it.
+// schema invariant (schemacheck.RenderedNode) leaves out, and the rule that
+// every error has a message. Test code only; of the project it imports only
+// diag, which imports nothing, so every package's tests can use it.
 package fuzzcheck
 
 import (
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/airunway-render/airunway-render/diag"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
+
+// ErrorsHaveMessages fails on an error without a message: an error the
+// user cannot read is no error report.
+func ErrorsHaveMessages(l diag.List) error {
+	for _, p := range l {
+		if p.Severity == diag.Error && strings.TrimSpace(p.Message) == "" {
+			return fmt.Errorf("error without a message: %+v", p)
+		}
+	}
+	return nil
+}
 
 // Timeout bounds one input. Without it a hang stalls a fuzzing worker and
 // never yields a reproducer.
