@@ -4,15 +4,6 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 )
 
-// Provider names.
-const (
-	KAITO   = "kaito"
-	Dynamo  = "dynamo"
-	KubeRay = "kuberay"
-	LLMD    = "llmd"
-	VLLM    = "vllm"
-)
-
 // Builtin is what the renderer knows about a provider before reading any
 // capability file: its upstream registration (engines and CEL selection
 // rules) and the operator releases it can render for.
@@ -20,7 +11,7 @@ type Builtin struct {
 	Name string
 	// Versions is nil for providers without an operator (plain Kubernetes
 	// workloads), whose capability entry must not carry a version.
-	Versions *VersionRange
+	Versions *hub.VersionRange
 	// DefaultVersion is what upstream AI Runway pins and what the embedded
 	// default capability file declares.
 	DefaultVersion string
@@ -65,7 +56,7 @@ schedulingProfiles:
 // priorities decide auto-selection exactly as upstream does.
 var Builtins = []Builtin{
 	{
-		Name: Dynamo, Versions: ptr(mustRange("1.1.0", "1.5.0")), DefaultVersion: "1.1.1",
+		Name: hub.ProviderDynamo, Versions: ptr(hub.MustVersionRange("1.1.0", "1.5.0")), DefaultVersion: "1.1.1",
 		Renders: "nvidia.com/v1alpha1 DynamoGraphDeployment (+ v1 PersistentVolumeClaim, batch/v1 Job for managed storage)",
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: dynamoGateway},
@@ -80,7 +71,7 @@ var Builtins = []Builtin{
 		},
 	},
 	{
-		Name: KAITO, Versions: ptr(mustRange("0.6.0", "0.13.0")), DefaultVersion: "0.10.0",
+		Name: hub.ProviderKAITO, Versions: ptr(hub.MustVersionRange("0.6.0", "0.13.0")), DefaultVersion: "0.10.0",
 		Renders: "kaito.sh/v1beta1 Workspace",
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggregated, GPUSupport: true},
@@ -92,7 +83,7 @@ var Builtins = []Builtin{
 		},
 	},
 	{
-		Name: KubeRay, Versions: ptr(mustRange("1.3.0", "1.8.0")), DefaultVersion: "1.3.0",
+		Name: hub.ProviderKubeRay, Versions: ptr(hub.MustVersionRange("1.3.0", "1.8.0")), DefaultVersion: "1.3.0",
 		Renders: "ray.io/v1 RayService",
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true},
@@ -102,7 +93,7 @@ var Builtins = []Builtin{
 		},
 	},
 	{
-		Name: LLMD, Versions: ptr(mustRange("0.6.0", "0.11.0")), DefaultVersion: "0.6.0",
+		Name: hub.ProviderLLMD, Versions: ptr(hub.MustVersionRange("0.6.0", "0.11.0")), DefaultVersion: "0.6.0",
 		Renders: "apps/v1 Deployment + v1 Service",
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: &hub.GatewayCapabilities{EndpointPicker: &hub.EndpointPicker{
@@ -111,7 +102,7 @@ var Builtins = []Builtin{
 		},
 	},
 	{
-		Name: VLLM, Renders: "apps/v1 Deployment + v1 Service", KubeFeatures: []string{"startupProbe"},
+		Name: hub.ProviderVLLM, Renders: "apps/v1 Deployment + v1 Service", KubeFeatures: []string{"startupProbe"},
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggregated, GPUSupport: true},
 		},

@@ -90,7 +90,7 @@ func TestDefaultCapabilities(t *testing.T) {
 	require.Equal(t, "cpu", d.NodePools[1].Name)
 	require.Equal(t, map[string]string{"kubernetes.io/os": "linux"}, d.NodePools[1].Selector)
 
-	pinned := map[string]string{Dynamo: "1.1.1", KAITO: "0.10.0", KubeRay: "1.3.0", LLMD: "0.6.0", VLLM: ""}
+	pinned := map[string]string{hub.ProviderDynamo: "1.1.1", hub.ProviderKAITO: "0.10.0", hub.ProviderKubeRay: "1.3.0", hub.ProviderLLMD: "0.6.0", hub.ProviderVLLM: ""}
 	for _, res := range []*Resolved{r, d} {
 		var names []string
 		for _, p := range res.Providers {
@@ -98,24 +98,23 @@ func TestDefaultCapabilities(t *testing.T) {
 			require.Equal(t, pinned[p.Name], p.Version, p.Name)
 			require.True(t, p.Ready, p.Name)
 			b := BuiltinFor(p.Name)
-			require.Same(t, b, p.Builtin)
 			require.Equal(t, b.DefaultVersion, p.Version, "the default file declares the pinned release of %s", p.Name)
 			require.Equal(t, b.Engines, p.Engines)
-			require.Len(t, p.Rules, len(b.Rules))
+			require.Len(t, res.Rules(p.Name), len(b.Rules))
 		}
-		require.Equal(t, []string{Dynamo, KAITO, KubeRay, LLMD, VLLM}, names)
+		require.Equal(t, []string{hub.ProviderDynamo, hub.ProviderKAITO, hub.ProviderKubeRay, hub.ProviderLLMD, hub.ProviderVLLM}, names)
 	}
 }
 
 func TestBuiltins(t *testing.T) {
-	require.Equal(t, []string{Dynamo, KAITO, KubeRay, LLMD, VLLM}, ProviderNames())
+	require.Equal(t, []string{hub.ProviderDynamo, hub.ProviderKAITO, hub.ProviderKubeRay, hub.ProviderLLMD, hub.ProviderVLLM}, ProviderNames())
 	require.Nil(t, BuiltinFor("sglang"))
 	for _, b := range Builtins {
 		t.Run(b.Name, func(t *testing.T) {
 			if b.Versions == nil {
 				require.Empty(t, b.DefaultVersion)
 			} else {
-				v, err := ParseSemver(b.DefaultVersion)
+				v, err := hub.ParseRelease(b.DefaultVersion)
 				require.NoError(t, err)
 				require.True(t, b.Versions.Contains(v), "pinned %s outside %s", b.DefaultVersion, b.Versions)
 			}
@@ -389,31 +388,31 @@ func TestResolveMergesOverBuiltins(t *testing.T) {
 	for _, p := range r.Providers {
 		names = append(names, p.Name)
 	}
-	require.Equal(t, []string{Dynamo, KAITO, KubeRay, VLLM}, names, "providers are sorted by name")
-	require.Nil(t, r.Provider(LLMD), "a provider that is not listed is not installed")
+	require.Equal(t, []string{hub.ProviderDynamo, hub.ProviderKAITO, hub.ProviderKubeRay, hub.ProviderVLLM}, names, "providers are sorted by name")
+	require.Nil(t, r.Provider(hub.ProviderLLMD), "a provider that is not listed is not installed")
 	require.Equal(t, "test-cluster", r.Name)
 	require.Equal(t, `ClusterCapabilities "test-cluster"`, r.Source)
 
-	vllm := r.Provider(VLLM)
+	vllm := r.Provider(hub.ProviderVLLM)
 	require.False(t, vllm.Ready)
 	require.Equal(t, map[string]string{"vllm": "vllm/vllm-openai:v0.11.0"}, vllm.Images)
-	require.Equal(t, BuiltinFor(VLLM).Engines, vllm.Engines)
+	require.Equal(t, BuiltinFor(hub.ProviderVLLM).Engines, vllm.Engines)
 
-	kuberay := r.Provider(KubeRay)
+	kuberay := r.Provider(hub.ProviderKubeRay)
 	require.True(t, kuberay.Ready)
-	require.Empty(t, kuberay.Rules, "an explicit empty selectionRules list means no rules")
+	require.Empty(t, r.Rules(hub.ProviderKubeRay), "an explicit empty selectionRules list means no rules")
 	require.Equal(t, "1.4.0", kuberay.Version)
 
-	dynamo := r.Provider(Dynamo)
+	dynamo := r.Provider(hub.ProviderDynamo)
 	require.Len(t, dynamo.Engines, 1)
 	require.NotNil(t, dynamo.Engine("vllm"))
 	require.Nil(t, dynamo.Engine("sglang"), "engines replace the built-in list")
-	require.Len(t, dynamo.Rules, 1)
-	require.Equal(t, int32(7), dynamo.Rules[0].Priority)
+	require.Len(t, r.Rules(hub.ProviderDynamo), 1)
+	require.Equal(t, int32(7), r.Rules(hub.ProviderDynamo)[0].Priority)
 
-	kaito := r.Provider(KAITO)
-	require.Len(t, kaito.Rules, len(BuiltinFor(KAITO).Rules), "absent selectionRules keep the built-in rules")
-	require.Equal(t, BuiltinFor(KAITO).Rules[0].Condition, kaito.Rules[0].Condition)
+	kaito := r.Rules(hub.ProviderKAITO)
+	require.Len(t, kaito, len(BuiltinFor(hub.ProviderKAITO).Rules), "absent selectionRules keep the built-in rules")
+	require.Equal(t, BuiltinFor(hub.ProviderKAITO).Rules[0].Condition, kaito[0].Condition)
 }
 
 func TestDecodeCapabilities(t *testing.T) {
@@ -437,7 +436,7 @@ func TestResolveNode(t *testing.T) {
 	r, problems := ResolveNode(node)
 	requireErrors(t, problems)
 	require.NotNil(t, r)
-	require.NotNil(t, r.Provider(KAITO))
+	require.NotNil(t, r.Provider(hub.ProviderKAITO))
 
 	node, err = kyaml.Parse(capsDoc(`{providers: [{name: kaito}]}`))
 	require.NoError(t, err)
@@ -450,97 +449,6 @@ func TestResolveNode(t *testing.T) {
 	r, problems = ResolveNode(node)
 	require.Nil(t, r)
 	requireErrors(t, problems, e("spec.providers[0].bogus", "unknown field"))
-}
-
-func TestParseSemver(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want Semver
-		err  bool
-	}{
-		{in: "1.2.3", want: Semver{1, 2, 3}},
-		{in: "v1.2.3", want: Semver{1, 2, 3}},
-		{in: "0.10.0", want: Semver{0, 10, 0}},
-		{in: "1.2", want: Semver{1, 2, 0}},
-		{in: "v0.6", want: Semver{0, 6, 0}},
-		{in: "0.0.0", want: Semver{0, 0, 0}},
-		{in: "10.200.3000", want: Semver{10, 200, 3000}},
-		{in: "", err: true},
-		{in: "v", err: true},
-		{in: "1", err: true},
-		{in: "1.2.3.4", err: true},
-		{in: "01.2.3", err: true},
-		{in: "1.02.3", err: true},
-		{in: "1.2.03", err: true},
-		{in: "1.2.3-rc.1", err: true},
-		{in: "1.2.3+build", err: true},
-		{in: "1.2.x", err: true},
-		{in: "1..3", err: true},
-		{in: "-1.2.3", err: true},
-		{in: "+1.2.3", err: true},
-		{in: "1.+2.3", err: true},
-		{in: " 1.2.3", err: true},
-		{in: "vv1.2.3", err: true},
-		{in: "V1.2.3", err: true},
-	} {
-		t.Run(fmt.Sprintf("%q", tc.in), func(t *testing.T) {
-			got, err := ParseSemver(tc.in)
-			if tc.err {
-				require.Error(t, err)
-				require.Contains(t, err.Error(), "is not a release version of the form MAJOR.MINOR.PATCH")
-				return
-			}
-			require.NoError(t, err)
-			require.Equal(t, tc.want, got)
-		})
-	}
-}
-
-func TestSemverOrderAndString(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		less bool
-	}{
-		{"1.2.3", "1.2.4", true},
-		{"1.2.9", "1.10.0", true},
-		{"0.99.99", "1.0.0", true},
-		{"1.2.3", "1.2.3", false},
-		{"2.0.0", "1.9.9", false},
-	} {
-		t.Run(tc.a+"<"+tc.b, func(t *testing.T) {
-			a, err := ParseSemver(tc.a)
-			require.NoError(t, err)
-			b, err := ParseSemver(tc.b)
-			require.NoError(t, err)
-			require.Equal(t, tc.less, a.Less(b))
-			require.Equal(t, tc.a, a.String())
-		})
-	}
-}
-
-func TestVersionRangeContains(t *testing.T) {
-	r := mustRange("1.1.0", "1.5.0")
-	require.Equal(t, ">= 1.1.0, < 1.5.0", r.String())
-	for _, tc := range []struct {
-		v    string
-		want bool
-	}{
-		{"1.0.9", false},
-		{"0.99.0", false},
-		{"1.1.0", true},
-		{"1.1", true},
-		{"1.4.99", true},
-		{"1.5.0", false},
-		{"1.5.1", false},
-		{"2.0.0", false},
-	} {
-		t.Run(tc.v, func(t *testing.T) {
-			v, err := ParseSemver(tc.v)
-			require.NoError(t, err)
-			require.Equal(t, tc.want, r.Contains(v))
-		})
-	}
-	require.Panics(t, func() { mustRange("1.x", "2.0.0") })
 }
 
 // Rule.Matches follows upstream: a rule that errors at evaluation (typically
@@ -597,7 +505,7 @@ func TestRuleCostLimit(t *testing.T) {
 	require.Empty(t, l)
 	resolved, l := Resolve(caps)
 	require.Empty(t, l)
-	r := resolved.Provider("vllm").Rules[0]
+	r := resolved.Rules("vllm")[0]
 	require.Equal(t, "spec.providers[0].selectionRules[0].condition", r.Field)
 	for range 2 {
 		match, err := r.Matches(map[string]any{})

@@ -28,19 +28,18 @@ var defaultYAML []byte
 // DefaultYAML returns the embedded default capability file.
 func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
 
-// Provider is one installed provider as the renderer sees it: the capability
-// file's entry merged over the built-in description.
-type Provider struct {
-	Name    string
-	Version string
-	Ready   bool
-	Engines []hub.EngineCapability
-	Rules   []Rule
-	Images  map[string]string
-	// NodeAutoProvisioning is set when the operator provisions nodes itself.
-	NodeAutoProvisioning *hub.NodeAutoProvisioning
-	Builtin              *Builtin
+// Resolved is a checked capability file ready for rendering: the cluster's
+// data, which providers read, and each provider's compiled selection rules,
+// which only selection runs.
+type Resolved struct {
+	hub.ResolvedCapabilities
+	// rules holds each installed provider's rules, by provider name.
+	rules map[string][]Rule
 }
+
+// Rules returns the selection rules of an installed provider, in the order
+// the capability file (or the built-in description) lists them.
+func (r *Resolved) Rules(provider string) []Rule { return r.rules[provider] }
 
 // Rule is a compiled CEL selection rule.
 type Rule struct {
@@ -52,37 +51,6 @@ type Rule struct {
 	// Field is where the rule is in the capability file.
 	Field     string
 	tooCostly *atomic.Bool
-}
-
-// Engine returns the provider's capability for an engine, nil when absent.
-func (p *Provider) Engine(name string) *hub.EngineCapability {
-	for i := range p.Engines {
-		if p.Engines[i].Name == name {
-			return &p.Engines[i]
-		}
-	}
-	return nil
-}
-
-// Resolved is a checked capability file ready for rendering.
-type Resolved struct {
-	// Name is the capability file's metadata.name.
-	Name string
-	// Source says where the capabilities came from, for messages.
-	Source    string
-	Providers []*Provider // sorted by name
-	Gateway   *hub.GatewayCapability
-	NodePools []hub.NodePool
-}
-
-// Provider returns the installed provider with that name, nil when absent.
-func (r *Resolved) Provider(name string) *Provider {
-	for _, p := range r.Providers {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
 }
 
 var (
@@ -139,7 +107,10 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 	if c.Kind != hub.KindClusterCapabilities {
 		l.Errorf("kind", "must be %q, got %q", hub.KindClusterCapabilities, c.Kind)
 	}
-	r := &Resolved{Name: c.Name, Source: "ClusterCapabilities " + fmt.Sprintf("%q", c.Name), Gateway: c.Spec.Gateway, NodePools: c.Spec.NodePools}
+	r := &Resolved{
+		ResolvedCapabilities: hub.ResolvedCapabilities{Name: c.Name, Source: "ClusterCapabilities " + fmt.Sprintf("%q", c.Name), Gateway: c.Spec.Gateway, NodePools: c.Spec.NodePools},
+		rules:                map[string][]Rule{},
+	}
 	seen := map[string]int{}
 	for i := range c.Spec.Providers {
 		at := fmt.Sprintf("spec.providers[%d]", i)
@@ -151,6 +122,7 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 		seen[pc.Name] = i
 		if p := resolveProvider(pc, at, &l); p != nil {
 			r.Providers = append(r.Providers, p)
+			r.rules[p.Name] = resolveRules(pc, at, &l)
 		}
 	}
 	sort.Slice(r.Providers, func(i, j int) bool { return r.Providers[i].Name < r.Providers[j].Name })
@@ -159,17 +131,17 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 	return r, l
 }
 
-func resolveProvider(pc *hub.ProviderCapability, at string, l *diag.List) *Provider {
+func resolveProvider(pc *hub.ProviderCapability, at string, l *diag.List) *hub.ResolvedProvider {
 	b := BuiltinFor(pc.Name)
 	if b == nil {
 		l.Errorf(at+".name", "%q is not a known provider: must be one of %s", pc.Name, hub.QuoteList(ProviderNames()))
 		return nil
 	}
 	checkVersion(b, pc.Version, at+".version", l)
-	p := &Provider{Name: pc.Name, Version: pc.Version, Ready: pc.IsReady(), Engines: b.Engines, Images: pc.Images, NodeAutoProvisioning: pc.NodeAutoProvisioning, Builtin: b}
+	p := &hub.ResolvedProvider{Name: pc.Name, Version: pc.Version, Ready: pc.IsReady(), Engines: b.Engines, Images: pc.Images, NodeAutoProvisioning: pc.NodeAutoProvisioning}
 	if nap := pc.NodeAutoProvisioning; nap != nil {
-		if pc.Name != KAITO {
-			l.Errorf(at+".nodeAutoProvisioning", "is only supported for the %q provider", KAITO)
+		if pc.Name != hub.ProviderKAITO {
+			l.Errorf(at+".nodeAutoProvisioning", "is only supported for the %q provider", hub.ProviderKAITO)
 		} else if nap.GPUInstanceType == "" && nap.CPUInstanceType == "" {
 			l.Errorf(at+".nodeAutoProvisioning", "must name `gpuInstanceType`, `cpuInstanceType` or both")
 		}
@@ -178,14 +150,29 @@ func resolveProvider(pc *hub.ProviderCapability, at string, l *diag.List) *Provi
 		p.Engines = pc.Engines
 		checkEngines(pc.Engines, at+".engines", l)
 	}
-	rules := b.Rules
+	for _, engine := range slices.Sorted(maps.Keys(pc.Images)) {
+		if !slices.Contains(hub.Engines, engine) {
+			l.Errorf(at+".images."+engine, "%q is not an engine: keys must be one of %s", engine, hub.QuoteList(hub.Engines))
+		} else if pc.Images[engine] == "" {
+			l.Errorf(at+".images."+engine, "must name an image")
+		}
+	}
+	return p
+}
+
+// resolveRules compiles a provider's selection rules: the capability
+// file's when it lists any (a non-nil empty list means none), else the
+// built-in ones, which compile on first use.
+func resolveRules(pc *hub.ProviderCapability, at string, l *diag.List) []Rule {
+	var out []Rule
+	rules := BuiltinFor(pc.Name).Rules
 	if pc.SelectionRules != nil {
 		rules = pc.SelectionRules
 	}
 	for j, sr := range rules {
 		ruleAt := fmt.Sprintf("%s.selectionRules[%d]", at, j)
 		if pc.SelectionRules == nil {
-			p.Rules = append(p.Rules, Rule{Condition: sr.Condition, Priority: sr.Priority, compile: builtinProgram(sr.Condition), Field: ruleAt + ".condition", tooCostly: new(atomic.Bool)})
+			out = append(out, Rule{Condition: sr.Condition, Priority: sr.Priority, compile: builtinProgram(sr.Condition), Field: ruleAt + ".condition", tooCostly: new(atomic.Bool)})
 			continue
 		}
 		if sr.Priority < 0 {
@@ -196,16 +183,9 @@ func resolveProvider(pc *hub.ProviderCapability, at string, l *diag.List) *Provi
 			l.Errorf(ruleAt+".condition", "%q is not a valid CEL expression: %v", sr.Condition, err)
 			continue
 		}
-		p.Rules = append(p.Rules, Rule{Condition: sr.Condition, Priority: sr.Priority, Program: prg, Field: ruleAt + ".condition", tooCostly: new(atomic.Bool)})
+		out = append(out, Rule{Condition: sr.Condition, Priority: sr.Priority, Program: prg, Field: ruleAt + ".condition", tooCostly: new(atomic.Bool)})
 	}
-	for _, engine := range slices.Sorted(maps.Keys(pc.Images)) {
-		if !slices.Contains(hub.Engines, engine) {
-			l.Errorf(at+".images."+engine, "%q is not an engine: keys must be one of %s", engine, hub.QuoteList(hub.Engines))
-		} else if pc.Images[engine] == "" {
-			l.Errorf(at+".images."+engine, "must name an image")
-		}
-	}
-	return p
+	return out
 }
 
 func checkVersion(b *Builtin, version, at string, l *diag.List) {
@@ -219,7 +199,7 @@ func checkVersion(b *Builtin, version, at string, l *diag.List) {
 		l.Errorf(at, "is required: the operator release of %q decides what is rendered (supported: %s)", b.Name, b.Versions)
 		return
 	}
-	v, err := ParseSemver(version)
+	v, err := hub.ParseRelease(version)
 	if err != nil {
 		l.Errorf(at, "%v (supported %s releases: %s)", err, b.Name, b.Versions)
 		return
@@ -247,7 +227,7 @@ func checkEngines(engines []hub.EngineCapability, at string, l *diag.List) {
 var (
 	InferencePoolVersions = []string{"inference.networking.k8s.io/v1", "inference.networking.x-k8s.io/v1alpha2"}
 	GatewayChannels       = []string{"standard", "experimental"}
-	GatewayAPIVersions    = mustRange("1.0.0", "1.8.0")
+	GatewayAPIVersions    = hub.MustVersionRange("1.0.0", "1.8.0")
 )
 
 func checkGateway(g *hub.GatewayCapability, l *diag.List) {
@@ -262,7 +242,7 @@ func checkGateway(g *hub.GatewayCapability, l *diag.List) {
 	}
 	if g.GatewayAPIVersion == "" {
 		l.Errorf("spec.gateway.gatewayAPIVersion", "is required: the HTTPRoute fields rendered depend on the Gateway API release the cluster serves (%s)", GatewayAPIVersions)
-	} else if v, err := ParseSemver(g.GatewayAPIVersion); err != nil || !GatewayAPIVersions.Contains(v) {
+	} else if v, err := hub.ParseRelease(g.GatewayAPIVersion); err != nil || !GatewayAPIVersions.Contains(v) {
 		l.Errorf("spec.gateway.gatewayAPIVersion", "%q is not supported: supported Gateway API releases are %s", g.GatewayAPIVersion, GatewayAPIVersions)
 	}
 	if g.ParentRef == nil || g.ParentRef.Name == "" {

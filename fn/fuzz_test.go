@@ -3,17 +3,17 @@ package fn
 import (
 	"bytes"
 	"fmt"
-	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
-	"github.com/airunway-render/airunway-render/providers"
 	sdk "github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -96,7 +96,7 @@ func checkSuccess(in, out []byte) error {
 	nodes := rl.Items.CopyToResourceNodes()
 	overridden := fuzzcheck.ModelsWithOverrides(nodes)
 	for _, n := range nodes {
-		from := n.GetAnnotations()[providers.AnnotationGeneratedFrom]
+		from := n.GetAnnotations()[hub.AnnotationGeneratedFrom]
 		// Weakened: overrides are free JSON merged into the object (the API
 		// server, not the renderer, rejects unknown fields they add), so the
 		// objects of a ModelDeployment with overrides are not checked.
@@ -129,7 +129,7 @@ func checkNothingRendered(in, out []byte) error {
 		}
 	}
 	for _, n := range rl.Items.CopyToResourceNodes() {
-		if n.GetAnnotations()[providers.AnnotationGeneratedFrom] == "" {
+		if n.GetAnnotations()[hub.AnnotationGeneratedFrom] == "" {
 			continue
 		}
 		if !had[fuzzGeneratedKey(n)] {
@@ -140,7 +140,7 @@ func checkNothingRendered(in, out []byte) error {
 }
 
 func fuzzGeneratedKey(n *yaml.RNode) string {
-	return strings.Join([]string{n.GetApiVersion(), n.GetKind(), n.GetNamespace(), n.GetName(), n.GetAnnotations()[providers.AnnotationGeneratedFrom]}, "\x00")
+	return strings.Join([]string{n.GetApiVersion(), n.GetKind(), n.GetNamespace(), n.GetName(), n.GetAnnotations()[hub.AnnotationGeneratedFrom]}, "\x00")
 }
 
 // fuzzDeclaredCapabilities returns what the function rendered with: a
@@ -153,7 +153,7 @@ func fuzzDeclaredCapabilities(rl *sdk.ResourceList) (*capabilities.Resolved, err
 	} else {
 		for _, n := range rl.Items.CopyToResourceNodes() {
 			group, _, _ := strings.Cut(n.GetApiVersion(), "/")
-			if group == hub.Group && n.GetKind() == hub.KindClusterCapabilities && n.GetAnnotations()[providers.AnnotationGeneratedFrom] == "" {
+			if group == hub.Group && n.GetKind() == hub.KindClusterCapabilities && n.GetAnnotations()[hub.AnnotationGeneratedFrom] == "" {
 				node = n
 				break
 			}

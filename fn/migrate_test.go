@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/providers"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -168,7 +168,7 @@ func generated(t *testing.T, objs []*yaml.RNode) string {
 	t.Helper()
 	var b strings.Builder
 	for _, n := range objs {
-		if n.GetAnnotations()[providers.AnnotationGeneratedFrom] != "" {
+		if n.GetAnnotations()[hub.AnnotationGeneratedFrom] != "" {
 			b.WriteString(n.MustString() + "---\n")
 		}
 	}

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
-	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/builtin"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -256,7 +260,8 @@ func fieldText(obj *yaml.RNode, path string) string {
 
 // upgradeNotes reports what an operator upgrade does to the objects it
 // already runs, beyond what the rendered objects show: facts of the
-// operators' releases.
+// operators' releases, which the providers that know them state
+// (providers.UpgradeNoter).
 func upgradeNotes(from, to string) []finding {
 	before, err1 := providerVersions(from)
 	after, err2 := providerVersions(to)
@@ -264,24 +269,30 @@ func upgradeNotes(from, to string) []finding {
 		return nil // the render already reported the file
 	}
 	var out []finding
-	v08, _ := capabilities.ParseSemver("0.8.0")
-	if b, a := before[capabilities.KAITO], after[capabilities.KAITO]; b != nil && a != nil && b.Less(v08) && !a.Less(v08) {
-		out = append(out, finding{breaking: true,
-			message: "KAITO 0.8 runs every Workspace as a StatefulSet and deletes the Deployment of 0.6 and 0.7: every KAITO model restarts during the operator upgrade, whatever the diff shows"})
+	registry := builtin.ByName()
+	for _, name := range slices.Sorted(maps.Keys(registry)) {
+		noter, ok := registry[name].(providers.UpgradeNoter)
+		b, a := before[name], after[name]
+		if !ok || b == nil || a == nil {
+			continue
+		}
+		for _, n := range noter.UpgradeNotes(b, a) {
+			out = append(out, finding{breaking: n.Breaking, message: n.Message})
+		}
 	}
 	return out
 }
 
 // providerVersions reads the declared release of each provider.
-func providerVersions(capsFile string) (map[string]*capabilities.Semver, error) {
+func providerVersions(capsFile string) (map[string]*version.Version, error) {
 	caps, l := readCapabilities(capsFile)
 	if l.HasErrors() {
 		return nil, errors.New(l.Sorted()[0].Message)
 	}
-	out := map[string]*capabilities.Semver{}
+	out := map[string]*version.Version{}
 	for _, p := range caps.Providers {
-		if v, err := capabilities.ParseSemver(p.Version); err == nil {
-			out[p.Name] = &v
+		if v, err := hub.ParseRelease(p.Version); err == nil {
+			out[p.Name] = v
 		}
 	}
 	return out, nil

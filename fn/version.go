@@ -6,11 +6,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/airunway-render/airunway-render/providers/builtin"
+
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/gateway"
 	"github.com/airunway-render/airunway-render/internal/kubefeatures"
 	"github.com/airunway-render/airunway-render/internal/version"
-	"github.com/airunway-render/airunway-render/render"
 )
 
 type matrixRow struct {
@@ -19,7 +20,7 @@ type matrixRow struct {
 
 // matrix is the compatibility matrix, built from the code that enforces it.
 func matrix() []matrixRow {
-	registry := render.Builtin()
+	registry := builtin.ByName()
 	var rows []matrixRow
 	for _, b := range capabilities.Builtins {
 		r := matrixRow{provider: b.Name, renders: b.Renders, releases: "no operator: `version` must be unset", defaults: "-", status: "rendered", kubernetes: kubefeatures.Describe(b.KubeFeatures)}

@@ -82,18 +82,9 @@ func Render(req *providers.Request, p providers.Provider) ([]providers.Object, d
 	return objs, l
 }
 
-// Enabled reports whether a ModelDeployment gets gateway objects in a
-// cluster with the given gateway capability.
-func Enabled(md *hub.ModelDeployment, caps *hub.GatewayCapability) bool {
-	return caps != nil && (md.Spec.Gateway == nil || md.Spec.Gateway.Enabled == nil || *md.Spec.Gateway.Enabled) && !hub.IsMocker(md)
-}
-
 func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan, bool) {
 	md := req.MD
-	var caps *hub.GatewayCapability
-	if req.Caps != nil {
-		caps = req.Caps.Gateway
-	}
+	caps := req.Caps.Gateway
 	switch {
 	case caps == nil:
 		// A provider managing its own pool reports its own topology choice.
@@ -101,10 +92,10 @@ func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan,
 			l.Warnf("spec.gateway.enabled", "is true, but the capability file declares no Gateway API Inference Extension (`spec.gateway`), so no InferencePool or HTTPRoute is rendered")
 		}
 		return nil, false
-	case !Enabled(md, caps) && hub.IsMocker(md):
+	case !req.GatewayEnabled && hub.IsMocker(md):
 		l.Infof("spec.gateway", "no gateway objects: the Dynamo mocker serves no real model, and upstream AI Runway routes nothing to it")
 		return nil, false
-	case !Enabled(md, caps):
+	case !req.GatewayEnabled:
 		return nil, false
 	}
 	pl := &plan{md: md, caps: caps, engine: engineGateway(req), placement: req.Placement.ForCPU()}
@@ -114,38 +105,29 @@ func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan,
 	if !pl.pool.managed {
 		r, ok := p.(providers.Routable)
 		if !ok {
-			l.Errorf("spec.gateway", "the %s provider neither manages its own InferencePool nor tells which pods an InferencePool should select; keep `managesInferencePool: true` in its engine capabilities, or set `spec.gateway.enabled: false`", providerName(req, p))
+			l.Errorf("spec.gateway", "the %s provider neither manages its own InferencePool nor tells which pods an InferencePool should select; keep `managesInferencePool: true` in its engine capabilities, or set `spec.gateway.enabled: false`", req.Provider.Name)
 			return nil, false
 		}
 		pl.backend = r.Backend(req)
 		checkNames(md, l)
 	}
 	if pl.pool.managed && pl.group != PoolGroupV1 {
-		l.Errorf("spec.gateway.enabled", "the %s provider's operator creates its InferencePool %q as %s/v1, but the capability file declares %s pools (`spec.gateway.inferencePoolVersion`); set `spec.gateway.enabled: false` to serve through the provider's own frontend, or upgrade the cluster to the v1 InferencePool", providerName(req, p), pl.pool.name, PoolGroupV1, caps.InferencePoolVersion)
+		l.Errorf("spec.gateway.enabled", "the %s provider's operator creates its InferencePool %q as %s/v1, but the capability file declares %s pools (`spec.gateway.inferencePoolVersion`); set `spec.gateway.enabled: false` to serve through the provider's own frontend, or upgrade the cluster to the v1 InferencePool", req.Provider.Name, pl.pool.name, PoolGroupV1, caps.InferencePoolVersion)
 	}
 	if routed := md.Spec.Gateway == nil || md.Spec.Gateway.HTTPRouteRef == ""; routed {
 		pl.modelName = modelName(md, pl.engine, pl.backend, l)
 	}
 	if pl.pool.namespace != md.Namespace && md.Namespace == "" {
-		l.Errorf("metadata.namespace", "must be set: the InferencePool %q of the %s provider lives in namespace %q, and the ReferenceGrant that lets this ModelDeployment's HTTPRoute reach it must name the route's namespace", pl.pool.name, providerName(req, p), pl.pool.namespace)
+		l.Errorf("metadata.namespace", "must be set: the InferencePool %q of the %s provider lives in namespace %q, and the ReferenceGrant that lets this ModelDeployment's HTTPRoute reach it must name the route's namespace", pl.pool.name, req.Provider.Name, pl.pool.namespace)
 	}
 	return pl, !(*l)[n:].HasErrors()
-}
-
-func providerName(req *providers.Request, p providers.Provider) string {
-	if req.Provider != nil {
-		return req.Provider.Name
-	}
-	return p.Name()
 }
 
 // engineGateway is the provider's gateway capability for the engine from
 // the capability file (built-in or overridden), never nil.
 func engineGateway(req *providers.Request) *hub.GatewayCapabilities {
-	if req.Provider != nil {
-		if e := req.Provider.Engine(req.Engine); e != nil && e.Gateway != nil {
-			return e.Gateway
-		}
+	if e := req.Provider.Engine(req.Engine); e != nil && e.Gateway != nil {
+		return e.Gateway
 	}
 	return &hub.GatewayCapabilities{}
 }
@@ -204,7 +186,7 @@ func (pl *plan) labels() map[string]string {
 	return map[string]string{
 		"app.kubernetes.io/name":       eppName(pl.md),
 		"app.kubernetes.io/instance":   pl.md.Name,
-		"app.kubernetes.io/managed-by": providers.ManagedByValue,
+		"app.kubernetes.io/managed-by": hub.ManagedByValue,
 	}
 }
 
@@ -212,8 +194,8 @@ func (pl *plan) labels() map[string]string {
 // provider labels, so the status reporter finds them like provider objects.
 func (pl *plan) objectLabels() map[string]string {
 	return map[string]string{
-		providers.LabelManagedBy:  providers.ManagedByValue,
-		providers.LabelDeployment: pl.md.Name,
+		hub.LabelManagedBy:  hub.ManagedByValue,
+		hub.LabelDeployment: pl.md.Name,
 	}
 }
 

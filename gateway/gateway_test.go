@@ -26,7 +26,7 @@ type opaque struct{ server }
 
 func (opaque) Backend() {}
 
-var vllmBackend = server{providers.Backend{PodSelector: map[string]string{providers.LabelModelDeployment: "test-model"}, Port: 8000}}
+var vllmBackend = server{providers.Backend{PodSelector: map[string]string{hub.LabelModelDeployment: "test-model"}, Port: 8000}}
 
 const vllmSpec = "model: {id: Qwen/Qwen3-0.6B}\nresources: {gpu: {count: 1}}"
 
@@ -34,9 +34,7 @@ const vllmSpec = "model: {id: Qwen/Qwen3-0.6B}\nresources: {gpu: {count: 1}}"
 // (nil = none declared).
 func request(t *testing.T, meta, spec, provider string, gw *hub.GatewayCapability) *providers.Request {
 	t.Helper()
-	req := providertest.Request(providertest.Valid(t, meta, spec), provider)
-	req.Caps.Gateway = gw
-	return req
+	return providertest.WithGateway(providertest.Request(providertest.Valid(t, meta, spec), provider), gw)
 }
 
 func gatewayCaps(poolVersion, release, channel string) *hub.GatewayCapability {
@@ -105,7 +103,7 @@ func TestRenderObjectsPerPoolVersion(t *testing.T) {
 			version: "inference.networking.k8s.io/v1",
 			check: func(t *testing.T, pool providers.Object) {
 				require.Equal(t, "inference.networking.k8s.io/v1", pool["apiVersion"])
-				require.Equal(t, map[string]any{"matchLabels": map[string]any{providers.LabelModelDeployment: "test-model"}}, at(t, pool, "spec", "selector"))
+				require.Equal(t, map[string]any{"matchLabels": map[string]any{hub.LabelModelDeployment: "test-model"}}, at(t, pool, "spec", "selector"))
 				require.Equal(t, []any{map[string]any{"number": int64(8000)}}, at(t, pool, "spec", "targetPorts"))
 				require.Equal(t, map[string]any{"name": "test-model-epp", "port": map[string]any{"number": int64(9002)}}, at(t, pool, "spec", "endpointPickerRef"))
 			},
@@ -114,7 +112,7 @@ func TestRenderObjectsPerPoolVersion(t *testing.T) {
 			version: "inference.networking.x-k8s.io/v1alpha2",
 			check: func(t *testing.T, pool providers.Object) {
 				require.Equal(t, "inference.networking.x-k8s.io/v1alpha2", pool["apiVersion"])
-				require.Equal(t, map[string]any{providers.LabelModelDeployment: "test-model"}, at(t, pool, "spec", "selector"))
+				require.Equal(t, map[string]any{hub.LabelModelDeployment: "test-model"}, at(t, pool, "spec", "selector"))
 				require.Equal(t, int64(8000), at(t, pool, "spec", "targetPortNumber"))
 				require.Equal(t, map[string]any{"name": "test-model-epp", "portNumber": int64(9002)}, at(t, pool, "spec", "extensionRef"))
 			},
@@ -157,7 +155,7 @@ func TestHTTPRoute(t *testing.T) {
 		"headers": []any{map[string]any{"type": "Exact", "name": "X-Gateway-Model-Name", "value": "Qwen/Qwen3-0.6B"}},
 	}, at(t, route, "spec", "rules", 0, "matches", 0))
 	require.Equal(t, map[string]any{"request": "300s"}, at(t, route, "spec", "rules", 0, "timeouts"))
-	require.Equal(t, "test-model", at(t, route, "metadata", "annotations", providers.AnnotationGeneratedFrom))
+	require.Equal(t, "test-model", at(t, route, "metadata", "annotations", hub.AnnotationGeneratedFrom))
 }
 
 func TestRouteFieldsPerRelease(t *testing.T) {
@@ -328,7 +326,7 @@ func TestEndpointPicker(t *testing.T) {
 	objs, _ := Render(request(t, "", vllmSpec, "vllm", v1Caps), vllmBackend)
 	dep := find(t, objs, "Deployment")
 	pod := at(t, dep, "spec", "template", "metadata", "labels").(map[string]any)
-	require.NotContains(t, pod, providers.LabelModelDeployment, "the pool would route requests to its own picker")
+	require.NotContains(t, pod, hub.LabelModelDeployment, "the pool would route requests to its own picker")
 	require.Equal(t, at(t, dep, "spec", "selector", "matchLabels"), pod)
 	require.Equal(t, pod, at(t, find(t, objs, "Service"), "spec", "selector"))
 	c := at(t, dep, "spec", "template", "spec", "containers", 0)

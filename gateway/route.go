@@ -3,8 +3,9 @@ package gateway
 import (
 	"fmt"
 
-	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
+	"k8s.io/apimachinery/pkg/util/version"
 	"github.com/airunway-render/airunway-render/providers"
 )
 
@@ -35,13 +36,13 @@ var RouteFields = []RouteField{
 }
 
 // Served reports whether a Gateway API release and channel serve the field.
-func (f RouteField) Served(release capabilities.Semver, channel string) bool {
+func (f RouteField) Served(release *version.Version, channel string) bool {
 	since := f.Standard
 	if channel == ChannelExperimental {
 		since = f.Experimental
 	}
-	v, err := capabilities.ParseSemver(since)
-	return err == nil && !release.Less(v)
+	v, err := hub.ParseRelease(since)
+	return err == nil && release.AtLeast(v)
 }
 
 // httpRoute renders the route from the declared parent Gateway to the
@@ -79,7 +80,7 @@ func (pl *plan) httpRoute() (providers.Object, diag.List) {
 
 func (pl *plan) limitToRelease(route providers.Object) diag.List {
 	var l diag.List
-	release, err := capabilities.ParseSemver(pl.caps.GatewayAPIVersion)
+	release, err := hub.ParseRelease(pl.caps.GatewayAPIVersion)
 	if err != nil {
 		return l // the capability file was validated; nothing to limit by
 	}

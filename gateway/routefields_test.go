@@ -5,9 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // TestRouteFieldsMatchSchemas holds RouteFields to the real HTTPRoute CRDs
@@ -26,7 +28,7 @@ func TestRouteFieldsMatchSchemas(t *testing.T) {
 		releases := schemacheck.ChannelReleases(GatewayGroup, "HTTPRoute", "v1", channel)
 		require.NotEmpty(t, releases, channel)
 		for _, release := range releases {
-			v, err := capabilities.ParseSemver(release)
+			v, err := hub.ParseRelease(release)
 			require.NoError(t, err)
 			if !capabilities.GatewayAPIVersions.Contains(v) {
 				continue
@@ -55,7 +57,7 @@ func TestRouteFieldsMatchSchemas(t *testing.T) {
 // HTTPRoute schema in both channels to validate against.
 func TestSupportedGatewayReleasesHaveSchemas(t *testing.T) {
 	for minor := 0; minor < 20; minor++ {
-		v := capabilities.Semver{1, minor, 0}
+		v := version.MajorMinor(1, uint(minor)).WithPatch(0)
 		if !capabilities.GatewayAPIVersions.Contains(v) {
 			continue
 		}
@@ -63,7 +65,7 @@ func TestSupportedGatewayReleasesHaveSchemas(t *testing.T) {
 			found := slices.ContainsFunc(schemacheck.ChannelReleases(GatewayGroup, "HTTPRoute", "v1", channel), func(r string) bool {
 				return strings.HasPrefix(r, "v"+v.String()[:strings.LastIndex(v.String(), ".")]+".")
 			})
-			require.True(t, found, "no %s HTTPRoute schema for Gateway API %d.%d", channel, v[0], v[1])
+			require.True(t, found, "no %s HTTPRoute schema for Gateway API %d.%d", channel, v.Major(), v.Minor())
 		}
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/gateway"
 	"github.com/airunway-render/airunway-render/internal/kubefeatures"
-	"github.com/airunway-render/airunway-render/providers"
 	"github.com/stretchr/testify/require"
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -83,7 +83,7 @@ func scanCase(t *testing.T, file string) (string, bool, []string) {
 		meta, _ := item["metadata"].(map[string]any)
 		annotations, _ := meta["annotations"].(map[string]any)
 		if kind == "ModelDeployment" {
-			if p, ok := annotations[providers.AnnotationProvider].(string); ok {
+			if p, ok := annotations[hub.AnnotationProvider].(string); ok {
 				require.Truef(t, provider == "" || provider == p, "%s: models of two providers; this test reads one per case", file)
 				provider = p
 			}

@@ -1,5 +1,7 @@
 package providers
 
+import "github.com/airunway-render/airunway-render/api/hub"
+
 // Backend tells the gateway how its InferencePool reaches the model servers
 // a provider renders. The pool must select pods that really carry
 // PodSelector: where the renderer writes the pod template it adds
@@ -28,5 +30,5 @@ type Routable interface {
 // ModelPodSelector is the selector of providers whose pod templates the
 // renderer writes.
 func ModelPodSelector(req *Request) map[string]string {
-	return map[string]string{LabelModelDeployment: req.MD.Name}
+	return map[string]string{hub.LabelModelDeployment: req.MD.Name}
 }

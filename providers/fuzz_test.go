@@ -3,9 +3,11 @@ package providers_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 	"reflect"
 	"testing"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 
 	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/providers"
@@ -116,7 +118,7 @@ func fuzzNullAt(v any, at string) string {
 // fuzzBaseObject is the Deployment the vLLM provider renders for fuzzSpec,
 // normalised through JSON like ApplyOverrides' input in the pipeline.
 func fuzzBaseObject(tb testing.TB) providers.Object {
-	req := providertest.Request(providertest.Valid(tb, "", fuzzSpec), vllm.Name)
+	req := providertest.Request(providertest.Valid(tb, "", fuzzSpec), hub.ProviderVLLM)
 	objs, l := vllm.Provider{}.Render(req)
 	if l.HasErrors() {
 		tb.Fatalf("cannot render the fixed object: %v", l)

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // Object is one rendered Kubernetes object.
@@ -17,10 +17,15 @@ type Request struct {
 	MD *hub.ModelDeployment
 	// Engine is the resolved engine type.
 	Engine string
-	// Provider is the capability file's entry for this provider.
-	Provider *capabilities.Provider
-	// Caps is the whole resolved capability file.
-	Caps *capabilities.Resolved
+	// Provider is the capability file's entry for this provider, never nil.
+	Provider *hub.ResolvedProvider
+	// Caps is the whole resolved capability file, never nil.
+	Caps *hub.ResolvedCapabilities
+	// GatewayEnabled is the engine's gateway decision for this model
+	// (hub.ModelDeployment.GatewayEnabled): it is served through the
+	// cluster's Gateway API Inference Extension. The gateway objects and
+	// a provider's own topology (Dynamo's Epp) both follow it.
+	GatewayEnabled bool
 	// Placement says which node pool each component runs on; use
 	// Placement.For(component) for a pod's nodeSelector and tolerations.
 	Placement *Placement
@@ -31,6 +36,24 @@ type Request struct {
 // ceil(gpus / nodes) GPUs per node.
 type NodeSpanner interface {
 	NodesPerPod(md *hub.ModelDeployment, component string) int32
+}
+
+// UpgradeNoter is implemented by providers whose operator, when upgraded,
+// changes what already runs beyond what the rendered objects show (KAITO
+// 0.8 moves every Workspace to a StatefulSet). `airunway-render preview`
+// lists the notes next to the object differences.
+type UpgradeNoter interface {
+	// UpgradeNotes says what moving the operator from one release to
+	// another does to the workloads it runs.
+	UpgradeNotes(from, to *version.Version) []UpgradeNote
+}
+
+// UpgradeNote is one fact of an operator upgrade a reviewer must know.
+type UpgradeNote struct {
+	// Breaking: the workloads are recreated or restarted whatever the
+	// rendered objects show.
+	Breaking bool
+	Message  string
 }
 
 // Provider renders one kind of inference deployment.

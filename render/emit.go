@@ -43,7 +43,7 @@ func classify(items []*yaml.RNode) classified {
 		apiVersion, kind := n.GetApiVersion(), n.GetKind()
 		group := strings.SplitN(apiVersion, "/", 2)[0]
 		switch {
-		case n.GetAnnotations()[providers.AnnotationGeneratedFrom] != "":
+		case n.GetAnnotations()[hub.AnnotationGeneratedFrom] != "":
 			// rendered again below
 		case group == hub.Group && kind == hub.KindClusterCapabilities:
 			c.capabilities = append(c.capabilities, n)
@@ -155,14 +155,14 @@ func fileIn(a map[string]string) string {
 func annotateModel(node *yaml.RNode, d Decision) (*yaml.RNode, error) {
 	out := node.Copy()
 	for _, kv := range [][2]string{
-		{AnnotationReconcilePause, "true"},
-		{AnnotationEngine, d.Engine},
-		{AnnotationEngineReason, d.EngineReason},
-		{AnnotationProvider, d.Provider},
-		{AnnotationProviderReason, d.ProviderReason},
-		{AnnotationProviderVersion, d.ProviderVersion},
-		{AnnotationNodePool, d.NodePool},
-		{AnnotationNodePoolReason, d.NodePoolReason},
+		{hub.AnnotationReconcilePause, "true"},
+		{hub.AnnotationEngine, d.Engine},
+		{hub.AnnotationEngineReason, d.EngineReason},
+		{hub.AnnotationProvider, d.Provider},
+		{hub.AnnotationProviderReason, d.ProviderReason},
+		{hub.AnnotationProviderVersion, d.ProviderVersion},
+		{hub.AnnotationNodePool, d.NodePool},
+		{hub.AnnotationNodePoolReason, d.NodePoolReason},
 	} {
 		if kv[1] == "" {
 			// Drop a decision an earlier render recorded and this one lacks.
@@ -283,7 +283,7 @@ type outputID struct {
 
 func (o *output) add(n *yaml.RNode) diag.List {
 	annotations := n.GetAnnotations()
-	id := outputID{resource: identity(n), generatedFrom: annotations[providers.AnnotationGeneratedFrom], file: fileIn(annotations)}
+	id := outputID{resource: identity(n), generatedFrom: annotations[hub.AnnotationGeneratedFrom], file: fileIn(annotations)}
 	o.ids = append(o.ids, id)
 	if o.encode == nil {
 		o.nodes = append(o.nodes, n)

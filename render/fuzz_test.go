@@ -2,17 +2,17 @@ package render
 
 import (
 	"fmt"
-	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
-	"github.com/airunway-render/airunway-render/providers"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -79,7 +79,7 @@ func checkRender(model, capsYAML string) error {
 
 	overridden := fuzzcheck.ModelsWithOverrides(res.Items)
 	for _, n := range res.Items {
-		from := n.GetAnnotations()[providers.AnnotationGeneratedFrom]
+		from := n.GetAnnotations()[hub.AnnotationGeneratedFrom]
 		// Weakened: overrides are free JSON merged into the object (the API
 		// server, not the renderer, rejects unknown fields they add), so the
 		// objects of a ModelDeployment with overrides are not checked.

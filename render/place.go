@@ -13,12 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Annotations recording the placement decision on the ModelDeployment.
-const (
-	AnnotationNodePool       = "render.airunway.ai/node-pool"
-	AnnotationNodePoolReason = "render.airunway.ai/node-pool-reason"
-)
-
 // workload is one component's per-pod request.
 type workload struct {
 	component   string

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airunway-render/airunway-render/providers/builtin"
+
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
@@ -50,7 +52,7 @@ func placeSpec(t *testing.T, caps *capabilities.Resolved, provider, spec string)
 	t.Helper()
 	var l diag.List
 	md := modelDeployment(t, spec)
-	return place(md, caps, Builtin()[provider], &l), l
+	return place(md, caps, builtin.ByName()[provider], &l), l
 }
 
 func TestPlacementPicksTheSmallestFittingPool(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/airunway-render/airunway-render/providers/builtin"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/capabilities"
@@ -87,7 +89,7 @@ func Render(items []*yaml.RNode, opts Options) Result {
 	}
 	registry := opts.Providers
 	if registry == nil {
-		registry = Builtin()
+		registry = builtin.ByName()
 	}
 
 	out := &output{encode: opts.Encode}
@@ -155,7 +157,8 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 	if pc := caps.Provider(d.Provider); pc != nil {
 		d.ProviderVersion = pc.Version
 	}
-	req := &providers.Request{MD: md, Engine: d.Engine, Provider: caps.Provider(d.Provider), Caps: caps, Placement: placement}
+	req := &providers.Request{MD: md, Engine: d.Engine, Provider: caps.Provider(d.Provider), Caps: &caps.ResolvedCapabilities,
+		Placement: placement, GatewayEnabled: md.GatewayEnabled(caps.Gateway)}
 	if l = append(l, p.Check(req)...); l.HasErrors() {
 		return nil, l
 	}

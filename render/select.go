@@ -11,19 +11,6 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/providers"
-)
-
-// Annotations the renderer writes on each ModelDeployment it renders.
-const (
-	AnnotationEngine         = providers.AnnotationEngine
-	AnnotationEngineReason   = providers.AnnotationEngineReason
-	AnnotationProvider       = providers.AnnotationProvider
-	AnnotationProviderReason = providers.AnnotationProviderReason
-	// AnnotationProviderVersion stamps the operator release the objects
-	// were rendered for (README: Version stamps).
-	AnnotationProviderVersion = providers.AnnotationProviderVersion
-	AnnotationReconcilePause  = "airunway.ai/reconcile-paused"
 )
 
 // Reasons, worded as upstream writes them into status.
@@ -74,7 +61,7 @@ func selectEngine(md *hub.ModelDeployment, caps *capabilities.Resolved, l *diag.
 			}
 		}
 	}
-	if prev := md.Annotations[AnnotationEngine]; prev != "" {
+	if prev := md.Annotations[hub.AnnotationEngine]; prev != "" {
 		if p, ok := source[prev]; ok {
 			return prev, "auto-selected from provider " + p + " capabilities"
 		}
@@ -163,7 +150,7 @@ func selectProvider(md *hub.ModelDeployment, engine string, caps *capabilities.R
 			continue
 		}
 		c := candidate{name: p.Name}
-		for _, r := range p.Rules {
+		for _, r := range caps.Rules(p.Name) {
 			if r.Priority <= c.priority {
 				continue
 			}
@@ -193,7 +180,7 @@ func selectProvider(md *hub.ModelDeployment, engine string, caps *capabilities.R
 		return cands[i].name < cands[j].name
 	})
 	best := cands[0].name
-	if prev := md.Annotations[AnnotationProvider]; prev != "" && prev != best {
+	if prev := md.Annotations[hub.AnnotationProvider]; prev != "" && prev != best {
 		for _, c := range cands {
 			if c.name == prev {
 				l.Warnf("spec.provider.name", "%s now auto-selects provider %q, but this ModelDeployment keeps %q chosen by an earlier render (switching providers replaces every workload object); set `spec.provider.name: %s` to switch, or `spec.provider.name: %s` to pin", caps.Source, best, prev, best, prev)
@@ -286,7 +273,7 @@ func installed(caps *capabilities.Resolved) string {
 	return strings.Join(names, ", ")
 }
 
-func engineNames(p *capabilities.Provider) string {
+func engineNames(p *hub.ResolvedProvider) string {
 	var names []string
 	for _, e := range p.Engines {
 		names = append(names, e.Name)

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airunway-render/airunway-render/providers/builtin"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
@@ -123,7 +125,7 @@ func TestSelectionIsSticky(t *testing.T) {
 	spec := "model: {id: x}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}"
 	t.Run("earlier choice kept while still a candidate", func(t *testing.T) {
 		var l diag.List
-		d, ok := decide(modelDeployment(t, spec, AnnotationProvider, "vllm"), caps(t, "llmd", "vllm"), &l)
+		d, ok := decide(modelDeployment(t, spec, hub.AnnotationProvider, "vllm"), caps(t, "llmd", "vllm"), &l)
 		require.True(t, ok)
 		require.Equal(t, "vllm", d.Provider)
 		require.Len(t, l, 1)
@@ -132,7 +134,7 @@ func TestSelectionIsSticky(t *testing.T) {
 	})
 	t.Run("earlier choice gone: switch with a warning", func(t *testing.T) {
 		var l diag.List
-		d, ok := decide(modelDeployment(t, spec, AnnotationProvider, "kaito"), caps(t, "llmd", "vllm"), &l)
+		d, ok := decide(modelDeployment(t, spec, hub.AnnotationProvider, "kaito"), caps(t, "llmd", "vllm"), &l)
 		require.True(t, ok)
 		require.Equal(t, "llmd", d.Provider)
 		require.Len(t, l, 1)
@@ -140,7 +142,7 @@ func TestSelectionIsSticky(t *testing.T) {
 	})
 	t.Run("same choice: silent", func(t *testing.T) {
 		var l diag.List
-		d, ok := decide(modelDeployment(t, spec, AnnotationProvider, "llmd"), caps(t, "llmd", "vllm"), &l)
+		d, ok := decide(modelDeployment(t, spec, hub.AnnotationProvider, "llmd"), caps(t, "llmd", "vllm"), &l)
 		require.True(t, ok)
 		require.Equal(t, "llmd", d.Provider)
 		require.Empty(t, l)
@@ -179,7 +181,7 @@ spec:
   model: {id: x}
   engine: {type: vllm}
 `)
-	res := Render([]*kyaml.RNode{md}, Options{Providers: map[string]providers.Provider{"vllm": Builtin()["vllm"]}})
+	res := Render([]*kyaml.RNode{md}, Options{Providers: map[string]providers.Provider{"vllm": builtin.ByName()["vllm"]}})
 	require.Nil(t, res.Items)
 	errs := res.Problems.Errors()
 	require.Len(t, errs, 1)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/airunway-render/airunway-render/providers/builtin"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/api/versions"
@@ -28,7 +30,7 @@ import (
 // output of the stages before it.
 func BenchmarkStages(b *testing.B) {
 	caps := benchCapabilities(b)
-	registry := Builtin()
+	registry := builtin.ByName()
 	for i, provider := range benchdata.Providers {
 		node := yaml.MustParse(benchdata.Model(i + len(benchdata.Providers))) // a 1-GPU model of each provider
 		js, l := yamlerr.ObjectJSON(node)
@@ -48,7 +50,7 @@ func BenchmarkStages(b *testing.B) {
 		p := registry[provider]
 		placement := place(md, caps, p, &pl)
 		must(b, pl)
-		req := &providers.Request{MD: md, Engine: d.Engine, Provider: caps.Provider(provider), Caps: caps, Placement: placement}
+		req := &providers.Request{MD: md, Engine: d.Engine, Provider: caps.Provider(provider), Caps: &caps.ResolvedCapabilities, Placement: placement, GatewayEnabled: md.GatewayEnabled(caps.Gateway)}
 		objs, l := p.Render(req)
 		must(b, l)
 

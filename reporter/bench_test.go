@@ -30,7 +30,7 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/render"
 	"github.com/airunway-render/airunway-render/reporter"
 )
@@ -163,11 +163,11 @@ spec:
 				model = &benchModel{name: obj.GetName()}
 				byName[obj.GetName()] = model
 			}
-			model.provider = annotations[providers.AnnotationProvider]
+			model.provider = annotations[hub.AnnotationProvider]
 			continue
 		}
 		flip, primary := flips[obj.GetKind()]
-		from := annotations[providers.AnnotationGeneratedFrom]
+		from := annotations[hub.AnnotationGeneratedFrom]
 		if !primary || from != obj.GetName() {
 			continue
 		}

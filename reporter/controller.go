@@ -71,7 +71,7 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	provider := md.GetAnnotations()[providers.AnnotationProvider]
+	provider := md.GetAnnotations()[hub.AnnotationProvider]
 	if provider == "" {
 		// Not rendered by airunway-render (or by a controller that writes
 		// its own status): not ours to report on.
@@ -144,7 +144,7 @@ func (r *reconciler) observe(ctx context.Context, md *unstructured.Unstructured,
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return o, err
-	case obj.GetAnnotations()[providers.AnnotationGeneratedFrom] == md.GetName():
+	case obj.GetAnnotations()[hub.AnnotationGeneratedFrom] == md.GetName():
 		// An object of that name not rendered from this model is not its.
 		o.Object = obj
 		o.Health = rep.Health(obj)

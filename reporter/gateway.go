@@ -9,9 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/gateway"
-	"github.com/airunway-render/airunway-render/providers"
 )
 
 var (
@@ -33,7 +33,7 @@ func (k *kinds) gatewayStatus(ctx context.Context, md types.NamespacedName) (*v1
 	if err := routes.Get(ctx, md, route); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if route.GetAnnotations()[providers.AnnotationGeneratedFrom] != md.Name {
+	if route.GetAnnotations()[hub.AnnotationGeneratedFrom] != md.Name {
 		return nil, nil
 	}
 	s := &v1.GatewayStatus{ModelName: modelName(route)}

@@ -91,7 +91,7 @@ func TestHostileStringsAreCut(t *testing.T) {
 			return false
 		},
 		"annotations": func(o *Observation) bool {
-			o.Annotations = map[string]string{providers.AnnotationProvider: huge, providers.AnnotationProviderReason: huge, providers.AnnotationEngine: huge, providers.AnnotationEngineReason: huge}
+			o.Annotations = map[string]string{hub.AnnotationProvider: huge, hub.AnnotationProviderReason: huge, hub.AnnotationEngine: huge, hub.AnnotationEngineReason: huge}
 			return false
 		},
 		"watch error": func(o *Observation) bool { o.Object, o.WatchError = nil, huge; return true },
@@ -126,7 +126,7 @@ func TestHostileStringsAreCut(t *testing.T) {
 	}
 	t.Run("unknown engine", func(t *testing.T) {
 		o := observe(nil, created, nil)
-		o.Annotations = map[string]string{providers.AnnotationProvider: "vllm", providers.AnnotationEngine: "exotic", providers.AnnotationEngineReason: "hand-edited"}
+		o.Annotations = map[string]string{hub.AnnotationProvider: "vllm", hub.AnnotationEngine: "exotic", hub.AnnotationEngineReason: "hand-edited"}
 		s := Compute(o)
 		require.Equal(t, &v1.EngineStatus{SelectedReason: "hand-edited"}, s.Engine)
 		requireBounded(t, s)
@@ -178,7 +178,7 @@ func TestEveryProviderSurvivesHostileStatus(t *testing.T) {
 				}}
 				obj.SetCreationTimestamp(metav1.NewTime(created))
 				setPath(obj.Object, path, value)
-				o := Observation{Generation: 1, Annotations: map[string]string{providers.AnnotationProvider: name}, Primary: primary, Object: obj, Now: created}
+				o := Observation{Generation: 1, Annotations: map[string]string{hub.AnnotationProvider: name}, Primary: primary, Object: obj, Now: created}
 				o.Health = rep.Health(obj)
 				requireBounded(t, Compute(o))
 				runs++
@@ -227,7 +227,7 @@ func FuzzHealth(f *testing.F) {
 			}
 			o.SetName("qwen")
 			primary := rep.Primary(md)
-			obs := Observation{Generation: 1, Annotations: map[string]string{providers.AnnotationProvider: name}, Primary: primary, Object: o, Now: created}
+			obs := Observation{Generation: 1, Annotations: map[string]string{hub.AnnotationProvider: name}, Primary: primary, Object: o, Now: created}
 			obs.Health = rep.Health(o)
 			requireBounded(t, Compute(obs))
 		}

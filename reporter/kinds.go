@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,8 +19,6 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/airunway-render/airunway-render/providers"
 )
 
 // watchedKind is a kind the reporter reads when the cluster serves it.
@@ -75,7 +74,7 @@ type kindCache struct {
 
 // managedSelector picks the objects the renderer wrote: every generated
 // object carries this label, which keeps unrelated Deployments out of memory.
-var managedSelector = labels.SelectorFromSet(labels.Set{providers.LabelManagedBy: providers.ManagedByValue})
+var managedSelector = labels.SelectorFromSet(labels.Set{hub.LabelManagedBy: hub.ManagedByValue})
 
 // Start implements manager.Runnable; it runs only on the elected leader,
 // because the caches exist to feed the controller.
@@ -298,7 +297,7 @@ func namespaceConfig(namespaces []string) map[string]cache.Config {
 // generatedFrom maps a rendered object to the ModelDeployment it was
 // rendered from, by the annotation every generated object carries.
 func generatedFrom(_ *kinds, obj *unstructured.Unstructured) []types.NamespacedName {
-	name := obj.GetAnnotations()[providers.AnnotationGeneratedFrom]
+	name := obj.GetAnnotations()[hub.AnnotationGeneratedFrom]
 	if name == "" {
 		return nil
 	}

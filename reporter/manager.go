@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airunway-render/airunway-render/providers/builtin"
+
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,7 +40,6 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/providers"
-	"github.com/airunway-render/airunway-render/render"
 )
 
 // Options configure the reporter's manager; zero values take the defaults
@@ -307,7 +308,7 @@ func wantedKinds() []watchedKind {
 // reporters are the built-in providers' status translations by name.
 func reporters() map[string]providers.Reporter {
 	out := map[string]providers.Reporter{}
-	for name, p := range render.Builtin() {
+	for name, p := range builtin.ByName() {
 		if rep, ok := p.(providers.Reporter); ok {
 			out[name] = rep
 		}

@@ -74,11 +74,11 @@ type Observation struct {
 // providers.MaxMessageBytes long, whatever the provider objects say.
 func Compute(o Observation) v1.ModelDeploymentStatus {
 	s := v1.ModelDeploymentStatus{ObservedGeneration: o.Generation}
-	if name := o.Annotations[providers.AnnotationProvider]; name != "" {
-		s.Provider = &v1.ProviderStatus{Name: name, SelectedReason: o.Annotations[providers.AnnotationProviderReason], ResourceName: o.Primary.Name, ResourceKind: o.Primary.GVK.Kind}
+	if name := o.Annotations[hub.AnnotationProvider]; name != "" {
+		s.Provider = &v1.ProviderStatus{Name: name, SelectedReason: o.Annotations[hub.AnnotationProviderReason], ResourceName: o.Primary.Name, ResourceKind: o.Primary.GVK.Kind}
 	}
-	if engine := o.Annotations[providers.AnnotationEngine]; engine != "" {
-		s.Engine = &v1.EngineStatus{Type: engine, SelectedReason: o.Annotations[providers.AnnotationEngineReason]}
+	if engine := o.Annotations[hub.AnnotationEngine]; engine != "" {
+		s.Engine = &v1.EngineStatus{Type: engine, SelectedReason: o.Annotations[hub.AnnotationEngineReason]}
 		if !slices.Contains(hub.Engines, engine) {
 			// The CRD's enum would refuse the whole status write.
 			s.Engine.Type = ""

@@ -54,12 +54,6 @@ var (
 	identityOverrideKeys = []string{"apiVersion", "kind", "metadata", "status"}
 )
 
-// Annotations with meaning on a ModelDeployment.
-const (
-	AnnotationDynamoTestBackend = "airunway.ai/dynamo-test-backend"
-	MockerBackend               = "mocker"
-)
-
 // ValidateModelDeployment checks a defaulted ModelDeployment against every
 // upstream admission and reconciler rule that needs no cluster. Rules about
 // one served version's own fields are its conversion's; rules that need the
@@ -230,10 +224,21 @@ func validateMocker(md *ModelDeployment, l *diag.List) {
 	}
 }
 
+// GatewayEnabled reports whether the ModelDeployment is served through the
+// cluster's Gateway API Inference Extension (gateway capability g, nil when
+// the cluster has none): unless `spec.gateway.enabled` is false, and never
+// for Dynamo's mocker, which serves no real model. The render engine asks
+// once per model and hands the answer to the provider and the gateway, so
+// a provider's topology and the route to it cannot disagree.
+func (md *ModelDeployment) GatewayEnabled(g *GatewayCapability) bool {
+	s := &md.Spec
+	return g != nil && (s.Gateway == nil || s.Gateway.Enabled == nil || *s.Gateway.Enabled) && !IsMocker(md)
+}
+
 // IsMocker reports whether the ModelDeployment asks for Dynamo's test-only
 // mocker backend, which waives the GPU rules.
 func IsMocker(md *ModelDeployment) bool {
-	return md.Annotations[AnnotationDynamoTestBackend] == MockerBackend && md.Spec.ProviderName() == "dynamo"
+	return md.Annotations[AnnotationDynamoTestBackend] == MockerBackend && md.Spec.ProviderName() == ProviderDynamo
 }
 
 func validateComponent(l *diag.List, field string, c *ComponentScalingSpec) {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
-	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/vllm"
 	"github.com/airunway-render/airunway-render/reporter"
 )
@@ -55,7 +54,7 @@ func TestScriptReadsWhatTheReporterWrites(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			o := reporter.Observation{Generation: 2, Primary: p.Primary(model), Object: tc.obj, Now: tc.now,
-				Annotations: map[string]string{providers.AnnotationProvider: "vllm", providers.AnnotationEngine: "vllm"}}
+				Annotations: map[string]string{hub.AnnotationProvider: "vllm", hub.AnnotationEngine: "vllm"}}
 			if tc.obj != nil {
 				o.Health = p.Health(tc.obj)
 			}

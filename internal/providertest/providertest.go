@@ -47,17 +47,27 @@ func Valid(t testing.TB, meta, spec string) *hub.ModelDeployment {
 	return md
 }
 
-// Request pairs a ModelDeployment with the embedded default capabilities'
-// entry for provider (a copy, free to change) and an empty placement. The
-// engine is spec.engine.type, else vllm.
+// Request pairs a ModelDeployment with the embedded default capabilities
+// (a copy of the top level, and of the provider's entry, free to change)
+// and an empty placement, with the gateway decision the render engine
+// would make. The engine is spec.engine.type, else vllm.
 func Request(md *hub.ModelDeployment, provider string) *providers.Request {
-	caps := capabilities.Default()
+	caps := capabilities.Default().ResolvedCapabilities
 	p := *caps.Provider(provider)
 	engine := md.Spec.EngineType()
 	if engine == "" {
 		engine = hub.EngineVLLM
 	}
-	return &providers.Request{MD: md, Engine: engine, Provider: &p, Caps: caps, Placement: providers.NewPlacement(md)}
+	return &providers.Request{MD: md, Engine: engine, Provider: &p, Caps: &caps, Placement: providers.NewPlacement(md), GatewayEnabled: md.GatewayEnabled(caps.Gateway)}
+}
+
+// WithGateway declares the cluster's Gateway API Inference Extension (nil:
+// none) in the request's capabilities and makes the engine's gateway
+// decision again.
+func WithGateway(req *providers.Request, g *hub.GatewayCapability) *providers.Request {
+	req.Caps.Gateway = g
+	req.GatewayEnabled = req.MD.GatewayEnabled(g)
+	return req
 }
 
 // ContainsRun reports whether needle appears in haystack as consecutive

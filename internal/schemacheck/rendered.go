@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -80,7 +81,7 @@ func RenderedNode(n *yaml.RNode, caps *capabilities.Resolved) []string {
 // release spells a capability file's version as the schemas name releases:
 // capability files may write "1.3" for "1.3.0".
 func release(version string) string {
-	if v, err := capabilities.ParseSemver(version); err == nil {
+	if v, err := hub.ParseRelease(version); err == nil {
 		return v.String()
 	}
 	return version

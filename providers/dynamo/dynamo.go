@@ -5,16 +5,13 @@ import (
 	"strings"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/gateway"
 	"github.com/airunway-render/airunway-render/providers"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Identity of the rendered object and upstream's constants.
 const (
-	Name       = capabilities.Dynamo
 	APIVersion = "nvidia.com/v1alpha1"
 	Kind       = "DynamoGraphDeployment"
 
@@ -50,7 +47,7 @@ type Provider struct{}
 var _ providers.Provider = Provider{}
 
 // Name implements providers.Provider.
-func (Provider) Name() string { return Name }
+func (Provider) Name() string { return hub.ProviderDynamo }
 
 // Check implements providers.Provider with upstream's compatibility rules
 // (providers/dynamo/controller.go validateCompatibility) and the transform
@@ -170,35 +167,22 @@ func newRenderer(req *providers.Request, typed typedOverrides, l *diag.List) *re
 // `spec.gateway.enabled` is false, leaving clusters without GAIE with
 // neither a Frontend nor a working route.
 func (r *renderer) chooseGateway() bool {
-	var caps *hub.GatewayCapability
-	if r.req.Caps != nil {
-		caps = r.req.Caps.Gateway
-	}
-	if g := r.md.Spec.Gateway; caps == nil && !r.mocker && g != nil && g.Enabled != nil && *g.Enabled {
+	if g := r.md.Spec.Gateway; r.req.Caps.Gateway == nil && !r.mocker && g != nil && g.Enabled != nil && *g.Enabled {
 		r.l.Warnf("spec.gateway.enabled", "is true, but the capability file declares no Gateway API Inference Extension (`spec.gateway`); rendering the standalone Frontend instead of the Epp")
 	}
-	// The same decision as the gateway objects', so the Epp topology and
-	// the route to its pool come together. Upstream's mocker always runs
-	// behind a standalone Frontend.
-	return gateway.Enabled(r.md, caps)
+	// The engine's decision, which the gateway objects follow too, so the
+	// Epp topology and the route to its pool come together. Upstream's
+	// mocker always runs behind a standalone Frontend.
+	return r.req.GatewayEnabled
 }
 
 // dynamoVersion is the declared operator release, which tags the Dynamo
-// images; without a capability entry it is the release upstream pins.
-func dynamoVersion(p *capabilities.Provider) string {
-	version := ""
-	if p != nil {
-		version = p.Version
-	}
-	if version == "" {
-		if b := capabilities.BuiltinFor(Name); b != nil {
-			version = b.DefaultVersion
-		}
-	}
-	if v, err := capabilities.ParseSemver(version); err == nil {
+// images: written out in full, as the images are tagged ("1.1" is 1.1.0).
+func dynamoVersion(p *hub.ResolvedProvider) string {
+	if v, err := hub.ParseRelease(p.Version); err == nil {
 		return v.String()
 	}
-	return version
+	return p.Version
 }
 
 func (r *renderer) dynamoImage(repo string) string {

@@ -3,8 +3,8 @@ package dynamo
 import (
 	"testing"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/providers"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -39,7 +39,7 @@ func TestObjectIdentity(t *testing.T) {
 				"airunway.ai/engine-type":      "vllm",
 				LabelModelID:                   "meta-llama-Llama-2-7b-chat-hf",
 			}, r.dgd.Metadata.Labels)
-			require.Equal(t, "test-model", r.dgd.Metadata.Annotations[providers.AnnotationGeneratedFrom])
+			require.Equal(t, "test-model", r.dgd.Metadata.Annotations[hub.AnnotationGeneratedFrom])
 			require.Equal(t, "vllm", r.dgd.Spec.BackendFramework)
 			require.Contains(t, r.dgd.Spec.Services, tc.want)
 			require.Contains(t, r.dgd.Spec.Services, ServiceWorker)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/providertest"
@@ -39,8 +40,9 @@ func withCaps(t *testing.T, doc string) opt {
 	r, l := capabilities.Resolve(c)
 	require.False(t, l.HasErrors(), "%v", l)
 	return func(req *providers.Request) {
-		req.Caps = r
-		req.Provider = r.Provider(Name)
+		req.Caps = &r.ResolvedCapabilities
+		req.Provider = r.Provider(hub.ProviderDynamo)
+		req.GatewayEnabled = req.MD.GatewayEnabled(r.Gateway)
 	}
 }
 
@@ -56,7 +58,7 @@ func withOverrides(js string) opt {
 
 func withVersion(version string, images map[string]string) opt {
 	return func(req *providers.Request) {
-		req.Provider = &capabilities.Provider{Name: Name, Version: version, Images: images}
+		req.Provider = &hub.ResolvedProvider{Name: hub.ProviderDynamo, Version: version, Images: images}
 	}
 }
 
@@ -64,7 +66,7 @@ func withVersion(version string, images map[string]string) opt {
 // defaulted and validated like the pipeline does.
 func request(t *testing.T, meta, spec string, opts ...opt) *providers.Request {
 	t.Helper()
-	req := providertest.Request(providertest.Valid(t, meta, spec), Name)
+	req := providertest.Request(providertest.Valid(t, meta, spec), hub.ProviderDynamo)
 	for _, o := range opts {
 		o(req)
 	}

@@ -60,7 +60,7 @@ func (r *renderer) services() map[string]*service {
 // ignores podTemplate and labels pods imperatively instead).
 func (r *renderer) podMetadata() *podMetadata {
 	return &podMetadata{
-		Labels:      providers.Merge(providers.PodTemplateLabels(r.md), map[string]string{providers.LabelModelDeployment: r.md.Name}),
+		Labels:      providers.Merge(providers.PodTemplateLabels(r.md), map[string]string{hub.LabelModelDeployment: r.md.Name}),
 		Annotations: providers.Merge(providers.PodTemplateAnnotations(r.md)),
 	}
 }

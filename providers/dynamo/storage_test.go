@@ -3,7 +3,7 @@ package dynamo
 import (
 	"testing"
 
-	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -47,7 +47,7 @@ func TestManagedPVC(t *testing.T) {
 			require.Empty(t, p.OwnerReferences)
 			require.Equal(t, "airunway", p.Labels["airunway.ai/managed-by"])
 			require.Equal(t, "test-model", p.Labels["airunway.ai/model-deployment"])
-			require.Equal(t, "test-model", p.Annotations[providers.AnnotationGeneratedFrom])
+			require.Equal(t, "test-model", p.Annotations[hub.AnnotationGeneratedFrom])
 			require.Equal(t, []corev1.PersistentVolumeAccessMode{tc.mode}, p.Spec.AccessModes)
 			require.Equal(t, resource.MustParse("100Gi"), p.Spec.Resources.Requests[corev1.ResourceStorage])
 			require.Equal(t, tc.class, p.Spec.StorageClassName)

@@ -17,7 +17,6 @@ import (
 
 // Upstream constants of the KAITO provider.
 const (
-	Name       = "kaito"
 	APIVersion = "kaito.sh/v1beta1"
 	Kind       = "Workspace"
 	// ContainerName and Port are the llama.cpp template's container; KAITO's
@@ -42,7 +41,7 @@ type Provider struct{}
 var _ providers.Provider = Provider{}
 
 // Name implements providers.Provider.
-func (Provider) Name() string { return Name }
+func (Provider) Name() string { return hub.ProviderKAITO }
 
 // Check implements providers.Provider: upstream's compatibility rules (with
 // the llama.cpp image rule fixed to accept `engine.image`), plus what the
@@ -107,7 +106,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 			// Upstream lets podTemplate labels override its own; the
 			// model-deployment label is re-asserted because the status
 			// reporter and the gateway find the Workspace by it.
-			Labels:      providers.Merge(providers.BaseLabels(md, req.Engine), providers.PodTemplateLabels(md), map[string]string{providers.LabelModelDeployment: md.Name}),
+			Labels:      providers.Merge(providers.BaseLabels(md, req.Engine), providers.PodTemplateLabels(md), map[string]string{hub.LabelModelDeployment: md.Name}),
 			Annotations: providers.GeneratedAnnotations(md, providers.PodTemplateAnnotations(md)),
 		},
 		Resource: resourceSpec(req, rel),
@@ -239,7 +238,7 @@ func podTemplate(req *providers.Request, img string) *corev1.PodTemplateSpec {
 	}
 	return &corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{
-			Labels:      providers.Merge(providers.PodTemplateLabels(md), map[string]string{providers.LabelModelDeployment: md.Name}),
+			Labels:      providers.Merge(providers.PodTemplateLabels(md), map[string]string{hub.LabelModelDeployment: md.Name}),
 			Annotations: providers.PodTemplateAnnotations(md),
 		},
 		Spec: corev1.PodSpec{

@@ -45,7 +45,7 @@ func mutate(f func(*hub.ModelDeployment)) option {
 // validated like the pipeline does; the engine is spec.engine.type or vllm.
 func request(t *testing.T, spec string, opts ...option) *providers.Request {
 	t.Helper()
-	req := providertest.Request(providertest.Valid(t, "", spec), Name)
+	req := providertest.Request(providertest.Valid(t, "", spec), hub.ProviderKAITO)
 	for _, o := range opts {
 		o(req)
 	}
@@ -147,7 +147,7 @@ func TestWorkspace(t *testing.T) {
 			"airunway.ai/managed-by": "airunway", "airunway.ai/deployment": "test-model", "airunway.ai/model-source": "huggingface",
 			"airunway.ai/engine-type": "vllm", "airunway.ai/model-deployment": "test-model",
 		}, get(obj, "metadata", "labels"))
-		require.Equal(t, map[string]any{providers.AnnotationGeneratedFrom: "test-model"}, get(obj, "metadata", "annotations"))
+		require.Equal(t, map[string]any{hub.AnnotationGeneratedFrom: "test-model"}, get(obj, "metadata", "annotations"))
 		require.Equal(t, map[string]any{"preset": map[string]any{"name": "meta-llama/Llama-2-7b-chat-hf"}}, obj["inference"])
 		require.Equal(t, int64(1), count(t, obj))
 		require.NotContains(t, obj, "spec", "resource and inference are top-level fields")
@@ -317,7 +317,7 @@ func TestOverrides(t *testing.T) {
 		t.Run("item 67: overriding "+key+" is refused", func(t *testing.T) {
 			// Validation refuses the key first; this is the second line.
 			md := providertest.Decode(t, "", vllmMD+"provider: {name: kaito, overrides: {"+key+": {}}}")
-			_, l := Provider{}.Render(providertest.Request(md, Name))
+			_, l := Provider{}.Render(providertest.Request(md, hub.ProviderKAITO))
 			require.Contains(t, l.Errors()[0].Message, `overriding "`+key+`" is not allowed`)
 		})
 	}
@@ -380,7 +380,7 @@ func TestPodTemplateMetadata(t *testing.T) {
 		obj, _ := render(t, vllmMD+"podTemplate: {metadata: {labels: {team: ml, airunway.ai/model-deployment: hijack}, annotations: {note: x}}}")
 		require.Equal(t, "ml", get(obj, "metadata", "labels", "team"))
 		require.Equal(t, "test-model", get(obj, "metadata", "labels", "airunway.ai/model-deployment"), "the label the reporter selects on cannot be overridden")
-		require.Equal(t, map[string]any{"note": "x", providers.AnnotationGeneratedFrom: "test-model"}, get(obj, "metadata", "annotations"))
+		require.Equal(t, map[string]any{"note": "x", hub.AnnotationGeneratedFrom: "test-model"}, get(obj, "metadata", "annotations"))
 	})
 	t.Run("item 70: and on the llama.cpp pods", func(t *testing.T) {
 		obj, _ := render(t, llamaMD+"podTemplate: {metadata: {labels: {team: ml}, annotations: {note: x}}}")
@@ -644,7 +644,7 @@ func TestBackend(t *testing.T) {
 		{"built-in preset name", vllmMD + "model: {id: phi-4-mini-instruct}",
 			providers.Backend{PodSelector: map[string]string{LabelWorkspace: "test-model"}, Port: 5000, ServedName: "phi-4-mini-instruct", IgnoresServedName: true}},
 		{"llama.cpp template: our own pod label", llamaMD + "model: {id: m, servedName: alias}",
-			providers.Backend{PodSelector: map[string]string{providers.LabelModelDeployment: "test-model"}, Port: 5000, IgnoresServedName: true}},
+			providers.Backend{PodSelector: map[string]string{hub.LabelModelDeployment: "test-model"}, Port: 5000, IgnoresServedName: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := request(t, tc.spec)
@@ -652,7 +652,7 @@ func TestBackend(t *testing.T) {
 			if req.Engine == hub.EngineLlamaCpp {
 				obj, _ := render(t, tc.spec)
 				labels := at0(obj, "inference", "template", "metadata", "labels")
-				require.Equal(t, "test-model", labels[providers.LabelModelDeployment], "the pool selects the template's label")
+				require.Equal(t, "test-model", labels[hub.LabelModelDeployment], "the pool selects the template's label")
 			}
 		})
 	}

@@ -8,15 +8,14 @@ import (
 	"unicode"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"k8s.io/apimachinery/pkg/util/version"
 	"github.com/airunway-render/airunway-render/providers"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Upstream constants of the KubeRay provider.
 const (
-	Name         = capabilities.KubeRay
 	APIVersion   = "ray.io/v1"
 	Kind         = "RayService"
 	DefaultImage = "rayproject/ray-llm:2.55.0-py311-cu128"
@@ -39,7 +38,7 @@ const (
 // Name limits KubeRay puts on a RayService (see checkName). From 1.4.0 the
 // operator rejects RayService names that are longer than 47 characters or
 // not DNS-1035 labels (ValidateRayServiceMetadata).
-var nameValidationSince = capabilities.Semver{1, 4, 0}
+var nameValidationSince = hub.MustParseRelease("1.4.0")
 
 const (
 	maxNameSince14 = 47
@@ -58,7 +57,7 @@ type Provider struct{}
 var _ providers.Provider = Provider{}
 
 // Name implements providers.Provider.
-func (Provider) Name() string { return Name }
+func (Provider) Name() string { return hub.ProviderKubeRay }
 
 // Check implements providers.Provider: upstream's compatibility rules, the
 // name limits of the declared KubeRay release, and what cannot travel in
@@ -91,22 +90,13 @@ func (Provider) Check(req *providers.Request) diag.List {
 }
 
 // operatorVersion is the KubeRay release the capability file declares,
-// upstream's pin when there is none (unit tests without a file).
-func operatorVersion(req *providers.Request) capabilities.Semver {
-	raw := ""
-	if req.Provider != nil {
-		raw = req.Provider.Version
-	}
-	if raw == "" {
-		raw = capabilities.BuiltinFor(Name).DefaultVersion
-	}
-	v, err := capabilities.ParseSemver(raw)
+// checked against the supported range when the file was resolved.
+func operatorVersion(req *providers.Request) (*version.Version, error) {
+	v, err := hub.ParseRelease(req.Provider.Version)
 	if err != nil {
-		// The capability file was validated against the supported range
-		// before rendering; this is unreachable in the pipeline.
-		v, _ = capabilities.ParseSemver(capabilities.BuiltinFor(Name).DefaultVersion)
+		return nil, fmt.Errorf("kuberay version: %w", err)
 	}
-	return v
+	return v, nil
 }
 
 // checkName reports names the declared KubeRay release cannot run, before
@@ -114,8 +104,12 @@ func operatorVersion(req *providers.Request) capabilities.Semver {
 // then fail in the operator.
 func checkName(req *providers.Request, l *diag.List) {
 	name := req.MD.Name
-	v := operatorVersion(req)
-	if !v.Less(nameValidationSince) {
+	v, err := operatorVersion(req)
+	if err != nil {
+		l.Errorf("", "%v", err)
+		return
+	}
+	if v.AtLeast(nameValidationSince) {
 		if len(name) > maxNameSince14 {
 			l.Errorf("metadata.name", "%q has %d characters: KubeRay %s rejects RayService names longer than %d characters", name, len(name), v, maxNameSince14)
 		}

@@ -20,7 +20,7 @@ import (
 // validated like the pipeline does, against KubeRay release version.
 func request(t *testing.T, name, version, spec string) *providers.Request {
 	t.Helper()
-	req := providertest.Request(providertest.Valid(t, "{name: "+name+", namespace: default}", spec), Name)
+	req := providertest.Request(providertest.Valid(t, "{name: "+name+", namespace: default}", spec), hub.ProviderKubeRay)
 	req.Engine = hub.EngineVLLM
 	req.Provider.Version = version
 	return req
@@ -85,7 +85,7 @@ func TestUpstreamChecklist(t *testing.T) {
 				"airunway.ai/managed-by": "airunway", "airunway.ai/deployment": "test-model", "airunway.ai/model-source": "huggingface",
 				"airunway.ai/engine-type": "vllm", "airunway.ai/model-deployment": "test-model",
 			}, rs.Labels)
-			require.Equal(t, map[string]string{providers.AnnotationGeneratedFrom: "test-model"}, rs.Annotations)
+			require.Equal(t, map[string]string{hub.AnnotationGeneratedFrom: "test-model"}, rs.Annotations)
 			require.Contains(t, rs.Spec.ServeConfigV2, "num_replicas: 1\n")
 			require.Equal(t, map[string]string{"dashboard-host": "0.0.0.0"}, rs.Spec.RayClusterConfig.HeadGroupSpec.RayStartParams)
 			require.Len(t, rs.Spec.RayClusterConfig.WorkerGroupSpecs, 1)
@@ -172,7 +172,7 @@ func TestUpstreamChecklist(t *testing.T) {
 		{"item 106: podTemplate label and annotation on the RayService", base + "podTemplate: {metadata: {labels: {team: ml}, annotations: {note: x}}}", func(t *testing.T, _ providers.Object, rs *rayService) {
 			require.Equal(t, "ml", rs.Labels["team"])
 			require.Equal(t, "x", rs.Annotations["note"])
-			require.Equal(t, "test-model", rs.Annotations[providers.AnnotationGeneratedFrom])
+			require.Equal(t, "test-model", rs.Annotations[hub.AnnotationGeneratedFrom])
 		}},
 	}
 	for _, tc := range cases {
@@ -327,7 +327,7 @@ func TestOverrides(t *testing.T) {
 
 	// Validation refuses these keys first; the provider refuses them again.
 	for _, key := range []string{"apiVersion", "kind", "metadata", "status"} {
-		req := providertest.Request(providertest.Decode(t, "", base+"provider: {overrides: {"+key+": {}}}"), Name)
+		req := providertest.Request(providertest.Decode(t, "", base+"provider: {overrides: {"+key+": {}}}"), hub.ProviderKubeRay)
 		req.Engine, req.Provider.Version = hub.EngineVLLM, "1.3.0"
 		_, l := Provider{}.Render(req)
 		require.True(t, l.HasErrors(), key)

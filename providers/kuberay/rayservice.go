@@ -88,7 +88,7 @@ func buildRayService(req *providers.Request) *rayService {
 // model-deployment label the gateway's InferencePool selects on.
 func podMeta(md *hub.ModelDeployment) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
-		Labels:      providers.Merge(providers.PodTemplateLabels(md), map[string]string{providers.LabelModelDeployment: md.Name}),
+		Labels:      providers.Merge(providers.PodTemplateLabels(md), map[string]string{hub.LabelModelDeployment: md.Name}),
 		Annotations: providers.PodTemplateAnnotations(md),
 	}
 }

@@ -17,7 +17,6 @@ import (
 
 // Upstream constants of the llm-d provider.
 const (
-	Name         = "llmd"
 	DefaultImage = "vllm/vllm-openai:v0.9.1"
 
 	// KVTransferDecode and KVTransferPrefill are the vLLM KV-transfer
@@ -36,7 +35,7 @@ type Provider struct{}
 var _ providers.Provider = Provider{}
 
 // Name implements providers.Provider.
-func (Provider) Name() string { return Name }
+func (Provider) Name() string { return hub.ProviderLLMD }
 
 // Check implements providers.Provider with upstream's compatibility rules
 // (vLLM only, GPUs required) plus what the generated names need.

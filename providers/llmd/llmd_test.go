@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/providers"
@@ -34,7 +33,7 @@ func request(t *testing.T, spec string) *providers.Request {
 // unvalidated builds a Request without validation, to reach what upstream's
 // transformer does with input its webhook would refuse.
 func unvalidated(md *hub.ModelDeployment) *providers.Request {
-	req := providertest.Request(md, Name)
+	req := providertest.Request(md, hub.ProviderLLMD)
 	req.Engine = hub.EngineVLLM
 	return req
 }
@@ -103,7 +102,7 @@ func TestObjects(t *testing.T) {
 			require.Equal(t, "test-model", m.labels["airunway.ai/deployment"])
 			require.Equal(t, "vllm", m.labels["airunway.ai/engine-type"])
 			require.Equal(t, "huggingface", m.labels["airunway.ai/model-source"])
-			require.Equal(t, "test-model", m.annotations[providers.AnnotationGeneratedFrom])
+			require.Equal(t, "test-model", m.annotations[hub.AnnotationGeneratedFrom])
 		}
 		require.Equal(t, "vllm", container(d).Name)
 		require.Empty(t, container(d).Command, "no command: the image's entrypoint serves")
@@ -225,7 +224,7 @@ func TestUserFlagsWin(t *testing.T) {
 func TestImage(t *testing.T) {
 	pinned := func(t *testing.T, spec string) string {
 		req := request(t, spec)
-		req.Provider = &capabilities.Provider{Name: Name, Version: "0.6.0", Images: map[string]string{"vllm": "registry.example.com/vllm-openai:v0.10.2"}}
+		req.Provider = &hub.ResolvedProvider{Name: hub.ProviderLLMD, Version: "0.6.0", Images: map[string]string{"vllm": "registry.example.com/vllm-openai:v0.10.2"}}
 		return container(renderReq(t, req).deployments[0]).Image
 	}
 	cases := []struct {

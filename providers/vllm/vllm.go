@@ -21,7 +21,6 @@ import (
 
 // Upstream constants of the direct vLLM provider.
 const (
-	Name          = "vllm"
 	DefaultImage  = "vllm/vllm-openai:cu130-nightly"
 	ContainerName = podserver.ContainerName
 	Port          = podserver.Port
@@ -34,7 +33,7 @@ type Provider struct{}
 var _ providers.Provider = Provider{}
 
 // Name implements providers.Provider.
-func (Provider) Name() string { return Name }
+func (Provider) Name() string { return hub.ProviderVLLM }
 
 // Check implements providers.Provider with upstream's compatibility rules
 // and the networking flags this provider owns.

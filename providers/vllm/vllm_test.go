@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/providers"
@@ -20,7 +19,7 @@ import (
 // validated like the pipeline does.
 func request(t *testing.T, spec string) *providers.Request {
 	t.Helper()
-	req := providertest.Request(providertest.Valid(t, "", spec), Name)
+	req := providertest.Request(providertest.Valid(t, "", spec), hub.ProviderVLLM)
 	req.Engine = hub.EngineVLLM
 	return req
 }
@@ -154,7 +153,7 @@ func TestImage(t *testing.T) {
 	require.Equal(t, "engine:v2", d.Spec.Template.Spec.Containers[0].Image)
 
 	req := request(t, base)
-	req.Provider = &capabilities.Provider{Name: Name, Images: map[string]string{"vllm": "pinned@sha256:abc"}}
+	req.Provider = &hub.ResolvedProvider{Name: hub.ProviderVLLM, Images: map[string]string{"vllm": "pinned@sha256:abc"}}
 	objs, _ := Provider{}.Render(req)
 	require.Contains(t, toYAML(t, objs[0]), "image: pinned@sha256:abc")
 }
@@ -211,7 +210,7 @@ func TestOverrides(t *testing.T) {
 	// Validation refuses these keys first; the provider refuses them again,
 	// so no caller that skips validation can change an object's identity.
 	for _, key := range []string{"apiVersion", "kind", "metadata", "status"} {
-		req := providertest.Request(providertest.Decode(t, "", base+"provider: {overrides: {"+key+": {}}}"), Name)
+		req := providertest.Request(providertest.Decode(t, "", base+"provider: {overrides: {"+key+": {}}}"), hub.ProviderVLLM)
 		req.Engine = hub.EngineVLLM
 		_, l := Provider{}.Render(req)
 		require.True(t, l.HasErrors(), key)

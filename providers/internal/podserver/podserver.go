@@ -48,7 +48,7 @@ type Server struct {
 
 // SelectorLabels are the Deployment's selector and the Service's selector.
 func SelectorLabels(md *hub.ModelDeployment, name string) map[string]string {
-	return map[string]string{providers.LabelDeployment: md.Name, LabelApp: name}
+	return map[string]string{hub.LabelDeployment: md.Name, LabelApp: name}
 }
 
 // Container returns the model-server container: name, image, args, the
@@ -70,14 +70,14 @@ func Container(image string, args []string, res corev1.ResourceRequirements, env
 // the pods from their Deployment and Service.
 func Deployment(req *providers.Request, s Server) *appsv1.Deployment {
 	md := req.MD
-	modelLabel := map[string]string{providers.LabelModelDeployment: md.Name}
+	modelLabel := map[string]string{hub.LabelModelDeployment: md.Name}
 	podLabels := providers.Merge(providers.PodTemplateLabels(md), SelectorLabels(md, s.Name))
 	if s.Routable {
-		podLabels[providers.LabelModelDeployment] = md.Name
+		podLabels[hub.LabelModelDeployment] = md.Name
 	} else {
 		// The key is the InferencePool's selector: pods that must not
 		// receive user requests never carry it, even from podTemplate.
-		delete(podLabels, providers.LabelModelDeployment)
+		delete(podLabels, hub.LabelModelDeployment)
 	}
 	replicas := s.Replicas
 	placed := req.Placement.For(s.Component)

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/stretchr/testify/require"
@@ -22,27 +21,27 @@ func request(labels map[string]string) *providers.Request {
 			PodTemplate: &hub.PodTemplateSpec{Metadata: &hub.PodTemplateMetadata{Labels: labels}},
 		},
 	}
-	return &providers.Request{MD: md, Engine: hub.EngineVLLM, Placement: providers.NewPlacement(md)}
+	return &providers.Request{MD: md, Engine: hub.EngineVLLM, Provider: &hub.ResolvedProvider{Name: hub.ProviderVLLM}, Placement: providers.NewPlacement(md)}
 }
 
 func TestDeploymentPodLabels(t *testing.T) {
-	hijack := map[string]string{LabelApp: "x", providers.LabelDeployment: "x", providers.LabelModelDeployment: "x", "team": "ml"}
+	hijack := map[string]string{LabelApp: "x", hub.LabelDeployment: "x", hub.LabelModelDeployment: "x", "team": "ml"}
 	cases := []struct {
 		name     string
 		routable bool
 		want     map[string]string
 	}{
 		{"routable pods carry the InferencePool label, forced to the model", true,
-			map[string]string{LabelApp: "m-decode", providers.LabelDeployment: "m", providers.LabelModelDeployment: "m", "team": "ml"}},
+			map[string]string{LabelApp: "m-decode", hub.LabelDeployment: "m", hub.LabelModelDeployment: "m", "team": "ml"}},
 		{"other pods never carry it, even from podTemplate", false,
-			map[string]string{LabelApp: "m-decode", providers.LabelDeployment: "m", "team": "ml"}},
+			map[string]string{LabelApp: "m-decode", hub.LabelDeployment: "m", "team": "ml"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Deployment(request(hijack), Server{Name: "m-decode", Routable: tc.routable})
 			require.Equal(t, tc.want, d.Spec.Template.Labels)
-			require.Equal(t, map[string]string{LabelApp: "m-decode", providers.LabelDeployment: "m"}, d.Spec.Selector.MatchLabels)
-			require.Equal(t, "m", d.Labels[providers.LabelModelDeployment])
+			require.Equal(t, map[string]string{LabelApp: "m-decode", hub.LabelDeployment: "m"}, d.Spec.Selector.MatchLabels)
+			require.Equal(t, "m", d.Labels[hub.LabelModelDeployment])
 		})
 	}
 }
@@ -58,7 +57,7 @@ func TestResources(t *testing.T) {
 func TestImage(t *testing.T) {
 	req := request(nil)
 	require.Equal(t, "default:v1", Image(req, "default:v1"))
-	req.Provider = &capabilities.Provider{Images: map[string]string{hub.EngineVLLM: "pinned:v2"}}
+	req.Provider = &hub.ResolvedProvider{Images: map[string]string{hub.EngineVLLM: "pinned:v2"}}
 	require.Equal(t, "pinned:v2", Image(req, "default:v1"))
 	req.MD.Spec.Image = "legacy:v3"
 	require.Equal(t, "legacy:v3", Image(req, "default:v1"))

@@ -1,0 +1,55 @@
+package hub
+
+// Provider names: the values of `spec.provider.name` and of a capability
+// file's `spec.providers[].name`. Each provider package reports its own
+// through providers.Provider.Name; this is the one place they are spelt.
+const (
+	ProviderDynamo  = "dynamo"
+	ProviderKAITO   = "kaito"
+	ProviderKubeRay = "kuberay"
+	ProviderLLMD    = "llmd"
+	ProviderVLLM    = "vllm"
+)
+
+// Labels of the output contract: every generated object carries them, the
+// gateway's InferencePool and the status reporter select on them. The
+// first four are upstream AI Runway's provider labels.
+const (
+	LabelManagedBy       = "airunway.ai/managed-by"
+	LabelDeployment      = "airunway.ai/deployment"
+	LabelModelSource     = "airunway.ai/model-source"
+	LabelEngineType      = "airunway.ai/engine-type"
+	LabelModelDeployment = "airunway.ai/model-deployment"
+	ManagedByValue       = "airunway"
+)
+
+// Annotations of the output contract.
+const (
+	// AnnotationGeneratedFrom marks an object as rendered from the named
+	// ModelDeployment; objects carrying it are replaced on every run, which
+	// is what makes rendering idempotent and prunes orphans.
+	AnnotationGeneratedFrom = "render.airunway.ai/generated-from"
+
+	// The renderer's decisions, written on each ModelDeployment; the status
+	// reporter copies them into status, and a later render keeps an
+	// automatic choice it finds there.
+	AnnotationEngine         = "render.airunway.ai/engine"
+	AnnotationEngineReason   = "render.airunway.ai/engine-reason"
+	AnnotationProvider       = "render.airunway.ai/provider"
+	AnnotationProviderReason = "render.airunway.ai/provider-reason"
+	AnnotationNodePool       = "render.airunway.ai/node-pool"
+	AnnotationNodePoolReason = "render.airunway.ai/node-pool-reason"
+	// AnnotationProviderVersion is the operator release the objects were
+	// rendered for, as the capability file declares it; absent for a
+	// provider without an operator (vllm).
+	AnnotationProviderVersion = "render.airunway.ai/provider-version"
+
+	// AnnotationReconcilePause tells an upstream AI Runway controller in the
+	// same cluster to leave the ModelDeployment to GitOps.
+	AnnotationReconcilePause = "airunway.ai/reconcile-paused"
+
+	// AnnotationDynamoTestBackend with the value MockerBackend asks for
+	// Dynamo's test-only mocker, which serves no real model.
+	AnnotationDynamoTestBackend = "airunway.ai/dynamo-test-backend"
+	MockerBackend               = "mocker"
+)
