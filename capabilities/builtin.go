@@ -22,8 +22,31 @@ type Builtin struct {
 	// the provider's objects use, so the matrix can say which Kubernetes
 	// releases accept them. A golden test holds it true and tight.
 	KubeFeatures []string
-	Engines      []hub.EngineCapability
-	Rules        []hub.SelectionRule
+	// Engines are what the provider's renderer can produce: a capability
+	// file may narrow them for its cluster, never widen them, and the
+	// render engine refuses a model outside them in Refusals' words.
+	Engines []hub.EngineCapability
+	Rules   []hub.SelectionRule
+	// Refusals words what the provider refuses, as upstream's provider
+	// controller does (its validateCompatibility).
+	Refusals Refusals
+}
+
+// Refusals are message templates for a model outside a provider's built-in
+// Engines. They may use {provider}, {engine} (the model's), {engines} (the
+// provider's, comma-separated), {mode}, {modeEngines} (the engines serving
+// the mode, joined with "and"), {field} (the GPU count that must be set)
+// and {count} (that field without `spec.`). An empty template falls back
+// to the wording of the capability-file compatibility check.
+type Refusals struct {
+	// Engine: the provider does not run the engine.
+	Engine string
+	// EngineAdvice adds advice for a particular engine, after "; ".
+	EngineAdvice map[string]string
+	// Mode: the engine does not run the serving mode.
+	Mode string
+	// GPU: the engine runs on GPUs only, and the model requests none.
+	GPU string
 }
 
 var (
@@ -69,6 +92,12 @@ var Builtins = []Builtin{
 			{Condition: "has(spec.serving) && spec.serving.mode == 'disaggregated'", Priority: 90},
 			{Condition: "has(spec.resources.gpu) && spec.resources.gpu.count > 0 && spec.engine.type == 'vllm'", Priority: 50},
 		},
+		Refusals: Refusals{
+			Engine:       "Dynamo does not support {engine} engine (the dynamo provider supports {engines})",
+			EngineAdvice: map[string]string{hub.EngineLlamaCpp: "use the kaito provider for llama.cpp"},
+			Mode:         "provider dynamo does not support {mode} mode for engine {engine} ({mode} serving is supported for {modeEngines})",
+			GPU:          "Dynamo requires GPU (set {count} > 0): the dynamo provider runs every engine on GPUs",
+		},
 	},
 	{
 		Name: hub.ProviderKAITO, Versions: ptr(hub.MustVersionRange("0.6.0", "0.13.0")), DefaultVersion: "0.10.0",
@@ -81,6 +110,11 @@ var Builtins = []Builtin{
 			{Condition: "!has(spec.resources.gpu) || spec.resources.gpu.count == 0", Priority: 100},
 			{Condition: "spec.engine.type == 'llamacpp'", Priority: 100},
 		},
+		Refusals: Refusals{
+			Engine: "KAITO does not support {engine} engine: the kaito provider serves vllm (KAITO presets) and llamacpp (a pod template running your image)",
+			Mode:   "KAITO does not support {mode} serving mode; use `spec.serving.mode: aggregated`, or a provider that serves prefill/decode",
+			GPU:    "KAITO runs the {engine} engine on GPUs only (set {count} > 0): its presets need GPU nodes; llamacpp is the engine for CPU nodes",
+		},
 	},
 	{
 		Name: hub.ProviderKubeRay, Versions: ptr(hub.MustVersionRange("1.3.0", "1.8.0")), DefaultVersion: "1.3.0",
@@ -91,6 +125,10 @@ var Builtins = []Builtin{
 		Rules: []hub.SelectionRule{
 			{Condition: "has(spec.resources.gpu) && spec.resources.gpu.count > 1 && spec.engine.type == 'vllm'", Priority: 80},
 		},
+		Refusals: Refusals{
+			Engine: "KubeRay only supports {engines} engine, got {engine}",
+			GPU:    "KubeRay requires GPU (set {count} > 0)",
+		},
 	},
 	{
 		Name: hub.ProviderLLMD, Versions: ptr(hub.MustVersionRange("0.6.0", "0.11.0")), DefaultVersion: "0.6.0",
@@ -100,11 +138,20 @@ var Builtins = []Builtin{
 				Image: "ghcr.io/llm-d/llm-d-inference-scheduler:v0.6.0", ConfigData: llmdEndpointPickerConfig,
 			}}},
 		},
+		Refusals: Refusals{
+			Engine: "the llmd provider (llm-d) only supports the \"{engines}\" engine, got \"{engine}\"",
+			GPU:    "the llmd provider requires GPU resources (`{field}` > 0)",
+		},
 	},
 	{
 		Name: hub.ProviderVLLM, Renders: "apps/v1 Deployment + v1 Service", KubeFeatures: []string{"startupProbe"},
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggregated, GPUSupport: true},
+		},
+		Refusals: Refusals{
+			Engine: "the vllm provider only supports the \"{engines}\" engine, got \"{engine}\"",
+			Mode:   "the vllm provider does not support {mode} serving mode; use `spec.serving.mode: aggregated` or another provider",
+			GPU:    "the vllm provider requires GPU resources (`{field}` > 0)",
 		},
 	},
 }

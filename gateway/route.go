@@ -5,8 +5,8 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
-	"k8s.io/apimachinery/pkg/util/version"
 	"github.com/airunway-render/airunway-render/providers"
+	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // Gateway API constants of the objects rendered here.

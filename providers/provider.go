@@ -61,7 +61,9 @@ type Provider interface {
 	// Name is the provider name used in `spec.provider.name`.
 	Name() string
 	// Check reports what this provider cannot serve, as upstream's provider
-	// controllers do before rendering.
+	// controllers do before rendering, beyond the engines, serving modes
+	// and GPUs of its capability catalogue entry, which the render engine
+	// checks for every provider.
 	Check(req *Request) diag.List
 	// Render returns the provider objects for the ModelDeployment.
 	Render(req *Request) ([]Object, diag.List)

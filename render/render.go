@@ -159,6 +159,9 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 	}
 	req := &providers.Request{MD: md, Engine: d.Engine, Provider: caps.Provider(d.Provider), Caps: &caps.ResolvedCapabilities,
 		Placement: placement, GatewayEnabled: md.GatewayEnabled(caps.Gateway)}
+	if b := capabilities.BuiltinFor(d.Provider); b != nil {
+		l = append(l, checkEligible(b, md, d.Engine)...)
+	}
 	if l = append(l, p.Check(req)...); l.HasErrors() {
 		return nil, l
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -111,7 +112,10 @@ var (
 	})
 )
 
-func init() { metrics.Registry.MustRegister(statusWrites, goneWrites) }
+// registerMetrics puts the counters on controller-runtime's registry, once
+// per process however many reporters it starts (the tests start several);
+// in New rather than init, so importing the package registers nothing.
+var registerMetrics = sync.OnceFunc(func() { metrics.Registry.MustRegister(statusWrites, goneWrites) })
 
 // Reporter is a configured manager plus the counters tests read.
 type Reporter struct {
@@ -135,6 +139,7 @@ func (r *Reporter) Reconciles() int64 { return r.reconciles.Load() }
 // caches of the provider kinds the cluster serves, with /metrics,
 // /healthz and /readyz.
 func New(cfg *rest.Config, o Options) (*Reporter, error) {
+	registerMetrics()
 	o = withDefaults(o)
 	mgr, err := ctrl.NewManager(cfg, managerOptions(o))
 	if err != nil {

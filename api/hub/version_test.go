@@ -99,4 +99,3 @@ func TestVersionRangeContains(t *testing.T) {
 	}
 	require.Panics(t, func() { MustVersionRange("1.x", "2.0.0") })
 }
-

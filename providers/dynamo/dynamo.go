@@ -30,9 +30,6 @@ const (
 	overridesField = "spec.provider.overrides"
 )
 
-// engines lists what Dynamo serves, in upstream's preference order.
-var engines = []string{hub.EngineVLLM, hub.EngineSGLang, hub.EngineTRTLLM}
-
 // runtimeImages are the per-engine runtime repositories; the tag is the
 // Dynamo release the capability file declares.
 var runtimeImages = map[string]string{
@@ -49,33 +46,17 @@ var _ providers.Provider = Provider{}
 // Name implements providers.Provider.
 func (Provider) Name() string { return hub.ProviderDynamo }
 
-// Check implements providers.Provider with upstream's compatibility rules
-// (providers/dynamo/controller.go validateCompatibility) and the transform
-// errors upstream only finds while rendering.
+// Check implements providers.Provider with what upstream's compatibility
+// rules (providers/dynamo/controller.go validateCompatibility) say beyond
+// the engines, modes and GPUs of the capability catalogue, which the render
+// engine checks, and the transform errors upstream only finds while
+// rendering.
 func (Provider) Check(req *providers.Request) diag.List {
 	var l diag.List
 	md := req.MD
 	s := &md.Spec
-	supported := strings.Join(engines, ", ")
-	switch {
-	case req.Engine == hub.EngineLlamaCpp:
-		l.Errorf("spec.engine.type", "Dynamo does not support llamacpp engine (the dynamo provider supports %s); use the kaito provider for llama.cpp", supported)
-	case !isEngine(req.Engine):
-		l.Errorf("spec.engine.type", "Dynamo does not support %s engine (the dynamo provider supports %s)", req.Engine, supported)
-	}
-	if hub.IsMocker(md) {
-		if req.Engine != hub.EngineVLLM {
-			l.Errorf("spec.engine.type", "Dynamo mocker mode only supports the vllm engine (annotation %s: %s), got %q", hub.AnnotationDynamoTestBackend, hub.MockerBackend, req.Engine)
-		}
-	} else if !hasGPU(s) {
-		field := "spec.resources.gpu.count"
-		if s.Mode() == hub.ModeDisaggregated {
-			field = "spec.scaling.prefill.gpu.count"
-		}
-		l.Errorf(field, "Dynamo requires GPU (set resources.gpu.count > 0): the dynamo provider runs every engine on GPUs")
-	}
-	if req.Engine == hub.EngineTRTLLM && s.Mode() == hub.ModeDisaggregated {
-		l.Errorf("spec.serving.mode", "provider dynamo does not support disaggregated mode for engine trtllm (disaggregated serving is supported for vllm and sglang)")
+	if hub.IsMocker(md) && req.Engine != hub.EngineVLLM {
+		l.Errorf("spec.engine.type", "Dynamo mocker mode only supports the vllm engine (annotation %s: %s), got %q", hub.AnnotationDynamoTestBackend, hub.MockerBackend, req.Engine)
 	}
 	if s.Engine != nil {
 		for _, err := range providers.CheckArgKeys(s.Engine) {
@@ -83,24 +64,6 @@ func (Provider) Check(req *providers.Request) diag.List {
 		}
 	}
 	return l
-}
-
-func isEngine(e string) bool {
-	for _, x := range engines {
-		if x == e {
-			return true
-		}
-	}
-	return false
-}
-
-// hasGPU is upstream's rule: aggregated GPUs, or prefill GPUs when
-// disaggregated (validation already requires them for decode too).
-func hasGPU(s *hub.ModelDeploymentSpec) bool {
-	if s.GPUCount() > 0 {
-		return true
-	}
-	return s.Mode() == hub.ModeDisaggregated && s.Scaling != nil && s.Scaling.Prefill.GPUCount() > 0
 }
 
 // Render implements providers.Provider: the DynamoGraphDeployment, then the

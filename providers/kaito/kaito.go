@@ -43,9 +43,10 @@ var _ providers.Provider = Provider{}
 // Name implements providers.Provider.
 func (Provider) Name() string { return hub.ProviderKAITO }
 
-// Check implements providers.Provider: upstream's compatibility rules (with
-// the llama.cpp image rule fixed to accept `engine.image`), plus what the
-// declared KAITO release refuses.
+// Check implements providers.Provider: upstream's compatibility rules
+// beyond the engines, modes and GPUs of the capability catalogue, which the
+// render engine checks (with the llama.cpp image rule fixed to accept
+// `engine.image`), plus what the declared KAITO release refuses.
 func (Provider) Check(req *providers.Request) diag.List {
 	var l diag.List
 	s := &req.MD.Spec
@@ -66,12 +67,10 @@ func (Provider) Check(req *providers.Request) diag.List {
 		if image(req) == "" {
 			l.Errorf("spec.engine.image", "llamacpp engine requires an image on KAITO: set `spec.engine.image` (or the legacy `spec.image`), or pin `images.llamacpp` for kaito in the capability file")
 		}
-	default:
-		l.Errorf("spec.engine.type", "KAITO does not support %s engine: the kaito provider serves %s (KAITO presets) and %s (a pod template running your image)", req.Engine, hub.EngineVLLM, hub.EngineLlamaCpp)
 	}
-	if s.Mode() == hub.ModeDisaggregated {
-		l.Errorf("spec.serving.mode", "KAITO does not support disaggregated serving mode; use `spec.serving.mode: aggregated`, or a provider that serves prefill/decode")
-	} else if s.Replicas() == 0 {
+	// Other engines and disaggregated serving are refused by the render
+	// engine from the capability catalogue.
+	if s.Mode() == hub.ModeAggregated && s.Replicas() == 0 {
 		l.Errorf("spec.scaling.replicas", "is 0, but a KAITO Workspace cannot be scaled to zero (`resource.count` is at least 1; upstream AI Runway would silently run 1 replica); set 1 or more, or remove the ModelDeployment")
 	}
 	// KAITO names its Services `<name>` and `<name>-headless`; an invalid

@@ -234,9 +234,6 @@ func TestCompatibility(t *testing.T) {
 		field, message     string
 	}{
 		{"item 63: llamacpp without any image", llamaNoImg, hub.EngineLlamaCpp, nil, "spec.engine.image", "llamacpp engine requires an image"},
-		{"item 63: sglang", vllmMD, hub.EngineSGLang, nil, "spec.engine.type", "KAITO does not support sglang engine"},
-		{"item 63: trtllm", vllmMD, hub.EngineTRTLLM, nil, "spec.engine.type", "KAITO does not support trtllm engine"},
-		{"item 73: disaggregated", "model: {id: m}\nengine: {type: vllm}\nserving: {mode: disaggregated}\nscaling: {prefill: {gpu: {count: 1}}, decode: {gpu: {count: 1}}}", hub.EngineVLLM, nil, "spec.serving.mode", "KAITO does not support disaggregated serving mode"},
 		{"item 73: a name KAITO's Services cannot carry", vllmMD, hub.EngineVLLM, []option{mutate(func(md *hub.ModelDeployment) { md.Name = "1-model" })}, "metadata.name", `"1-model" cannot name the Services`},
 		{"item 73: a name too long for KAITO's headless Service", vllmMD, hub.EngineVLLM, []option{mutate(func(md *hub.ModelDeployment) { md.Name = strings.Repeat("m", 55) })}, "metadata.name", "-headless"},
 		{"item 73: preset without a model id", "model: {source: custom}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}", hub.EngineVLLM, nil, "spec.model.id", "names the KAITO preset"},

@@ -9,9 +9,9 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
-	"k8s.io/apimachinery/pkg/util/version"
 	"github.com/airunway-render/airunway-render/providers"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // Upstream constants of the KubeRay provider.
@@ -59,31 +59,13 @@ var _ providers.Provider = Provider{}
 // Name implements providers.Provider.
 func (Provider) Name() string { return hub.ProviderKubeRay }
 
-// Check implements providers.Provider: upstream's compatibility rules, the
-// name limits of the declared KubeRay release, and what cannot travel in
-// the space-separated VLLM_ENGINE_ARGS variable.
+// Check implements providers.Provider: the name limits of the declared
+// KubeRay release, and what cannot travel in the space-separated
+// VLLM_ENGINE_ARGS variable. Upstream's engine and GPU rules are the
+// capability catalogue's, checked by the render engine.
 func (Provider) Check(req *providers.Request) diag.List {
 	var l diag.List
 	s := &req.MD.Spec
-	if req.Engine != hub.EngineVLLM {
-		l.Errorf("spec.engine.type", "KubeRay only supports vllm engine, got %s", req.Engine)
-	}
-	if s.Mode() == hub.ModeDisaggregated {
-		// Upstream checks the prefill count only; decode needs GPUs just
-		// as much (validation already insists on both).
-		var prefill, decode *hub.ComponentScalingSpec
-		if s.Scaling != nil {
-			prefill, decode = s.Scaling.Prefill, s.Scaling.Decode
-		}
-		if prefill.GPUCount() <= 0 {
-			l.Errorf("spec.scaling.prefill.gpu.count", "KubeRay requires GPU (set scaling.prefill.gpu.count > 0)")
-		}
-		if decode.GPUCount() <= 0 {
-			l.Errorf("spec.scaling.decode.gpu.count", "KubeRay requires GPU (set scaling.decode.gpu.count > 0)")
-		}
-	} else if s.GPUCount() <= 0 {
-		l.Errorf("spec.resources.gpu.count", "KubeRay requires GPU (set resources.gpu.count > 0)")
-	}
 	checkName(req, &l)
 	checkEngineArgs(s.Engine, &l)
 	return l

@@ -193,18 +193,14 @@ func limit(c corev1.Container, name corev1.ResourceName) string {
 
 func mustQ(s string) resource.Quantity { return resource.MustParse(s) }
 
-// TestCheck covers upstream's compatibility errors (item 107) and the
-// render-time refusals this provider adds.
+// TestCheck covers the render-time refusals this provider adds to the
+// catalogue's engine, mode and GPU rules (item 107, render's
+// TestEligibility).
 func TestCheck(t *testing.T) {
 	cases := []struct {
 		name, mdName, version, spec, engine string
 		field, message                      string
 	}{
-		{"item 107: sglang refused", "test-model", "1.3.0", base, "sglang", "spec.engine.type", "KubeRay only supports vllm engine, got sglang"},
-		{"item 107: llamacpp refused", "test-model", "1.3.0", base, "llamacpp", "spec.engine.type", "KubeRay only supports vllm engine, got llamacpp"},
-		{"item 107: trtllm refused", "test-model", "1.3.0", base, "trtllm", "spec.engine.type", "KubeRay only supports vllm engine, got trtllm"},
-		{"item 107: no GPU refused", "test-model", "1.3.0", "model: {id: m}\nresources: {cpu: \"4\"}", "vllm", "spec.resources.gpu.count", "KubeRay requires GPU (set resources.gpu.count > 0)"},
-		{"item 107: zero GPUs refused", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm}\nresources: {gpu: {count: 0}}", "vllm", "spec.resources.gpu.count", "KubeRay requires GPU"},
 		{"invalid arg key", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, args: {\"bad key\": x}}", "vllm", "spec.engine.args", `invalid engine arg key "bad key"`},
 		{"arg value with a space", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, args: {chat-template: \"a b\"}}", "vllm", "spec.engine.args.chat-template", "contains whitespace"},
 		{"extraArgs token with a space", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, extraArgs: [--ok, \"--x y\"]}", "vllm", "spec.engine.extraArgs[1]", "contains whitespace"},
@@ -224,19 +220,9 @@ func TestCheck(t *testing.T) {
 		})
 	}
 
-	t.Run("item 107: disaggregated without GPUs refused", func(t *testing.T) {
-		req := request(t, "test-model", "1.3.0", disagg)
-		req.MD.Spec.Scaling.Prefill.GPU = nil
-		req.MD.Spec.Scaling.Decode.GPU.Count = new(int32)
-		l := Provider{}.Check(req).Errors()
-		require.Len(t, l, 2)
-		require.Equal(t, "spec.scaling.prefill.gpu.count", l[0].Field)
-		require.Equal(t, "spec.scaling.decode.gpu.count", l[1].Field)
-	})
 	t.Run("every problem is reported", func(t *testing.T) {
-		req := request(t, strings.Repeat("a", 48), "1.7.0", "model: {id: m}\nresources: {cpu: \"4\"}")
-		req.Engine = "sglang"
-		require.Len(t, Provider{}.Check(req).Errors(), 3)
+		req := request(t, strings.Repeat("a", 48), "1.7.0", "model: {id: m}\nengine: {type: vllm, args: {\"bad key\": x}}\nresources: {gpu: {count: 1}}")
+		require.Len(t, Provider{}.Check(req).Errors(), 2)
 	})
 	t.Run("names at the limits pass", func(t *testing.T) {
 		require.Empty(t, Provider{}.Check(request(t, strings.Repeat("a", 47), "1.7.0", base)))

@@ -37,26 +37,13 @@ var _ providers.Provider = Provider{}
 // Name implements providers.Provider.
 func (Provider) Name() string { return hub.ProviderLLMD }
 
-// Check implements providers.Provider with upstream's compatibility rules
-// (vLLM only, GPUs required) plus what the generated names need.
+// Check implements providers.Provider with what the generated names and
+// engine arguments need. Upstream's compatibility rules (vLLM only, GPUs
+// required) are the capability catalogue's, checked by the render engine.
 func (Provider) Check(req *providers.Request) diag.List {
 	var l diag.List
 	md := req.MD
 	s := &md.Spec
-	if req.Engine != hub.EngineVLLM {
-		l.Errorf("spec.engine.type", "the llmd provider (llm-d) only supports the %q engine, got %q", hub.EngineVLLM, req.Engine)
-	}
-	if s.Mode() == hub.ModeDisaggregated {
-		for _, c := range components(s) {
-			if c.spec == nil {
-				l.Errorf("spec.scaling."+c.role, "the llmd provider requires `spec.scaling.%s` in disaggregated serving mode", c.role)
-			} else if c.spec.GPUCount() <= 0 {
-				l.Errorf("spec.scaling."+c.role+".gpu.count", "the llmd provider requires GPU resources for %s (`spec.scaling.%s.gpu.count` > 0)", c.role, c.role)
-			}
-		}
-	} else if s.GPUCount() <= 0 {
-		l.Errorf("spec.resources.gpu.count", "the llmd provider requires GPU resources (`spec.resources.gpu.count` > 0)")
-	}
 	// Each Deployment name is also a Service name and the `app` label
 	// value, so it must be a DNS-1035 label; `-prefill` makes it longer.
 	for _, name := range serverNames(md) {

@@ -382,10 +382,6 @@ func TestDisaggregated(t *testing.T) {
 	t.Run("item 120: disaggregated without scaling is an error", func(t *testing.T) {
 		md := decode(t, disagg)
 		require.Contains(t, hub.ValidateModelDeployment(md).Errors()[0].Message, "disaggregated mode requires scaling.prefill and scaling.decode")
-		l := Provider{}.Check(unvalidated(md)).Errors()
-		require.Len(t, l, 2)
-		require.Equal(t, "spec.scaling.decode", l[0].Field)
-		require.Equal(t, "spec.scaling.prefill", l[1].Field)
 	})
 	t.Run("component replicas 0 scale to zero with a warning", func(t *testing.T) {
 		r := render(t, disagg+"scaling: {prefill: {replicas: 0, gpu: {count: 1}}, decode: {gpu: {count: 1}}}")
@@ -446,11 +442,7 @@ func TestCheck(t *testing.T) {
 		name, spec, engine, field, message string
 		mdName                             string
 	}{
-		{name: "item 119: sglang refused", spec: base + "resources: {gpu: {count: 1}}", engine: "sglang", field: "spec.engine.type", message: `only supports the "vllm" engine, got "sglang"`},
-		{name: "trtllm refused", spec: base + "resources: {gpu: {count: 1}}", engine: "trtllm", field: "spec.engine.type", message: `only supports the "vllm" engine, got "trtllm"`},
 		{name: "item 119: invalid arg key", spec: base + "engine: {type: vllm, args: {-bad-key: x}}", engine: "vllm", field: "spec.engine.args", message: `invalid engine arg key "-bad-key"`},
-		{name: "aggregated without GPU", spec: "model: {id: m}\nprovider: {name: llmd}\nresources: {cpu: \"4\"}", engine: "vllm", field: "spec.resources.gpu.count", message: "requires GPU resources"},
-		{name: "disaggregated prefill without GPU", spec: disagg + "scaling: {prefill: {replicas: 1}, decode: {gpu: {count: 1}}}", engine: "vllm", field: "spec.scaling.prefill.gpu.count", message: "requires GPU resources for prefill"},
 		{name: "generated -prefill name too long for a Service", spec: disagg + "scaling: {prefill: {gpu: {count: 1}}, decode: {gpu: {count: 1}}}", engine: "vllm", field: "metadata.name", message: "must be no more than 63 characters",
 			mdName: strings.Repeat("a", 56)},
 	}

@@ -35,19 +35,13 @@ var _ providers.Provider = Provider{}
 // Name implements providers.Provider.
 func (Provider) Name() string { return hub.ProviderVLLM }
 
-// Check implements providers.Provider with upstream's compatibility rules
-// and the networking flags this provider owns.
+// Check implements providers.Provider with the names and networking flags
+// this provider owns. Upstream's compatibility rules (vLLM only, GPUs,
+// aggregated serving) are the capability catalogue's, checked by the
+// render engine.
 func (Provider) Check(req *providers.Request) diag.List {
 	var l diag.List
 	s := &req.MD.Spec
-	if req.Engine != hub.EngineVLLM {
-		l.Errorf("spec.engine.type", "the vllm provider only supports the %q engine, got %q", hub.EngineVLLM, req.Engine)
-	}
-	if s.Mode() == hub.ModeDisaggregated {
-		l.Errorf("spec.serving.mode", "the vllm provider does not support disaggregated serving mode; use `spec.serving.mode: aggregated` or another provider")
-	} else if s.GPUCount() <= 0 {
-		l.Errorf("spec.resources.gpu.count", "the vllm provider requires GPU resources (`spec.resources.gpu.count` > 0)")
-	}
 	if msgs := utilvalidation.IsDNS1035Label(req.MD.Name); len(msgs) > 0 {
 		l.Errorf("metadata.name", "%q cannot name the generated Service: %s", req.MD.Name, strings.Join(msgs, "; "))
 	}

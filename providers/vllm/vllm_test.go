@@ -123,9 +123,6 @@ func TestUserFlagsWin(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	cases := []struct{ name, spec, engine, field, message string }{
-		{"sglang refused", base + "resources: {gpu: {count: 1}}", "sglang", "spec.engine.type", `only supports the "vllm" engine`},
-		{"no GPU refused", "model: {id: m}\nresources: {cpu: \"4\"}", "vllm", "spec.resources.gpu.count", "requires GPU"},
-		{"disaggregated refused", "model: {id: m}\nengine: {type: vllm}\nserving: {mode: disaggregated}\nscaling: {prefill: {gpu: {count: 1}}, decode: {gpu: {count: 1}}}", "vllm", "spec.serving.mode", "does not support disaggregated"},
 		{"port in args", base + "engine: {type: vllm, args: {port: \"9000\"}}", "vllm", "spec.engine.args.port", `engine arg "port" conflicts`},
 		{"--host in args", base + "engine: {type: vllm, args: {--host: x}}", "vllm", "spec.engine.args.--host", `engine arg "--host" conflicts`},
 		{"--port=9000 in args", base + "engine: {type: vllm, args: {--port=9000: \"\"}}", "vllm", "spec.engine.args.--port=9000", "conflicts"},
