@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -281,7 +282,7 @@ func TestVersion(t *testing.T) {
 	out, _, code := run(t, "", "version")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "airunway-render dev")
-	for _, want := range []string{"kaito", ">= 0.6.0, < 0.13.0", "0.10.0", "vllm", "rendered"} {
+	for _, want := range []string{"kaito", ">= 0.6.0, < 0.13.0", "0.10.0", "vllm", "kaito.sh/v1beta1 Workspace", "≥ 1.18 (startupProbe)"} {
 		require.Contains(t, out, want)
 	}
 }
@@ -291,7 +292,7 @@ func TestVersion(t *testing.T) {
 func TestREADMEMatrixIsCurrent(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
-	require.Contains(t, string(readme), "<!-- matrix:begin -->\n"+MatrixMarkdown()+"<!-- matrix:end -->", "README.md matrix is stale: run `make readme`")
+	require.Contains(t, string(readme), "<!-- matrix:begin -->\n"+capabilities.MatrixMarkdown()+"<!-- matrix:end -->", "README.md matrix is stale: run `make readme`")
 }
 
 func listFiles(t *testing.T, dir string) []string {

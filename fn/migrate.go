@@ -2,19 +2,13 @@ package fn
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/render"
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -22,12 +16,10 @@ import (
 )
 
 // `airunway-render migrate` rewrites ModelDeployments to the newest form
-// of their API: deprecated fields move to their replacements. With paths it
-// edits the files in place (or, with --check, only reports); without, it is
-// a KRM function that migrates the items of the ResourceList on stdin.
-//
-// Migrations (airunway.ai/v1alpha1 is the only served version so far):
-//   - `spec.image` moves to `spec.engine.image`.
+// of their API with the served version's migrations (package
+// api/v1alpha1/migrations). With paths it edits the files in place (or,
+// with --check, only reports); without, it is a KRM function that migrates
+// the items of the ResourceList on stdin.
 
 // exitWouldChange is the --check status when a file would change.
 const exitWouldChange = 2
@@ -183,137 +175,18 @@ func migrateFunction(stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// migrateObject applies every migration to one object in place and says
-// what changed. Migrations belong to a served version, so only v1alpha1
-// ModelDeployments are touched; anything else, including an apiVersion
-// that is not served (rendering reports it), is left alone.
+// migrateObject applies its version's migrations to a ModelDeployment in
+// place and says what changed. Anything else, including an apiVersion that
+// is not served (rendering reports it), is left alone.
 func migrateObject(n *yaml.RNode) ([]string, error) {
-	if _, bad := render.CheckShape(n); bad || n.GetKind() != hub.KindModelDeployment || n.GetApiVersion() != v1alpha1.APIVersion {
+	if _, bad := render.CheckShape(n); bad || n.GetKind() != hub.KindModelDeployment {
 		return nil, nil
 	}
-	spec := n.Field("spec")
-	if spec == nil || spec.Value.YNode().Kind != yaml.MappingNode {
+	v, served := versions.Lookup(n.GetApiVersion())
+	if !served {
 		return nil, nil
 	}
-	orig := n.Copy()
-	changes, err := moveImage(spec.Value)
-	if err != nil || len(changes) == 0 {
-		return changes, err
-	}
-	before, decoded := effectiveSpec(orig)
-	if !decoded {
-		return changes, nil
-	}
-	after, _ := effectiveSpec(n)
-	if diffs := specDifferences(before, after); len(diffs) > 0 {
-		return nil, fmt.Errorf("`spec.image` was not moved: as `spec.engine.image` it would change what the model means, because upstream's defaults would then set %s; decide those fields, write them in `spec` with the values you want, then run migrate again", strings.Join(diffs, ", "))
-	}
-	return changes, nil
-}
-
-// effectiveSpec is what a ModelDeployment means after upstream's defaults,
-// flattened to field paths, with the image under the one path it has in
-// the newest form. A migration must leave it unchanged: moving a field is
-// not allowed to switch on a default (creating `spec.engine` turns on its
-// CRD defaults, and `spec.image` alone suppresses the webhook's GPU
-// default). It is false for an object the renderer cannot decode; that
-// object is migrated on its structure alone and refused when rendered.
-func effectiveSpec(n *yaml.RNode) (map[string]string, bool) {
-	js, l := yamlerr.ObjectJSON(n)
-	if l.HasErrors() {
-		return nil, false
-	}
-	md, l := v1alpha1.DecodeModelDeployment(js)
-	if l.HasErrors() {
-		return nil, false
-	}
-	v1alpha1.DefaultModelDeployment(md)
-	image := md.Spec.EngineImage()
-	md.Spec.Image = ""
-	if md.Spec.Engine != nil {
-		md.Spec.Engine.Image = ""
-	}
-	b, err := json.Marshal(md.Spec)
-	if err != nil {
-		return nil, false
-	}
-	var tree any
-	if err := json.Unmarshal(b, &tree); err != nil {
-		return nil, false
-	}
-	flat := map[string]string{}
-	flatten("spec", tree, flat)
-	if image != "" {
-		flat["spec.engine.image"] = strconv.Quote(image)
-	}
-	return flat, true
-}
-
-// flatten records each scalar of a decoded JSON tree under its field path.
-func flatten(at string, v any, into map[string]string) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, child := range v {
-			flatten(at+"."+k, child, into)
-		}
-	case []any:
-		for i, child := range v {
-			flatten(fmt.Sprintf("%s[%d]", at, i), child, into)
-		}
-	default:
-		b, _ := json.Marshal(v)
-		into[at] = string(b)
-	}
-}
-
-// specDifferences lists, sorted, each field whose effective value differs:
-// "`spec.engine.enablePrefixCaching` to true (unset before)".
-func specDifferences(before, after map[string]string) []string {
-	var diffs []string
-	for _, path := range slices.Sorted(maps.Keys(after)) {
-		old, had := before[path]
-		switch {
-		case !had:
-			diffs = append(diffs, fmt.Sprintf("`%s` to %s (unset before)", path, after[path]))
-		case old != after[path]:
-			diffs = append(diffs, fmt.Sprintf("`%s` to %s (%s before)", path, after[path], old))
-		}
-	}
-	for _, path := range slices.Sorted(maps.Keys(before)) {
-		if _, kept := after[path]; !kept {
-			diffs = append(diffs, fmt.Sprintf("`%s` to unset (%s before)", path, before[path]))
-		}
-	}
-	return diffs
-}
-
-// moveImage moves the legacy `spec.image` to `spec.engine.image`, keeping
-// its comments; equal values merge, different ones are an error (the
-// renderer refuses them too).
-func moveImage(spec *yaml.RNode) ([]string, error) {
-	legacy := spec.Field("image")
-	if legacy == nil {
-		return nil, nil
-	}
-	engine, err := spec.Pipe(yaml.LookupCreate(yaml.MappingNode, "engine"))
-	if err != nil {
-		return nil, fmt.Errorf("`spec.engine` must be a mapping to take `spec.image`: %v", err)
-	}
-	if current := engine.Field("image"); current != nil {
-		if current.Value.YNode().Value != legacy.Value.YNode().Value {
-			return nil, fmt.Errorf("`spec.image` %q and `spec.engine.image` %q differ: keep one of them by hand", legacy.Value.YNode().Value, current.Value.YNode().Value)
-		}
-		if err := spec.PipeE(yaml.Clear("image")); err != nil {
-			return nil, err
-		}
-		return []string{"removed `spec.image`, the same as `spec.engine.image`"}, nil
-	}
-	// Move the key node itself: its comments go with it.
-	engine.YNode().Content = append(engine.YNode().Content, legacy.Key.YNode(), legacy.Value.YNode())
-	if err := spec.PipeE(yaml.Clear("image")); err != nil {
-		return nil, err
-	}
-	return []string{"moved `spec.image` to `spec.engine.image`"}, nil
+	return v.Migrate(n)
 }
 
 // migrateInputs lists the YAML files under paths, as render reads them.

@@ -10,11 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// KubeFeatures names the Kubernetes features (package kubefeatures) of the
-// endpoint picker the renderer deploys: its gRPC health probes and the
-// `kubernetes.io/h2c` appProtocol of its Service.
-var KubeFeatures = []string{"gRPC probes", "Service appProtocol"}
-
 // Endpoint-picker defaults.
 const (
 	// DefaultEndpointPickerImage is the GAIE release upstream AI Runway

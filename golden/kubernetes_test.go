@@ -8,7 +8,6 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
-	"github.com/airunway-render/airunway-render/gateway"
 	"github.com/airunway-render/airunway-render/internal/kubefeatures"
 	"github.com/stretchr/testify/require"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -23,7 +22,7 @@ import (
 //   - tight: each declared feature is found in some case of its provider
 //     (of the gateway: in some case with gateway objects).
 func TestKubeFeaturesDeclared(t *testing.T) {
-	declared := map[string][]string{"gateway": gateway.KubeFeatures}
+	declared := map[string][]string{"gateway": capabilities.GatewayKubeFeatures}
 	for _, b := range capabilities.Builtins {
 		declared[b.Name] = b.KubeFeatures
 	}

@@ -6,7 +6,9 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/v1alpha1/migrations"
 	"github.com/airunway-render/airunway-render/diag"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Version is one served version of the airunway.ai API.
@@ -17,12 +19,15 @@ type Version struct {
 	ModelDeployment func(data []byte) (*hub.ModelDeployment, diag.List)
 	// ClusterCapabilities decodes and converts a capability file.
 	ClusterCapabilities func(data []byte) (*hub.ClusterCapabilities, diag.List)
+	// Migrate rewrites a ModelDeployment of this version, as YAML, to the
+	// version's newest form in place, saying what changed.
+	Migrate func(obj *yaml.RNode) ([]string, error)
 }
 
 // Served lists the served versions, oldest first; the last is the newest,
 // the form `airunway-render migrate` writes.
 var Served = []Version{
-	{APIVersion: v1alpha1.APIVersion, ModelDeployment: v1alpha1.ToHub, ClusterCapabilities: v1alpha1.CapabilitiesToHub},
+	{APIVersion: v1alpha1.APIVersion, ModelDeployment: v1alpha1.ToHub, ClusterCapabilities: v1alpha1.CapabilitiesToHub, Migrate: migrations.Apply},
 }
 
 // Newest is the apiVersion new manifests should use.

@@ -1,32 +1,33 @@
-// Command readme-matrix replaces the compatibility matrix in README.md
-// (between <!-- matrix:begin --> and <!-- matrix:end -->) with the table
-// `airunway-render version --markdown` prints, so the README publishes what
-// the code enforces. Usage: go run ./hack/readme-matrix README.md MATRIX.md
+// Command readme-matrix replaces the compatibility matrix in a Markdown
+// file (between <!-- matrix:begin --> and <!-- matrix:end -->) with the one
+// package capabilities builds from the catalogue it enforces, the table
+// `airunway-render version --markdown` prints, so the documentation
+// publishes what the code checks. Usage: go run ./hack/readme-matrix FILE.md
 package main
 
 import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/airunway-render/airunway-render/capabilities"
 )
 
 const begin, end = "<!-- matrix:begin -->\n", "<!-- matrix:end -->"
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: readme-matrix README.md MATRIX.md")
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: readme-matrix FILE.md")
 		os.Exit(1)
 	}
-	readme, err := os.ReadFile(os.Args[1])
+	doc, err := os.ReadFile(os.Args[1])
 	check(err)
-	matrix, err := os.ReadFile(os.Args[2])
-	check(err)
-	s := string(readme)
+	s := string(doc)
 	i, j := strings.Index(s, begin), strings.Index(s, end)
 	if i < 0 || j < i {
 		check(fmt.Errorf("%s has no %q ... %q markers", os.Args[1], strings.TrimSpace(begin), end))
 	}
-	out := s[:i+len(begin)] + string(matrix) + s[j:]
+	out := s[:i+len(begin)] + capabilities.MatrixMarkdown() + s[j:]
 	check(os.WriteFile(os.Args[1], []byte(out), 0o644))
 }
 
