@@ -15,7 +15,7 @@ const head = "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata:
 func TestApply(t *testing.T) {
 	for _, tc := range []struct {
 		name, spec, want, err string
-		changes                []string
+		changes               []string
 	}{
 		{name: "moved with its comments",
 			spec:    "  engine:\n    type: vllm\n    enablePrefixCaching: true\n  # pinned\n  image: repo/vllm:v1 # mirror\n",
