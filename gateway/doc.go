@@ -2,7 +2,9 @@
 // ModelDeployment: what upstream AI Runway creates at run time from live
 // lookups (CRD discovery, the Gateway list, the Service's port, the model
 // server's `/v1/models`), computed here from the ModelDeployment and the
-// capability file alone (upstream-behaviour.md §6 and §9.3).
+// capability file alone (upstream: kaito-project/airunway controller/internal/controller/
+// gateway_reconciler.go and controller/internal/gateway/; see the README's
+// Gateway section).
 //
 // Nothing is rendered unless the capability file declares `gateway` and
 // `spec.gateway.enabled` is not false; the Dynamo mocker gets nothing, as

@@ -23,7 +23,8 @@ const (
 )
 
 // Health is what a provider's primary object says about the deployment,
-// translated into ModelDeployment terms (upstream-behaviour.md §5).
+// translated into ModelDeployment terms, as upstream's per-provider
+// StatusTranslator does (providers/<name>/status.go in kaito-project/airunway).
 type Health struct {
 	Phase   string
 	Message string

@@ -19,9 +19,10 @@ const (
 )
 
 // TestEligibility holds every provider's refusals of what its renderer
-// cannot produce to the words of its upstream controller (the items of the
-// upstream behaviour list: 63 and 73 KAITO, 95 Dynamo, 107 KubeRay, 119
-// llm-d, 134 vLLM), now that they are derived from the catalogue.
+// cannot produce to the words of its upstream controller
+// (providers/<name>/controller_test.go in kaito-project/airunway; the item numbers
+// are those of our upstream checklist, as in the provider tests), now that
+// they are derived from the catalogue.
 func TestEligibility(t *testing.T) {
 	type problem struct{ field, message string }
 	for _, tc := range []struct {

@@ -49,7 +49,8 @@ func caps(t *testing.T, names ...string) *capabilities.Resolved {
 }
 
 // TestSelectionMatchesUpstream reproduces the decisions upstream AI Runway
-// makes with its five shipped providers (upstream-behaviour.md §3.3).
+// makes with its five shipped providers (runSelectionAlgorithm in
+// kaito-project/airunway's controller).
 func TestSelectionMatchesUpstream(t *testing.T) {
 	all := capabilities.Default()
 	cases := []struct {

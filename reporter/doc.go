@@ -5,7 +5,8 @@
 // find it (DESIGN §5). cmd/airunway-status-reporter runs it.
 //
 // Compute (status.go) is the pure heart: from the provider's translation of
-// its primary object (providers.Reporter, upstream-behaviour.md §5) and the
+// its primary object (providers.Reporter, after upstream's per-provider
+// StatusTranslator) and the
 // renderer's decision annotations it derives phase, message, replicas,
 // endpoint, provider and engine, and the conditions: Ready (True, False, or
 // Unknown when the operator has left a not-ready object untouched for

@@ -3,7 +3,8 @@ package v1alpha1
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // ModelDeploymentStatus is the part of upstream's status the status
-// reporter writes (upstream-behaviour.md §1.3), field names as upstream's
+// reporter writes (upstream's controller/api/v1alpha1/
+// modeldeployment_types.go), field names as upstream's
 // CRD declares them.
 type ModelDeploymentStatus struct {
 	Phase              string             `json:"phase,omitempty"`

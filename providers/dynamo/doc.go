@@ -1,9 +1,10 @@
 // Package dynamo renders the NVIDIA Dynamo provider: one nvidia.com/v1alpha1
 // DynamoGraphDeployment named like the ModelDeployment, field for field as
 // upstream AI Runway's Dynamo transformer renders it
-// (upstream-behaviour.md §4.2), plus the managed PersistentVolumeClaims and
-// the `<name>-model-download` Job that upstream's controller creates
-// imperatively before it (§4.2.3), minus ownerReferences.
+// (providers/dynamo/transformer.go in kaito-project/airunway), plus the managed
+// PersistentVolumeClaims and the `<name>-model-download` Job that upstream's
+// controller creates imperatively before it (controller/pkg/storage/pvc.go
+// and download.go), minus ownerReferences.
 //
 // Field mapping (services are named Vllm* for every engine, as upstream):
 //   - metadata: the common labels plus `airunway.ai/model-id` (sanitised

@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestHealth follows upstream-behaviour.md §5's Dynamo row.
+// TestHealth follows upstream's Dynamo StatusTranslator
+// (providers/dynamo/status.go in kaito-project/airunway).
 func TestHealth(t *testing.T) {
 	const dgd = "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\nmetadata: {name: llama, namespace: ai}\n"
 	frontend := &providers.Endpoint{Service: "llama-frontend", Port: 8000}

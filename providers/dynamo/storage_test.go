@@ -12,7 +12,8 @@ import (
 )
 
 // The storage pipeline upstream's controller runs before creating the
-// DynamoGraphDeployment (upstream-behaviour.md §4.2.3), rendered as manifests.
+// DynamoGraphDeployment (controller/pkg/storage/pvc.go and download.go in
+// kaito-project/airunway), rendered as manifests.
 
 func pvc(t *testing.T, r *rendered, name string) *corev1.PersistentVolumeClaim {
 	t.Helper()

@@ -1,6 +1,7 @@
 // Package kaito renders the KAITO provider: one `kaito.sh/v1beta1`
 // Workspace per ModelDeployment, field for field as upstream AI Runway's
-// KAITO provider renders it (upstream-behaviour.md §4.1), minus
+// KAITO provider renders it (providers/kaito/transformer.go in
+// kaito-project/airunway), minus
 // ownerReferences. The Workspace has no `spec`: `resource` and `inference`
 // sit at the root.
 //

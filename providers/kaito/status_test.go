@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestHealth follows upstream-behaviour.md §5's KAITO row.
+// TestHealth follows upstream's KAITO StatusTranslator
+// (providers/kaito/status.go in kaito-project/airunway).
 func TestHealth(t *testing.T) {
 	const ws = "apiVersion: kaito.sh/v1beta1\nkind: Workspace\nmetadata: {name: phi, namespace: ai}\nresource: {count: 2}\n"
 	endpoint := &providers.Endpoint{Service: "phi", Port: 80}

@@ -1,6 +1,7 @@
 // Package kuberay renders the KubeRay provider: one ray.io/v1 RayService
 // that runs vLLM under Ray Serve, field for field as upstream AI Runway's
-// KubeRay provider renders it (upstream-behaviour.md §4.3), minus
+// KubeRay provider renders it (providers/kuberay/transformer.go in
+// kaito-project/airunway), minus
 // ownerReferences.
 //
 // Field mapping:

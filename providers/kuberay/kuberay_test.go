@@ -69,7 +69,8 @@ func env(c corev1.Container, name string) *corev1.EnvVar {
 }
 
 // TestUpstreamChecklist covers the rendering items of upstream's KubeRay
-// checklist (upstream-behaviour.md §8, items 100-106).
+// tests (providers/kuberay/transformer_test.go in kaito-project/airunway; items
+// 100-106 of our upstream checklist).
 func TestUpstreamChecklist(t *testing.T) {
 	cases := []struct {
 		name, spec string

@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestHealth follows upstream-behaviour.md §5's KubeRay row.
+// TestHealth follows upstream's KubeRay StatusTranslator
+// (providers/kuberay/status.go in kaito-project/airunway).
 func TestHealth(t *testing.T) {
 	const rs = "apiVersion: ray.io/v1\nkind: RayService\nmetadata: {name: qwen, namespace: ai}\n" +
 		"spec: {rayClusterConfig: {workerGroupSpecs: [{groupName: prefill-workers, replicas: 1}, {groupName: decode-workers, replicas: 2}]}}\n"

@@ -1,7 +1,7 @@
 // Package llmd renders the llm-d provider: plain apps/v1 Deployments running
 // the vLLM OpenAI-compatible server and ClusterIP Services in front of them,
 // field for field as upstream AI Runway's llm-d provider renders them
-// (upstream-behaviour.md §4.4), minus ownerReferences. llm-d's own part, the
+// (providers/llmd/transformer.go in kaito-project/airunway), minus ownerReferences. llm-d's own part, the
 // endpoint picker and InferencePool, belongs to the gateway objects and is
 // not rendered here.
 //

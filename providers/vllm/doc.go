@@ -1,7 +1,8 @@
 // Package vllm renders the direct vLLM provider: one apps/v1 Deployment
 // running the vLLM OpenAI-compatible server and one ClusterIP Service in
 // front of it, field for field as upstream AI Runway's vLLM provider
-// renders them (upstream-behaviour.md §4.4–§4.5), minus ownerReferences.
+// renders them (providers/vllm/transformer.go in kaito-project/airunway), minus
+// ownerReferences.
 //
 // Deliberate differences from upstream, each covered by a test:
 //   - the GPU resource name is `spec.resources.gpu.type` (upstream always

@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestHealth follows upstream-behaviour.md §5's llm-d/vLLM row.
+// TestHealth follows upstream's llm-d and vLLM StatusTranslators
+// (providers/llmd/status.go and providers/vllm/controller.go in
+// kaito-project/airunway).
 func TestHealth(t *testing.T) {
 	const dep = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: qwen-decode, namespace: ai}\nspec: {replicas: 2}\n"
 	svc := &providers.Endpoint{Service: "qwen-decode", Port: 8000}
