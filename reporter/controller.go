@@ -30,7 +30,10 @@ var ModelDeploymentGVK = schema.GroupVersionKind{Group: hub.Group, Version: v1.V
 // reconciler computes one ModelDeployment's status and applies it when it
 // differs from what the object has.
 type reconciler struct {
-	client     client.Client
+	client client.Client
+	// live reads from the API server, not the cache: the last check
+	// before a write (see confirm).
+	live       client.Reader
 	kinds      *kinds
 	reporters  map[string]providers.Reporter
 	staleAfter time.Duration
@@ -85,18 +88,24 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		o.Previous = &written
 	}
 	status := Compute(o)
-	if o.Previous == nil || !equality.Semantic.DeepEqual(ours(*o.Previous), status) {
-		switch err := r.apply(ctx, md, status); {
-		case apierrors.IsNotFound(err):
-			// Deleted since it was read: nothing is left to report on,
-			// and a write to the status subresource never creates the
-			// object. Not a failure, and nothing to retry.
-			r.gone()
-			log.FromContext(ctx).Info("ModelDeployment deleted before its status was written; nothing to do")
-			return ctrl.Result{}, nil
-		case err != nil:
-			return ctrl.Result{}, err
-		}
+	write := o.Previous == nil || !equality.Semantic.DeepEqual(ours(*o.Previous), status)
+	if write {
+		status, write, err = r.confirm(ctx, req.NamespacedName, o)
+	}
+	if write {
+		err = r.apply(ctx, md, status)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		// Deleted since it was read: nothing is left to report on, and a
+		// write to the status subresource never creates the object. Not a
+		// failure, and nothing to retry.
+		r.gone()
+		log.FromContext(ctx).Info("ModelDeployment deleted before its status was written; nothing to do")
+		return ctrl.Result{}, nil
+	case err != nil:
+		return ctrl.Result{}, err
+	case write:
 		r.recent.put(req.NamespacedName, md.GetResourceVersion(), status)
 		if status.Conditions[0].Reason == ReasonUnreadable {
 			log.FromContext(ctx).Info("cannot read the provider object's status", "message", status.Message)
@@ -107,6 +116,28 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: max(at.Sub(o.Now), time.Second)}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// confirm checks a write the cache calls for against the object on the
+// API server: the status to write, and whether the server lacks it. The
+// cache can lag behind a status another replica wrote: a newly elected
+// leader reconciles every model from its own cache, and a hand-over under
+// load showed it re-sending statuses the old leader had written a moment
+// before (TestRollingUpdate). The status is computed again with the live
+// status as the previous one, so a condition that did not flip keeps the
+// transition time the server has. One GET per write, none while nothing
+// changes.
+func (r *reconciler) confirm(ctx context.Context, key types.NamespacedName, o Observation) (v1.ModelDeploymentStatus, bool, error) {
+	md := &unstructured.Unstructured{}
+	md.SetGroupVersionKind(ModelDeploymentGVK)
+	if err := r.live.Get(ctx, key, md); err != nil {
+		return v1.ModelDeploymentStatus{}, false, err
+	}
+	if live, err := previousStatus(md); err == nil && live != nil {
+		o.Previous = live
+	}
+	status := Compute(o)
+	return status, o.Previous == nil || !equality.Semantic.DeepEqual(ours(*o.Previous), status), nil
 }
 
 // observe reads what Compute needs: the decisions, the primary object and

@@ -28,7 +28,10 @@
 //   - controller.go observes one ModelDeployment (its primary object, its
 //     route's Gateway via gateway.go, its current status), computes the
 //     status and applies it to the status subresource by server-side apply,
-//     only when it differs, so a resync writes nothing. A not-ready model is
+//     only when it differs, so a resync writes nothing; a write the cache
+//     calls for is confirmed against the live object first, since the
+//     cache of a new leader can lag behind the old leader's last writes.
+//     A not-ready model is
 //     re-queued for when it would turn stale, since silence makes no event.
 //
 // It reads, with cluster-wide access, objects it does not control, so it

@@ -180,7 +180,7 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 		return nil, err
 	}
 	r := &reconciler{
-		client: mgr.GetClient(), kinds: k, reporters: reporters(), staleAfter: o.StaleAfter, now: time.Now, writeTimeout: o.ReconcileTimeout,
+		client: mgr.GetClient(), live: mgr.GetAPIReader(), kinds: k, reporters: reporters(), staleAfter: o.StaleAfter, now: time.Now, writeTimeout: o.ReconcileTimeout,
 		wrote:      func() { statusWrites.Inc(); rep.writes.Add(1) },
 		reconciled: func() { rep.reconciles.Add(1) },
 		failed:     func() { rep.failures.Add(1) },
