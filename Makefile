@@ -8,11 +8,13 @@ LDFLAGS   := -s -w -X github.com/airunway-render/airunway-render/internal/versio
 TOOLS_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/airunway-render/tools
 KUSTOMIZE_VERSION ?= v5.8.2
 KUSTOMIZE := $(TOOLS_DIR)/kustomize-$(KUSTOMIZE_VERSION)/kustomize
+GOLANGCI_LINT_VERSION ?= v2.15.0
+GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 SHARED_CRDS ?= ../shared/crds
 
 export CGO_ENABLED := 0
 
-.PHONY: all build test demo golden bench profile fuzz readme schemas fmt vet tools envtest image help verify-modules vulncheck
+.PHONY: all build test demo golden bench profile fuzz readme schemas fmt vet lint tools envtest image help verify-modules vulncheck
 
 all: build
 
@@ -27,6 +29,7 @@ help:
 	@echo "make fuzz     run every fuzz target for FUZZTIME (default 60s) and report the corpus sizes"
 	@echo "make vulncheck  govulncheck on the source and both binaries (VULNCHECK_REQUIRED=1: fail if its database is unreachable)"
 	@echo "make verify-modules  go mod verify and go mod tidy -diff (part of make test)"
+	@echo "make lint     golangci-lint: layering (depguard), import groups, no init(), standard checks (part of make test)"
 	@echo "make image    build the function, Argo CD plugin and status reporter images with buildah"
 	@echo "make readme   regenerate the compatibility matrix in README.md"
 	@echo "make schemas  re-derive schemas/ and the deploy/ CRD from $(SHARED_CRDS)"
@@ -68,7 +71,7 @@ demo: build
 # container image test; envtest the API server the reporter's tests run
 # against. Tests find the binaries through these variables; the two
 # binaries are built here so the tests run exactly what `make build` ships.
-test: verify-modules build tools
+test: verify-modules lint build tools
 	@assets=$$(hack/install-envtest.sh $(ENVTEST_DIR)) || exit 1; \
 	assets=$$(echo "$$assets" | tail -n1); set -x; \
 	KUBEBUILDER_ASSETS=$$assets KUSTOMIZE=$(KUSTOMIZE) \
@@ -138,8 +141,17 @@ schemas:
 	$(GO) run ./hack/derive-schemas -crds $(SHARED_CRDS) -out schemas -modules=$(or $(SCHEMA_MODULES),true) \
 	  -deploy-crd deploy/base/airunway.ai_modeldeployments.yaml
 
-fmt:
-	gofmt -w $$(git ls-files '*.go')
+fmt: $(GOLANGCI_LINT)
+	$(GOLANGCI_LINT) fmt ./...
+
+$(GOLANGCI_LINT):
+	GOLANGCI_LINT_VERSION=$(GOLANGCI_LINT_VERSION) hack/install-golangci-lint.sh $(dir $@) >/dev/null
+
+# The layering rules (.golangci.yml: arrows point down only), import groups,
+# no init(), and the standard checks. golangci-lint is built once per
+# version into TOOLS_DIR.
+lint: $(GOLANGCI_LINT)
+	$(GOLANGCI_LINT) run ./...
 
 vet:
 	$(GO) vet ./...

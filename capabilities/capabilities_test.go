@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/stretchr/testify/require"
-	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // want is one expected problem: exact field path and phrases of its message.

@@ -2,15 +2,17 @@ package capabilities
 
 import (
 	"fmt"
-	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
+
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 // FuzzResolveCapabilities fuzzes the YAML text of a capability file

@@ -11,15 +11,16 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/api/versions"
-	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/google/cel-go/cel"
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/versions"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
 
 //go:embed default.yaml

@@ -16,10 +16,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/render"
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/render"
 )
 
 // `airunway-render diff` renders the same paths at two git revisions (or a
@@ -89,7 +90,7 @@ func parseDiffArgs(args []string, stderr io.Writer) (diffArgs, error) {
 	}
 	dash := flags.ArgsLenAtDash()
 	if dash < 0 {
-		return a, errors.New(`PATHs must follow "--": diff OLD_REF [NEW_REF] -- PATH...`)
+		return a, errors.New(`PATHs must follow "--", as in: diff OLD_REF [NEW_REF] -- PATH`)
 	}
 	refs, paths := flags.Args()[:dash], flags.Args()[dash:]
 	switch len(refs) {

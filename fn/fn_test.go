@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/capabilities"
 )
 
 const goodMD = `apiVersion: airunway.ai/v1alpha1

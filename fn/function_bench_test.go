@@ -6,10 +6,11 @@ import (
 	"io"
 	"testing"
 
-	"github.com/airunway-render/airunway-render/internal/benchdata"
-	"github.com/airunway-render/airunway-render/render"
 	sdk "github.com/kptdev/krm-functions-sdk/go/fn"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/airunway-render/airunway-render/internal/benchdata"
+	"github.com/airunway-render/airunway-render/render"
 )
 
 // BenchmarkFunction measures the KRM function in process over the

@@ -9,11 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/internal/schemacheck"
 )
 
 // hostileCase is one input a contributor could commit to a GitOps
@@ -241,11 +242,11 @@ func hostileCases() []hostileCase {
 		},
 		{
 			name: "mount paths under system directories",
-			input: mdSpec("m", "  provider: {name: vllm}\n  engine: {type: vllm}\n  resources: {gpu: {count: 1}}\n"+strings.Replace("  model:\n    id: Qwen/Qwen3-0.6B\n    storage:\n      volumes:\n"+
+			input: mdSpec("m", "  provider: {name: vllm}\n  engine: {type: vllm}\n  resources: {gpu: {count: 1}}\n"+strings.ReplaceAll("  model:\n    id: Qwen/Qwen3-0.6B\n    storage:\n      volumes:\n"+
 				"      - {name: a, claimName: a, purpose: customX, mountPath: /proc/../etc/ssl}\n"+
 				"      - {name: b, claimName: b, purpose: customX, mountPath: /run/secrets}\n"+
 				"      - {name: c, claimName: c, purpose: customX, mountPath: /}\n"+
-				"      - {name: d, claimName: d, purpose: customX, mountPath: /models/../dev/shm}\n", "customX", "custom", -1)),
+				"      - {name: d, claimName: d, purpose: customX, mountPath: /models/../dev/shm}\n", "customX", "custom")),
 			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.storage.volumes[0].mountPath: \"/proc/../etc/ssl\" must not be /etc or below it: that path belongs to the container runtime" + file + "\n" +
 				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.storage.volumes[1].mountPath: \"/run/secrets\" must not be /run or below it: that path belongs to the container runtime" + file + "\n" +
 				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.storage.volumes[2].mountPath: \"/\" must not be the root directory: a volume there would hide the whole container image" + file + "\n" +
@@ -311,11 +312,7 @@ func TestHostileInput(t *testing.T) {
 // asResourceList wraps a YAML stream's documents as ResourceList items,
 // byte for byte, so even input the parser refuses reaches it.
 func asResourceList(stream string) string {
-	var items []string
-	for _, doc := range strings.Split(stream, "\n---\n") {
-		items = append(items, doc)
-	}
-	return resourceList("", items...)
+	return resourceList("", strings.Split(stream, "\n---\n")...)
 }
 
 // TestDanglingAlias: an item whose alias points outside it (found by

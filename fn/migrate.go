@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/render"
-	"github.com/spf13/pflag"
-	"sigs.k8s.io/kustomize/kyaml/kio"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // `airunway-render migrate` rewrites ModelDeployments to the newest form

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 const legacyModel = `# Team A's models.

@@ -9,13 +9,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/version"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/builtin"
-	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/util/version"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // `airunway-render preview` renders the same paths against two capability

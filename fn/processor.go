@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/render"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Processor is the KRM function. It records the problems of its last run

@@ -9,8 +9,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/airunway-render/airunway-render/render"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/render"
 )
 
 // resourceListWriter writes a ResourceList byte for byte as the SDK's

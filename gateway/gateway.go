@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
-	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Facts of the Gateway API Inference Extension integration.

@@ -5,12 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/providers"
-	"github.com/stretchr/testify/require"
-	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 )
 
 // server is a Routable provider whose backend the test decides.

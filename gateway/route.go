@@ -3,10 +3,11 @@ package gateway
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/util/version"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
-	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // Gateway API constants of the objects rendered here.

@@ -5,11 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/version"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
-	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // TestRouteFieldsMatchSchemas holds RouteFields to the real HTTPRoute CRDs

@@ -12,14 +12,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airunway-render/airunway-render/capabilities"
-	"github.com/airunway-render/airunway-render/fn"
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/fn"
+	"github.com/airunway-render/airunway-render/internal/schemacheck"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected files from the actual output")

@@ -6,11 +6,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+	sigsyaml "sigs.k8s.io/yaml"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/internal/kubefeatures"
-	"github.com/stretchr/testify/require"
-	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // TestKubeFeaturesDeclared holds the Kubernetes column of the

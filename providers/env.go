@@ -1,8 +1,9 @@
 package providers
 
 import (
-	"github.com/airunway-render/airunway-render/api/hub"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 // HFTokenEnv is the variable and Secret key of the Hugging Face token.

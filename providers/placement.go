@@ -3,9 +3,10 @@ package providers
 import (
 	"slices"
 
-	"github.com/airunway-render/airunway-render/api/hub"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 // Workload components a placement is computed for.

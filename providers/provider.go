@@ -3,9 +3,10 @@ package providers
 import (
 	"encoding/json"
 
+	"k8s.io/apimachinery/pkg/util/version"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
-	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // Object is one rendered Kubernetes object.

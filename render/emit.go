@@ -7,12 +7,13 @@ import (
 	"strings"
 	"sync"
 
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // LocalConfigAnnotation marks objects that are never applied to a cluster.
@@ -146,7 +147,8 @@ func fileIn(a map[string]string) string {
 	if p := a[kioutil.PathAnnotation]; p != "" {
 		return p
 	}
-	return a[kioutil.LegacyPathAnnotation]
+	// Older kpt and kustomize releases still write the legacy key.
+	return a[kioutil.LegacyPathAnnotation] //nolint:staticcheck // read for compatibility, never written
 }
 
 // annotateModel returns a copy of the ModelDeployment with the decisions

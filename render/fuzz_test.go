@@ -10,12 +10,13 @@ import (
 
 	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 
-	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/capabilities"
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/internal/schemacheck"
 )
 
 // FuzzRender fuzzes the YAML text of a ModelDeployment (any YAML stream,

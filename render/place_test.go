@@ -6,12 +6,13 @@ import (
 
 	"github.com/airunway-render/airunway-render/providers/builtin"
 
-	"github.com/airunway-render/airunway-render/capabilities"
-	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/providers"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers"
 )
 
 // threePools is the cluster of the issue: H100 nodes with 8 GPUs, L4

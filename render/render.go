@@ -8,6 +8,8 @@ import (
 
 	"github.com/airunway-render/airunway-render/providers/builtin"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/capabilities"
@@ -15,7 +17,6 @@ import (
 	"github.com/airunway-render/airunway-render/gateway"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/providers"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Options configure one run.

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"testing"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // BenchmarkRender measures one run over n vLLM ModelDeployments with the

@@ -6,14 +6,15 @@ import (
 
 	"github.com/airunway-render/airunway-render/providers/builtin"
 
+	"github.com/stretchr/testify/require"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/providers"
-	"github.com/stretchr/testify/require"
-	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // modelDeployment decodes, defaults and validates a spec written as YAML,

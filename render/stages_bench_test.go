@@ -6,6 +6,8 @@ import (
 
 	"github.com/airunway-render/airunway-render/providers/builtin"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/api/versions"
@@ -15,7 +17,6 @@ import (
 	"github.com/airunway-render/airunway-render/internal/benchdata"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/providers"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // BenchmarkStages measures each stage of rendering one ModelDeployment of

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,6 +18,8 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 // watchedKind is a kind the reporter reads when the cluster serves it.

@@ -292,7 +292,7 @@ func TestRunsAsItsServiceAccount(t *testing.T) {
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
-			<-exited
+			t.Logf("the reporter, killed at cleanup, exited: %v", <-exited)
 		}
 	})
 

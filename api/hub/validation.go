@@ -12,9 +12,10 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/airunway-render/airunway-render/diag"
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/airunway-render/airunway-render/diag"
 )
 
 // Ceilings enforced by upstream's validating webhook.

@@ -6,9 +6,10 @@ import (
 	"regexp"
 	"strings"
 
+	kjson "sigs.k8s.io/json"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
-	kjson "sigs.k8s.io/json"
 )
 
 var (

@@ -2,8 +2,9 @@ package v1alpha1
 
 import (
 	"encoding/json"
-	"github.com/airunway-render/airunway-render/api/hub"
 	"testing"
+
+	"github.com/airunway-render/airunway-render/api/hub"
 
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"

@@ -2,16 +2,18 @@ package v1alpha1
 
 import (
 	"fmt"
-	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
+
 	"sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/diag"
 )
 
 // FuzzDecodeModelDeployment feeds arbitrary bytes to DecodeModelDeployment

@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/diag"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/diag"
 )
 
 // want is one expected problem: its severity, exact field path and phrases

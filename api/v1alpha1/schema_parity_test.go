@@ -3,13 +3,14 @@ package v1alpha1
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/airunway-render/airunway-render/api/hub"
 	"os"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/airunway-render/airunway-render/api/hub"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/resource"

@@ -3,8 +3,9 @@ package v1alpha1
 import (
 	"encoding/json"
 
-	"github.com/airunway-render/airunway-render/api/hub"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 // Version and apiVersion of this served version.

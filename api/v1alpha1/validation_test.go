@@ -2,9 +2,10 @@ package v1alpha1
 
 import (
 	"fmt"
-	"github.com/airunway-render/airunway-render/api/hub"
 	"strings"
 	"testing"
+
+	"github.com/airunway-render/airunway-render/api/hub"
 
 	"github.com/stretchr/testify/require"
 )

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/api/v1alpha1/migrations"
 	"github.com/airunway-render/airunway-render/diag"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Version is one served version of the airunway.ai API.

@@ -338,3 +338,37 @@ func TestShippedModulesDocumented(t *testing.T) {
 		})
 	}
 }
+
+// TestReporterLinksNoRenderEngine keeps the status reporter apart from the
+// renderer (docs/architecture.md): it takes the providers' status
+// translations from providers/builtin, so its binary has no render engine,
+// no capability catalogue (and with it no CEL), no served-version
+// migrations and no YAML node library. depguard holds the direct imports;
+// this holds what they bring along.
+func TestReporterLinksNoRenderEngine(t *testing.T) {
+	const module = "github.com/airunway-render/airunway-render/"
+	cmd := exec.Command("go", "list", "-deps", "./cmd/airunway-status-reporter")
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/airunway-status-reporter: %v", err)
+	}
+	forbidden := []string{module + "render", module + "capabilities", module + "api/versions", module + "api/v1alpha1/migrations",
+		module + "fn", module + "cli", "github.com/google/cel-go/", "sigs.k8s.io/kustomize/kyaml/"}
+	var found []string
+	for pkg := range strings.Lines(string(out)) {
+		pkg = strings.TrimSpace(pkg)
+		for _, f := range forbidden {
+			if pkg == f || strings.HasPrefix(pkg, strings.TrimSuffix(f, "/")+"/") {
+				found = append(found, pkg)
+			}
+		}
+	}
+	if len(found) > 0 {
+		t.Errorf("the status reporter links %d package(s) of the renderer: %v", len(found), found)
+	}
+	if !strings.Contains(string(out), module+"providers/builtin\n") {
+		t.Error("the status reporter no longer links providers/builtin: which list of providers does it read?")
+	}
+}

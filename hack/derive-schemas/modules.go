@@ -134,7 +134,7 @@ func deriveModule(j moduleJob, fetch fetcher) ([]output, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer closeFS()
+	defer func() { _ = closeFS() }() // a module zip opened for reading: nothing to lose
 	raw, err := fs.ReadFile(fsys, j.File)
 	if err != nil {
 		return nil, err

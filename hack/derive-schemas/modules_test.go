@@ -245,7 +245,7 @@ func TestModuleFS(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			defer closeFS()
+			defer func() { require.NoError(t, closeFS()) }()
 			data, err := fs.ReadFile(fsys, "crds/a.yaml")
 			require.NoError(t, err)
 			require.Equal(t, "a: 1\n", string(data))

@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airunway-render/airunway-render/diag"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/diag"
 )
 
 // ErrorsHaveMessages fails on an error without a message: an error the

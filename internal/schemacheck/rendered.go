@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // gatewayGroup is the Gateway API group, whose kinds are validated at the

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
 )
 
 // FuzzObjectJSON holds nodeJSON to kyaml's RNode.MarshalJSON, which it

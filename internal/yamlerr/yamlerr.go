@@ -6,8 +6,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/airunway-render/airunway-render/diag"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/diag"
 )
 
 // MaxParserDepth is the YAML parser's own nesting limit.

@@ -3,10 +3,11 @@ package builtin_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/builtin"
-	"github.com/stretchr/testify/require"
 )
 
 // TestEveryProviderIsObservableAndRoutable keeps the registry complete: the

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Identity of the rendered object and upstream's constants.

@@ -3,9 +3,10 @@ package dynamo
 import (
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/providers"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // Upstream's component settings.

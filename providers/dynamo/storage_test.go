@@ -3,12 +3,13 @@ package dynamo
 import (
 	"testing"
 
-	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 // The storage pipeline upstream's controller runs before creating the

@@ -6,13 +6,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/providers"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers"
 )
 
 // Upstream constants of the KAITO provider.

@@ -5,16 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/internal/providertest"
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
-	"github.com/airunway-render/airunway-render/providers"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/providertest"
+	"github.com/airunway-render/airunway-render/internal/schemacheck"
+	"github.com/airunway-render/airunway-render/providers"
 )
 
 type option func(*providers.Request)

@@ -3,9 +3,10 @@ package kaito
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/util/version"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/providers"
-	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // Releases where KAITO's Workspace behaviour changes for what we render.

@@ -4,15 +4,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/internal/providertest"
-	"github.com/airunway-render/airunway-render/providers"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/providertest"
+	"github.com/airunway-render/airunway-render/providers"
 )
 
 // request builds a Request from a spec in YAML, decoded, defaulted and

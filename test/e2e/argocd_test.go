@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airunway-render/airunway-render/internal/argocdcmp"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/internal/argocdcmp"
 )
 
 // argoCDVersion is the release whose argocd-cmp-server behaviour

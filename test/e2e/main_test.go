@@ -14,11 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/internal/schemacheck"
 )
 
 // kustomizeVersion must match the Makefile: v5.8.3 needs Go 1.27.

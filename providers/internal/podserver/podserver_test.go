@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/providers"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers"
 )
 
 func request(labels map[string]string) *providers.Request {

@@ -4,9 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/airunway-render/airunway-render/internal/providertest"
 	"github.com/airunway-render/airunway-render/providers"
-	"github.com/stretchr/testify/require"
 )
 
 // TestHealth follows upstream's llm-d and vLLM StatusTranslators
