@@ -2,6 +2,7 @@ package diag
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 )
@@ -138,4 +139,27 @@ func (l List) Errors() List {
 		}
 	}
 	return out
+}
+
+// Report prints the errors and warnings readably, one per line, in the
+// list's order (info stays in the KRM results), and when any is an error a
+// last line counting them and saying what they left undone ("nothing was
+// rendered"). kustomize shows a function's stderr and nothing else, so this
+// is what most users read.
+func (l List) Report(w io.Writer, undone string) {
+	errs, warns := 0, 0
+	for _, p := range l {
+		switch p.Severity {
+		case Error:
+			errs++
+		case Warning:
+			warns++
+		default:
+			continue
+		}
+		fmt.Fprintln(w, p.String())
+	}
+	if errs > 0 {
+		fmt.Fprintf(w, "airunway-render: %d error(s), %d warning(s); %s\n", errs, warns, undone)
+	}
 }

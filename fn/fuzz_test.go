@@ -51,7 +51,7 @@ func FuzzResourceList(f *testing.F) {
 
 func checkResourceList(in []byte) error {
 	var stdout, stderr bytes.Buffer
-	code := Main(nil, bytes.NewReader(in), &stdout, &stderr)
+	code := Run(bytes.NewReader(in), &stdout, &stderr)
 	// The function reads what the SDK reads, and refuses the rest.
 	_, sdkErr := sdkParse(in)
 	if _, err := readResourceList(in); (err == nil) != (sdkErr == nil) {

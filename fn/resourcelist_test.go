@@ -315,7 +315,7 @@ func TestReadResourceListMatchesSDK(t *testing.T) {
 			}
 			if err != nil {
 				var stdout, stderr bytes.Buffer
-				if code := Main(nil, bytes.NewReader(in), &stdout, &stderr); code != 1 || stdout.Len() > 0 {
+				if code := Run(bytes.NewReader(in), &stdout, &stderr); code != 1 || stdout.Len() > 0 {
 					t.Errorf("exit %d, stdout %q; want exit 1 and nothing written", code, stdout.String())
 				}
 				if w := "[error] stdin: cannot read the ResourceList: " + tc.refused + "\n"; stderr.String() != w {

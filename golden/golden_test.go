@@ -111,7 +111,7 @@ func runFunction(t *testing.T, items []*yaml.RNode, config *yaml.RNode) run {
 		in.WriteString("functionConfig:\n" + indent(s, "  "))
 	}
 	var stdout, stderr bytes.Buffer
-	code := fn.Main(nil, &in, &stdout, &stderr)
+	code := fn.Run(&in, &stdout, &stderr)
 	return run{stdout: stdout.String(), stderr: stderr.String(), exit: code}
 }
 

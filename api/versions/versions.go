@@ -83,3 +83,19 @@ func lookupOrNewest(apiVersion, kind string) (Version, diag.List) {
 	l.Errorf("apiVersion", "%s", NotServed(apiVersion, kind))
 	return Served[len(Served)-1], l
 }
+
+// Migrate rewrites a ModelDeployment, as YAML, to the newest form of the
+// served version it is written in, in place, and says what changed.
+// Anything else is left alone: other kinds, and an apiVersion no version
+// serves (rendering reports that). The caller checks first that kyaml's
+// accessors can read the object (render.CheckShape).
+func Migrate(obj *yaml.RNode) ([]string, error) {
+	if obj.GetKind() != hub.KindModelDeployment {
+		return nil, nil
+	}
+	v, served := Lookup(obj.GetApiVersion())
+	if !served {
+		return nil, nil
+	}
+	return v.Migrate(obj)
+}

@@ -1,11 +1,13 @@
 // Command airunway-render renders AI Runway ModelDeployments into provider
-// objects, as a KRM function (no arguments) or as a CLI; see package fn.
+// objects: without arguments as a KRM function (package fn), with them as a
+// CLI (package cli).
 package main
 
 import (
 	"os"
 	"runtime/debug"
 
+	"github.com/airunway-render/airunway-render/cli"
 	"github.com/airunway-render/airunway-render/fn"
 )
 
@@ -18,5 +20,10 @@ func main() {
 		// the environment wins.
 		debug.SetGCPercent(200)
 	}
-	os.Exit(fn.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	if len(os.Args) == 1 {
+		// The KRM function runs on every kustomize build and Argo CD
+		// refresh: it starts without building the CLI's command tree.
+		os.Exit(fn.Run(os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(cli.Execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -57,7 +57,7 @@ func TestReadmeOutputDirSnippet(t *testing.T) {
 
 // previewSnippet is the README's upgrade preview, run from the repository
 // root.
-const previewSnippet = "airunway-render preview --from fn/testdata/preview/kaito-0.6-to-0.8/from.yaml --to fn/testdata/preview/kaito-0.6-to-0.8/to.yaml fn/testdata/preview/kaito-0.6-to-0.8/models"
+const previewSnippet = "airunway-render preview --from cli/testdata/preview/kaito-0.6-to-0.8/from.yaml --to cli/testdata/preview/kaito-0.6-to-0.8/to.yaml cli/testdata/preview/kaito-0.6-to-0.8/models"
 
 // TestReadmePreviewSnippet runs the README's preview with the shipped
 // binary: exit 0 without --exit-code, the Workspace changed, and both

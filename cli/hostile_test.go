@@ -1,4 +1,4 @@
-package fn
+package cli
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/fn"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
 )
 
@@ -283,7 +284,7 @@ func TestHostileInput(t *testing.T) {
 			t.Chdir(dir)
 
 			var stdout, stderr bytes.Buffer
-			require.Equal(t, 1, Main([]string{"render", "model.yaml"}, nil, &stdout, &stderr), stderr.String())
+			require.Equal(t, 1, Execute([]string{"render", "model.yaml"}, nil, &stdout, &stderr), stderr.String())
 			require.Empty(t, stdout.String())
 			require.Equal(t, tc.cli, stderr.String())
 
@@ -291,7 +292,7 @@ func TestHostileInput(t *testing.T) {
 			require.NoError(t, os.Mkdir(out, 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(out, "keep.yaml"), []byte("kept: true\n"), 0o644))
 			stderr.Reset()
-			require.Equal(t, 1, Main([]string{"render", "--output-dir", out, "model.yaml"}, nil, &stdout, &stderr))
+			require.Equal(t, 1, Execute([]string{"render", "--output-dir", out, "model.yaml"}, nil, &stdout, &stderr))
 			entries, err := os.ReadDir(out)
 			require.NoError(t, err)
 			require.Len(t, entries, 1, "nothing half-rendered is written")
@@ -302,7 +303,7 @@ func TestHostileInput(t *testing.T) {
 			}
 			stdout.Reset()
 			stderr.Reset()
-			require.Equal(t, 1, Main(nil, strings.NewReader(asResourceList(tc.input)), &stdout, &stderr))
+			require.Equal(t, 1, fn.Run(strings.NewReader(asResourceList(tc.input)), &stdout, &stderr))
 			require.Equal(t, want, stderr.String())
 			require.NotContains(t, stdout.String(), "render.airunway.ai/generated-from", "nothing rendered reaches stdout")
 		})
@@ -321,12 +322,12 @@ func asResourceList(stream string) string {
 func TestDanglingAlias(t *testing.T) {
 	const item = "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: cm, namespace: ns}\n  data: {j: &b x, l: *b}\n"
 	var stdout, stderr bytes.Buffer
-	require.Equal(t, 0, Main(nil, strings.NewReader("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"+item), &stdout, &stderr), stderr.String())
+	require.Equal(t, 0, fn.Run(strings.NewReader("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"+item), &stdout, &stderr), stderr.String())
 	require.Contains(t, stdout.String(), "data: {j: &b x, l: *b}")
 
 	stdout.Reset()
 	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nx: &a hello\nitems:\n" + strings.Replace(item, "  data: {", "  data: {k: *a, ", 1)
-	require.Equal(t, 1, Main(nil, strings.NewReader(in), &stdout, &stderr))
+	require.Equal(t, 1, fn.Run(strings.NewReader(in), &stdout, &stderr))
 	require.Equal(t, "[error] v1/ConfigMap/ns/cm: uses the YAML alias *a at line 8, whose anchor is outside this object; an item must not refer to anchors outside it (write the value out)\n"+
 		"airunway-render: 1 error(s), 0 warning(s); nothing was rendered\n", stderr.String())
 	out, err := yaml.Parse(stdout.String())
@@ -359,7 +360,7 @@ spec:
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "caps.yaml"), []byte(caps), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "models.yaml"), []byte(strings.Join(docs, "---\n")), 0o644))
 	var stdout, stderr bytes.Buffer
-	require.Equal(t, 0, Main([]string{"render", "--capabilities", filepath.Join(dir, "caps.yaml"), filepath.Join(dir, "models.yaml")}, nil, &stdout, &stderr), stderr.String())
+	require.Equal(t, 0, Execute([]string{"render", "--capabilities", filepath.Join(dir, "caps.yaml"), filepath.Join(dir, "models.yaml")}, nil, &stdout, &stderr), stderr.String())
 
 	objs, err := kio.FromBytes(stdout.Bytes())
 	require.NoError(t, err)

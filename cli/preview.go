@@ -1,4 +1,4 @@
-package fn
+package cli
 
 import (
 	"bytes"
@@ -9,12 +9,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/objdiff"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/builtin"
 )
@@ -26,88 +27,83 @@ import (
 // server or the operator's webhook refuses to change, an object whose API
 // group changes (deleted and created anew), and what restarts model servers.
 
-// exitBreaking is the --exit-code status when a change is breaking; 2
-// (exitDifferent) when objects only differ.
-const exitBreaking = 3
-
-type previewArgs struct {
+type previewOptions struct {
 	from, to string
 	format   string
 	exitCode bool
-	paths    []string
 }
 
-func runPreview(args []string, stdout, stderr io.Writer) int {
-	a, err := parsePreviewArgs(args, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "airunway-render preview: %v\n\n%s", err, usage)
-		return 1
+func newPreviewCommand(s streams) *cobra.Command {
+	var o previewOptions
+	cmd := &cobra.Command{
+		Use:   "preview --from FILE --to FILE [--format text|markdown] [--exit-code] PATH...",
+		Short: "Show what an upgrade of the cluster does to the rendered objects",
+		Long: `Render PATHs for a cluster before and after an upgrade (two capability
+files: an operator release, the InferencePool API version) and show the
+difference per object, flagging what the cluster will not take in place
+(BREAKING) and what restarts model servers.`,
+		Example: `  airunway-render preview --from clusters/prod/capabilities.yaml --to upgrade/capabilities.yaml models/`,
+		RunE: func(cmd *cobra.Command, paths []string) error {
+			switch {
+			case o.from == "" || o.to == "":
+				return usagef("`--from` and `--to` must both name a capability file")
+			case o.format != "text" && o.format != "markdown":
+				return usagef("`--format` must be \"text\" or \"markdown\", got %q", o.format)
+			case len(paths) == 0:
+				return usagef("at least one PATH is required")
+			}
+			return runPreview(o, paths, s)
+		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&o.from, "from", "", "ClusterCapabilities file of the cluster as it is")
+	f.StringVar(&o.to, "to", "", "ClusterCapabilities file of the cluster after the upgrade")
+	f.StringVar(&o.format, "format", "text", `output format: "text" or "markdown" (a pull-request comment)`)
+	f.BoolVar(&o.exitCode, "exit-code", false, "exit 2 when objects differ, 3 when a change is breaking")
+	return cmd
+}
+
+func runPreview(o previewOptions, paths []string, s streams) error {
 	var sides [2][]*yaml.RNode
 	var warned [2]diag.List
 	failed := false
-	for i, caps := range []string{a.from, a.to} {
-		objs, problems := renderFiles(caps, a.paths)
+	for i, caps := range []string{o.from, o.to} {
+		objs, problems := renderFiles(hostFiles{}, caps, paths)
 		warned[i] = problems
 		var shown bytes.Buffer // errors and warnings; info stays quiet
-		report(&shown, problems)
+		problems.Report(&shown, "nothing was rendered")
 		if shown.Len() > 0 {
-			fmt.Fprintf(stderr, "with %s:\n%s", caps, shown.Bytes())
+			fmt.Fprintf(s.errOut, "with %s:\n%s", caps, shown.Bytes())
 		}
 		failed = failed || problems.HasErrors()
 		sides[i] = objs
 	}
 	if failed {
-		return 1
+		return exitCode(1)
 	}
-	changes, err := compareObjects(sides[0], sides[1])
+	changes, err := objdiff.Compare(sides[0], sides[1])
 	if err != nil {
-		fmt.Fprintf(stderr, "airunway-render preview: %v\n", err)
-		return 1
+		return err
 	}
-	res := &diffResult{old: diffSide{ref: a.from}, new: diffSide{ref: a.to}, changes: changes, command: "airunway-render preview"}
-	findings := append(upgradeNotes(a.from, a.to), objectFindings(changes)...)
+	res := &objdiff.Result{Old: o.from, New: o.to, Changes: changes, Command: "airunway-render preview"}
+	findings := append(upgradeNotes(o.from, o.to), objectFindings(changes)...)
 	findings = append(findings, newWarnings(warned[0], warned[1])...)
-	out := res.text() + findingsText(findings)
-	if a.format == "markdown" {
-		out = res.markdown() + findingsMarkdown(findings)
+	out := res.Text() + findingsText(findings)
+	if o.format == "markdown" {
+		out = res.Markdown() + findingsMarkdown(findings)
 	}
-	if _, err := io.WriteString(stdout, out); err != nil {
-		fmt.Fprintf(stderr, "airunway-render preview: %v\n", err)
-		return 1
+	if _, err := io.WriteString(s.out, out); err != nil {
+		return err
 	}
 	switch {
-	case !a.exitCode:
-		return 0
+	case !o.exitCode:
+		return nil
 	case slices.ContainsFunc(findings, func(f finding) bool { return f.breaking }):
-		return exitBreaking
-	case res.differs():
-		return exitDifferent
+		return exitCode(exitBreaking)
+	case res.Differs():
+		return exitCode(exitDifferent)
 	}
-	return 0
-}
-
-func parsePreviewArgs(args []string, stderr io.Writer) (previewArgs, error) {
-	var a previewArgs
-	flags := pflag.NewFlagSet("preview", pflag.ContinueOnError)
-	flags.SetOutput(stderr)
-	flags.StringVar(&a.from, "from", "", "ClusterCapabilities file of the cluster as it is")
-	flags.StringVar(&a.to, "to", "", "ClusterCapabilities file of the cluster after the upgrade")
-	flags.StringVar(&a.format, "format", "text", `output format: "text" or "markdown" (a pull-request comment)`)
-	flags.BoolVar(&a.exitCode, "exit-code", false, "exit 2 when objects differ, 3 when a change is breaking")
-	if err := flags.Parse(args); err != nil {
-		return a, err
-	}
-	switch {
-	case a.from == "" || a.to == "":
-		return a, errors.New("`--from` and `--to` must both name a capability file")
-	case a.format != "text" && a.format != "markdown":
-		return a, fmt.Errorf("`--format` must be \"text\" or \"markdown\", got %q", a.format)
-	case flags.NArg() == 0:
-		return a, errors.New("at least one PATH is required")
-	}
-	a.paths = flags.Args()
-	return a, nil
+	return nil
 }
 
 // finding is one thing a reviewer of the upgrade must know.
@@ -154,7 +150,7 @@ var immutable = map[string][]immutableField{
 	"Service":               {{path: "spec.clusterIP", why: "a Service's clusterIP is immutable"}},
 	// KAITO's webhook (v1beta1): labelSelector is immutable, count and a
 	// set instanceType cannot change, and inference and tuning cannot be
-	// swapped (research/provider-crds.md 1.1).
+	// swapped (the admission webhook of kaito.sh/v1beta1 Workspaces).
 	"Workspace": {
 		{path: "resource.labelSelector", why: "KAITO's webhook refuses to change a Workspace's `resource.labelSelector`"},
 		{path: "resource.count", why: "KAITO's webhook refuses to change a Workspace's `resource.count`"},
@@ -188,49 +184,49 @@ var restarts = map[string][]string{
 // objectFindings checks every changed object for immutable fields and pod
 // restarts, and pairs removed and added objects that differ only in their
 // API group: the new one is a different resource, so the old is deleted.
-func objectFindings(changes []objectChange) []finding {
+func objectFindings(changes []objdiff.Change) []finding {
 	var out []finding
 	for _, c := range changes {
-		if c.op != '~' {
+		if c.Op != objdiff.Changed {
 			continue
 		}
-		oldObj, newObj := yaml.MustParse(c.oldYAML), yaml.MustParse(c.newYAML)
+		oldObj, newObj := yaml.MustParse(c.OldYAML), yaml.MustParse(c.NewYAML)
 		before := len(out)
-		for _, f := range immutable[c.kind] {
+		for _, f := range immutable[c.Kind] {
 			before, after := fieldText(oldObj, f.path), fieldText(newObj, f.path)
 			if before == after || (f.onlyWhenSet && before == "") {
 				continue
 			}
-			out = append(out, finding{object: c.id(), breaking: true,
+			out = append(out, finding{object: c.ID(), breaking: true,
 				message: fmt.Sprintf("`%s` changes, and %s: the update fails until the object is deleted and created again (delete it, or let your GitOps tool replace it)", f.path, f.why)})
 		}
-		if pair, ok := exclusive[c.kind]; ok && switches(oldObj, newObj, pair) {
-			out = append(out, finding{object: c.id(), breaking: true,
+		if pair, ok := exclusive[c.Kind]; ok && switches(oldObj, newObj, pair) {
+			out = append(out, finding{object: c.ID(), breaking: true,
 				message: fmt.Sprintf("switches between `%s` and `%s`, which the operator refuses once either is set: the object must be deleted and created again", pair[0], pair[1])})
 		}
 		if len(out) > before {
 			continue // recreated anyway: its restart says nothing more
 		}
-		for _, p := range restarts[c.kind] {
+		for _, p := range restarts[c.Kind] {
 			if fieldText(oldObj, p) != fieldText(newObj, p) {
-				out = append(out, finding{object: c.id(), message: fmt.Sprintf("`%s` changes: its pods are replaced (a model server loads its model again)", p)})
+				out = append(out, finding{object: c.ID(), message: fmt.Sprintf("`%s` changes: its pods are replaced (a model server loads its model again)", p)})
 				break
 			}
 		}
 	}
-	removed := map[string]objectChange{}
+	removed := map[string]objdiff.Change{}
 	for _, c := range changes {
-		if c.op == '-' {
-			removed[c.kind+"/"+c.ns+"/"+c.name] = c
+		if c.Op == objdiff.Removed {
+			removed[c.Kind+"/"+c.Namespace+"/"+c.Name] = c
 		}
 	}
 	for _, c := range changes {
-		old, ok := removed[c.kind+"/"+c.ns+"/"+c.name]
-		if c.op != '+' || !ok || group(old.apiVersion) == group(c.apiVersion) {
+		old, ok := removed[c.Kind+"/"+c.Namespace+"/"+c.Name]
+		if c.Op != objdiff.Added || !ok || group(old.APIVersion) == group(c.APIVersion) {
 			continue
 		}
-		out = append(out, finding{object: c.id(), breaking: true,
-			message: fmt.Sprintf("moves from %s to %s, a different API group: the %s is deleted and created anew, and what routes to it switches over (apply the new one before pruning the old)", old.apiVersion, c.apiVersion, c.kind)})
+		out = append(out, finding{object: c.ID(), breaking: true,
+			message: fmt.Sprintf("moves from %s to %s, a different API group: the %s is deleted and created anew, and what routes to it switches over (apply the new one before pruning the old)", old.APIVersion, c.APIVersion, c.Kind)})
 	}
 	return out
 }
@@ -286,7 +282,7 @@ func upgradeNotes(from, to string) []finding {
 
 // providerVersions reads the declared release of each provider.
 func providerVersions(capsFile string) (map[string]*version.Version, error) {
-	caps, l := readCapabilities(capsFile)
+	caps, l := readCapabilities(hostFiles{}, capsFile)
 	if l.HasErrors() {
 		return nil, errors.New(l.Sorted()[0].Message)
 	}
@@ -366,7 +362,7 @@ func writeFindingsMarkdown(b *strings.Builder, fs []finding) {
 	for _, f := range fs {
 		obj := ""
 		if f.object != "" {
-			obj = mdCode(f.object)
+			obj = objdiff.Code(f.object)
 		}
 		b.WriteString("- " + findingLine(f, obj) + "\n")
 	}

@@ -1,4 +1,4 @@
-package fn
+package cli
 
 import (
 	"bytes"
@@ -86,7 +86,7 @@ func TestMigrateFiles(t *testing.T) {
 	if got := readFile(t, file); got != legacyModel {
 		t.Fatalf("--check changed the file:\n%s", got)
 	}
-	renderedBefore, l := renderFiles("", []string{file})
+	renderedBefore, l := renderFiles(hostFiles{}, "", []string{file})
 	if !strings.Contains(problemText(l), "spec.image: is deprecated") {
 		t.Errorf("the legacy field is not reported as deprecated: %v", l)
 	}
@@ -101,7 +101,7 @@ func TestMigrateFiles(t *testing.T) {
 		t.Fatalf("a second --check: exit %d, %q", code, stdout)
 	}
 
-	renderedAfter, l := renderFiles("", []string{file})
+	renderedAfter, l := renderFiles(hostFiles{}, "", []string{file})
 	if strings.Contains(problemText(l), "deprecated") {
 		t.Errorf("still deprecated after migrate: %v", l)
 	}
@@ -130,7 +130,7 @@ func TestMigrateConflict(t *testing.T) {
 func TestMigrateFunction(t *testing.T) {
 	in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indentItem(strings.Split(legacyModel, "---\n")[0])
 	var stdout, stderr bytes.Buffer
-	if code := Main([]string{"migrate"}, strings.NewReader(in), &stdout, &stderr); code != 0 {
+	if code := Execute([]string{"migrate"}, strings.NewReader(in), &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	out := stdout.String()
@@ -145,7 +145,7 @@ func TestMigrateFunction(t *testing.T) {
 	conflict := strings.Replace(in, "    type: vllm\n", "    type: vllm\n      image: other:v1\n", 1)
 	stdout.Reset()
 	stderr.Reset()
-	if code := Main([]string{"migrate"}, strings.NewReader(conflict), &stdout, &stderr); code != 1 || !strings.Contains(stdout.String(), "severity: error") {
+	if code := Execute([]string{"migrate"}, strings.NewReader(conflict), &stdout, &stderr); code != 1 || !strings.Contains(stdout.String(), "severity: error") {
 		t.Fatalf("conflict: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 }
@@ -160,7 +160,7 @@ func problemText(l diag.List) string {
 
 func mainArgs(args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	code := Main(args, strings.NewReader(""), &stdout, &stderr)
+	code := Execute(args, strings.NewReader(""), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -234,7 +234,7 @@ spec:
 		t.Run(tc.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "m.yaml")
 			writeFile(t, file, model+tc.spec)
-			before, _ := renderFiles("", []string{file})
+			before, _ := renderFiles(hostFiles{}, "", []string{file})
 			code, _, stderr := mainArgs("migrate", file)
 			if len(tc.want) > 0 {
 				if code != 1 || !strings.Contains(stderr, "`spec.image` was not moved") || !strings.Contains(stderr, "no file was changed") {
@@ -253,7 +253,7 @@ spec:
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			after, l := renderFiles("", []string{file})
+			after, l := renderFiles(hostFiles{}, "", []string{file})
 			if want, got := generated(t, before), generated(t, after); got != want || want == "" {
 				t.Errorf("migrate changed the rendered objects (%v):\n%s\n---\n%s", l, want, got)
 			}
@@ -271,7 +271,7 @@ func TestMigrateLeavesOtherVersions(t *testing.T) {
 	if code, stdout, stderr := mainArgs("migrate", "--check", file); code != 0 || stdout != "" {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	_, l := renderFiles("", []string{file})
+	_, l := renderFiles(hostFiles{}, "", []string{file})
 	if !strings.Contains(problemText(l), `apiVersion: "airunway.ai/v1beta1" is not supported: ModelDeployment must use apiVersion "airunway.ai/v1alpha1"`) {
 		t.Errorf("rendering does not refuse the version: %v", l)
 	}

@@ -1,4 +1,4 @@
-package fn
+package cli
 
 import (
 	"fmt"
@@ -544,17 +544,5 @@ func TestDiff(t *testing.T) {
 			}
 			require.Equal(t, status, r.git("status", "--porcelain", "--ignored"), "the repository is left as it was")
 		})
-	}
-}
-
-func TestMDCode(t *testing.T) {
-	for in, want := range map[string]string{
-		"HEAD~1":      "`HEAD~1`",
-		"a`b":         "``a`b``",
-		"`x":          "`` `x ``",
-		"main``fix":   "```main``fix```",
-		"origin/main": "`origin/main`",
-	} {
-		require.Equal(t, want, mdCode(in), in)
 	}
 }

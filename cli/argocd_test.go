@@ -1,4 +1,4 @@
-package fn
+package cli
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ func argoRepo(t *testing.T, files map[string]string) (root string) {
 func argo(t *testing.T, cmd string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = runArgoCD([]string{cmd}, &out, &errb)
+	code = Execute([]string{"argocd", cmd}, nil, &out, &errb)
 	return out.String(), errb.String(), code
 }
 
@@ -88,7 +88,7 @@ func TestArgoCDGenerateErrors(t *testing.T) {
 			name: "model file linked out of the repository",
 			caps: "clusters/dev/capabilities.yaml",
 			link: [2]string{outside, "apps/models/leak.yaml"},
-			want: []string{`"leak.yaml"`, "must stay inside the repository"},
+			want: []string{"must stay inside the repository", "(file leak.yaml)"},
 		},
 		{
 			name:  "file not listed in the kustomization",

@@ -1,4 +1,4 @@
-package fn
+package cli
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/objdiff"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected files of the preview cases from the actual output")
@@ -32,7 +33,7 @@ func TestPreviewGolden(t *testing.T) {
 				var first string
 				for run := 0; run < 2; run++ {
 					var stdout, stderr bytes.Buffer
-					code := Main(args, nil, &stdout, &stderr)
+					code := Execute(args, nil, &stdout, &stderr)
 					got := "exit " + strconv.Itoa(code) + "\n--- stdout\n" + stdout.String() + "--- stderr\n" + stderr.String()
 					if run == 1 && got != first {
 						t.Fatalf("%s: a second run differs:\n%s\n---\n%s", format, first, got)
@@ -51,7 +52,7 @@ func TestPreviewGolden(t *testing.T) {
 					t.Fatalf("%v (run with -update to create it)", err)
 				}
 				if string(b) != first {
-					t.Errorf("%s differs from %s (go test ./fn -run TestPreviewGolden -update):\n%s", format, want, first)
+					t.Errorf("%s differs from %s (go test ./cli -run TestPreviewGolden -update):\n%s", format, want, first)
 				}
 			}
 		})
@@ -79,7 +80,7 @@ func TestPreviewFindings(t *testing.T) {
 	} {
 		dir := filepath.Join("testdata", "preview", tc.dir)
 		var stdout, stderr bytes.Buffer
-		code := Main([]string{"preview", "--exit-code", "--from", filepath.Join(dir, "from.yaml"), "--to", filepath.Join(dir, "to.yaml"), filepath.Join(dir, "models")}, nil, &stdout, &stderr)
+		code := Execute([]string{"preview", "--exit-code", "--from", filepath.Join(dir, "from.yaml"), "--to", filepath.Join(dir, "to.yaml"), filepath.Join(dir, "models")}, nil, &stdout, &stderr)
 		if code != tc.code {
 			t.Errorf("%s: exit %d, want %d\n%s", tc.dir, code, tc.code, stderr.String())
 		}
@@ -102,7 +103,7 @@ func TestPreviewArgs(t *testing.T) {
 		{[]string{"preview", "--from", "testdata/preview/unchanged/missing.yaml", "--to", "testdata/preview/unchanged/to.yaml", "testdata/preview/unchanged/models"}, "cannot read the capability file"},
 	} {
 		var stdout, stderr bytes.Buffer
-		if code := Main(tc.args, nil, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), tc.want) || stdout.Len() != 0 {
+		if code := Execute(tc.args, nil, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), tc.want) || stdout.Len() != 0 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and %q", tc.args, code, stdout.String(), stderr.String(), tc.want)
 		}
 	}
@@ -110,13 +111,13 @@ func TestPreviewArgs(t *testing.T) {
 
 // TestObjectFindings: the immutable fields and restarts, kind by kind.
 func TestObjectFindings(t *testing.T) {
-	change := func(kind, before, after string) objectChange {
-		return objectChange{op: '~', apiVersion: "v1", kind: kind, ns: "ns", name: "x",
-			oldYAML: "kind: " + kind + "\n" + before, newYAML: "kind: " + kind + "\n" + after}
+	change := func(kind, before, after string) objdiff.Change {
+		return objdiff.Change{Op: objdiff.Changed, APIVersion: "v1", Kind: kind, Namespace: "ns", Name: "x",
+			OldYAML: "kind: " + kind + "\n" + before, NewYAML: "kind: " + kind + "\n" + after}
 	}
 	for _, tc := range []struct {
 		name string
-		c    objectChange
+		c    objdiff.Change
 		want string // "" for no finding; else the start of "BREAKING: ..." or "restart: ..."
 	}{
 		{"deployment selector", change("Deployment", "spec: {selector: {matchLabels: {a: b}}}", "spec: {selector: {matchLabels: {a: c}}}"), "BREAKING: Deployment/ns/x: `spec.selector` changes"},
@@ -141,7 +142,7 @@ func TestObjectFindings(t *testing.T) {
 		{"rayservice", change("RayService", "spec: {rayClusterConfig: {a: 1}}", "spec: {rayClusterConfig: {a: 2}}"), "restart: RayService/ns/x"},
 		{"configmap", change("ConfigMap", "data: {a: b}", "data: {a: c}"), ""},
 	} {
-		fs := objectFindings([]objectChange{tc.c})
+		fs := objectFindings([]objdiff.Change{tc.c})
 		if tc.want == "" {
 			if len(fs) != 0 {
 				t.Errorf("%s: unexpected %v", tc.name, fs)
@@ -154,11 +155,11 @@ func TestObjectFindings(t *testing.T) {
 	}
 	// Same kind and name, another API group: replaced. Another version of
 	// the same group is converted by the API server: not flagged.
-	moved := []objectChange{
-		{op: '-', apiVersion: "inference.networking.x-k8s.io/v1alpha2", kind: "InferencePool", ns: "ns", name: "p"},
-		{op: '+', apiVersion: "inference.networking.k8s.io/v1", kind: "InferencePool", ns: "ns", name: "p"},
-		{op: '-', apiVersion: "kaito.sh/v1alpha1", kind: "Workspace", ns: "ns", name: "w"},
-		{op: '+', apiVersion: "kaito.sh/v1beta1", kind: "Workspace", ns: "ns", name: "w"},
+	moved := []objdiff.Change{
+		{Op: objdiff.Removed, APIVersion: "inference.networking.x-k8s.io/v1alpha2", Kind: "InferencePool", Namespace: "ns", Name: "p"},
+		{Op: objdiff.Added, APIVersion: "inference.networking.k8s.io/v1", Kind: "InferencePool", Namespace: "ns", Name: "p"},
+		{Op: objdiff.Removed, APIVersion: "kaito.sh/v1alpha1", Kind: "Workspace", Namespace: "ns", Name: "w"},
+		{Op: objdiff.Added, APIVersion: "kaito.sh/v1beta1", Kind: "Workspace", Namespace: "ns", Name: "w"},
 	}
 	fs := objectFindings(moved)
 	if len(fs) != 1 || !fs[0].breaking || fs[0].object != "InferencePool/ns/p" {

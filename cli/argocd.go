@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// The Argo CD Config Management Plugin command (examples/argocd/plugin.yaml).
+// argocd-cmp-server runs it with the application's directory as the working
+// directory, the Application's `spec.source.plugin.env` entries prefixed
+// with ARGOCD_ENV_, and ARGOCD_APP_SOURCE_PATH set to that directory's path
+// in the repository. It reads nothing else, and everything it reads goes
+// through an os.Root of the repository: the sidecar holds other files (its
+// service account token) that no Application may read through the renderer.
+const (
+	envCapabilities = "ARGOCD_ENV_CAPABILITIES"
+	envSourcePath   = "ARGOCD_APP_SOURCE_PATH"
+)
+
+func newArgoCDCommand(s streams) *cobra.Command {
+	argocd := &cobra.Command{
+		Use:   "argocd",
+		Short: "Commands for the Argo CD Config Management Plugin",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return usagef("a subcommand is required") },
+	}
+	argocd.AddCommand(&cobra.Command{
+		Use:   "generate",
+		Short: "Render the application's directory (run by argocd-cmp-server)",
+		Long: `Render the YAML of the Argo CD application's directory with the capability
+file ARGOCD_ENV_CAPABILITIES names (relative to the repository root), as
+argocd-cmp-server runs it: in the application's directory, with
+ARGOCD_APP_SOURCE_PATH set. Nothing outside the repository is read, and an
+empty rendering is an error (Argo CD would prune the application).`,
+		Example: `  # in the Application: spec.source.plugin.env: [{name: CAPABILITIES, value: clusters/prod/capabilities.yaml}]
+  ARGOCD_ENV_CAPABILITIES=clusters/prod/capabilities.yaml ARGOCD_APP_SOURCE_PATH=apps/models airunway-render argocd generate`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return argoGenerate(s.out, s.errOut) },
+	})
+	return argocd
+}
+
+// argoGenerate renders the application's directory with the capability file
+// ARGOCD_ENV_CAPABILITIES names, and prints the objects. Empty output is an
+// error: Argo CD would take it as "no objects" and prune the application.
+func argoGenerate(stdout, stderr io.Writer) error {
+	app, caps, err := argoFiles()
+	if err != nil {
+		fmt.Fprintf(stderr, "[error] %v\n", err)
+		return exitCode(1)
+	}
+	defer app.root.Close()
+	var files []string
+	if err = checkKustomizations(app); err == nil {
+		files, err = yamlFiles(app, ".")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "[error] %v\n", err)
+		return exitCode(1)
+	}
+	objects, ok := renderPaths(app, caps, files, stderr)
+	if !ok {
+		return exitCode(1)
+	}
+	if len(objects) == 0 {
+		fmt.Fprintf(stderr, "[error] the application's directory rendered no objects; Argo CD could prune every object of the application, so this is an error (does the Application's `spec.source.path` point at the directory with the ModelDeployments?)\n")
+		return exitCode(1)
+	}
+	if err := writeStream(stdout, objects); err != nil {
+		fmt.Fprintf(stderr, "[error] %v\n", err)
+		return exitCode(1)
+	}
+	return nil
+}
+
+// argoFiles opens the repository as an os.Root, with names relative to the
+// application's directory (the working directory), and returns the
+// capability file's name in it. ARGOCD_ENV_CAPABILITIES is relative to the
+// repository root and must stay inside it.
+func argoFiles() (app rootFiles, caps string, err error) {
+	rel := os.Getenv(envCapabilities)
+	if rel == "" {
+		return app, "", fmt.Errorf("`%s` must name the cluster's capability file, relative to the repository root: set `spec.source.plugin.env` to [{name: CAPABILITIES, value: clusters/<cluster>/capabilities.yaml}] in the Application", envCapabilities)
+	}
+	if !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return app, "", fmt.Errorf("`%s` is %q: it must be a relative path inside the repository, without `..`", envCapabilities, rel)
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return app, "", err
+	}
+	top, dir, err := repoRootOf(cwd, os.Getenv(envSourcePath))
+	if err != nil {
+		return app, "", err
+	}
+	root, err := os.OpenRoot(top)
+	if err != nil {
+		return app, "", err
+	}
+	app = rootFiles{root: root, dir: dir}
+	// Named from the application's directory, as problems show it.
+	caps = path.Join(strings.Repeat("../", strings.Count(dir, "/")+1), filepath.ToSlash(rel))
+	if dir == "." {
+		caps = filepath.ToSlash(rel)
+	}
+	if _, err := root.Stat(filepath.FromSlash(rel)); err != nil {
+		_ = root.Close()
+		return app, "", fmt.Errorf("`%s` is %q: %v", envCapabilities, rel, outsideOrMissing(err))
+	}
+	return app, caps, nil
+}
+
+// outsideOrMissing words an os.Root error for the user.
+func outsideOrMissing(err error) string {
+	if escapes(err) {
+		return escapeMessage
+	}
+	return fmt.Sprintf("cannot read it: %v", err)
+}
+
+// repoRootOf strips the application's source path from the working
+// directory, which argocd-cmp-server sets to <repository copy>/<path>, and
+// returns the repository root and the source path as a slash path in it.
+func repoRootOf(cwd, sourcePath string) (top, dir string, err error) {
+	clean := filepath.Clean(filepath.FromSlash(sourcePath))
+	if sourcePath == "" || clean == "." {
+		return cwd, ".", nil
+	}
+	if !filepath.IsLocal(clean) || !strings.HasSuffix(cwd, string(filepath.Separator)+clean) {
+		return "", "", fmt.Errorf("`%s` is %q, but the working directory %q does not end with it: this command must run in the application's directory, as argocd-cmp-server runs it", envSourcePath, sourcePath, cwd)
+	}
+	return strings.TrimSuffix(cwd, string(filepath.Separator)+clean), filepath.ToSlash(clean), nil
+}
+
+// kustomizationKeys are the only fields a kustomization in the application's
+// directory may use: the plugin reads YAML files as they are, so anything
+// kustomize would change (patches, namePrefix, images, ...) would be lost
+// without a word.
+var kustomizationKeys = map[string]bool{"apiVersion": true, "kind": true, "resources": true}
+
+// checkKustomizations rejects kustomization files the plugin cannot honour:
+// fields other than a plain resources list, or resources outside the
+// directory (a base the plugin would not read).
+func checkKustomizations(app rootFiles) error {
+	var problems []string
+	err := app.walk(".", func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != "." && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch d.Name() {
+		case "kustomization.yaml", "kustomization.yml", "Kustomization":
+			problems = append(problems, checkKustomization(app, p)...)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s; the plugin renders the YAML files as they are: point the Application at a directory of plain YAML, or render the overlay with kustomize in CI (examples/flux)", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func checkKustomization(app rootFiles, file string) []string {
+	f, err := app.open(file)
+	if err != nil {
+		return []string{fmt.Sprintf("%q: %s", file, outsideOrMissing(err))}
+	}
+	data, err := io.ReadAll(f)
+	_ = f.Close()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var k map[string]any
+	if err := sigsyaml.Unmarshal(data, &k); err != nil {
+		return []string{fmt.Sprintf("%q: cannot read it: %v", file, err)}
+	}
+	var problems []string
+	keys := make([]string, 0, len(k))
+	for key := range k {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		if !kustomizationKeys[key] {
+			problems = append(problems, fmt.Sprintf("%q: `%s` must not be used", file, key))
+		}
+	}
+	resources, isList := k["resources"].([]any)
+	if k["resources"] != nil && !isList {
+		problems = append(problems, fmt.Sprintf("%q: `resources` must be a list", file))
+	}
+	listed := map[string]bool{}
+	for i, r := range resources {
+		s, _ := r.(string)
+		if !filepath.IsLocal(filepath.FromSlash(s)) || strings.Contains(s, "://") {
+			problems = append(problems, fmt.Sprintf("%q: `resources[%d]` is %q: it must be a file inside the directory", file, i, s))
+		}
+		listed[filepath.Clean(filepath.FromSlash(s))] = true
+	}
+	return append(problems, unlisted(app, file, listed)...)
+}
+
+// unlisted names the YAML files beside a kustomization that its resources
+// leave out: kustomize would not deploy them, the plugin would.
+func unlisted(app rootFiles, file string, listed map[string]bool) []string {
+	entries, err := app.readDir(path.Dir(file))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var problems []string
+	for _, e := range entries {
+		name := e.Name()
+		ext := filepath.Ext(name)
+		if e.IsDir() || (ext != ".yaml" && ext != ".yml") || strings.HasPrefix(strings.ToLower(name), "kustomization.") || listed[name] {
+			continue
+		}
+		problems = append(problems, fmt.Sprintf("%q: %q is not listed in `resources`, so kustomize would leave it out, but the plugin would render it", file, name))
+	}
+	return problems
+}

@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/internal/gitsnap"
+	"github.com/airunway-render/airunway-render/internal/objdiff"
+)
+
+// `airunway-render diff` renders the same paths at two git revisions (or a
+// revision and the working tree) and shows what changed in the objects bound
+// for the cluster: what a reviewer of a GitOps pull request needs to see,
+// since the ModelDeployment diff alone hides the provider objects it implies.
+
+type diffOptions struct {
+	capabilities string
+	format       string
+	exitCode     bool
+	dir          string
+	oldRef       string
+	newRef       string // "" is the working tree
+	paths        []string
+}
+
+func newDiffCommand(s streams) *cobra.Command {
+	var o diffOptions
+	cmd := &cobra.Command{
+		Use:   "diff [--capabilities FILE] [--format text|markdown] [--exit-code] [-C DIR] OLD_REF [NEW_REF] -- PATH...",
+		Short: "Show how the rendered objects differ between two git revisions",
+		Long: `Render PATHs at two git revisions (NEW_REF omitted: the working tree) and
+show, object by object, how what the cluster would get differs: as text,
+or as Markdown for a pull-request comment. The repository is left as it
+was; a revision is read with git archive, and no file outside the
+repository is read, whatever its symbolic links say.`,
+		Example: `  airunway-render diff --capabilities clusters/prod/capabilities.yaml origin/main -- models/
+  airunway-render diff --format markdown --exit-code origin/main HEAD -- models/`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.complete(args, cmd.ArgsLenAtDash()); err != nil {
+				return err
+			}
+			return runDiff(o, s)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.capabilities, "capabilities", "", "ClusterCapabilities file, read at each ref (repository path)")
+	f.StringVar(&o.format, "format", "text", `output format: "text" or "markdown" (a pull-request comment)`)
+	f.BoolVar(&o.exitCode, "exit-code", false, "exit 2 when the rendered objects differ")
+	f.StringVarP(&o.dir, "directory", "C", ".", "run as if started in this directory")
+	return cmd
+}
+
+// complete checks the arguments; dash is where "--" was, -1 when absent.
+func (o *diffOptions) complete(args []string, dash int) error {
+	if o.format != "text" && o.format != "markdown" {
+		return usagef(`--format must be "text" or "markdown", got %q`, o.format)
+	}
+	if dash < 0 {
+		return usagef(`PATHs must follow "--", as in: diff OLD_REF [NEW_REF] -- PATH`)
+	}
+	refs, paths := args[:dash], args[dash:]
+	switch len(refs) {
+	case 0:
+		return usagef(`OLD_REF is required before "--"`)
+	case 1, 2:
+	default:
+		return usagef(`at most two refs (OLD_REF NEW_REF) must come before "--", got %d: %q`, len(refs), refs)
+	}
+	if len(paths) == 0 {
+		return usagef(`at least one PATH is required after "--"`)
+	}
+	o.oldRef, o.paths = refs[0], paths
+	if len(refs) == 2 {
+		o.newRef = refs[1]
+	}
+	return nil
+}
+
+func runDiff(o diffOptions, s streams) error {
+	res, failed, err := diffRefs(o, s.errOut)
+	if err != nil {
+		return err
+	}
+	if failed {
+		return exitCode(1)
+	}
+	out := res.Text()
+	if o.format == "markdown" {
+		out = res.Markdown()
+	}
+	if _, err := io.WriteString(s.out, out); err != nil {
+		return err
+	}
+	if o.exitCode && res.Differs() {
+		return exitCode(exitDifferent)
+	}
+	return nil
+}
+
+// diffRefs renders both sides. failed means render problems were printed
+// on stderr; err is any other failure.
+func diffRefs(o diffOptions, stderr io.Writer) (result *objdiff.Result, failed bool, err error) {
+	repo, err := gitsnap.Open(o.dir)
+	if err != nil {
+		return nil, false, err
+	}
+	caps := ""
+	if o.capabilities != "" {
+		if caps, err = repo.RelPath(o.capabilities); err != nil {
+			return nil, false, fmt.Errorf("--capabilities %q %v", o.capabilities, err)
+		}
+	}
+	paths := make([]string, len(o.paths))
+	for i, p := range o.paths {
+		if paths[i], err = repo.RelPath(p); err != nil {
+			return nil, false, fmt.Errorf("PATH %q %v", p, err)
+		}
+	}
+	oldSide, err := repo.Resolve("OLD_REF", o.oldRef)
+	if err != nil {
+		return nil, false, err
+	}
+	newSide := gitsnap.WorkingTree("NEW_REF (the working tree)")
+	if o.newRef != "" {
+		if newSide, err = repo.Resolve("NEW_REF", o.newRef); err != nil {
+			return nil, false, err
+		}
+	}
+	oldPaths, newPaths, err := presentPaths(repo, oldSide, newSide, caps, paths, o.paths)
+	if err != nil {
+		return nil, false, err
+	}
+	oldObjs, oldFailed, err := renderSide(repo, oldSide, caps, oldPaths, stderr)
+	if err != nil {
+		return nil, false, err
+	}
+	newObjs, newFailed, err := renderSide(repo, newSide, caps, newPaths, stderr)
+	if err != nil || oldFailed || newFailed {
+		return nil, oldFailed || newFailed, err
+	}
+	changes, err := objdiff.Compare(oldObjs, newObjs)
+	if err != nil {
+		return nil, false, err
+	}
+	return &objdiff.Result{Old: oldSide.Label(), New: newSide.Label(), Capabilities: caps, Changes: changes}, false, nil
+}
+
+// presentPaths returns the PATHs that exist at each side. A PATH at one side
+// only is a model added or removed; at neither, a typo. The capability file
+// must exist at both sides: without it a side would silently render with
+// other capabilities.
+func presentPaths(repo *gitsnap.Repo, oldSide, newSide gitsnap.Side, caps string, paths, given []string) (oldPaths, newPaths []string, err error) {
+	query := append([]string{caps}, paths...)
+	oldHas, err := repo.Exists(oldSide, query)
+	if err != nil {
+		return nil, nil, err
+	}
+	newHas, err := repo.Exists(newSide, query)
+	if err != nil {
+		return nil, nil, err
+	}
+	if caps != "" {
+		for _, side := range []struct {
+			side gitsnap.Side
+			has  bool
+		}{{oldSide, oldHas[0]}, {newSide, newHas[0]}} {
+			if !side.has {
+				return nil, nil, fmt.Errorf("--capabilities %q must exist at both sides; it is missing at %s", caps, side.side.Desc)
+			}
+		}
+	}
+	for i, p := range paths {
+		if !oldHas[i+1] && !newHas[i+1] {
+			return nil, nil, fmt.Errorf("PATH %q must exist at %s or at %s; it exists at neither", given[i], oldSide.Desc, newSide.Desc)
+		}
+		if oldHas[i+1] {
+			oldPaths = append(oldPaths, p)
+		}
+		if newHas[i+1] {
+			newPaths = append(newPaths, p)
+		}
+	}
+	return oldPaths, newPaths, nil
+}
+
+// renderSide renders one side the way `render` does, reading through the
+// side's os.Root. Problems are printed on stderr with the side in front of
+// each line, and name files by their repository paths; failed reports
+// errors among them.
+func renderSide(repo *gitsnap.Repo, side gitsnap.Side, caps string, paths []string, stderr io.Writer) (objs []*yaml.RNode, failed bool, err error) {
+	take := paths
+	if caps != "" {
+		take = append([]string{caps}, paths...)
+	}
+	snap, err := repo.Take(side, take)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() { err = errors.Join(err, snap.Close()) }()
+	objs, problems := renderFiles(rootFiles{root: snap.Root, dir: "."}, caps, paths)
+	var b strings.Builder
+	problems.Report(&b, "nothing was rendered")
+	for _, line := range strings.SplitAfter(b.String(), "\n") {
+		if line != "" {
+			fmt.Fprintf(stderr, "%s: %s", side.Desc, line)
+		}
+	}
+	return objs, problems.HasErrors(), nil
+}

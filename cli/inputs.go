@@ -1,0 +1,267 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
+	"github.com/airunway-render/airunway-render/render"
+)
+
+// files is where a command reads its YAML: the machine's file system for
+// `render` and `migrate` (the user names the paths), or a directory it must
+// not leave, through an os.Root, for `diff` (a snapshot of a revision) and
+// the Argo CD plugin (the repository), whose files a pull request controls.
+type files interface {
+	open(name string) (io.ReadCloser, error)
+	stat(name string) (fs.FileInfo, error)
+	walk(name string, fn fs.WalkDirFunc) error
+}
+
+// hostFiles reads paths as the user wrote them.
+type hostFiles struct{}
+
+func (hostFiles) open(name string) (io.ReadCloser, error) { return os.Open(name) }
+func (hostFiles) stat(name string) (fs.FileInfo, error)   { return os.Stat(name) }
+func (hostFiles) walk(name string, fn fs.WalkDirFunc) error {
+	return filepath.WalkDir(name, fn)
+}
+
+// rootFiles reads paths relative to dir, a directory of the root, and only
+// inside the root: a symbolic link may lead elsewhere in the root, never
+// out. os.Root refuses an escape at every open, not at a check before.
+type rootFiles struct {
+	root *os.Root
+	dir  string // slash path in the root; "." for the root itself
+}
+
+// in is the path of name in the root.
+func (r rootFiles) in(name string) string { return path.Join(r.dir, filepath.ToSlash(name)) }
+
+func (r rootFiles) open(name string) (io.ReadCloser, error) { return r.root.Open(r.in(name)) }
+func (r rootFiles) stat(name string) (fs.FileInfo, error)   { return r.root.Stat(r.in(name)) }
+
+// walk walks name, handing fn the paths relative to dir, as the caller
+// named them.
+func (r rootFiles) walk(name string, fn fs.WalkDirFunc) error {
+	start := r.in(name)
+	return fs.WalkDir(r.root.FS(), start, func(p string, d fs.DirEntry, err error) error {
+		rel := name
+		if p != start {
+			rel = path.Join(filepath.ToSlash(name), strings.TrimPrefix(p, start+"/"))
+		}
+		return fn(rel, d, err)
+	})
+}
+
+func (r rootFiles) readDir(name string) ([]fs.DirEntry, error) {
+	return fs.ReadDir(r.root.FS(), r.in(name))
+}
+
+// renderFiles renders the YAML under paths with the capability file (or,
+// when capsFile is empty, a ClusterCapabilities among the inputs, else the
+// embedded default) and returns the objects bound for a cluster, or none
+// when a problem is an error. Problems come sorted.
+func renderFiles(src files, capsFile string, paths []string) ([]*yaml.RNode, diag.List) {
+	res, problems := renderFilesWith(src, capsFile, paths, nil)
+	return clusterObjects(res.Items), problems
+}
+
+// renderPaths renders like renderFiles and prints the problems to stderr;
+// ok is false when any of them is an error. The objects come encoded, one
+// YAML document each, named by the file --output-dir writes them to: a run
+// over thousands of models holds text, not node trees.
+func renderPaths(src files, capsFile string, paths []string, stderr io.Writer) (objects []render.Encoded, ok bool) {
+	res, problems := renderFilesWith(src, capsFile, paths, encodeClusterObject)
+	problems.Report(stderr, "nothing was rendered")
+	return res.Encoded, !problems.HasErrors()
+}
+
+// renderFilesWith is renderFiles with render.Options.Encode set to encode.
+func renderFilesWith(src files, capsFile string, paths []string, encode func(*yaml.RNode) ([]byte, string, error)) (render.Result, diag.List) {
+	var problems diag.List
+	opts := render.Options{Encode: encode}
+	if capsFile != "" {
+		caps, l := readCapabilities(src, capsFile)
+		problems = append(problems, l...)
+		opts.Capabilities = caps
+	}
+	items, l := readInputs(src, paths)
+	problems = append(problems, l...)
+	if problems.HasErrors() {
+		return render.Result{}, problems.Sorted()
+	}
+	res := render.Render(items, opts)
+	problems = append(problems, res.Problems...).Sorted()
+	if problems.HasErrors() {
+		return render.Result{}, problems
+	}
+	return res, problems
+}
+
+func readCapabilities(src files, file string) (*capabilities.Resolved, diag.List) {
+	var l diag.List
+	budget := hub.MaxObjectBytes
+	data, err := readLimited(src, file, &budget)
+	if errors.Is(err, errTooLarge) {
+		l.Errorf("", "is larger than %s; a capability file must be at most %s", hub.FormatBytes(hub.MaxObjectBytes), hub.FormatBytes(hub.MaxObjectBytes))
+		return nil, l.Attach(diag.Resource{}, file)
+	}
+	if escapes(err) {
+		l.Errorf("", "%s", escapeMessage)
+		return nil, l.Attach(diag.Resource{}, file)
+	}
+	if err != nil {
+		l.Errorf("", "cannot read the capability file: %v", err)
+		return nil, l.Attach(diag.Resource{}, file)
+	}
+	node, err := yaml.Parse(string(data))
+	if err != nil {
+		l.Errorf("", "is not a single YAML object: %s", yamlerr.Describe(err))
+		return nil, l.Attach(diag.Resource{}, file)
+	}
+	caps, l := capabilities.ResolveNode(node)
+	ref := diag.Resource{APIVersion: node.GetApiVersion(), Kind: node.GetKind(), Name: node.GetName()}
+	return caps, l.Attach(ref, file)
+}
+
+// readInputs reads files and directories (recursively, *.yaml and *.yml in
+// name order, hidden directories and kustomization files skipped). Each
+// item remembers its file for problem reports.
+func readInputs(src files, paths []string) ([]*yaml.RNode, diag.List) {
+	var l diag.List
+	var names []string
+	for _, p := range paths {
+		found, err := yamlFiles(src, p)
+		switch {
+		case escapes(err):
+			l = append(l, diag.Problem{Severity: diag.Error, File: p, Message: escapeMessage})
+		case err != nil:
+			l = append(l, diag.Problem{Severity: diag.Error, File: p, Message: err.Error()})
+		}
+		names = append(names, found...)
+	}
+	var items []*yaml.RNode
+	budget := hub.MaxInputBytes
+	for _, f := range names {
+		data, err := readLimited(src, f, &budget)
+		if errors.Is(err, errTooLarge) {
+			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: fmt.Sprintf("brings the input past %s; the files given to one run must hold at most %s together (render fewer paths per run)", hub.FormatBytes(hub.MaxInputBytes), hub.FormatBytes(hub.MaxInputBytes))})
+			return nil, l
+		}
+		if err == nil {
+			var nodes []*yaml.RNode
+			nodes, err = (&kio.ByteReader{Reader: bytes.NewReader(data), SetAnnotations: map[string]string{kioutil.PathAnnotation: filepath.ToSlash(f)}}).Read()
+			for _, n := range nodes {
+				stripGeneratedHeader(n)
+			}
+			items = append(items, nodes...)
+		}
+		switch {
+		case escapes(err):
+			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: escapeMessage})
+		case err != nil:
+			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: "cannot read YAML: " + yamlerr.Describe(err)})
+		}
+	}
+	return items, l
+}
+
+// escapeMessage says why a file read through an os.Root was refused.
+const escapeMessage = "must stay inside the repository, but it leads outside the repository (a symbolic link out of it, or `..`); only files of the repository are read"
+
+// escapes reports an os.Root refusal of a name that leads out of the root.
+// os.Root's error for it is not exported; its text is stable.
+func escapes(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}
+
+// errTooLarge reports an input past its byte budget.
+var errTooLarge = errors.New("input too large")
+
+// readLimited reads a file, charging its size to budget, and fails with
+// errTooLarge rather than reading past what is left: a hostile file must
+// not be able to exhaust memory before any check runs.
+func readLimited(src files, name string, budget *int) ([]byte, error) {
+	f, err := src.open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, int64(*budget)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > *budget {
+		return nil, errTooLarge
+	}
+	*budget -= len(data)
+	return data, nil
+}
+
+// stripGeneratedHeader removes the header an earlier --output-dir run put
+// on a file, so rendering a rendered directory again is a fixed point.
+func stripGeneratedHeader(n *yaml.RNode) {
+	header := strings.TrimSuffix(GeneratedHeader, "\n")
+	// The parser hangs a document's first comment on the mapping or on its
+	// first key, depending on the blank lines around it.
+	targets := []*yaml.Node{n.YNode()}
+	if c := n.YNode().Content; len(c) > 0 {
+		targets = append(targets, c[0])
+	}
+	for _, t := range targets {
+		if t.HeadComment == header {
+			t.HeadComment = ""
+		} else if strings.HasPrefix(t.HeadComment, header+"\n") {
+			t.HeadComment = strings.TrimPrefix(t.HeadComment, header+"\n")
+		}
+	}
+}
+
+// yamlFiles lists the YAML files at root: root itself when it is a file,
+// else the *.yaml and *.yml files under it in name order, without hidden
+// directories and kustomization files.
+func yamlFiles(src files, root string) ([]string, error) {
+	info, err := src.stat(root)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return []string{root}, nil
+	}
+	var names []string
+	err = src.walk(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && strings.HasPrefix(name, ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		ext := path.Ext(name)
+		if (ext == ".yaml" || ext == ".yml") && !strings.HasPrefix(strings.ToLower(name), "kustomization.") {
+			names = append(names, p)
+		}
+		return nil
+	})
+	sort.Strings(names)
+	return names, err
+}

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airunway-render/airunway-render/internal/version"
+)
+
+// Exit codes besides 0 (success) and 1 (an error; nothing is written).
+const (
+	// exitDifferent: diff and preview with --exit-code found differing
+	// objects (git diff --exit-code uses 1, which is taken by errors here).
+	exitDifferent = 2
+	// exitBreaking: preview with --exit-code found a change the cluster
+	// will not take in place.
+	exitBreaking = 3
+	// exitWouldChange: migrate --check found a file to rewrite.
+	exitWouldChange = 2
+)
+
+// exitCode ends a command with a status other than 0 after it has said why
+// on stderr (or, for 2 and 3, printed its findings).
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// usageError is a mistake in how a command was called: Execute prints it
+// with the command's usage.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// streams are a command's standard input and outputs.
+type streams struct {
+	in          io.Reader
+	out, errOut io.Writer
+}
+
+// Execute runs the command line args (without the program name) and
+// returns the exit status. Without arguments cmd/airunway-render runs the
+// KRM function (package fn) instead, without building this command tree.
+func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRoot(streams{in: stdin, out: stdout, errOut: stderr})
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
+	var code exitCode
+	var usage usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &code):
+		return int(code)
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "%s: %s\n\n%s", cmd.CommandPath(), usage.msg, cmd.UsageString())
+	case cmd == root && strings.HasPrefix(err.Error(), "unknown command"):
+		fmt.Fprintf(stderr, "%s: %s\n\n%s", root.Name(), err, root.UsageString())
+	default:
+		fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), err)
+	}
+	return 1
+}
+
+func newRoot(s streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "airunway-render",
+		Short: "Render AI Runway ModelDeployments into provider objects",
+		Long: `airunway-render renders AI Runway ModelDeployments into the objects of the
+inference operator a cluster runs (KAITO, Dynamo, KubeRay, llm-d, vLLM),
+placed on the cluster's GPU node pools, for GitOps.
+
+Without arguments it is a KRM function: a ResourceList on stdin, a
+ResourceList on stdout (kustomize, kpt, the Argo CD plugin).
+
+Exit status: 0 on success, 1 on any error (nothing is written then); diff
+and preview --exit-code: 2 when the rendered objects differ, 3 (preview)
+when a change is breaking; migrate --check: 2 when a file would change.`,
+		Version:       version.Version,
+		SilenceErrors: true, // Execute prints them
+		SilenceUsage:  true, // and the usage only for a usage error
+	}
+	root.SetIn(s.in)
+	root.SetOut(s.out)
+	root.SetErr(s.errOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
+	root.AddCommand(
+		newRenderCommand(s),
+		newDiffCommand(s),
+		newPreviewCommand(s),
+		newMigrateCommand(s),
+		newArgoCDCommand(s),
+		newVersionCommand(s),
+	)
+	return root
+}

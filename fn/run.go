@@ -1,0 +1,51 @@
+package fn
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
+)
+
+// Run is the render function: it reads a ResourceList on stdin, writes one
+// on stdout and the problems readably on stderr, and returns the exit
+// code, 1 on any error. `airunway-render` without arguments is this.
+func Run(stdin io.Reader, stdout, stderr io.Writer) int {
+	in, ok := readStdin(stdin, stderr)
+	if !ok {
+		return 1
+	}
+	p := &Processor{}
+	out, runErr := p.Run(in)
+	if len(out) > 0 {
+		if _, err := stdout.Write(out); err != nil {
+			fmt.Fprintf(stderr, "airunway-render: cannot write the ResourceList: %v\n", err)
+			return 1
+		}
+	}
+	p.Problems.Report(stderr, "nothing was rendered")
+	if runErr != nil {
+		if !p.Problems.HasErrors() {
+			// The input was not a ResourceList at all.
+			fmt.Fprintf(stderr, "[error] stdin: cannot read the ResourceList: %s\n", yamlerr.Describe(runErr))
+		}
+		return 1
+	}
+	return 0
+}
+
+// readStdin reads a function's ResourceList, refusing more than
+// hub.MaxInputBytes before it is parsed; problems are printed.
+func readStdin(stdin io.Reader, stderr io.Writer) ([]byte, bool) {
+	in, err := io.ReadAll(io.LimitReader(stdin, hub.MaxInputBytes+1))
+	if err != nil {
+		fmt.Fprintf(stderr, "airunway-render: cannot read the ResourceList from stdin: %v\n", err)
+		return nil, false
+	}
+	if len(in) > hub.MaxInputBytes {
+		fmt.Fprintf(stderr, "[error] stdin: the ResourceList is larger than %s; the input of one run must be at most %s (split the package)\n", hub.FormatBytes(hub.MaxInputBytes), hub.FormatBytes(hub.MaxInputBytes))
+		return nil, false
+	}
+	return in, true
+}

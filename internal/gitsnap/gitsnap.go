@@ -1,0 +1,364 @@
+// Package gitsnap materialises paths of a git repository as they are at a
+// revision, for a command that renders the same paths at two revisions
+// (`airunway-render diff`). A revision's paths are written into a fresh
+// temporary directory with `git archive`: nothing is written into the
+// repository, and no checkout or worktree is needed. The working tree is
+// read where it is.
+//
+// Either way the caller gets an *os.Root, and reads through it: whatever
+// the files of a pull request contain, no read leaves the repository (or
+// the snapshot of it). A symbolic link to another path of the repository is
+// followed, as the working tree would resolve it; a link that leads out is
+// an error naming it.
+package gitsnap
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Repo is the git work tree a command runs in.
+type Repo struct {
+	// Top is the work tree's top-level directory.
+	Top string
+	cwd string // where relative paths start, symlinks resolved
+}
+
+// Open finds the work tree that dir is in.
+func Open(dir string) (*Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("-C %q must be an existing directory: %v", dir, err)
+	}
+	top, err := gitOutput(abs, "", "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("-C %q must be inside a git work tree: %v", dir, err)
+	}
+	return &Repo{Top: strings.TrimSuffix(top, "\n"), cwd: abs}, nil
+}
+
+// RelPath turns a path given relative to the directory the repository was
+// opened from (or absolute) into a slash path relative to the top level,
+// "." for the top level itself. The error completes a sentence that starts
+// with the path.
+func (r *Repo) RelPath(p string) (string, error) {
+	if strings.ContainsAny(p, "\n\x00") {
+		return "", errors.New("must not contain a newline or NUL")
+	}
+	abs := p
+	if !filepath.IsAbs(p) {
+		abs = filepath.Join(r.cwd, p)
+	} else if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		// Resolved like the top level git reports (/tmp -> /private/tmp);
+		// the last element stays, as a link is what git stores.
+		abs = filepath.Join(dir, filepath.Base(p))
+	}
+	rel, err := filepath.Rel(r.Top, abs)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("must be inside the repository %q", r.Top)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// Side is one revision of the repository, or the working tree.
+type Side struct {
+	// Ref is as the user wrote it; "" for the working tree.
+	Ref string
+	// Tree is the revision's tree object id; "" for the working tree.
+	Tree string
+	// Desc names the side in messages.
+	Desc string
+}
+
+// WorkingTree is the side of the files as they are on disk.
+func WorkingTree(desc string) Side { return Side{Desc: desc} }
+
+// Label names the side in diff headers.
+func (s Side) Label() string {
+	if s.Ref == "" {
+		return "working tree"
+	}
+	return s.Ref
+}
+
+// Resolve checks a ref and pins it to a tree, so existence checks and the
+// snapshot read the same content even if the ref moves meanwhile. role
+// names the argument in messages (OLD_REF).
+func (r *Repo) Resolve(role, ref string) (Side, error) {
+	s := Side{Ref: ref, Desc: fmt.Sprintf("%s %q", role, ref)}
+	if strings.HasPrefix(ref, "-") {
+		return s, fmt.Errorf("%s must not start with %q", s.Desc, "-")
+	}
+	tree, err := gitOutput(r.Top, "", "rev-parse", "--verify", "--quiet", ref+"^{tree}")
+	if err != nil {
+		return s, fmt.Errorf("%s must name a commit or tree of the repository %q", s.Desc, r.Top)
+	}
+	s.Tree = strings.TrimSpace(tree)
+	return s, nil
+}
+
+// Exists reports for each repository path whether it exists at the side;
+// "" is never there.
+func (r *Repo) Exists(s Side, paths []string) ([]bool, error) {
+	has := make([]bool, len(paths))
+	if s.Tree == "" {
+		for i, p := range paths {
+			if p != "" {
+				_, err := os.Stat(filepath.Join(r.Top, filepath.FromSlash(p)))
+				has[i] = err == nil
+			}
+		}
+		return has, nil
+	}
+	// One cat-file for all paths; its format prints only the type, so a
+	// line is either a type or "<query> missing".
+	var in strings.Builder
+	for _, p := range paths {
+		if p == "." {
+			p = "" // "<tree>:" is the tree itself
+		}
+		fmt.Fprintf(&in, "%s:%s\n", s.Tree, p)
+	}
+	out, err := gitOutput(r.Top, in.String(), "cat-file", "--batch-check=%(objecttype)")
+	if err != nil {
+		return nil, fmt.Errorf("cannot look up paths at %s: %v", s.Desc, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(paths) {
+		return nil, fmt.Errorf("cannot look up paths at %s: git cat-file answered %d lines for %d paths", s.Desc, len(lines), len(paths))
+	}
+	for i, l := range lines {
+		has[i] = paths[i] != "" && (l == "blob" || l == "tree") // a submodule ("commit") has no files here
+	}
+	return has, nil
+}
+
+// Snapshot is a side's files, open for reading through Root.
+type Snapshot struct {
+	Root *os.Root
+	dir  string // the temporary directory of a revision, "" for the working tree
+}
+
+// Close releases the root and removes a revision's temporary directory.
+func (s *Snapshot) Close() error {
+	err := s.Root.Close()
+	if s.dir != "" {
+		err = errors.Join(err, os.RemoveAll(s.dir))
+	}
+	return err
+}
+
+// Take opens the side's files: the working tree in place, or the given
+// repository paths of a revision, written into a temporary directory. Every
+// symbolic link among them must lead to a path of the repository.
+func (r *Repo) Take(s Side, paths []string) (*Snapshot, error) {
+	if s.Tree == "" {
+		root, err := os.OpenRoot(r.Top)
+		if err != nil {
+			return nil, err
+		}
+		return &Snapshot{Root: root}, nil
+	}
+	dir, err := os.MkdirTemp("", "airunway-render-diff-")
+	if err != nil {
+		return nil, err
+	}
+	snap := &Snapshot{dir: dir}
+	if snap.Root, err = os.OpenRoot(dir); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := r.extract(s, snap.Root, paths); err != nil {
+		_ = snap.Close()
+		return nil, err
+	}
+	return snap, nil
+}
+
+// maxLinkRounds bounds how many times extract follows symbolic links to
+// paths not extracted yet (a link to a link to a directory is two).
+const maxLinkRounds = 8
+
+// extract writes the paths of a revision into root. A symbolic link to
+// another path of the repository brings that path along, as the working
+// tree would resolve it; a link that ends up outside root is an error, so a
+// link in a pull request cannot make the renderer read, and a PR comment
+// show, a file of the machine the diff runs on.
+func (r *Repo) extract(s Side, root *os.Root, paths []string) error {
+	var links []string
+	for round := 0; len(paths) > 0 && round < maxLinkRounds; round++ {
+		added, err := r.archive(s, root, paths)
+		if err != nil {
+			return fmt.Errorf("cannot read %s with git archive: %v", s.Desc, err)
+		}
+		links = append(links, added...)
+		if paths, err = r.linkTargets(s, root, added); err != nil {
+			return err
+		}
+	}
+	for _, l := range links {
+		// Stat through the root follows the link only while it stays
+		// inside; every later read goes through the root as well.
+		if _, err := root.Stat(filepath.FromSlash(l)); err != nil {
+			to, _ := root.Readlink(filepath.FromSlash(l))
+			return fmt.Errorf("cannot read %s: symbolic link %q must point to a file or directory of the repository, not to %q", s.Desc, l, to)
+		}
+	}
+	return nil
+}
+
+// archive extracts paths into root and returns the symbolic links it made.
+func (r *Repo) archive(s Side, root *os.Root, paths []string) ([]string, error) {
+	// Literal pathspecs: a path is a name, never a glob. paths is never
+	// empty: an empty pathspec would archive the whole tree.
+	args := append([]string{"--literal-pathspecs", "archive", "--format=tar", s.Tree, "--"}, paths...)
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.Top
+	var errBuf bytes.Buffer
+	cmd.Stderr = &errBuf
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, gitFailure(err, &errBuf)
+	}
+	links, untarErr := untar(pipe, root)
+	_, _ = io.Copy(io.Discard, pipe) // let git finish even if untar stopped early
+	if err := cmd.Wait(); err != nil {
+		return nil, gitFailure(err, &errBuf)
+	}
+	return links, untarErr
+}
+
+// untar writes the regular files and directories of a tar stream under
+// root, then its symbolic links, so no file is written through a link. It
+// returns the links' slash paths; one that exists already is left alone.
+func untar(in io.Reader, root *os.Root) ([]string, error) {
+	tr := tar.NewReader(in)
+	targets := map[string]string{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		name := filepath.FromSlash(strings.TrimSuffix(h.Name, "/"))
+		if !filepath.IsLocal(name) {
+			return nil, fmt.Errorf("archive entry %q must stay inside the archive", h.Name)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = root.MkdirAll(name, 0o755)
+		case tar.TypeReg:
+			err = writeFile(root, name, tr)
+		case tar.TypeSymlink:
+			targets[filepath.ToSlash(name)] = h.Linkname
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	var links []string
+	for _, name := range slices.Sorted(maps.Keys(targets)) {
+		local := filepath.FromSlash(name)
+		if _, err := root.Lstat(local); err == nil {
+			continue // extracted in an earlier round
+		}
+		if err := root.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+			return nil, err
+		}
+		if err := root.Symlink(targets[name], local); err != nil {
+			return nil, err
+		}
+		links = append(links, name)
+	}
+	return links, nil
+}
+
+func writeFile(root *os.Root, name string, r io.Reader) error {
+	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	f, err := root.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// linkTargets returns the repository paths that links point to and that
+// are not extracted yet but exist in the tree.
+func (r *Repo) linkTargets(s Side, root *os.Root, links []string) ([]string, error) {
+	var want []string
+	for _, l := range links {
+		to, err := root.Readlink(filepath.FromSlash(l))
+		if err != nil || path.IsAbs(to) {
+			continue
+		}
+		p := path.Join(path.Dir(l), to)
+		if !filepath.IsLocal(p) {
+			continue
+		}
+		if _, err := root.Stat(filepath.FromSlash(p)); err == nil {
+			continue
+		}
+		want = append(want, p)
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	has, err := r.Exists(s, want)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, p := range want {
+		if has[i] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func gitOutput(dir, stdin string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errBuf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errBuf
+	if err := cmd.Run(); err != nil {
+		return "", gitFailure(err, &errBuf)
+	}
+	return out.String(), nil
+}
+
+// gitFailure prefers git's own message to a bare exit status.
+func gitFailure(err error, stderr *bytes.Buffer) error {
+	if errors.Is(err, exec.ErrNotFound) {
+		return fmt.Errorf("git must be installed and on PATH: %v", err)
+	}
+	if msg := strings.TrimSpace(stderr.String()); msg != "" {
+		return errors.New(msg)
+	}
+	return err
+}
