@@ -13,63 +13,17 @@ import (
 
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/fn"
+	"github.com/airunway-render/airunway-render/internal/fntest"
 )
 
-const goodMD = `apiVersion: airunway.ai/v1alpha1
-kind: ModelDeployment
-metadata:
-  name: qwen
-  namespace: ml
-spec:
-  model: {id: Qwen/Qwen3-0.6B}
-  provider: {name: vllm}
-  engine: {type: vllm}
-`
+// Fixtures shared with the command line's tests (internal/fntest).
+const (
+	goodMD     = fntest.GoodMD
+	badMD      = fntest.BadMD
+	capsPinned = fntest.CapsPinned
+)
 
-const badMD = `apiVersion: airunway.ai/v1alpha1
-kind: ModelDeployment
-metadata:
-  name: broken
-  namespace: ml
-spec:
-  model: {id: x}
-  provider: {name: vllm}
-  engine: {type: vllm}
-  scaling: {replicas: 99}
-`
-
-const capsPinned = `apiVersion: airunway.ai/v1alpha1
-kind: ClusterCapabilities
-metadata:
-  name: pinned
-  annotations:
-    config.kubernetes.io/local-config: "true"
-spec:
-  providers:
-  - name: vllm
-    images: {vllm: "vllm/vllm-openai:v0.11.0"}
-`
-
-func resourceList(config string, items ...string) string {
-	var b strings.Builder
-	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
-	for _, it := range items {
-		for i, line := range strings.Split(strings.TrimRight(it, "\n"), "\n") {
-			if i == 0 {
-				b.WriteString("- " + line + "\n")
-			} else {
-				b.WriteString("  " + line + "\n")
-			}
-		}
-	}
-	if config != "" {
-		b.WriteString("functionConfig:\n")
-		for _, line := range strings.Split(strings.TrimRight(config, "\n"), "\n") {
-			b.WriteString("  " + line + "\n")
-		}
-	}
-	return b.String()
-}
+var resourceList = fntest.ResourceList
 
 func run(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
