@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airunway-render/airunway-render/internal/fntest"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/internal/fntest"
 )
 
 // Fixtures shared with the command line's tests (internal/fntest).
