@@ -2,6 +2,7 @@ package yamlerr
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -79,4 +80,32 @@ func TestOutsideAlias(t *testing.T) {
 	a := OutsideAlias(items[1])
 	require.NotNil(t, a)
 	require.Equal(t, "x", a.Value)
+}
+
+// TestCheckAliases: ten levels of ten aliases each stand for 10^10 nodes,
+// written in a few hundred bytes; one level, and a plain big list, are
+// fine.
+func TestCheckAliases(t *testing.T) {
+	bomb := func(levels int) string {
+		s := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+		for i := 1; i <= levels; i++ {
+			p := fmt.Sprintf("*a%d", i-1)
+			s += fmt.Sprintf("a%d: &a%d [%s, %s, %s, %s, %s, %s, %s, %s, %s, %s]\n", i, i, p, p, p, p, p, p, p, p, p, p)
+		}
+		return s
+	}
+	for levels, bad := range map[int]bool{1: false, 4: false, 6: true, 9: true} {
+		n, err := yaml.Parse(bomb(levels))
+		require.NoError(t, err)
+		err = CheckAliases(n.YNode())
+		if bad {
+			require.ErrorContains(t, err, "an alias bomb", "levels=%d", levels)
+		} else {
+			require.NoError(t, err, "levels=%d", levels)
+		}
+	}
+	big := "items:\n" + strings.Repeat("- x\n", 200000)
+	n, err := yaml.Parse(big)
+	require.NoError(t, err)
+	require.NoError(t, CheckAliases(n.YNode()), "many nodes without aliases are the input size limit's business")
 }
