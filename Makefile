@@ -14,12 +14,13 @@ SHARED_CRDS ?= ../shared/crds
 
 export CGO_ENABLED := 0
 
-.PHONY: all build test demo golden bench profile fuzz readme schemas fmt vet lint tools envtest image help verify-modules vulncheck
+.PHONY: all build install test demo golden bench profile fuzz docs schemas fmt vet lint tools envtest image help verify-modules vulncheck
 
 all: build
 
 help:
 	@echo "make build    build bin/airunway-render and bin/airunway-status-reporter"
+	@echo "make install  install both into \$$(go env GOBIN), else \$$(go env GOPATH)/bin"
 	@echo "make demo     render the shipped examples with the embedded default capabilities"
 	@echo "make test     run every test (unit, golden, CLI, kustomize, kpt, reporter on a real API server)"
 	@echo "make envtest  build the kube-apiserver and etcd the reporter's tests use (cached)"
@@ -31,7 +32,7 @@ help:
 	@echo "make verify-modules  go mod verify and go mod tidy -diff (part of make test)"
 	@echo "make lint     golangci-lint: layering (depguard), import groups, no init(), standard checks (part of make test)"
 	@echo "make image    build the function, Argo CD plugin and status reporter images with buildah"
-	@echo "make readme   regenerate the compatibility matrix in README.md"
+	@echo "make docs     regenerate the generated parts of docs/ (matrix, field reference, CLI reference)"
 	@echo "make schemas  re-derive schemas/ and the deploy/ CRD from $(SHARED_CRDS)"
 
 build: bin/airunway-render bin/airunway-status-reporter
@@ -43,6 +44,9 @@ bin/airunway-status-reporter: FORCE
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/airunway-status-reporter
 
 FORCE:
+
+install:
+	$(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/airunway-render ./cmd/airunway-status-reporter
 
 $(KUSTOMIZE):
 	KUSTOMIZE_VERSION=$(KUSTOMIZE_VERSION) hack/install-kustomize.sh $(dir $@) >/dev/null
@@ -132,8 +136,10 @@ profile:
 	$(GO) tool pprof -top -cum -nodecount 40 bin/fn.test bin/cpu.pprof
 	$(GO) tool pprof -top -sample_index=alloc_space -nodecount 20 bin/fn.test bin/mem.pprof
 
-readme:
-	$(GO) run ./hack/readme-matrix README.md
+# The generated parts of docs/ (hack/gendocs); a test fails when they are
+# stale.
+docs:
+	$(GO) run ./hack/gendocs
 
 # SCHEMA_MODULES=false re-derives offline, keeping the files derived from Go
 # modules (hack/derive-schemas/modules.go) as they are.

@@ -15,7 +15,7 @@ type Builtin struct {
 	// DefaultVersion is what upstream AI Runway pins and what the embedded
 	// default capability file declares.
 	DefaultVersion string
-	// Renders describes the objects the provider produces, for the README
+	// Renders describes the objects the provider produces, for docs/capability-file.md
 	// and `airunway-render version`.
 	Renders string
 	// KubeFeatures names the Kubernetes features (package kubefeatures)

@@ -554,3 +554,10 @@ func TestNodeAutoProvisioning(t *testing.T) {
 	require.Equal(t, "spec.providers[2].nodeAutoProvisioning", errs[1].Field)
 	require.Equal(t, "Standard_NC24ads_A100_v4", r.Provider("kaito").NodeAutoProvisioning.GPUInstanceType)
 }
+
+// The warning for a run without a capability file says what the embedded
+// default assumes, from the default itself.
+func TestDefaultAssumptions(t *testing.T) {
+	require.Equal(t, `every one of dynamo 1.1.1, kaito 0.10.0, kuberay 1.3.0, llmd 0.6.0, vllm installed and ready; node pools "nvidia-gpu" (nvidia.com/gpu.present=true; nvidia.com/gpu) and "cpu" (kubernetes.io/os=linux; no GPUs); no gateway`,
+		Default().Assumptions())
+}

@@ -5,7 +5,7 @@
 //     GPU/CPU support, CEL selection rules), taken from the upstream AI Runway
 //     provider registrations;
 //   - the compatibility matrix: which operator releases of each provider the
-//     renderer supports (published in the README by `make readme-matrix`
+//     renderer supports (published in docs/capability-file.md by `make docs`
 //     from this package, never by hand);
 //   - the embedded default capability file used when none is given.
 //

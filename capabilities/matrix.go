@@ -28,7 +28,7 @@ type MatrixRow struct {
 }
 
 // Matrix is the compatibility matrix, built from the catalogue that the
-// capability-file checks enforce; the README and `airunway-render version`
+// capability-file checks enforce; docs/capability-file.md and `airunway-render version`
 // publish it, never a hand-written copy.
 func Matrix() []MatrixRow {
 	var rows []MatrixRow
@@ -42,7 +42,7 @@ func Matrix() []MatrixRow {
 	return rows
 }
 
-// MatrixMarkdown renders the matrix as the README shows it.
+// MatrixMarkdown renders the matrix as docs/capability-file.md shows it.
 func MatrixMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| provider | operator releases | embedded default | renders | Kubernetes (rendered objects) |\n|---|---|---|---|---|\n")

@@ -20,6 +20,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/nearest"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
 
@@ -135,7 +136,7 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 func resolveProvider(pc *hub.ProviderCapability, at string, l *diag.List) *hub.ResolvedProvider {
 	b := BuiltinFor(pc.Name)
 	if b == nil {
-		l.Errorf(at+".name", "%q is not a known provider: must be one of %s", pc.Name, hub.QuoteList(ProviderNames()))
+		l.Errorf(at+".name", "%q is not a known provider: must be one of %s%s", pc.Name, hub.QuoteList(ProviderNames()), nearest.Suggestion(pc.Name, ProviderNames()))
 		return nil
 	}
 	checkVersion(b, pc.Version, at+".version", l)

@@ -29,8 +29,10 @@ func newArgoCDCommand(s streams) *cobra.Command {
 	argocd := &cobra.Command{
 		Use:   "argocd",
 		Short: "Commands for the Argo CD Config Management Plugin",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return usagef("a subcommand is required") },
+		Example: `  # what argocd-cmp-server runs for an Application (examples/argocd/plugin.yaml)
+  airunway-render argocd generate`,
+		Args: cobra.NoArgs, // an argument is an unknown subcommand
+		RunE: func(cmd *cobra.Command, _ []string) error { return usagef("a subcommand is required") },
 	}
 	argocd.AddCommand(&cobra.Command{
 		Use:   "generate",
@@ -42,7 +44,7 @@ ARGOCD_APP_SOURCE_PATH set. Nothing outside the repository is read, and an
 empty rendering is an error (Argo CD would prune the application).`,
 		Example: `  # in the Application: spec.source.plugin.env: [{name: CAPABILITIES, value: clusters/prod/capabilities.yaml}]
   ARGOCD_ENV_CAPABILITIES=clusters/prod/capabilities.yaml ARGOCD_APP_SOURCE_PATH=apps/models airunway-render argocd generate`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error { return argoGenerate(s.out, s.errOut) },
 	})
 	return argocd

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/fn"
 	"github.com/airunway-render/airunway-render/internal/fntest"
 )
@@ -180,14 +179,6 @@ func TestVersion(t *testing.T) {
 	for _, want := range []string{"kaito", ">= 0.6.0, < 0.13.0", "0.10.0", "vllm", "kaito.sh/v1beta1 Workspace", "≥ 1.18 (startupProbe)"} {
 		require.Contains(t, out, want)
 	}
-}
-
-// TestREADMEMatrixIsCurrent keeps the README's compatibility matrix
-// generated from the code (`make readme` rewrites it).
-func TestREADMEMatrixIsCurrent(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
-	require.Contains(t, string(readme), "<!-- matrix:begin -->\n"+capabilities.MatrixMarkdown()+"<!-- matrix:end -->", "README.md matrix is stale: run `make readme`")
 }
 
 func listFiles(t *testing.T, dir string) []string {

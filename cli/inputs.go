@@ -33,11 +33,24 @@ type files interface {
 	walk(name string, fn fs.WalkDirFunc) error
 }
 
-// hostFiles reads paths as the user wrote them.
-type hostFiles struct{}
+// hostFiles reads paths as the user wrote them, and `-` from stdin when
+// stdin is set.
+type hostFiles struct{ stdin io.Reader }
 
-func (hostFiles) open(name string) (io.ReadCloser, error) { return os.Open(name) }
-func (hostFiles) stat(name string) (fs.FileInfo, error)   { return os.Stat(name) }
+func (h hostFiles) open(name string) (io.ReadCloser, error) {
+	if name == stdinName && h.stdin != nil {
+		return io.NopCloser(h.stdin), nil
+	}
+	return os.Open(name)
+}
+
+func (h hostFiles) stat(name string) (fs.FileInfo, error) {
+	if name == stdinName && h.stdin != nil {
+		return stdinInfo{}, nil
+	}
+	return os.Stat(name)
+}
+
 func (hostFiles) walk(name string, fn fs.WalkDirFunc) error {
 	return filepath.WalkDir(name, fn)
 }
@@ -106,6 +119,9 @@ func renderFilesWith(src files, capsFile string, paths []string, encode func(*ya
 	if problems.HasErrors() {
 		return render.Result{}, problems.Sorted()
 	}
+	if capsFile == "" && !hasCapabilities(items) {
+		problems.Warnf("", "%s", defaultCapabilitiesWarning())
+	}
 	res := render.Render(items, opts)
 	problems = append(problems, res.Problems...).Sorted()
 	if problems.HasErrors() {
@@ -140,6 +156,23 @@ func readCapabilities(src files, file string) (*capabilities.Resolved, diag.List
 	return caps, l.Attach(ref, file)
 }
 
+// defaultCapabilitiesWarning is the warning of a run without a capability
+// file: its output assumes the embedded default's cluster.
+func defaultCapabilitiesWarning() string {
+	d := capabilities.Default()
+	return fmt.Sprintf("no capability file (`--capabilities`) and no ClusterCapabilities among the inputs: rendering for %s, which assume %s; describe your cluster in a ClusterCapabilities file and pass it with `--capabilities FILE`", d.Source, d.Assumptions())
+}
+
+// hasCapabilities reports whether a ClusterCapabilities is among items.
+func hasCapabilities(items []*yaml.RNode) bool {
+	for _, n := range items {
+		if n.GetKind() == hub.KindClusterCapabilities && strings.HasPrefix(n.GetApiVersion(), hub.Group+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // readInputs reads files and directories (recursively, *.yaml and *.yml in
 // name order, hidden directories and kustomization files skipped). Each
 // item remembers its file for problem reports.
@@ -158,8 +191,12 @@ func readInputs(src files, paths []string) ([]*yaml.RNode, diag.List) {
 	}
 	var items []*yaml.RNode
 	budget := hub.MaxInputBytes
-	for _, f := range names {
-		data, err := readLimited(src, f, &budget)
+	for _, name := range names {
+		data, err := readLimited(src, name, &budget)
+		f := name
+		if f == stdinName {
+			f = stdinLabel
+		}
 		if errors.Is(err, errTooLarge) {
 			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: fmt.Sprintf("brings the input past %s; the files given to one run must hold at most %s together (render fewer paths per run)", hub.FormatBytes(hub.MaxInputBytes), hub.FormatBytes(hub.MaxInputBytes))})
 			return nil, l

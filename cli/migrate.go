@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -21,18 +22,23 @@ import (
 
 func newMigrateCommand(s streams) *cobra.Command {
 	var check bool
+	var filenames []string
 	cmd := &cobra.Command{
-		Use:   "migrate [--check] [PATH...]",
+		Use:   "migrate [--check] [-f FILE|DIR]... [PATH...]",
 		Short: "Rewrite ModelDeployments to the newest form of their API",
 		Long: `Move deprecated fields of ModelDeployments to their replacements (today:
 spec.image to spec.engine.image), in place, keeping comments and layout;
 a move that would change what the model means is refused. --check changes
 nothing and exits 2 when a file would change. Without PATHs it is a KRM
 function that migrates the items of the ResourceList on stdin.`,
-		Example: `  airunway-render migrate models/
+		Example: `  airunway-render migrate -f models/
   airunway-render migrate --check models/        # in CI
   kpt fn eval --exec "airunway-render migrate" models/`,
-		RunE: func(cmd *cobra.Command, paths []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			paths := append(filenames, args...)
+			if slices.Contains(paths, stdinName) {
+				return usagef("migrate edits files in place and cannot take `-`; to migrate a stream, pipe a ResourceList into `airunway-render migrate` (a KRM function)")
+			}
 			if len(paths) > 0 {
 				return migrateFiles(paths, check, s.out, s.errOut)
 			}
@@ -47,6 +53,7 @@ function that migrates the items of the ResourceList on stdin.`,
 		},
 	}
 	cmd.Flags().BoolVar(&check, "check", false, "change nothing; exit 2 when a file would change (for CI)")
+	cmd.Flags().StringArrayVarP(&filenames, "filename", "f", nil, "YAML file or directory to migrate in place (repeatable; a directory is read recursively)")
 	return cmd
 }
 

@@ -28,34 +28,42 @@ import (
 // group changes (deleted and created anew), and what restarts model servers.
 
 type previewOptions struct {
-	from, to string
-	format   string
-	exitCode bool
+	filenames []string
+	from, to  string
+	format    string
+	exitCode  bool
 }
 
 func newPreviewCommand(s streams) *cobra.Command {
 	var o previewOptions
 	cmd := &cobra.Command{
-		Use:   "preview --from FILE --to FILE [--format text|markdown] [--exit-code] PATH...",
+		Use:   "preview --from FILE --to FILE [--format text|markdown] [--exit-code] [-f FILE|DIR|-]... [PATH...]",
 		Short: "Show what an upgrade of the cluster does to the rendered objects",
 		Long: `Render PATHs for a cluster before and after an upgrade (two capability
 files: an operator release, the InferencePool API version) and show the
 difference per object, flagging what the cluster will not take in place
 (BREAKING) and what restarts model servers.`,
-		Example: `  airunway-render preview --from clusters/prod/capabilities.yaml --to upgrade/capabilities.yaml models/`,
-		RunE: func(cmd *cobra.Command, paths []string) error {
+		Example: `  airunway-render preview --from clusters/prod/capabilities.yaml --to upgrade/capabilities.yaml -f models/
+
+  # as a pull-request comment, failing the job on a breaking change
+  airunway-render preview --from caps.yaml --to next.yaml --format markdown --exit-code models/`,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case o.from == "" || o.to == "":
 				return usagef("`--from` and `--to` must both name a capability file")
 			case o.format != "text" && o.format != "markdown":
 				return usagef("`--format` must be \"text\" or \"markdown\", got %q", o.format)
-			case len(paths) == 0:
-				return usagef("at least one PATH is required")
 			}
+			paths, err := inputPaths(o.filenames, args)
+			if err != nil {
+				return err
+			}
+			hintIfTerminal(s, cmd.CommandPath(), paths)
 			return runPreview(o, paths, s)
 		},
 	}
 	f := cmd.Flags()
+	addFilenameFlag(cmd, &o.filenames, "YAML file or directory of models")
 	f.StringVar(&o.from, "from", "", "ClusterCapabilities file of the cluster as it is")
 	f.StringVar(&o.to, "to", "", "ClusterCapabilities file of the cluster after the upgrade")
 	f.StringVar(&o.format, "format", "text", `output format: "text" or "markdown" (a pull-request comment)`)
@@ -67,8 +75,17 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 	var sides [2][]*yaml.RNode
 	var warned [2]diag.List
 	failed := false
+	// Both sides render the same inputs, and stdin can be read only once.
+	var stdin []byte
+	if slices.Contains(paths, stdinName) {
+		var err error
+		if stdin, err = io.ReadAll(io.LimitReader(s.in, hub.MaxInputBytes+1)); err != nil {
+			fmt.Fprintf(s.errOut, "[error] cannot read stdin: %v\n", err)
+			return exitCode(1)
+		}
+	}
 	for i, caps := range []string{o.from, o.to} {
-		objs, problems := renderFiles(hostFiles{}, caps, paths)
+		objs, problems := renderFiles(hostFiles{stdin: bytes.NewReader(stdin)}, caps, paths)
 		warned[i] = problems
 		var shown bytes.Buffer // errors and warnings; info stays quiet
 		problems.Report(&shown, "nothing was rendered")

@@ -98,7 +98,7 @@ func TestPreviewArgs(t *testing.T) {
 		want string
 	}{
 		{[]string{"preview", "x"}, "`--from` and `--to` must both name a capability file"},
-		{[]string{"preview", "--from", "a", "--to", "b"}, "at least one PATH is required"},
+		{[]string{"preview", "--from", "a", "--to", "b"}, "no input: name files or directories as arguments or with `-f`"},
 		{[]string{"preview", "--from", "a", "--to", "b", "--format", "html", "x"}, "`--format` must be \"text\" or \"markdown\", got \"html\""},
 		{[]string{"preview", "--from", "testdata/preview/unchanged/missing.yaml", "--to", "testdata/preview/unchanged/to.yaml", "testdata/preview/unchanged/models"}, "cannot read the capability file"},
 	} {

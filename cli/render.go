@@ -6,50 +6,96 @@ import (
 	"github.com/spf13/cobra"
 )
 
+type renderOptions struct {
+	filenames     []string
+	capsFile      string
+	output        string
+	outDir        string
+	kustomization bool
+}
+
 func newRenderCommand(s streams) *cobra.Command {
-	var capsFile, outDir string
-	var kustomization bool
+	var o renderOptions
 	cmd := &cobra.Command{
-		Use:   "render [--capabilities FILE] [--output-dir DIR [--kustomization]] PATH...",
+		Use:   "render [-f FILE|DIR|-]... [PATH...] [--capabilities FILE] [-o yaml|json | --output-dir DIR [--kustomization]]",
 		Short: "Render YAML files or directories",
-		Long: `Render the ModelDeployments in the YAML files and directories given, with
-the capability file of the cluster: a YAML stream on stdout, or one file
+		Long: `Render the ModelDeployments in the YAML files and directories given (with
+-f or as arguments; -f - reads stdin), with the capability file of the
+cluster: a YAML stream (or, with -o json, a v1 List) on stdout, or one file
 per object under --output-dir (a rendered-manifests directory for Flux or
-Argo CD). Objects that are not ModelDeployments pass through.`,
-		Example: `  airunway-render render --capabilities clusters/prod/capabilities.yaml models/
-  airunway-render render --capabilities caps.yaml --output-dir rendered/prod --kustomization models/`,
-		RunE: func(cmd *cobra.Command, paths []string) error {
-			switch {
-			case len(paths) == 0:
-				return usagef("at least one PATH is required")
-			case kustomization && outDir == "":
-				return usagef("`--kustomization` must be used with `--output-dir`")
-			}
-			objects, ok := renderPaths(hostFiles{}, capsFile, paths, s.errOut)
-			if !ok {
-				return exitCode(1)
-			}
-			if kustomization && len(objects) == 0 {
-				// Flux or Argo CD would prune everything the directory held before.
-				fmt.Fprintf(s.errOut, "[error] nothing was rendered from %q; `--kustomization` must not write an empty directory that Flux or Argo CD would apply (and prune everything)\n", paths)
-				return exitCode(1)
-			}
-			var err error
-			if outDir != "" {
-				err = writeDir(outDir, objects, kustomization)
-			} else {
-				err = writeStream(s.out, objects)
-			}
+Argo CD). Objects that are not ModelDeployments pass through.
+
+Without --capabilities, a ClusterCapabilities among the inputs is used,
+else the embedded default, with a warning: it assumes every provider is
+installed at upstream's pinned release and one generic NVIDIA GPU pool.`,
+		Example: `  # render one model for a cluster
+  airunway-render render -f model.yaml --capabilities cluster.yaml
+
+  # a directory of models, as JSON
+  airunway-render render -f models/ --capabilities clusters/prod/capabilities.yaml -o json
+
+  # a rendered-manifests directory for Flux or Argo CD
+  airunway-render render -f models/ --capabilities caps.yaml --output-dir rendered/prod --kustomization
+
+  # from a pipe
+  kustomize build overlays/prod | airunway-render render -f - --capabilities caps.yaml`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			paths, err := inputPaths(o.filenames, args)
 			if err != nil {
-				fmt.Fprintf(s.errOut, "[error] %v\n", err)
-				return exitCode(1)
+				return err
 			}
-			return nil
+			if err := o.validate(cmd); err != nil {
+				return err
+			}
+			hintIfTerminal(s, cmd.CommandPath(), paths)
+			return runRender(o, paths, s)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&capsFile, "capabilities", "", "ClusterCapabilities file (default: a ClusterCapabilities object among the inputs, else the embedded default)")
-	f.StringVar(&outDir, "output-dir", "", "write one file per object under this directory instead of a YAML stream on stdout")
-	f.BoolVar(&kustomization, "kustomization", false, "with --output-dir: also write DIR/kustomization.yaml listing every rendered file (for kubectl kustomize, Flux and Argo CD)")
+	addFilenameFlag(cmd, &o.filenames, "YAML file or directory to render")
+	f.StringVar(&o.capsFile, "capabilities", "", "ClusterCapabilities file (default: a ClusterCapabilities object among the inputs, else the embedded default, with a warning)")
+	f.StringVarP(&o.output, "output", "o", "yaml", "output format of the stream on stdout: yaml or json")
+	f.StringVar(&o.outDir, "output-dir", "", "write one file per object under this directory instead of a stream on stdout")
+	f.BoolVar(&o.kustomization, "kustomization", false, "with --output-dir: also write DIR/kustomization.yaml listing every rendered file (for kubectl kustomize, Flux and Argo CD)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+func (o renderOptions) validate(cmd *cobra.Command) error {
+	if err := checkOutputFormat(o.output); err != nil {
+		return err
+	}
+	switch {
+	case o.kustomization && o.outDir == "":
+		return usagef("`--kustomization` must be used with `--output-dir`")
+	case o.outDir != "" && cmd.Flags().Changed("output"):
+		return usagef("`-o` formats the stream on stdout; `--output-dir` writes YAML files: use one of them")
+	}
+	return nil
+}
+
+func runRender(o renderOptions, paths []string, s streams) error {
+	objects, ok := renderPaths(hostFiles{stdin: s.in}, o.capsFile, paths, s.errOut)
+	if !ok {
+		return exitCode(1)
+	}
+	if o.kustomization && len(objects) == 0 {
+		// Flux or Argo CD would prune everything the directory held before.
+		fmt.Fprintf(s.errOut, "[error] nothing was rendered from %q; `--kustomization` must not write an empty directory that Flux or Argo CD would apply (and prune everything)\n", paths)
+		return exitCode(1)
+	}
+	var err error
+	switch {
+	case o.outDir != "":
+		err = writeDir(o.outDir, objects, o.kustomization)
+	case o.output == "json":
+		err = writeJSONList(s.out, objects)
+	default:
+		err = writeStream(s.out, objects)
+	}
+	if err != nil {
+		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		return exitCode(1)
+	}
+	return nil
 }

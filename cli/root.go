@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -58,13 +59,43 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.As(err, &code):
 		return int(code)
 	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "%s: %s\n\n%s", cmd.CommandPath(), usage.msg, cmd.UsageString())
-	case cmd == root && strings.HasPrefix(err.Error(), "unknown command"):
-		fmt.Fprintf(stderr, "%s: %s\n\n%s", root.Name(), err, root.UsageString())
+		fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), usage.msg)
+		shortUsage(stderr, cmd)
+	case strings.HasPrefix(err.Error(), "unknown command"):
+		// cobra's own words, with its "Did you mean this?" suggestions.
+		fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), strings.TrimSpace(err.Error()))
+		shortUsage(stderr, cmd)
 	default:
 		fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), err)
 	}
 	return 1
+}
+
+// shortUsage ends a usage error as kubectl does: the command's usage line
+// and where the rest is, not the whole help.
+func shortUsage(w io.Writer, cmd *cobra.Command) {
+	use := cmd.UseLine()
+	if cmd.HasAvailableSubCommands() {
+		use += " COMMAND"
+	}
+	fmt.Fprintf(w, "Usage: %s\nRun '%s --help' for examples and every flag.\n", use, cmd.CommandPath())
+}
+
+// disableFlagsInUseLine drops cobra's "[flags]" from every Use line: each
+// lists its flags already.
+func disableFlagsInUseLine(cmd *cobra.Command) {
+	cmd.DisableFlagsInUseLine = true
+	for _, c := range cmd.Commands() {
+		disableFlagsInUseLine(c)
+	}
+}
+
+// noArgs is cobra.NoArgs as a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("takes no arguments, got %q", args)
+	}
+	return nil
 }
 
 func newRoot(s streams) *cobra.Command {
@@ -81,6 +112,14 @@ ResourceList on stdout (kustomize, kpt, the Argo CD plugin).
 Exit status: 0 on success, 1 on any error (nothing is written then); diff
 and preview --exit-code: 2 when the rendered objects differ, 3 (preview)
 when a change is breaking; migrate --check: 2 when a file would change.`,
+		Example: `  # render your model for your cluster
+  airunway-render render -f model.yaml --capabilities cluster.yaml
+
+  # what a pull request changes in the rendered objects
+  airunway-render diff --capabilities clusters/prod/capabilities.yaml origin/main HEAD -- models/
+
+  # help for one command
+  airunway-render help render`,
 		Version:       version.Version,
 		SilenceErrors: true, // Execute prints them
 		SilenceUsage:  true, // and the usage only for a usage error
@@ -97,5 +136,12 @@ when a change is breaking; migrate --check: 2 when a file would change.`,
 		newArgoCDCommand(s),
 		newVersionCommand(s),
 	)
+	disableFlagsInUseLine(root)
 	return root
+}
+
+// Command is the command tree on the process's standard streams, for
+// generating the CLI reference (hack/gendocs).
+func Command() *cobra.Command {
+	return newRoot(streams{in: os.Stdin, out: os.Stdout, errOut: os.Stderr})
 }

@@ -19,7 +19,7 @@ releases of each provider it renders for, the Gateway API and InferencePool
 versions, and the Kubernetes releases the rendered objects need.`,
 		Example: `  airunway-render version
   airunway-render version --markdown   # the table docs publish`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if markdown {
 				_, err := fmt.Fprint(s.out, capabilities.MatrixMarkdown())

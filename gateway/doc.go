@@ -3,8 +3,7 @@
 // lookups (CRD discovery, the Gateway list, the Service's port, the model
 // server's `/v1/models`), computed here from the ModelDeployment and the
 // capability file alone (upstream: kaito-project/airunway controller/internal/controller/
-// gateway_reconciler.go and controller/internal/gateway/; see the README's
-// Gateway section).
+// gateway_reconciler.go and controller/internal/gateway/; see docs/gateway.md).
 //
 // Nothing is rendered unless the capability file declares `gateway` and
 // `spec.gateway.enabled` is not false; the Dynamo mocker gets nothing, as
@@ -41,5 +40,5 @@
 //
 // Gateway `allowedRoutes` patching and Body-Based Router restarts are
 // imperative in upstream and belong to the platform team's one-time set-up
-// (README "Gateway").
+// (docs/gateway.md).
 package gateway

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -13,6 +14,8 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/nearest"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/providers"
 )
 
@@ -41,9 +44,16 @@ func classify(items []*yaml.RNode) classified {
 			c.problems = append(c.problems, p)
 			continue
 		}
+		if l := checkDocument(n); len(l) > 0 {
+			c.problems = append(c.problems, l...)
+			continue
+		}
 		apiVersion, kind := n.GetApiVersion(), n.GetKind()
 		group := strings.SplitN(apiVersion, "/", 2)[0]
 		switch {
+		case group == hub.Group && !slices.Contains(hub.Kinds, kind):
+			c.problems = append(c.problems, diag.Problem{Severity: diag.Error, Resource: identity(n), File: fileOf(n), Field: "kind",
+				Message: fmt.Sprintf("%q is not a kind of the %s API: must be one of %s%s", kind, hub.Group, hub.QuoteList(hub.Kinds), nearest.Suggestion(kind, hub.Kinds))})
 		case n.GetAnnotations()[hub.AnnotationGeneratedFrom] != "":
 			// rendered again below
 		case group == hub.Group && kind == hub.KindClusterCapabilities:
@@ -68,6 +78,24 @@ func classify(items []*yaml.RNode) classified {
 		}
 	}
 	return c
+}
+
+// checkDocument fails closed, as kustomize does, on a document that is no
+// Kubernetes object (no `apiVersion` or `kind`: a stray YAML file among the
+// inputs) and on one whose aliases would expand it into an alias bomb in
+// the tools that read the output. It applies to every item, not only the
+// renderer's own: all of them are passed on.
+func checkDocument(n *yaml.RNode) diag.List {
+	var l diag.List
+	for _, field := range []string{"apiVersion", "kind"} {
+		if scalarField(n, field) == "" {
+			l.Errorf(field, "is missing: every document must be a Kubernetes object with `apiVersion` and `kind` (kustomize refuses it too); move other YAML out of the rendered paths")
+		}
+	}
+	if err := yamlerr.CheckAliases(n.YNode()); err != nil {
+		l.Errorf("", "%v", err)
+	}
+	return l.Attach(identity(n), fileOf(n))
 }
 
 // CheckShape reports an item kyaml's metadata accessors cannot read: they
@@ -109,8 +137,16 @@ func CheckShape(n *yaml.RNode) (diag.Problem, bool) {
 }
 
 func scalarField(n *yaml.RNode, key string) string {
-	if f := n.Field(key); f != nil && f.Value.YNode().Kind == yaml.ScalarNode {
-		return f.Value.YNode().Value
+	f := n.Field(key)
+	if f == nil {
+		return ""
+	}
+	v := f.Value.YNode()
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	if v.Kind == yaml.ScalarNode {
+		return v.Value
 	}
 	return ""
 }

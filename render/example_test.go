@@ -57,6 +57,6 @@ spec:
 	// ModelDeployment qwen
 	// Deployment qwen
 	// Service qwen
-	// provider: vllm - matched capabilities: engine=vllm, gpu=true, mode=aggregated
+	// provider: vllm - matched capabilities: engine=vllm, gpu=true, mode=aggregated; won: vllm (no rule matched, priority 0)
 	// node pool: l4
 }

@@ -63,6 +63,9 @@ type Encoded struct {
 func Render(items []*yaml.RNode, opts Options) Result {
 	in := classify(items)
 	problems := in.problems
+	if len(in.models) == 0 && !in.problems.HasErrors() {
+		problems.Warnf("", "no ModelDeployment among the inputs: nothing was rendered and every object passes through unchanged; check the paths given, or that the kustomization lists the models")
+	}
 	caps := opts.Capabilities
 	switch {
 	case caps != nil:
@@ -146,7 +149,7 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 	}
 	p := registry[d.Provider]
 	if p == nil {
-		l.Errorf("spec.provider.name", "provider %q was selected (%s), but this release of airunway-render renders only %s; set `spec.provider.name` to one of those", d.Provider, d.ProviderReason, strings.Join(slices.Sorted(maps.Keys(registry)), ", "))
+		l.Errorf("spec.provider.name", "provider %q was selected by the capability file's rules, but this release of airunway-render renders only %s; set `spec.provider.name` to one of those", d.Provider, strings.Join(slices.Sorted(maps.Keys(registry)), ", "))
 		return nil, l
 	}
 	n := len(l)
@@ -194,6 +197,9 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 
 func decide(md *hub.ModelDeployment, caps *capabilities.Resolved, l *diag.List) (Decision, bool) {
 	var d Decision
+	if !checkProviderName(md, caps, l) {
+		return d, false
+	}
 	d.Engine, d.EngineReason = selectEngine(md, caps, l)
 	if d.Engine == "" {
 		return d, false

@@ -11,6 +11,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/nearest"
 )
 
 // Reasons, worded as upstream writes them into status.
@@ -88,6 +89,23 @@ func engineServes(e *hub.EngineCapability, gpu bool, mode string) bool {
 	return false
 }
 
+// checkProviderName refuses a named provider the renderer does not know (a
+// typo: the nearest known name is suggested) or the capability file does
+// not install, before anything is selected for it.
+func checkProviderName(md *hub.ModelDeployment, caps *capabilities.Resolved, l *diag.List) bool {
+	name := md.Spec.ProviderName()
+	switch {
+	case name == "" || caps.Provider(name) != nil:
+		return true
+	case !slices.Contains(capabilities.ProviderNames(), name):
+		known := capabilities.ProviderNames()
+		l.Errorf("spec.provider.name", "%q is not a known provider: must be one of %s%s", name, hub.QuoteList(known), nearest.Suggestion(name, known))
+	default:
+		l.Errorf("spec.provider.name", "provider %q is not installed according to %s: installed providers are %s; add it to the capability file if the cluster runs it, or name one of those", name, caps.Source, installed(caps))
+	}
+	return false
+}
+
 // checkCompatibility applies upstream's provider/engine compatibility check
 // (shared by its webhook and reconciler) against the capability file.
 func checkCompatibility(md *hub.ModelDeployment, engine string, caps *capabilities.Resolved, l *diag.List) {
@@ -96,8 +114,7 @@ func checkCompatibility(md *hub.ModelDeployment, engine string, caps *capabiliti
 	if name != "" {
 		p := caps.Provider(name)
 		if p == nil {
-			l.Errorf("spec.provider.name", "provider %q is not installed according to %s: installed providers are %s", name, caps.Source, installed(caps))
-			return
+			return // checkProviderName has refused it
 		}
 		if !p.Ready {
 			l.Warnf("spec.provider.name", "provider %q is marked not ready in %s; rendering it anyway because it is named explicitly", name, caps.Source)
@@ -130,23 +147,29 @@ func checkCompatibility(md *hub.ModelDeployment, engine string, caps *capabiliti
 // selectProvider picks the provider: the explicit one; else the one an
 // earlier render chose while it is still a candidate (upstream never
 // re-selects); else the highest-priority candidate by CEL rules, ties to the
-// smallest name.
+// smallest name. The reason names the winning rule, the candidates that
+// lost and the installed providers that were no candidates, so a reviewer
+// sees why without reading the capability file.
 func selectProvider(md *hub.ModelDeployment, engine string, caps *capabilities.Resolved, l *diag.List) (string, string) {
 	s := &md.Spec
 	if name := s.ProviderName(); name != "" {
 		return name, reasonExplicitProvider
 	}
 	gpu, mode := hasGPU(s), s.Mode()
-	reason := fmt.Sprintf("matched capabilities: engine=%s, gpu=%t, mode=%s", engine, gpu, mode)
 	specData := celSpec(s, engine)
-	type candidate struct {
-		name     string
-		priority int32
-	}
 	var cands []candidate
+	var excluded []string
 	for _, p := range caps.Providers {
 		ec := p.Engine(engine)
-		if !p.Ready || ec == nil || !engineServes(ec, gpu, mode) {
+		switch {
+		case !p.Ready:
+			excluded = append(excluded, p.Name+" (not ready)")
+			continue
+		case ec == nil:
+			excluded = append(excluded, p.Name+" (no "+engine+" engine)")
+			continue
+		case !engineServes(ec, gpu, mode):
+			excluded = append(excluded, fmt.Sprintf("%s (%s does not serve gpu=%t, mode=%s)", p.Name, engine, gpu, mode))
 			continue
 		}
 		c := candidate{name: p.Name}
@@ -164,7 +187,7 @@ func selectProvider(md *hub.ModelDeployment, engine string, caps *capabilities.R
 				return "", ""
 			}
 			if match {
-				c.priority = r.Priority
+				c.priority, c.rule = r.Priority, r.Condition
 			}
 		}
 		cands = append(cands, c)
@@ -180,16 +203,55 @@ func selectProvider(md *hub.ModelDeployment, engine string, caps *capabilities.R
 		return cands[i].name < cands[j].name
 	})
 	best := cands[0].name
+	reason := selectionReason(engine, gpu, mode, cands, excluded)
 	if prev := md.Annotations[hub.AnnotationProvider]; prev != "" && prev != best {
 		for _, c := range cands {
 			if c.name == prev {
 				l.Warnf("spec.provider.name", "%s now auto-selects provider %q, but this ModelDeployment keeps %q chosen by an earlier render (switching providers replaces every workload object); set `spec.provider.name: %s` to switch, or `spec.provider.name: %s` to pin", caps.Source, best, prev, best, prev)
-				return prev, reason
+				return prev, fmt.Sprintf("kept %s, chosen by an earlier render (selection is sticky); the rules now pick: %s", prev, reason)
 			}
 		}
 		l.Warnf("spec.provider.name", "provider %q chosen by an earlier render is no longer a ready, compatible provider in %s; switching to %q", prev, caps.Source, best)
 	}
 	return best, reason
+}
+
+// candidate is a provider that can serve the model, with the priority and
+// condition of its highest matching selection rule (0 and "" when none
+// matched).
+type candidate struct {
+	name     string
+	priority int32
+	rule     string
+}
+
+func (c candidate) String() string {
+	if c.rule == "" {
+		return c.name + " (no rule matched, priority 0)"
+	}
+	return fmt.Sprintf("%s (rule %q, priority %d)", c.name, c.rule, c.priority)
+}
+
+// selectionReason words why cands[0] won: upstream's "matched
+// capabilities" summary, then the winning rule, the candidates that lost
+// (and whether a tie was broken by name) and the providers excluded.
+func selectionReason(engine string, gpu bool, mode string, cands []candidate, excluded []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "matched capabilities: engine=%s, gpu=%t, mode=%s; won: %s", engine, gpu, mode, cands[0])
+	if len(cands) > 1 {
+		lost := make([]string, 0, len(cands)-1)
+		for _, c := range cands[1:] {
+			lost = append(lost, c.String())
+		}
+		b.WriteString("; lost: " + strings.Join(lost, ", "))
+		if cands[1].priority == cands[0].priority {
+			b.WriteString("; the tie went to the first name")
+		}
+	}
+	if len(excluded) > 0 {
+		b.WriteString("; not candidates: " + strings.Join(excluded, ", "))
+	}
+	return b.String()
 }
 
 // celSpec builds the data CEL rules see, shaped like upstream's JSON of its

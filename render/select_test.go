@@ -103,6 +103,9 @@ func TestSelectionErrors(t *testing.T) {
 		message    string
 	}{
 		{name: "named provider not installed", spec: "model: {id: x}\nengine: {type: vllm}\nprovider: {name: kaito}", caps: caps(t, "vllm"), field: "spec.provider.name", message: `provider "kaito" is not installed`},
+		{name: "named provider not installed, engine unset, no GPU", spec: "model: {id: x}\nprovider: {name: kaito}", caps: caps(t, "vllm"), field: "spec.provider.name", message: `provider "kaito" is not installed according to`},
+		{name: "named provider unknown", spec: "model: {id: x}\nprovider: {name: kaitoo}", caps: capabilities.Default(), field: "spec.provider.name", message: `"kaitoo" is not a known provider: must be one of "dynamo", "kaito", "kuberay", "llmd", "vllm"; did you mean "kaito"?`},
+		{name: "named provider unknown, nothing near", spec: "model: {id: x}\nprovider: {name: openai}", caps: capabilities.Default(), field: "spec.provider.name", message: `"openai" is not a known provider: must be one of "dynamo", "kaito", "kuberay", "llmd", "vllm"`},
 		{name: "named provider lacks the engine", spec: "model: {id: x}\nengine: {type: sglang}\nprovider: {name: kaito}\nresources: {gpu: {count: 1}}", caps: capabilities.Default(), field: "spec.engine.type", message: "provider kaito does not support engine sglang"},
 		{name: "named provider lacks the mode", spec: "model: {id: x}\nengine: {type: trtllm}\nprovider: {name: dynamo}\nserving: {mode: disaggregated}\nscaling: {prefill: {gpu: {count: 1}}, decode: {gpu: {count: 1}}}", caps: capabilities.Default(), field: "spec.serving.mode", message: "does not support disaggregated mode for engine trtllm"},
 		{name: "named provider needs GPU", spec: "model: {id: x}\nengine: {type: vllm}\nprovider: {name: dynamo}\nresources: {cpu: \"4\"}", caps: capabilities.Default(), field: "spec.resources.gpu.count", message: "vllm engine on provider dynamo requires GPU"},
@@ -188,5 +191,35 @@ spec:
 	errs := res.Problems.Errors()
 	require.Len(t, errs, 1)
 	require.Equal(t, "spec.provider.name", errs[0].Field)
-	require.Contains(t, errs[0].Message, `provider "dynamo" was selected (matched capabilities: engine=vllm, gpu=true, mode=aggregated), but this release of airunway-render renders only vllm`)
+	require.Contains(t, errs[0].Message, `provider "dynamo" was selected by the capability file's rules, but this release of airunway-render renders only vllm`)
+}
+
+// TestSelectionReasonNamesRuleAndLosers: the annotation says which rule
+// won, which candidates lost and which installed providers were no
+// candidates at all.
+func TestSelectionReasonNamesRuleAndLosers(t *testing.T) {
+	var l diag.List
+	md := modelDeployment(t, "model: {id: x}\nengine: {type: vllm}\nresources: {gpu: {count: 2}}")
+	d, ok := decide(md, capabilities.Default(), &l)
+	require.True(t, ok, "%v", l)
+	require.Equal(t, "kuberay", d.Provider)
+	require.Equal(t, `matched capabilities: engine=vllm, gpu=true, mode=aggregated; won: kuberay (rule "has(spec.resources.gpu) && spec.resources.gpu.count > 1 && spec.engine.type == 'vllm'", priority 80); `+
+		`lost: dynamo (rule "has(spec.resources.gpu) && spec.resources.gpu.count > 0 && spec.engine.type == 'vllm'", priority 50), kaito (no rule matched, priority 0), llmd (no rule matched, priority 0), vllm (no rule matched, priority 0)`,
+		d.ProviderReason)
+
+	notReady := caps(t, "llmd", "vllm")
+	notReady.Providers[0].Ready = false
+	md = modelDeployment(t, "model: {id: x}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}")
+	d, ok = decide(md, notReady, &l)
+	require.True(t, ok, "%v", l)
+	require.Equal(t, "matched capabilities: engine=vllm, gpu=true, mode=aggregated; won: vllm (no rule matched, priority 0); not candidates: llmd (not ready)", d.ProviderReason)
+}
+
+func TestSelectionReasonSaysATieWasBrokenByName(t *testing.T) {
+	var l diag.List
+	md := modelDeployment(t, "model: {id: x}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}")
+	d, ok := decide(md, caps(t, "llmd", "vllm"), &l)
+	require.True(t, ok, "%v", l)
+	require.Contains(t, d.ProviderReason, "; lost: ")
+	require.Contains(t, d.ProviderReason, "; the tie went to the first name")
 }

@@ -14,7 +14,14 @@ const (
 	Group                   = "airunway.ai"
 	KindModelDeployment     = "ModelDeployment"
 	KindClusterCapabilities = "ClusterCapabilities"
+	// KindInferenceProviderConfig is upstream's registration of a
+	// provider; the renderer passes it through untouched.
+	KindInferenceProviderConfig = "InferenceProviderConfig"
 )
+
+// Kinds are the kinds of the airunway.ai group; any other kind in the group
+// is a typo, and an error, not an object to pass through.
+var Kinds = []string{KindClusterCapabilities, KindInferenceProviderConfig, KindModelDeployment}
 
 // Enumerations of the upstream CRD.
 const (

@@ -21,6 +21,12 @@ func main() {
 		debug.SetGCPercent(200)
 	}
 	if len(os.Args) == 1 {
+		if cli.IsTerminal(os.Stdin) {
+			// Someone typed the bare command: say what it is instead of
+			// waiting for a ResourceList that nobody will type.
+			os.Stderr.WriteString(cli.FunctionModeHint)
+			os.Exit(1)
+		}
 		// The KRM function runs on every kustomize build and Argo CD
 		// refresh: it starts without building the CLI's command tree.
 		os.Exit(fn.Run(os.Stdin, os.Stdout, os.Stderr))

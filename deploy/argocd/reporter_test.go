@@ -17,7 +17,7 @@ import (
 
 // TestScriptReadsWhatTheReporterWrites keeps health.lua and the reporter
 // in step: statuses computed by reporter.Compute, for every state a model
-// can be in, map to the Argo CD health the README promises.
+// can be in, map to the Argo CD health docs/status-reporter.md promises.
 func TestScriptReadsWhatTheReporterWrites(t *testing.T) {
 	created := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	model := &hub.ModelDeployment{ObjectMeta: metav1.ObjectMeta{Name: "qwen", Namespace: "ai"}}

@@ -13,7 +13,7 @@ type Feature struct {
 	// Since is the first minor release whose API server keeps the field
 	// with its default feature gates.
 	Since Minor
-	// History says when it went beta and GA, for the README.
+	// History says when it went beta and GA, for docs/capability-file.md.
 	History string
 	// InputDependent features appear only when a ModelDeployment asks for
 	// them (a volume's access mode); the matrix lists them apart.

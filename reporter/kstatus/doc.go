@@ -1,6 +1,6 @@
 // Package kstatus has no code of its own. Its tests read the statuses
 // reporter.Compute writes with the libraries that read them in a cluster,
-// as the README's "Status and health" section promises:
+// as docs/status-reporter.md promises:
 //
 //   - kstatus's status.Compute, both Flux's fork
 //     (github.com/fluxcd/cli-utils, what kustomize-controller's health

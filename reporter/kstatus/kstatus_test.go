@@ -27,7 +27,7 @@ const generation = 2
 
 var created = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
-// modelState is one state a model can be in, with what the README's
+// modelState is one state a model can be in, with what docs/status-reporter.md's
 // condition table says the reporter writes for it (Ready's status and
 // reason; Reconciling=True while in progress or unknown; Stalled=True while
 // failed or the CRD is missing) and what kstatus makes of that.
@@ -37,10 +37,10 @@ type modelState struct {
 	now     time.Time
 	mutate  func(*reporter.Observation)
 
-	ready       string // README: Ready status/reason
-	reconciling bool   // README: Reconciling=True
-	stalled     bool   // README: Stalled=True
-	kstatus     string // README: "kstatus: in progress, never current", "kstatus: failed"; Current when Ready=True
+	ready       string // docs/status-reporter.md: Ready status/reason
+	reconciling bool   // docs/status-reporter.md: Reconciling=True
+	stalled     bool   // docs/status-reporter.md: Stalled=True
+	kstatus     string // docs/status-reporter.md: "kstatus: in progress, never current", "kstatus: failed"; Current when Ready=True
 }
 
 func modelStates() []modelState {
@@ -168,7 +168,7 @@ func kstatusOf(t *testing.T, u *unstructured.Unstructured) map[string]string {
 	return got
 }
 
-// conditionsOf sums up the conditions as the README's table words them.
+// conditionsOf sums up the conditions as docs/status-reporter.md's table words them.
 func conditionsOf(s v1.ModelDeploymentStatus) (ready string, reconciling, stalled bool) {
 	for _, c := range s.Conditions {
 		switch c.Type {
@@ -184,7 +184,7 @@ func conditionsOf(s v1.ModelDeploymentStatus) (ready string, reconciling, stalle
 }
 
 // TestKstatusReadsWhatTheReporterWrites: for every state a model can be in,
-// the status reporter.Compute writes is what kstatus reads as the README
+// the status reporter.Compute writes is what kstatus reads as docs/status-reporter.md
 // promises (Current only when running, Failed when failed or the CRD is
 // missing, InProgress otherwise), and so is the same status once
 // metadata.generation has moved past it (a spec change the reporter has
@@ -195,7 +195,7 @@ func TestKstatusReadsWhatTheReporterWrites(t *testing.T) {
 			status := st.compute(t)
 			ready, reconciling, stalled := conditionsOf(status)
 			if ready != st.ready || reconciling != st.reconciling || stalled != st.stalled {
-				t.Errorf("conditions Ready=%s Reconciling=%t Stalled=%t, the README says Ready=%s Reconciling=%t Stalled=%t",
+				t.Errorf("conditions Ready=%s Reconciling=%t Stalled=%t, docs/status-reporter.md says Ready=%s Reconciling=%t Stalled=%t",
 					ready, reconciling, stalled, st.ready, st.reconciling, st.stalled)
 			}
 			if status.ObservedGeneration != generation {
@@ -208,7 +208,7 @@ func TestKstatusReadsWhatTheReporterWrites(t *testing.T) {
 				gen, want := at.gen, at.want
 				for lib, got := range kstatusOf(t, liveObject(t, gen, &status)) {
 					if got != want {
-						t.Errorf("generation %d: %s computes %s, the README promises %s", gen, lib, got, want)
+						t.Errorf("generation %d: %s computes %s, docs/status-reporter.md promises %s", gen, lib, got, want)
 					}
 				}
 			}
@@ -220,12 +220,12 @@ func TestKstatusReadsWhatTheReporterWrites(t *testing.T) {
 // yet (just applied, the reporter not installed, or no
 // render.airunway.ai/provider annotation) has no conditions and no
 // observedGeneration, and kstatus takes such an object for Current, so a
-// Flux health check passes on it. The README warns of it; this keeps the
+// Flux health check passes on it. docs/status-reporter.md warns of it; this keeps the
 // warning true, and fails if kstatus ever reads such an object otherwise.
 func TestKstatusWithoutStatus(t *testing.T) {
 	for lib, got := range kstatusOf(t, liveObject(t, generation, nil)) {
 		if got != string(fluxkstatus.CurrentStatus) {
-			t.Errorf("%s computes %s for a model without status; the README says kstatus takes it for Current", lib, got)
+			t.Errorf("%s computes %s for a model without status; docs/status-reporter.md says kstatus takes it for Current", lib, got)
 		}
 	}
 }
@@ -282,7 +282,7 @@ const readyFalseWhileReconciling = "Ready condition must be False when Reconcili
 // Flux has two rule sets. The full one (NewChecker) is for a status a
 // controller leaves when it has reached a verdict; the in-progress one
 // (NewInProgressChecker) is for a status that says the outcome is still
-// open, which Flux words as Ready=Unknown with Reconciling=True. The README
+// open, which Flux words as Ready=Unknown with Reconciling=True. docs/status-reporter.md
 // gives the reporter both kinds:
 //
 //   - Ready True or False (running, failed, CRD missing, not applied,
@@ -292,7 +292,7 @@ const readyFalseWhileReconciling = "Ready condition must be False when Reconcili
 //     watch failed, unreadable provider status): the in-progress checker,
 //     which must find nothing. The full checker's one objection to these,
 //     that Ready must be False while Reconciling is True, is asserted too:
-//     it is where the README's Ready=Unknown (Argo CD's Unknown health)
+//     it is where docs/status-reporter.md's Ready=Unknown (Argo CD's Unknown health)
 //     departs from Flux's controllers, which never end a reconcile with
 //     Ready=Unknown. Nothing else may be added to it unnoticed.
 //

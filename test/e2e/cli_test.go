@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -137,4 +140,24 @@ func TestGatewayExample(t *testing.T) {
 	var picker appsv1.Deployment
 	decodeStrict(t, parseFile(t, readTree(t, out), "inference/deployment_qwen3-epp.yaml"), &picker)
 	require.Equal(t, "ghcr.io/llm-d/llm-d-inference-scheduler:v0.6.0", picker.Spec.Template.Spec.Containers[0].Image)
+}
+
+// TestBareCommandAtATerminal runs the binary without arguments on a
+// pseudo-terminal (util-linux `script` gives it one): instead of waiting
+// for a ResourceList nobody will type, it says what it is and exits 1.
+func TestBareCommandAtATerminal(t *testing.T) {
+	scriptBin, err := exec.LookPath("script")
+	require.NoError(t, err, "script (Debian's bsdutils, an essential package) gives the command a terminal")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// -e: script exits with the command's status; the log goes nowhere.
+	cmd := exec.CommandContext(ctx, scriptBin, "-qec", renderBin(t), "/dev/null")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, ctx.Err(), "the bare command waited at a terminal:\n%s", out)
+	var exitErr *exec.ExitError
+	require.ErrorAs(t, err, &exitErr, "%s", out)
+	require.Equal(t, 1, exitErr.ExitCode())
+	text := strings.ReplaceAll(string(out), "\r\n", "\n")
+	require.Contains(t, text, "without arguments this is a KRM function")
+	require.Contains(t, text, "airunway-render render -f model.yaml --capabilities cluster.yaml\n")
 }

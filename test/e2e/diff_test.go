@@ -163,7 +163,7 @@ printf '%s\n' "$@" > "$GH_LOG"
 	require.Contains(t, res.stdout, "models/vllm-basic/modeldeployment.yaml: airunway.ai/v1alpha1/ModelDeployment/inference/llama-3-1-8b: moved `spec.image` to `spec.engine.image`")
 }
 
-// TestDiffReadmeSnippet runs the README's diff command as written, in a
+// TestDiffReadmeSnippet runs the diff command of docs/gitops.md as written, in a
 // repository holding the examples, where a pull request moves prod's A100
 // pool to other nodes: only the model placed there changes.
 func TestDiffReadmeSnippet(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 )
 
 // fluxRender runs examples/flux/render.sh in a copy of the examples as the
-// README says, from the repository root, with KUSTOMIZE relative to it.
+// docs/gitops.md says, from the repository root, with KUSTOMIZE relative to it.
 func fluxRender(t *testing.T, root string) result {
 	t.Helper()
 	script := filepath.Join(root, "examples", "flux", "render.sh")

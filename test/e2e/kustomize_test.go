@@ -19,7 +19,7 @@ const (
 	// seeing it proves the capability file was read.
 	pinnedImage = "vllm/vllm-openai:v0.11.0"
 	// kustomizeRenderExec and kustomizeRenderImage are the transformer
-	// entries of examples/kustomize/clusters/*; the README tells kubectl
+	// entries of examples/kustomize/clusters/*; docs/gitops.md tells kubectl
 	// kustomize users to swap the first for the second.
 	kustomizeRenderExec  = "- ../../render/exec\n"
 	kustomizeRenderImage = "- ../../render/image\n"
@@ -44,7 +44,7 @@ func overlayDir(root, cluster string) string {
 	return filepath.Join(root, "examples", "kustomize", "clusters", cluster)
 }
 
-// kustomizeBuild runs standalone kustomize exactly as the README says.
+// kustomizeBuild runs standalone kustomize exactly as docs/gitops.md says.
 func kustomizeBuild(t *testing.T, dir string, env ...string) result {
 	t.Helper()
 	// Run from elsewhere: kustomize must resolve the exec path against the
@@ -172,14 +172,14 @@ func TestKustomizeBuildIsFixedPoint(t *testing.T) {
 }
 
 // kubectl kustomize cannot run exec functions and says nothing about it:
-// exit 0, the models unrendered. The README warns about this; the test
-// keeps the warning true (if kubectl ever runs them, the README must change).
+// exit 0, the models unrendered. docs/gitops.md warns about this; the test
+// keeps the warning true (if kubectl ever runs them, docs/gitops.md must change).
 func TestKubectlKustomizeSkipsExecFunctions(t *testing.T) {
 	root := examplesTree(t)
 	res := run(t, t.TempDir(), nil, "kubectl", "kustomize", "--enable-alpha-plugins", overlayDir(root, "dev"))
 	require.Zero(t, res.exit, "stderr:\n%s", res.stderr)
 	objs := parseObjects(t, res.stdout)
-	require.Len(t, objs, 2, "kubectl kustomize now runs exec functions (%v): update the README", identities(objs))
+	require.Len(t, objs, 2, "kubectl kustomize now runs exec functions (%v): update docs/gitops.md", identities(objs))
 	for _, o := range objs {
 		require.Equal(t, "ModelDeployment", o.GetKind())
 		require.Empty(t, o.GetAnnotations()["render.airunway.ai/provider"])

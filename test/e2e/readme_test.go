@@ -1,19 +1,23 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// TestReadmeSnippets ties the README's "Use it with…" snippets to the
-// commands and edits the tests in this package run: each line below is run
-// (or applied) by a test, and must appear in the README verbatim, so the
-// documentation cannot drift from what is tested.
-func TestReadmeSnippets(t *testing.T) {
-	readme := readFileString(t, filepath.Join(repoRoot, "README.md"))
+// TestDocsSnippets ties the snippets of docs/gitops.md (and the README's
+// walk-through) to the commands and edits the tests in this package run:
+// each line below is run (or applied) by a test, and must appear in those
+// pages verbatim, so the documentation cannot drift from what is tested.
+func TestDocsSnippets(t *testing.T) {
+	readme := readFileString(t, filepath.Join(repoRoot, "docs", "gitops.md")) +
+		readFileString(t, filepath.Join(repoRoot, "docs", "versioning.md")) +
+		readFileString(t, filepath.Join(repoRoot, "README.md"))
 	for _, snippet := range []string{
 		// TestKustomizeDevOverlay, TestKustomizeProdOverlay
 		"kustomize build --enable-alpha-plugins --enable-exec examples/kustomize/clusters/dev\n",
@@ -45,7 +49,7 @@ func TestReadmeSnippets(t *testing.T) {
 	}
 }
 
-// The README's --output-dir snippet, run as written (from the repository
+// The --output-dir snippet of docs/gitops.md, run as written (from the repository
 // root), writes a directory kubectl kustomize builds into the dev objects.
 func TestReadmeOutputDirSnippet(t *testing.T) {
 	root := examplesTree(t)
@@ -55,11 +59,11 @@ func TestReadmeOutputDirSnippet(t *testing.T) {
 	requireDevObjects(t, parseObjects(t, res.stdout))
 }
 
-// previewSnippet is the README's upgrade preview, run from the repository
+// previewSnippet is the upgrade preview of docs/gitops.md, run from the repository
 // root.
 const previewSnippet = "airunway-render preview --from cli/testdata/preview/kaito-0.6-to-0.8/from.yaml --to cli/testdata/preview/kaito-0.6-to-0.8/to.yaml cli/testdata/preview/kaito-0.6-to-0.8/models"
 
-// TestReadmePreviewSnippet runs the README's preview with the shipped
+// TestReadmePreviewSnippet runs the preview of docs/gitops.md with the shipped
 // binary: exit 0 without --exit-code, the Workspace changed, and both
 // breaking findings of a KAITO 0.6 → 0.8 upgrade.
 func TestReadmePreviewSnippet(t *testing.T) {
@@ -75,4 +79,43 @@ func TestReadmePreviewSnippet(t *testing.T) {
 	}
 	res = run(t, repoRoot, nil, renderBin(t), append([]string{"preview", "--exit-code"}, args[1:]...)...)
 	require.Equal(t, 3, res.exit, "--exit-code on a breaking upgrade")
+}
+
+// TestReadmeQuickStart runs the README's quick start as a newcomer would:
+// the two files it shows, written as it names them, and its commands, in a
+// shell, with the built binary on PATH. The model lands on the pool the
+// capability file describes.
+func TestReadmeQuickStart(t *testing.T) {
+	readme := readFileString(t, filepath.Join(repoRoot, "README.md"))
+	blocks := regexp.MustCompile("(?s)<!-- quickstart:(\\S+) -->\n```\\w*\n(.*?)```").FindAllStringSubmatch(readme, -1)
+	require.Len(t, blocks, 3, "the quick start has a model, a capability file and the commands")
+	dir := t.TempDir()
+	var script string
+	for _, b := range blocks {
+		if b[1] == "run" {
+			script = b[2]
+			continue
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, b[1]), []byte(b[2]), 0o644))
+	}
+	lines := strings.Split(strings.TrimSpace(script), "\n")
+	require.Len(t, lines, 3, "three commands")
+	env := []string{"PATH=" + filepath.Dir(renderBin(t)) + string(os.PathListSeparator) + os.Getenv("PATH")}
+	var outputs [3][]string // the kinds each command prints
+	for i, line := range lines {
+		res := mustRun(t, dir, env, "bash", "-euo", "pipefail", "-c", line)
+		require.Empty(t, res.stderr, "%s: with a capability file, nothing to warn about", line)
+		for _, o := range parseObjects(t, res.stdout) {
+			outputs[i] = append(outputs[i], o.GetKind())
+		}
+		if i == 0 {
+			require.Contains(t, res.stdout, "render.airunway.ai/node-pool: l4\n")
+			require.Contains(t, res.stdout, "cloud.google.com/gke-accelerator: nvidia-l4\n")
+			require.Contains(t, res.stdout, "nvidia.com/gpu: \"1\"\n")
+		}
+	}
+	require.Equal(t, []string{"ModelDeployment", "Deployment", "Service"}, outputs[0], "the model and its objects")
+	require.Empty(t, outputs[1], "--output-dir writes files, not stdout")
+	require.ElementsMatch(t, outputs[0], outputs[2], "kubectl kustomize builds the directory into the same objects")
+	require.FileExists(t, filepath.Join(dir, "rendered", "my-cluster", "kustomization.yaml"))
 }

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/render"
+)
+
+// The conventions kubectl, kustomize and helm users bring: inputs with
+// -f (repeatable, `-` for stdin) as well as arguments, -o yaml|json, and a
+// word on stderr instead of a silent wait when stdin is a terminal.
+
+// stdinName is the input name that reads standard input, as with kubectl.
+const stdinName = "-"
+
+// stdinLabel names standard input in problem reports.
+const stdinLabel = "<stdin>"
+
+// addFilenameFlag adds -f/--filename to cmd, collecting into names.
+func addFilenameFlag(cmd *cobra.Command, names *[]string, what string) {
+	cmd.Flags().StringArrayVarP(names, "filename", "f", nil, what+" (repeatable; a directory is read recursively; - reads stdin)")
+}
+
+// inputPaths joins the -f values and the arguments, in that order, and
+// checks that stdin is read at most once.
+func inputPaths(filenames, args []string) ([]string, error) {
+	paths := append(append([]string(nil), filenames...), args...)
+	stdin := 0
+	for _, p := range paths {
+		if p == stdinName {
+			stdin++
+		}
+	}
+	switch {
+	case len(paths) == 0:
+		return nil, usagef("no input: name files or directories as arguments or with `-f` (`-f -` reads stdin)")
+	case stdin > 1:
+		return nil, usagef("`-` (stdin) may be given only once")
+	}
+	return paths, nil
+}
+
+// hintIfTerminal tells a user at a terminal that the command now reads
+// stdin, when one of paths is `-`.
+func hintIfTerminal(s streams, cmd string, paths []string) {
+	for _, p := range paths {
+		if p == stdinName && IsTerminal(s.in) {
+			fmt.Fprintf(s.errOut, "%s: reading YAML from stdin; end it with Ctrl-D\n", cmd)
+			return
+		}
+	}
+}
+
+// IsTerminal reports whether r is a terminal (not a pipe, a file or
+// /dev/null).
+func IsTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// FunctionModeHint is printed instead of waiting when airunway-render runs
+// without arguments at a terminal: the KRM function would wait for a
+// ResourceList nobody is going to type.
+const FunctionModeHint = `airunway-render: without arguments this is a KRM function, which reads a
+ResourceList on stdin (kustomize, kpt and Argo CD pipe one in); stdin is a
+terminal, so nothing would come.
+
+To render your own files:
+  airunway-render render -f model.yaml --capabilities cluster.yaml
+
+Every command: airunway-render --help
+`
+
+// stdinInfo describes standard input to yamlFiles: one file.
+type stdinInfo struct{}
+
+func (stdinInfo) Name() string       { return stdinLabel }
+func (stdinInfo) Size() int64        { return 0 }
+func (stdinInfo) Mode() fs.FileMode  { return 0 }
+func (stdinInfo) ModTime() time.Time { return time.Time{} }
+func (stdinInfo) IsDir() bool        { return false }
+func (stdinInfo) Sys() any           { return nil }
+
+// outputFormats are the values of -o for a stream.
+var outputFormats = []string{"yaml", "json"}
+
+// checkOutputFormat validates -o.
+func checkOutputFormat(format string) error {
+	for _, f := range outputFormats {
+		if format == f {
+			return nil
+		}
+	}
+	return usagef("`-o` must be \"yaml\" or \"json\", got %q", format)
+}
+
+// writeJSONList writes the objects as one `v1` `List`, as `kubectl get -o
+// json` prints several objects: one JSON document, indented, keys sorted.
+func writeJSONList(w io.Writer, items []render.Encoded) error {
+	list := struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Items      []json.RawMessage `json:"items"`
+	}{APIVersion: "v1", Kind: "List", Items: []json.RawMessage{}}
+	for _, it := range items {
+		j, err := sigsyaml.YAMLToJSON(it.YAML)
+		if err != nil {
+			return err
+		}
+		list.Items = append(list.Items, j)
+	}
+	out, err := json.MarshalIndent(list, "", "    ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(out, '\n'))
+	return err
+}

@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/require"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// modelsDir writes the fixture model and its capability file, and returns
+// the directory and the two paths.
+func modelsDir(t *testing.T) (dir, model, caps string) {
+	dir = t.TempDir()
+	model, caps = filepath.Join(dir, "models", "qwen.yaml"), filepath.Join(dir, "caps.yaml")
+	writeFile(t, model, goodMD)
+	writeFile(t, caps, capsPinned)
+	return dir, model, caps
+}
+
+// -f, repeated, reads the same inputs as arguments, and mixes with them.
+func TestFilenameFlag(t *testing.T) {
+	dir, model, caps := modelsDir(t)
+	want, stderr, code := run(t, "", "render", "--capabilities", caps, model)
+	require.Equal(t, 0, code, stderr)
+	for _, args := range [][]string{
+		{"render", "--capabilities", caps, "-f", model},
+		{"render", "--capabilities", caps, "--filename", filepath.Join(dir, "models")},
+		{"render", "-f", model, "--capabilities", caps},
+	} {
+		got, stderr, code := run(t, "", args...)
+		require.Equal(t, 0, code, "%v: %s", args, stderr)
+		require.Equal(t, want, got, "%v", args)
+	}
+	both, stderr, code := run(t, "", "render", "--capabilities", caps, "-f", model, filepath.Join(dir, "other.yaml"))
+	require.Equal(t, 1, code, "an argument besides -f is read too: %s", both)
+	require.Contains(t, stderr, "other.yaml")
+}
+
+// `-f -` reads stdin: the same output as the file, problems named
+// <stdin>; stdin may be named once.
+func TestFilenameStdin(t *testing.T) {
+	_, model, caps := modelsDir(t)
+	want, _, _ := run(t, "", "render", "--capabilities", caps, model)
+	got, stderr, code := run(t, goodMD, "render", "--capabilities", caps, "-f", "-")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, want, got)
+
+	_, stderr, code = run(t, "kind: [", "render", "--capabilities", caps, "-f", "-")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "(file <stdin>)")
+
+	_, stderr, code = run(t, goodMD, "render", "-f", "-", "-")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "`-` (stdin) may be given only once")
+}
+
+// -o json prints one v1 List holding exactly the objects -o yaml prints.
+func TestOutputJSON(t *testing.T) {
+	_, model, caps := modelsDir(t)
+	asYAML, _, _ := run(t, "", "render", "--capabilities", caps, "-f", model)
+	asJSON, stderr, code := run(t, "", "render", "--capabilities", caps, "-f", model, "-o", "json")
+	require.Equal(t, 0, code, stderr)
+	var list struct {
+		APIVersion, Kind string
+		Items            []map[string]any
+	}
+	require.NoError(t, json.Unmarshal([]byte(asJSON), &list))
+	require.Equal(t, "v1", list.APIVersion)
+	require.Equal(t, "List", list.Kind)
+	docs := items(t, asYAML)
+	require.Len(t, list.Items, len(docs))
+	for i, d := range docs {
+		var want map[string]any
+		require.NoError(t, sigsyaml.Unmarshal([]byte(d.MustString()), &want))
+		require.Equal(t, want, list.Items[i])
+	}
+	again, _, _ := run(t, "", "render", "--capabilities", caps, "-f", model, "-o", "json")
+	require.Equal(t, asJSON, again, "deterministic")
+}
+
+func TestOutputFlagErrors(t *testing.T) {
+	_, model, caps := modelsDir(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"render", "-f", model, "-o", "xml"}, "`-o` must be \"yaml\" or \"json\", got \"xml\""},
+		{[]string{"render", "-f", model, "-o", "json", "--output-dir", t.TempDir()}, "`-o` formats the stream on stdout; `--output-dir` writes YAML files"},
+		{[]string{"render", "--capabilities", caps}, "no input: name files or directories as arguments or with `-f`"},
+	} {
+		out, stderr, code := run(t, "", tc.args...)
+		require.Equal(t, 1, code, "%v", tc.args)
+		require.Empty(t, out)
+		require.Contains(t, stderr, tc.want)
+	}
+}
+
+// A usage error says what is wrong, the usage line and where help is: a
+// few lines, not the whole help.
+func TestUsageErrorIsShort(t *testing.T) {
+	for _, args := range [][]string{{"render"}, {"render", "--bogus", "x"}, {"rendr"}, {"version", "x"}, {"diff"}} {
+		out, stderr, code := run(t, "", args...)
+		require.Equal(t, 1, code, "%v", args)
+		require.Empty(t, out)
+		require.Contains(t, stderr, "\nUsage: airunway-render", "%v", args)
+		require.Contains(t, stderr, "--help' for examples and every flag.\n", "%v", args)
+		require.LessOrEqual(t, strings.Count(stderr, "\n"), 6, "%v: %s", args, stderr)
+		require.NotContains(t, stderr, "Flags:", "%v", args)
+	}
+	_, stderr, _ := run(t, "", "rendr")
+	require.Contains(t, stderr, "Did you mean this?\n\trender", "cobra's suggestion is kept")
+}
+
+// Every command's --help goes to stdout with examples and exits 0, and
+// `help COMMAND` prints the same.
+func TestHelpEveryCommand(t *testing.T) {
+	var walk func(c *cobra.Command)
+	var seen []string
+	walk = func(c *cobra.Command) {
+		seen = append(seen, c.CommandPath())
+		path := strings.Fields(c.CommandPath())[1:]
+		out, stderr, code := run(t, "", append(path, "--help")...)
+		require.Equal(t, 0, code, "%v --help", path)
+		require.Empty(t, stderr, "%v --help", path)
+		require.Contains(t, out, "Usage:\n", "%v --help", path)
+		if c.Name() != "help" && !strings.HasPrefix(c.CommandPath(), "airunway-render completion") {
+			require.Contains(t, out, "Examples:\n", "%v --help has no examples", path)
+		}
+		viaHelp, _, code := run(t, "", append([]string{"help"}, path...)...)
+		require.Equal(t, 0, code)
+		require.Equal(t, out, viaHelp, "help %v", path)
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				walk(sub)
+			}
+		}
+	}
+	root := Command()
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	walk(root)
+	for _, want := range []string{"airunway-render render", "airunway-render argocd generate", "airunway-render completion bash"} {
+		require.Contains(t, seen, want)
+	}
+}
+
+func TestVersionAndCompletion(t *testing.T) {
+	out, stderr, code := run(t, "", "--version")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `^airunway-render version \S+\n$`, out)
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		out, stderr, code := run(t, "", "completion", shell)
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, out, "airunway-render", shell)
+	}
+	out, _, code = run(t, "", "__complete", "render", "-o", "")
+	require.Equal(t, 0, code)
+	require.True(t, strings.HasPrefix(out, "yaml\njson\n"), "-o completes its formats: %q", out)
+}
+
+// Without a capability file the run says what it assumed; with one, or
+// with a ClusterCapabilities among the inputs, it does not.
+func TestNoCapabilitiesWarns(t *testing.T) {
+	dir, model, caps := modelsDir(t)
+	out, stderr, code := run(t, "", "render", "-f", model)
+	require.Equal(t, 0, code, stderr)
+	require.NotEmpty(t, out)
+	require.Equal(t, "[warning]: "+defaultCapabilitiesWarning()+"\n", stderr)
+	require.Contains(t, stderr, `the embedded default capabilities, which assume every one of dynamo 1.1.1, kaito 0.10.0, kuberay 1.3.0, llmd 0.6.0, vllm installed and ready; node pools "nvidia-gpu"`)
+
+	_, stderr, code = run(t, "", "render", "-f", model, "--capabilities", caps)
+	require.Equal(t, 0, code)
+	require.Empty(t, stderr)
+	_, stderr, code = run(t, "", "render", dir) // caps.yaml is among the inputs
+	require.Equal(t, 0, code)
+	require.Empty(t, stderr)
+}
