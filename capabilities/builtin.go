@@ -15,6 +15,10 @@ type Builtin struct {
 	// DefaultVersion is what upstream AI Runway pins and what the embedded
 	// default capability file declares.
 	DefaultVersion string
+	// NewestVersion is the newest operator release a golden case renders
+	// for (TestNewestVersionIsTested): what a capability file that names
+	// no release gets, with a warning.
+	NewestVersion string
 	// Renders describes the objects the provider produces, for docs/capability-file.md
 	// and `airunway-render version`.
 	Renders string
@@ -79,7 +83,7 @@ schedulingProfiles:
 // priorities decide auto-selection exactly as upstream does.
 var Builtins = []Builtin{
 	{
-		Name: hub.ProviderDynamo, Versions: ptr(hub.MustVersionRange("1.1.0", "1.5.0")), DefaultVersion: "1.1.1",
+		Name: hub.ProviderDynamo, Versions: ptr(hub.MustVersionRange("1.1.0", "1.5.0")), DefaultVersion: "1.1.1", NewestVersion: "1.1.1",
 		Renders: "nvidia.com/v1alpha1 DynamoGraphDeployment (+ v1 PersistentVolumeClaim, batch/v1 Job for managed storage)",
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: dynamoGateway},
@@ -100,7 +104,7 @@ var Builtins = []Builtin{
 		},
 	},
 	{
-		Name: hub.ProviderKAITO, Versions: ptr(hub.MustVersionRange("0.6.0", "0.13.0")), DefaultVersion: "0.10.0",
+		Name: hub.ProviderKAITO, Versions: ptr(hub.MustVersionRange("0.6.0", "0.13.0")), DefaultVersion: "0.10.0", NewestVersion: "0.12.0",
 		Renders: "kaito.sh/v1beta1 Workspace",
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggregated, GPUSupport: true},
@@ -117,7 +121,7 @@ var Builtins = []Builtin{
 		},
 	},
 	{
-		Name: hub.ProviderKubeRay, Versions: ptr(hub.MustVersionRange("1.3.0", "1.8.0")), DefaultVersion: "1.3.0",
+		Name: hub.ProviderKubeRay, Versions: ptr(hub.MustVersionRange("1.3.0", "1.8.0")), DefaultVersion: "1.3.0", NewestVersion: "1.7.0",
 		Renders: "ray.io/v1 RayService",
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true},
@@ -131,7 +135,7 @@ var Builtins = []Builtin{
 		},
 	},
 	{
-		Name: hub.ProviderLLMD, Versions: ptr(hub.MustVersionRange("0.6.0", "0.11.0")), DefaultVersion: "0.6.0",
+		Name: hub.ProviderLLMD, Versions: ptr(hub.MustVersionRange("0.6.0", "0.11.0")), DefaultVersion: "0.6.0", NewestVersion: "0.10.0",
 		Renders: "apps/v1 Deployment + v1 Service",
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: &hub.GatewayCapabilities{EndpointPicker: &hub.EndpointPicker{

@@ -3,10 +3,13 @@ package capabilities
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
@@ -185,9 +188,9 @@ func TestResolveProblems(t *testing.T) {
 			doc:  capsDoc(`{providers: [{name: dynamo, version: "1.1.0"}, {name: llmd, version: "v0.10.99"}]}`),
 		},
 		{
-			name: "missing version of a versioned provider",
-			doc:  capsDoc(`{providers: [{name: kaito}]}`),
-			want: []want{e("spec.providers[0].version", "is required", `"kaito"`, ">= 0.6.0, < 0.13.0")},
+			name: "missing version when versions are required",
+			doc:  capsDoc(`{requireVersions: true, providers: [{name: kaito}]}`),
+			want: []want{e("spec.providers[0].version", "is required: `spec.requireVersions` is true", `"kaito"`, ">= 0.6.0, < 0.13.0")},
 		},
 		{
 			name: "version set for vllm",
@@ -439,7 +442,7 @@ func TestResolveNode(t *testing.T) {
 	require.NotNil(t, r)
 	require.NotNil(t, r.Provider(hub.ProviderKAITO))
 
-	node, err = kyaml.Parse(capsDoc(`{providers: [{name: kaito}]}`))
+	node, err = kyaml.Parse(capsDoc(`{requireVersions: true, providers: [{name: kaito}]}`))
 	require.NoError(t, err)
 	r, problems = ResolveNode(node)
 	require.Nil(t, r, "no Resolved value when the file has errors")
@@ -560,4 +563,61 @@ func TestNodeAutoProvisioning(t *testing.T) {
 func TestDefaultAssumptions(t *testing.T) {
 	require.Equal(t, `every one of dynamo 1.1.1, kaito 0.10.0, kuberay 1.3.0, llmd 0.6.0, vllm installed and ready; node pools "nvidia-gpu" (nvidia.com/gpu.present=true; nvidia.com/gpu) and "cpu" (kubernetes.io/os=linux; no GPUs); no gateway`,
 		Default().Assumptions())
+}
+
+// A provider without a version renders for the newest release a golden
+// case covers, and says so; `requireVersions` turns that into an error
+// (TestResolveProblems).
+func TestUnsetVersionIsTheNewest(t *testing.T) {
+	c, problems := Decode([]byte(capsDoc(`{providers: [{name: kaito}, {name: kuberay}, {name: vllm}]}`)))
+	require.Empty(t, problems)
+	r, problems := Resolve(c)
+	require.False(t, problems.HasErrors(), "%v", problems)
+	require.Equal(t, "0.12.0", r.Provider(hub.ProviderKAITO).Version)
+	require.Equal(t, "1.7.0", r.Provider(hub.ProviderKubeRay).Version)
+	require.Empty(t, r.Provider(hub.ProviderVLLM).Version)
+	require.Len(t, problems, 2)
+	require.Equal(t, "spec.providers[0].version", problems[0].Field)
+	require.Equal(t, "is not set: rendering for kaito 0.12.0, the newest release this renderer supports; declare the release the cluster runs (`version: \"0.12.0\"`), or set `spec.requireVersions: true` to make it mandatory", problems[0].Message)
+}
+
+// TestNewestVersionIsTested: the release an unpinned provider gets is one
+// a golden case renders for, inside the supported range.
+func TestNewestVersionIsTested(t *testing.T) {
+	inputs, err := filepath.Glob("../golden/testdata/*/*.yaml")
+	require.NoError(t, err)
+	configs, err := filepath.Glob("../golden/testdata/*/functionConfig/*.yaml")
+	require.NoError(t, err)
+	tested := map[string]bool{}
+	for _, f := range append(inputs, configs...) {
+		if filepath.Base(f) == "expected.yaml" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		nodes, err := kio.FromBytes(data)
+		require.NoError(t, err, f)
+		for _, n := range nodes {
+			if n.GetKind() != hub.KindClusterCapabilities {
+				continue
+			}
+			c, problems := Decode([]byte(n.MustString()))
+			if problems.HasErrors() {
+				continue // error cases
+			}
+			for _, p := range c.Spec.Providers {
+				tested[p.Name+" "+p.Version] = true
+			}
+		}
+	}
+	for _, name := range ProviderNames() {
+		b := BuiltinFor(name)
+		if b.Versions == nil {
+			continue
+		}
+		v, err := hub.ParseRelease(b.NewestVersion)
+		require.NoError(t, err, name)
+		require.True(t, b.Versions.Contains(v), "%s %s is outside %s", name, b.NewestVersion, b.Versions)
+		require.True(t, tested[name+" "+b.NewestVersion], "no golden case renders %s %s", name, b.NewestVersion)
+	}
 }

@@ -22,7 +22,9 @@ type MatrixRow struct {
 	// Releases is the supported operator range, in Markdown.
 	Releases string
 	// Default is the release the embedded default capabilities declare.
-	Default    string
+	Default string
+	// Newest is the release an entry without `version` renders for.
+	Newest     string
 	Renders    string
 	Kubernetes string
 }
@@ -33,9 +35,9 @@ type MatrixRow struct {
 func Matrix() []MatrixRow {
 	var rows []MatrixRow
 	for _, b := range Builtins {
-		r := MatrixRow{Provider: b.Name, Renders: b.Renders, Releases: "no operator: `version` must be unset", Default: "-", Kubernetes: kubefeatures.Describe(b.KubeFeatures)}
+		r := MatrixRow{Provider: b.Name, Renders: b.Renders, Releases: "no operator: `version` must be unset", Default: "-", Newest: "-", Kubernetes: kubefeatures.Describe(b.KubeFeatures)}
 		if b.Versions != nil {
-			r.Releases, r.Default = b.Versions.String(), b.DefaultVersion
+			r.Releases, r.Default, r.Newest = b.Versions.String(), b.DefaultVersion, b.NewestVersion
 		}
 		rows = append(rows, r)
 	}
@@ -45,9 +47,9 @@ func Matrix() []MatrixRow {
 // MatrixMarkdown renders the matrix as docs/capability-file.md shows it.
 func MatrixMarkdown() string {
 	var b strings.Builder
-	b.WriteString("| provider | operator releases | embedded default | renders | Kubernetes (rendered objects) |\n|---|---|---|---|---|\n")
+	b.WriteString("| provider | operator releases | embedded default | newest (no `version`) | renders | Kubernetes (rendered objects) |\n|---|---|---|---|---|---|\n")
 	for _, r := range Matrix() {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", r.Provider, r.Releases, r.Default, r.Renders, r.Kubernetes)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", r.Provider, r.Releases, r.Default, r.Newest, r.Renders, r.Kubernetes)
 	}
 	fmt.Fprintf(&b, "\nGateway API releases %s; InferencePool API versions `%s`.\n",
 		GatewayAPIVersions, strings.Join(InferencePoolVersions, "`, `"))
@@ -59,9 +61,9 @@ func MatrixMarkdown() string {
 // without Markdown's backquotes.
 func WriteMatrixText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  PROVIDER\tOPERATOR RELEASES\tDEFAULT\tRENDERS\tKUBERNETES")
+	fmt.Fprintln(tw, "  PROVIDER\tOPERATOR RELEASES\tDEFAULT\tNEWEST\tRENDERS\tKUBERNETES")
 	for _, r := range Matrix() {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.Provider, strings.ReplaceAll(r.Releases, "`", ""), r.Default, r.Renders, r.Kubernetes)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", r.Provider, strings.ReplaceAll(r.Releases, "`", ""), r.Default, r.Newest, r.Renders, r.Kubernetes)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

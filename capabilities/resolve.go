@@ -122,7 +122,7 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 			continue
 		}
 		seen[pc.Name] = i
-		if p := resolveProvider(pc, at, &l); p != nil {
+		if p := resolveProvider(pc, c.Spec.RequireVersions, at, &l); p != nil {
 			r.Providers = append(r.Providers, p)
 			r.rules[p.Name] = resolveRules(pc, at, &l)
 		}
@@ -133,14 +133,14 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 	return r, l
 }
 
-func resolveProvider(pc *hub.ProviderCapability, at string, l *diag.List) *hub.ResolvedProvider {
+func resolveProvider(pc *hub.ProviderCapability, requireVersions bool, at string, l *diag.List) *hub.ResolvedProvider {
 	b := BuiltinFor(pc.Name)
 	if b == nil {
 		l.Errorf(at+".name", "%q is not a known provider: must be one of %s%s", pc.Name, hub.QuoteList(ProviderNames()), nearest.Suggestion(pc.Name, ProviderNames()))
 		return nil
 	}
-	checkVersion(b, pc.Version, at+".version", l)
-	p := &hub.ResolvedProvider{Name: pc.Name, Version: pc.Version, Ready: pc.IsReady(), Engines: b.Engines, Images: pc.Images, NodeAutoProvisioning: pc.NodeAutoProvisioning}
+	version := checkVersion(b, pc.Version, requireVersions, at+".version", l)
+	p := &hub.ResolvedProvider{Name: pc.Name, Version: version, Ready: pc.IsReady(), Engines: b.Engines, Images: pc.Images, NodeAutoProvisioning: pc.NodeAutoProvisioning}
 	if nap := pc.NodeAutoProvisioning; nap != nil {
 		if pc.Name != hub.ProviderKAITO {
 			l.Errorf(at+".nodeAutoProvisioning", "is only supported for the %q provider", hub.ProviderKAITO)
@@ -190,25 +190,33 @@ func resolveRules(pc *hub.ProviderCapability, at string, l *diag.List) []Rule {
 	return out
 }
 
-func checkVersion(b *Builtin, version, at string, l *diag.List) {
+// checkVersion checks a provider's declared operator release and returns
+// the release to render for: the declared one, or, when none is declared
+// and the file does not require it, the newest supported one.
+func checkVersion(b *Builtin, version string, required bool, at string, l *diag.List) string {
 	if b.Versions == nil {
 		if version != "" {
 			l.Errorf(at, "must not be set: the %q provider runs no operator (pin its image with `images` instead)", b.Name)
 		}
-		return
+		return ""
 	}
 	if version == "" {
-		l.Errorf(at, "is required: the operator release of %q decides what is rendered (supported: %s)", b.Name, b.Versions)
-		return
+		if required {
+			l.Errorf(at, "is required: `spec.requireVersions` is true, and the operator release of %q decides what is rendered (supported: %s)", b.Name, b.Versions)
+			return ""
+		}
+		l.Warnf(at, "is not set: rendering for %s %s, the newest release this renderer supports; declare the release the cluster runs (`version: %q`), or set `spec.requireVersions: true` to make it mandatory", b.Name, b.NewestVersion, b.NewestVersion)
+		return b.NewestVersion
 	}
 	v, err := hub.ParseRelease(version)
 	if err != nil {
 		l.Errorf(at, "%v (supported %s releases: %s)", err, b.Name, b.Versions)
-		return
+		return version
 	}
 	if !b.Versions.Contains(v) {
 		l.Errorf(at, "%s %q is not supported: supported releases are %s", b.Name, version, b.Versions)
 	}
+	return version
 }
 
 func checkEngines(engines []hub.EngineCapability, at string, l *diag.List) {

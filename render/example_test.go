@@ -29,7 +29,7 @@ kind: ClusterCapabilities
 metadata: {name: gpu-east}
 spec:
   providers:
-  - {name: vllm}
+  - {name: vllm, images: {vllm: "vllm/vllm-openai:v0.11.0"}}
   nodePools:
   - name: l4
     selector: {nvidia.com/gpu.product: NVIDIA-L4}

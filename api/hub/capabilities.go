@@ -25,12 +25,18 @@ type CapabilitiesSpec struct {
 	Gateway *GatewayCapability `json:"gateway,omitempty"`
 	// NodePools are where workloads may land.
 	NodePools []NodePool `json:"nodePools,omitempty"`
+	// RequireVersions makes every operator provider's `version` mandatory;
+	// without it an unset version renders for the newest supported release,
+	// with a warning.
+	RequireVersions bool `json:"requireVersions,omitempty"`
 }
 
 // ProviderCapability describes one installed provider.
 type ProviderCapability struct {
 	Name string `json:"name"`
-	// Version is the operator release; it drives version-specific rendering.
+	// Version is the operator release; it drives version-specific
+	// rendering. Unset, the newest release the renderer supports is assumed
+	// (with a warning), unless the file sets RequireVersions.
 	Version string `json:"version,omitempty"`
 	// Ready defaults to true; false means installed but not selectable.
 	Ready *bool `json:"ready,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -122,7 +123,7 @@ func probe(f field, p string) (outcome, error) {
 	o := outcome{kind: "honoured"}
 	w := newWarning(problems, withField)
 	switch {
-	case after == before && w == "" && hasWarning(problems):
+	case after == before && w == "" && warnsAbout(problems, f.path):
 		// The base already warns that the provider ignores what encloses
 		// the field (a volume the provider does not mount).
 		o.kind = "no effect, warned above"
@@ -136,14 +137,22 @@ func probe(f field, p string) (outcome, error) {
 	return o, nil
 }
 
-func hasWarning(l diag.List) bool {
+// warnsAbout reports a warning about the field or what encloses it (a
+// volume the provider ignores, for the volume's own fields).
+func warnsAbout(l diag.List, path string) bool {
+	row := "spec." + path
+	parent := row[:max(strings.LastIndex(row, "."), 0)]
 	for _, p := range l {
-		if p.Severity == diag.Warning {
+		field := indexRe.ReplaceAllString(p.Field, "[]")
+		if p.Severity == diag.Warning && field != "" && (strings.HasPrefix(row, field) || strings.HasPrefix(field, parent)) {
 			return true
 		}
 	}
 	return false
 }
+
+// indexRe matches a list index in a field path.
+var indexRe = regexp.MustCompile(`\[\d+\]`)
 
 // newWarning returns the first warning of after that before did not have.
 func newWarning(before, after diag.List) string {
@@ -221,7 +230,10 @@ func renderSpec(p string, fragments ...string) (string, diag.List, error) {
 // provider at its default release) with a gateway and an AMD pool, so that
 // the gateway fields and the GPU type have something to act on.
 func probeCapabilities() string {
-	caps := strings.Replace(string(capabilities.DefaultYAML()), "  - name: cpu\n", `  - name: amd-gpu
+	// The vLLM image pinned, so its floating default does not warn on
+	// every probe.
+	caps := strings.Replace(string(capabilities.DefaultYAML()), "  - name: vllm\n", "  - name: vllm\n    images: {vllm: \"vllm/vllm-openai:v0.11.0\"}\n", 1)
+	caps = strings.Replace(caps, "  - name: cpu\n", `  - name: amd-gpu
     selector: {amd.com/gpu.present: "true"}
     gpu: {resourceName: amd.com/gpu}
   - name: cpu

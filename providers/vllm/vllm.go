@@ -22,7 +22,10 @@ import (
 
 // Upstream constants of the direct vLLM provider.
 const (
-	DefaultImage  = "vllm/vllm-openai:cu130-nightly"
+	DefaultImage = "vllm/vllm-openai:cu130-nightly"
+	// PinnedImage is the release the warning about DefaultImage suggests:
+	// the one the examples pin and the tests render.
+	PinnedImage   = "vllm/vllm-openai:v0.11.0"
 	ContainerName = podserver.ContainerName
 	Port          = podserver.Port
 	shmSizeLimit  = "20Gi"
@@ -47,6 +50,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 		l.Errorf("metadata.name", "%q cannot name the generated Service: %s", req.MD.Name, strings.Join(msgs, "; "))
 	}
 	checkArgs(s.Engine, &l)
+	podserver.WarnFloatingDefault(req, hub.ProviderVLLM, DefaultImage, PinnedImage, &l)
 	return l
 }
 

@@ -8,6 +8,7 @@ package podserver
 
 import (
 	"encoding/json"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -136,6 +137,27 @@ func Image(req *providers.Request, defaultImage string) string {
 		return req.Provider.Images[hub.EngineVLLM]
 	}
 	return defaultImage
+}
+
+// WarnFloatingDefault warns when the model server runs the provider's
+// default image and that image's tag floats (a nightly or latest build):
+// the same commit would deploy a different server tomorrow. It names a
+// pinned image to use instead.
+func WarnFloatingDefault(req *providers.Request, provider, defaultImage, pinned string, l *diag.List) {
+	if Image(req, defaultImage) != defaultImage || !floating(defaultImage) {
+		return
+	}
+	l.Warnf("spec.engine.image", "is unset and the capability file pins no `images.vllm` for the %s provider, so its default %q runs: a floating tag that changes under you; pin a release, e.g. `images: {vllm: %q}` on the provider in the capability file, or set `spec.engine.image`", provider, defaultImage, pinned)
+}
+
+// floating reports an image reference whose tag names no release.
+func floating(image string) bool {
+	i := strings.LastIndex(image, ":")
+	if i < 0 || strings.Contains(image[i:], "/") {
+		return true // no tag: latest
+	}
+	tag := image[i+1:]
+	return tag == "latest" || strings.Contains(tag, "nightly")
 }
 
 // Resources returns the container resources: GPUs as limits and requests

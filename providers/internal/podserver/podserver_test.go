@@ -75,3 +75,17 @@ func TestObjectsReportsAnOverrideErrorOnce(t *testing.T) {
 	require.Len(t, l, 1)
 	require.Equal(t, "spec.provider.overrides", l[0].Field)
 }
+
+func TestFloating(t *testing.T) {
+	for image, want := range map[string]bool{
+		"vllm/vllm-openai:cu130-nightly": true,
+		"vllm/vllm-openai:nightly":       true,
+		"vllm/vllm-openai:latest":        true,
+		"vllm/vllm-openai":               true,
+		"registry:5000/vllm/vllm-openai": true,
+		"vllm/vllm-openai:v0.11.0":       false,
+		"registry:5000/vllm:v0.11.0":     false,
+	} {
+		require.Equal(t, want, floating(image), image)
+	}
+}
