@@ -19,6 +19,7 @@ type workload struct {
 	component   string
 	field       string // where the request is written, for messages
 	gpus        int32
+	replicas    int32
 	gpuResource string
 	memory, cpu string
 }
@@ -35,11 +36,11 @@ func workloads(s *hub.ModelDeploymentSpec) []workload {
 			if c.spec == nil {
 				continue
 			}
-			out = append(out, workload{component: c.name, field: "spec.scaling." + c.name, gpus: c.spec.GPUCount(), gpuResource: gpuResource(c.spec.GPU), memory: c.spec.Memory})
+			out = append(out, workload{component: c.name, field: "spec.scaling." + c.name, gpus: c.spec.GPUCount(), replicas: c.spec.ReplicaCount(), gpuResource: gpuResource(c.spec.GPU), memory: c.spec.Memory})
 		}
 		return out
 	}
-	w := workload{component: providers.ComponentMain, field: "spec.resources", gpus: s.GPUCount(), gpuResource: hub.DefaultGPUResource}
+	w := workload{component: providers.ComponentMain, field: "spec.resources", gpus: s.GPUCount(), replicas: s.Replicas(), gpuResource: hub.DefaultGPUResource}
 	if r := s.Resources; r != nil {
 		w.gpuResource, w.memory, w.cpu = gpuResource(r.GPU), r.Memory, r.CPU
 	}
@@ -120,10 +121,37 @@ func choosePool(md *hub.ModelDeployment, pools []hub.NodePool, w workload, nodes
 	if w.gpus == 0 && best.GPU != nil {
 		l.Warnf(w.field, "this CPU-only workload is placed on GPU pool %q because the capability file declares no pool without GPUs", best.Name)
 	}
-	if best.GPU != nil && best.GPU.PerNode > 0 && perNode > 0 && 2*perNode < best.GPU.PerNode {
-		l.Warnf(w.field, "a pod uses %d of the %d GPUs of each node of pool %q: more than half of every node stays idle (no pool with fewer GPUs per node fits)", perNode, best.GPU.PerNode, best.Name)
-	}
+	warnIdle(w, best, perNode, nodes, l)
 	return best, reason
+}
+
+// warnIdle warns when the workload's pods, packed onto as few of the
+// pool's nodes as hold them, leave more than half of those nodes' GPUs
+// idle. Replicas share a node when they fit: four 1-GPU replicas use half
+// of one 8-GPU node, and that is no waste worth a warning; one such pod is.
+// Other models may fill the rest; only the plan (all models) can tell.
+func warnIdle(w workload, pool *hub.NodePool, perNode, nodesPerPod int32, l *diag.List) {
+	if pool.GPU == nil || pool.GPU.PerNode <= 0 || perNode <= 0 || w.replicas <= 0 {
+		return
+	}
+	// A pod spanning nodes puts perNode GPUs on each of its nodes; those
+	// parts pack like pods of their own.
+	parts := w.replicas * nodesPerPod
+	perNodeParts := pool.GPU.PerNode / perNode
+	nodes := (parts + perNodeParts - 1) / perNodeParts
+	used, total := parts*perNode, nodes*pool.GPU.PerNode
+	if 2*used >= total {
+		return
+	}
+	pods, verb, nodeWord := "pods", "use", "nodes"
+	if w.replicas == 1 {
+		pods, verb = "pod", "uses"
+	}
+	if nodes == 1 {
+		nodeWord = "node"
+	}
+	l.Warnf(w.field, "%d %s of %d GPUs %s %d of the %d GPUs of the %d %s of pool %q they need: more than half stays idle (no pool with fewer GPUs per node fits; more replicas would fill them, or other models may share the %s)",
+		w.replicas, pods, w.gpus, verb, used, total, nodes, nodeWord, pool.Name, nodeWord)
 }
 
 // rejects says why a pool cannot take a workload, "" when it can.
