@@ -21,7 +21,7 @@ all: build
 help:
 	@echo "make build    build bin/airunway-render and bin/airunway-status-reporter"
 	@echo "make install  install both into \$$(go env GOBIN), else \$$(go env GOPATH)/bin"
-	@echo "make demo     render the shipped examples with the embedded default capabilities"
+	@echo "make demo     build bin/airunway-render only, and render the shipped examples"
 	@echo "make test     run every test (unit, golden, CLI, kustomize, kpt, reporter on a real API server)"
 	@echo "make envtest  build the kube-apiserver and etcd the reporter's tests use (cached)"
 	@echo "make golden   regenerate the golden files after an intended change"
@@ -60,7 +60,7 @@ envtest:
 tools: $(KUSTOMIZE)
 	hack/install-image-tools.sh
 
-demo: build
+demo: bin/airunway-render
 	@for ex in examples/*/; do \
 	  [ -f $$ex/modeldeployment.yaml ] || continue; \
 	  echo "### bin/airunway-render render $$ex"; \

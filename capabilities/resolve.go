@@ -130,7 +130,25 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 	sort.Slice(r.Providers, func(i, j int) bool { return r.Providers[i].Name < r.Providers[j].Name })
 	checkGateway(c.Spec.Gateway, &l)
 	checkNodePools(c.Spec.NodePools, &l)
+	r.Warnings = resolveWarnings(c.Spec.Warnings, &l)
 	return r, l
+}
+
+// resolveWarnings checks the warning policy's codes.
+func resolveWarnings(w *hub.WarningPolicy, l *diag.List) diag.Policy {
+	if w == nil {
+		return diag.Policy{}
+	}
+	p := diag.Policy{AsErrors: w.AsErrors}
+	for i, name := range w.Ignore {
+		codes, err := diag.ParseCodes([]string{name})
+		if err != nil {
+			l.Errorf(fmt.Sprintf("spec.warnings.ignore[%d]", i), "%v%s", err, nearest.Suggestion(name, diag.CodeNames()))
+			continue
+		}
+		p.Ignore = append(p.Ignore, codes...)
+	}
+	return p
 }
 
 func resolveProvider(pc *hub.ProviderCapability, requireVersions bool, at string, l *diag.List) *hub.ResolvedProvider {
@@ -205,7 +223,7 @@ func checkVersion(b *Builtin, version string, required bool, at string, l *diag.
 			l.Errorf(at, "is required: `spec.requireVersions` is true, and the operator release of %q decides what is rendered (supported: %s)", b.Name, b.Versions)
 			return ""
 		}
-		l.Warnf(at, "is not set: rendering for %s %s, the newest release this renderer supports; declare the release the cluster runs (`version: %q`), or set `spec.requireVersions: true` to make it mandatory", b.Name, b.NewestVersion, b.NewestVersion)
+		l.Warnf(diag.UnpinnedRelease, at, "is not set: rendering for %s %s, the newest release this renderer supports; declare the release the cluster runs (`version: %q`), or set `spec.requireVersions: true` to make it mandatory", b.Name, b.NewestVersion, b.NewestVersion)
 		return b.NewestVersion
 	}
 	v, err := hub.ParseRelease(version)

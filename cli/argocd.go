@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/diag"
 )
 
 // The Argo CD Config Management Plugin command (examples/argocd/plugin.yaml).
@@ -68,7 +70,7 @@ func argoGenerate(stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "[error] %v\n", err)
 		return exitCode(1)
 	}
-	objects, ok := renderPaths(app, caps, files, stderr)
+	objects, ok := renderPaths(app, caps, files, diag.Policy{}, stderr)
 	if !ok {
 		return exitCode(1)
 	}

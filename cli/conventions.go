@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/render"
 )
 
@@ -124,4 +125,26 @@ func writeJSONList(w io.Writer, items []render.Encoded) error {
 	}
 	_, err = w.Write(append(out, '\n'))
 	return err
+}
+
+// warningFlags are --ignore-warnings and --warnings-as-errors, applied
+// after the capability file's own `spec.warnings`.
+type warningFlags struct {
+	ignore   []string
+	asErrors bool
+}
+
+func (w *warningFlags) add(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringSliceVar(&w.ignore, "ignore-warnings", nil, "warning codes to silence, comma-separated or repeated (the code follows the word warning in brackets; docs/troubleshooting.md lists them)")
+	f.BoolVar(&w.asErrors, "warnings-as-errors", false, "fail the run (exit 1, nothing written) on any warning not silenced")
+	_ = cmd.RegisterFlagCompletionFunc("ignore-warnings", cobra.FixedCompletions(diag.CodeNames(), cobra.ShellCompDirectiveNoFileComp))
+}
+
+func (w warningFlags) policy() (diag.Policy, error) {
+	codes, err := diag.ParseCodes(w.ignore)
+	if err != nil {
+		return diag.Policy{}, usagef("`--ignore-warnings`: %v", err)
+	}
+	return diag.Policy{Ignore: codes, AsErrors: w.asErrors}, nil
 }

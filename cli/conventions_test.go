@@ -169,7 +169,7 @@ func TestNoCapabilitiesWarns(t *testing.T) {
 	out, stderr, code := run(t, "", "render", "-f", model)
 	require.Equal(t, 0, code, stderr)
 	require.NotEmpty(t, out)
-	require.Contains(t, stderr, "[warning]: "+defaultCapabilitiesWarning()+"\n")
+	require.Contains(t, stderr, "[warning default-capabilities]: "+defaultCapabilitiesWarning()+"\n")
 	require.Contains(t, stderr, `the embedded default capabilities, which assume every one of dynamo 1.1.1, kaito 0.10.0, kuberay 1.3.0, llmd 0.6.0, vllm installed and ready; node pools "nvidia-gpu"`)
 
 	_, stderr, code = run(t, "", "render", "-f", model, "--capabilities", caps)
@@ -178,4 +178,49 @@ func TestNoCapabilitiesWarns(t *testing.T) {
 	_, stderr, code = run(t, "", "render", dir) // caps.yaml is among the inputs
 	require.Equal(t, 0, code)
 	require.Empty(t, stderr)
+}
+
+// Warnings carry a code; --ignore-warnings silences codes and
+// --warnings-as-errors fails the run, writing nothing; the capability
+// file's spec.warnings does the same for every run that reads it.
+func TestWarningPolicy(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model.yaml")
+	writeFile(t, model, "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata: {name: m, namespace: ns}\nspec:\n  model: {id: Qwen/Qwen3-0.6B}\n  provider: {name: vllm}\n  engine: {trustRemoteCode: true}\n  resources: {gpu: {count: 1}}\n")
+	caps := func(extra string) string {
+		p := filepath.Join(t.TempDir(), "caps.yaml")
+		writeFile(t, p, "apiVersion: airunway.ai/v1alpha1\nkind: ClusterCapabilities\nmetadata: {name: c}\nspec:\n  providers: [{name: vllm}]\n  nodePools: [{name: l4, selector: {a: b}, gpu: {resourceName: nvidia.com/gpu, perNode: 1}}]\n"+extra)
+		return p
+	}
+	plain := caps("")
+
+	out, stderr, code := run(t, "", "render", "-f", model, "--capabilities", plain)
+	require.Equal(t, 0, code, stderr)
+	require.NotEmpty(t, out)
+	require.Contains(t, stderr, "[warning trust-remote-code] airunway.ai/v1alpha1/ModelDeployment/ns/m spec.engine.trustRemoteCode: is true")
+	require.Contains(t, stderr, "[warning floating-image] ")
+
+	_, stderr, code = run(t, "", "render", "-f", model, "--capabilities", plain, "--ignore-warnings", "trust-remote-code,floating-image")
+	require.Equal(t, 0, code)
+	require.Empty(t, stderr)
+
+	outDir := filepath.Join(t.TempDir(), "out")
+	out, stderr, code = run(t, "", "render", "-f", model, "--capabilities", plain, "--ignore-warnings", "floating-image", "--warnings-as-errors", "--output-dir", outDir)
+	require.Equal(t, 1, code)
+	require.Empty(t, out)
+	require.Contains(t, stderr, "[error trust-remote-code] airunway.ai/v1alpha1/ModelDeployment/ns/m spec.engine.trustRemoteCode: is true: the model repository may run arbitrary code in the model server (a warning, made an error by warnings-as-errors)")
+	require.NoDirExists(t, outDir, "nothing is written")
+
+	_, stderr, code = run(t, "", "render", "-f", model, "--capabilities", caps("  warnings: {ignore: [floating-image], asErrors: true}\n"))
+	require.Equal(t, 1, code, "the capability file's policy applies")
+	require.Contains(t, stderr, "[error trust-remote-code] ")
+
+	_, stderr, code = run(t, "", "render", "-f", model, "--capabilities", caps("  warnings: {ignore: [floating-imag]}\n"))
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `spec.warnings.ignore[0]: "floating-imag" is not a warning code: must be one of `)
+	require.Contains(t, stderr, `; did you mean "floating-image"?`)
+
+	_, stderr, code = run(t, "", "render", "-f", model, "--ignore-warnings", "nope")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "`--ignore-warnings`: \"nope\" is not a warning code")
 }

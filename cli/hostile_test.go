@@ -334,7 +334,7 @@ const aliasBombMessage = "its YAML aliases expand it to more than 1048576 nodes,
 // file gives (TestNoCapabilitiesWarns checks it) and its count from the
 // summary line, leaving the problems these tests are about.
 func withoutDefaultWarning(stderr string) string {
-	line := "[warning]: " + defaultCapabilitiesWarning() + "\n"
+	line := "[warning default-capabilities]: " + defaultCapabilitiesWarning() + "\n"
 	if !strings.Contains(stderr, line) {
 		return stderr
 	}

@@ -91,7 +91,7 @@ func (r rootFiles) readDir(name string) ([]fs.DirEntry, error) {
 // embedded default) and returns the objects bound for a cluster, or none
 // when a problem is an error. Problems come sorted.
 func renderFiles(src files, capsFile string, paths []string) ([]*yaml.RNode, diag.List) {
-	res, problems := renderFilesWith(src, capsFile, paths, nil)
+	res, problems := renderFilesWith(src, capsFile, paths, nil, diag.Policy{})
 	return clusterObjects(res.Items), problems
 }
 
@@ -99,16 +99,16 @@ func renderFiles(src files, capsFile string, paths []string) ([]*yaml.RNode, dia
 // ok is false when any of them is an error. The objects come encoded, one
 // YAML document each, named by the file --output-dir writes them to: a run
 // over thousands of models holds text, not node trees.
-func renderPaths(src files, capsFile string, paths []string, stderr io.Writer) (objects []render.Encoded, ok bool) {
-	res, problems := renderFilesWith(src, capsFile, paths, encodeClusterObject)
+func renderPaths(src files, capsFile string, paths []string, policy diag.Policy, stderr io.Writer) (objects []render.Encoded, ok bool) {
+	res, problems := renderFilesWith(src, capsFile, paths, encodeClusterObject, policy)
 	problems.Report(stderr, "nothing was rendered")
 	return res.Encoded, !problems.HasErrors()
 }
 
 // renderFilesWith is renderFiles with render.Options.Encode set to encode.
-func renderFilesWith(src files, capsFile string, paths []string, encode func(*yaml.RNode) ([]byte, string, error)) (render.Result, diag.List) {
+func renderFilesWith(src files, capsFile string, paths []string, encode func(*yaml.RNode) ([]byte, string, error), policy diag.Policy) (render.Result, diag.List) {
 	var problems diag.List
-	opts := render.Options{Encode: encode}
+	opts := render.Options{Encode: encode, Warnings: policy}
 	if capsFile != "" {
 		caps, l := readCapabilities(src, capsFile)
 		problems = append(problems, l...)
@@ -120,10 +120,12 @@ func renderFilesWith(src files, capsFile string, paths []string, encode func(*ya
 		return render.Result{}, problems.Sorted()
 	}
 	if capsFile == "" && !hasCapabilities(items) {
-		problems.Warnf("", "%s", defaultCapabilitiesWarning())
+		problems.Warnf(diag.DefaultCapabilities, "", "%s", defaultCapabilitiesWarning())
 	}
 	res := render.Render(items, opts)
-	problems = append(problems, res.Problems...).Sorted()
+	// The run's own warnings (no capability file) get the flags' policy
+	// too; Render has applied it to its problems.
+	problems = append(problems.Apply(policy), res.Problems...).Sorted()
 	if problems.HasErrors() {
 		return render.Result{}, problems
 	}

@@ -8,6 +8,7 @@ import (
 
 type renderOptions struct {
 	filenames     []string
+	warnings      warningFlags
 	capsFile      string
 	output        string
 	outDir        string
@@ -57,6 +58,7 @@ installed at upstream's pinned release and one generic NVIDIA GPU pool.`,
 	f.StringVarP(&o.output, "output", "o", "yaml", "output format of the stream on stdout: yaml or json")
 	f.StringVar(&o.outDir, "output-dir", "", "write one file per object under this directory instead of a stream on stdout")
 	f.BoolVar(&o.kustomization, "kustomization", false, "with --output-dir: also write DIR/kustomization.yaml listing every rendered file (for kubectl kustomize, Flux and Argo CD)")
+	o.warnings.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -75,7 +77,11 @@ func (o renderOptions) validate(cmd *cobra.Command) error {
 }
 
 func runRender(o renderOptions, paths []string, s streams) error {
-	objects, ok := renderPaths(hostFiles{stdin: s.in}, o.capsFile, paths, s.errOut)
+	policy, err := o.warnings.policy()
+	if err != nil {
+		return err
+	}
+	objects, ok := renderPaths(hostFiles{stdin: s.in}, o.capsFile, paths, policy, s.errOut)
 	if !ok {
 		return exitCode(1)
 	}
@@ -84,7 +90,6 @@ func runRender(o renderOptions, paths []string, s streams) error {
 		fmt.Fprintf(s.errOut, "[error] nothing was rendered from %q; `--kustomization` must not write an empty directory that Flux or Argo CD would apply (and prune everything)\n", paths)
 		return exitCode(1)
 	}
-	var err error
 	switch {
 	case o.outDir != "":
 		err = writeDir(o.outDir, objects, o.kustomization)

@@ -42,6 +42,8 @@ func (r Resource) String() string {
 // concerns the whole resource.
 type Problem struct {
 	Severity Severity
+	// Code classifies a warning (codes.go); empty for errors.
+	Code     Code
 	Resource Resource
 	File     string
 	Field    string
@@ -51,7 +53,11 @@ type Problem struct {
 // String formats a problem the way it is printed on stderr.
 func (p Problem) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%s]", p.Severity)
+	if p.Code != "" {
+		fmt.Fprintf(&b, "[%s %s]", p.Severity, p.Code)
+	} else {
+		fmt.Fprintf(&b, "[%s]", p.Severity)
+	}
 	if r := p.Resource.String(); r != "" {
 		b.WriteString(" " + r)
 	}
@@ -73,9 +79,9 @@ func (l *List) Errorf(field, format string, args ...any) {
 	*l = append(*l, Problem{Severity: Error, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
-// Warnf appends a warning at field.
-func (l *List) Warnf(field, format string, args ...any) {
-	*l = append(*l, Problem{Severity: Warning, Field: field, Message: fmt.Sprintf(format, args...)})
+// Warnf appends a warning of a class (codes.go) at field.
+func (l *List) Warnf(code Code, field, format string, args ...any) {
+	*l = append(*l, Problem{Severity: Warning, Code: code, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 // Infof appends an informational note at field.

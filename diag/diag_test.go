@@ -8,7 +8,7 @@ import (
 
 func TestListSortedAttachAndString(t *testing.T) {
 	var l List
-	l.Warnf("spec.b", "second %s", "warning")
+	l.Warnf(IdleGPUs, "spec.b", "second %s", "warning")
 	l.Infof("", "note")
 	l.Errorf("spec.z", "must be set")
 	l.Errorf("spec.a", "must be %d", 1)
@@ -27,7 +27,7 @@ func TestListSortedAttachAndString(t *testing.T) {
 		"[error]: first by file (file a.yaml)",
 		"[error] airunway.ai/v1alpha1/ModelDeployment/ns/m spec.a: must be 1 (file m.yaml)",
 		"[error] airunway.ai/v1alpha1/ModelDeployment/ns/m spec.z: must be set (file m.yaml)",
-		"[warning] airunway.ai/v1alpha1/ModelDeployment/ns/m spec.b: second warning (file m.yaml)",
+		"[warning idle-gpus] airunway.ai/v1alpha1/ModelDeployment/ns/m spec.b: second warning (file m.yaml)",
 		"[info] airunway.ai/v1alpha1/ModelDeployment/ns/m: note (file m.yaml)",
 	}, got)
 	require.False(t, List{{Severity: Warning}}.HasErrors())

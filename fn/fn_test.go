@@ -97,7 +97,7 @@ func TestFunctionConsumesNonLocalCapabilities(t *testing.T) {
 	out, stderr, code := run(t, resourceList("", caps, goodMD))
 	require.Equal(t, 0, code, stderr)
 	require.Nil(t, find(items(t, out), "ClusterCapabilities", "pinned"))
-	require.Contains(t, stderr, "[warning]")
+	require.Contains(t, stderr, "[warning capabilities-input]")
 	require.Contains(t, stderr, "consumed and left out of the output")
 }
 
@@ -110,5 +110,5 @@ func TestFunctionConfigAndCapabilityItem(t *testing.T) {
 	other := strings.Replace(capsPinned, "name: pinned", "name: other", 1)
 	_, stderr, code = run(t, resourceList(capsPinned, other, goodMD))
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, stderr, `[warning] airunway.ai/v1alpha1/ClusterCapabilities/other: ignored: the function config already provides the cluster capabilities (ClusterCapabilities "pinned")`)
+	require.Contains(t, stderr, `[warning capabilities-input] airunway.ai/v1alpha1/ClusterCapabilities/other: ignored: the function config already provides the cluster capabilities (ClusterCapabilities "pinned")`)
 }

@@ -90,7 +90,7 @@ func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan,
 	case caps == nil:
 		// A provider managing its own pool reports its own topology choice.
 		if g := md.Spec.Gateway; g != nil && g.Enabled != nil && *g.Enabled && !engineGateway(req).ManagesInferencePool {
-			l.Warnf("spec.gateway.enabled", "is true, but the capability file declares no Gateway API Inference Extension (`spec.gateway`), so no InferencePool or HTTPRoute is rendered")
+			l.Warnf(diag.IgnoredField, "spec.gateway.enabled", "is true, but the capability file declares no Gateway API Inference Extension (`spec.gateway`), so no InferencePool or HTTPRoute is rendered")
 		}
 		return nil, false
 	case !req.GatewayEnabled && hub.IsMocker(md):

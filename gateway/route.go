@@ -91,7 +91,7 @@ func (pl *plan) limitToRelease(route providers.Object) diag.List {
 			continue
 		}
 		if deleteAt(route, f.Path) {
-			l.Warnf("spec.gateway", "the HTTPRoute is rendered without `%s`: Gateway API %s (%s channel, from the capability file) does not serve it before %s, and the API server would drop it", pathString(f.Path), pl.caps.GatewayAPIVersion, channel, sinceFor(f, channel))
+			l.Warnf(diag.GatewayAPIVersion, "spec.gateway", "the HTTPRoute is rendered without `%s`: Gateway API %s (%s channel, from the capability file) does not serve it before %s, and the API server would drop it", pathString(f.Path), pl.caps.GatewayAPIVersion, channel, sinceFor(f, channel))
 		}
 	}
 	return l

@@ -61,7 +61,7 @@ func classify(items []*yaml.RNode) classified {
 			if isLocalConfig(n) {
 				c.passThrough = append(c.passThrough, n)
 			} else {
-				c.problems = append(c.problems, diag.Problem{Severity: diag.Warning, Resource: identity(n), File: fileOf(n),
+				c.problems = append(c.problems, diag.Problem{Severity: diag.Warning, Code: diag.CapabilitiesInput, Resource: identity(n), File: fileOf(n),
 					Message: "consumed and left out of the output; annotate it `" + LocalConfigAnnotation + `: "true"` + "` so kpt keeps its file and no tool applies it"})
 			}
 		case isLocalConfig(n):

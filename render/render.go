@@ -35,6 +35,9 @@ type Options struct {
 	// Nil bytes leave the object out of the output; it still counts when
 	// objects are checked for collisions.
 	Encode func(*yaml.RNode) (yaml []byte, key string, err error)
+	// Warnings is applied after the capability file's own warning policy
+	// (the CLI's --ignore-warnings and --warnings-as-errors).
+	Warnings diag.Policy
 }
 
 // Result of a run. Items and Encoded are nil whenever Problems has an
@@ -64,7 +67,7 @@ func Render(items []*yaml.RNode, opts Options) Result {
 	in := classify(items)
 	problems := in.problems
 	if len(in.models) == 0 && !in.problems.HasErrors() {
-		problems.Warnf("", "no ModelDeployment among the inputs: nothing was rendered and every object passes through unchanged; check the paths given, or that the kustomization lists the models")
+		problems.Warnf(diag.NoModels, "", "no ModelDeployment among the inputs: nothing was rendered and every object passes through unchanged; check the paths given, or that the kustomization lists the models")
 	}
 	caps := opts.Capabilities
 	switch {
@@ -73,7 +76,7 @@ func Render(items []*yaml.RNode, opts Options) Result {
 		// an item; only a different capability object is worth a warning.
 		for _, c := range in.capabilities {
 			if c.GetName() != caps.Name {
-				problems = append(problems, diag.Problem{Severity: diag.Warning, Resource: identity(c), File: fileOf(c),
+				problems = append(problems, diag.Problem{Severity: diag.Warning, Code: diag.CapabilitiesInput, Resource: identity(c), File: fileOf(c),
 					Message: fmt.Sprintf("ignored: the function config already provides the cluster capabilities (%s)", caps.Source)})
 			}
 		}
@@ -120,6 +123,7 @@ func Render(items []*yaml.RNode, opts Options) Result {
 		}
 	}
 	problems = append(problems, collisions(out.ids)...)
+	problems = problems.Apply(caps.Warnings).Apply(opts.Warnings)
 	if problems.HasErrors() {
 		return Result{Problems: problems}
 	}

@@ -66,7 +66,7 @@ func selectEngine(md *hub.ModelDeployment, caps *capabilities.Resolved, l *diag.
 		if p, ok := source[prev]; ok {
 			return prev, "auto-selected from provider " + p + " capabilities"
 		}
-		defer l.Warnf("spec.engine.type", "the engine %q chosen by an earlier render is no longer offered by a ready provider of %s; choosing again (set `spec.engine.type` to pin an engine)", prev, caps.Source)
+		defer l.Warnf(diag.StickySelection, "spec.engine.type", "the engine %q chosen by an earlier render is no longer offered by a ready provider of %s; choosing again (set `spec.engine.type` to pin an engine)", prev, caps.Source)
 	}
 	for _, e := range hub.Engines {
 		if p, ok := source[e]; ok {
@@ -117,7 +117,7 @@ func checkCompatibility(md *hub.ModelDeployment, engine string, caps *capabiliti
 			return // checkProviderName has refused it
 		}
 		if !p.Ready {
-			l.Warnf("spec.provider.name", "provider %q is marked not ready in %s; rendering it anyway because it is named explicitly", name, caps.Source)
+			l.Warnf(diag.NotReadyProvider, "spec.provider.name", "provider %q is marked not ready in %s; rendering it anyway because it is named explicitly", name, caps.Source)
 		}
 		ec := p.Engine(engine)
 		if ec == nil {
@@ -207,11 +207,11 @@ func selectProvider(md *hub.ModelDeployment, engine string, caps *capabilities.R
 	if prev := md.Annotations[hub.AnnotationProvider]; prev != "" && prev != best {
 		for _, c := range cands {
 			if c.name == prev {
-				l.Warnf("spec.provider.name", "%s now auto-selects provider %q, but this ModelDeployment keeps %q chosen by an earlier render (switching providers replaces every workload object); set `spec.provider.name: %s` to switch, or `spec.provider.name: %s` to pin", caps.Source, best, prev, best, prev)
+				l.Warnf(diag.StickySelection, "spec.provider.name", "%s now auto-selects provider %q, but this ModelDeployment keeps %q chosen by an earlier render (switching providers replaces every workload object); set `spec.provider.name: %s` to switch, or `spec.provider.name: %s` to pin", caps.Source, best, prev, best, prev)
 				return prev, fmt.Sprintf("kept %s, chosen by an earlier render (selection is sticky); the rules now pick: %s", prev, reason)
 			}
 		}
-		l.Warnf("spec.provider.name", "provider %q chosen by an earlier render is no longer a ready, compatible provider in %s; switching to %q", prev, caps.Source, best)
+		l.Warnf(diag.StickySelection, "spec.provider.name", "provider %q chosen by an earlier render is no longer a ready, compatible provider in %s; switching to %q", prev, caps.Source, best)
 	}
 	return best, reason
 }

@@ -407,3 +407,47 @@ func waitHTTP(t *testing.T, url, want string) string {
 	t.Fatalf("%s never answered 200 with %q; last: %.500s", url, want, last)
 	return ""
 }
+
+// TestRunsOutOfClusterWithOnlyKubeconfig starts the binary as a user would
+// from a laptop or a CI job: a kubeconfig and nothing about leader
+// election. There is no pod namespace for a Lease, so it says election is
+// off and reports. (--namespace keeps it to this test's models; the
+// endpoints are off so that it cannot collide with another process's
+// ports.)
+func TestRunsOutOfClusterWithOnlyKubeconfig(t *testing.T) {
+	c := cluster(t)
+	ns, objs, md := c.model(t, "laptop", "vllm-minimal")
+	deployment := pick(objs, "Deployment")[0]
+	c.apply(t, objs...)
+
+	logs := &lockedBuffer{}
+	cmd := exec.Command(reporterBinary(t), "--kubeconfig", writeKubeconfig(t, c.cfg), "--namespace", ns,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+	cmd.Stdout, cmd.Stderr = logs, logs
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+
+	c.waitFor(t, key(md), want{phase: "Deploying"})
+	c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)
+	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
+	require.Contains(t, logs.String(), "leader election is off: not running in a pod")
+}
+
+// lockedBuffer is a bytes.Buffer a running process writes while the test
+// reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

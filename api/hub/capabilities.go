@@ -29,6 +29,16 @@ type CapabilitiesSpec struct {
 	// without it an unset version renders for the newest supported release,
 	// with a warning.
 	RequireVersions bool `json:"requireVersions,omitempty"`
+	// Warnings silences warning codes, or makes warnings fatal, for every
+	// run with this capability file (kustomize, kpt, Argo CD, the CLI).
+	Warnings *WarningPolicy `json:"warnings,omitempty"`
+}
+
+// WarningPolicy is what a cluster's team decided about warnings: codes it
+// lives with, and whether the rest fail the run.
+type WarningPolicy struct {
+	Ignore   []string `json:"ignore,omitempty"`
+	AsErrors bool     `json:"asErrors,omitempty"`
 }
 
 // ProviderCapability describes one installed provider.

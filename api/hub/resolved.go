@@ -1,5 +1,7 @@
 package hub
 
+import "github.com/airunway-render/airunway-render/diag"
+
 // ResolvedCapabilities is one cluster as the renderer knows it: a checked
 // capability file merged over the built-in provider descriptions (package
 // capabilities resolves it). Every stage after selection reads it, the
@@ -13,6 +15,8 @@ type ResolvedCapabilities struct {
 	Providers []*ResolvedProvider // sorted by name
 	Gateway   *GatewayCapability
 	NodePools []NodePool
+	// Warnings is the capability file's warning policy.
+	Warnings diag.Policy
 }
 
 // Provider returns the installed provider with that name, nil when absent.

@@ -100,7 +100,7 @@ func validateModel(md *ModelDeployment, l *diag.List) {
 	checkToken(l, "spec.model.id", m.ID)
 	checkToken(l, "spec.model.servedName", m.ServedName)
 	if m.ServedName != "" && m.Source == SourceCustom {
-		l.Warnf("spec.model.servedName", "servedName is not applicable when `spec.model.source` is %q", SourceCustom)
+		l.Warnf(diag.IgnoredField, "spec.model.servedName", "servedName is not applicable when `spec.model.source` is %q", SourceCustom)
 	}
 }
 
@@ -114,10 +114,10 @@ func validateEngine(s *ModelDeploymentSpec, l *diag.List) {
 		checkEnum(l, "spec.engine.type", e.Type, Engines...)
 	}
 	if e.ContextLength != nil && e.Type == EngineTRTLLM {
-		l.Warnf("spec.engine.contextLength", "is ignored by the %q engine", EngineTRTLLM)
+		l.Warnf(diag.IgnoredField, "spec.engine.contextLength", "is ignored by the %q engine", EngineTRTLLM)
 	}
 	if Bool(e.TrustRemoteCode) {
-		l.Warnf("spec.engine.trustRemoteCode", "is true: the model repository may run arbitrary code in the model server")
+		l.Warnf(diag.TrustRemoteCode, "spec.engine.trustRemoteCode", "is true: the model repository may run arbitrary code in the model server")
 	}
 	for _, k := range slices.Sorted(maps.Keys(e.Args)) {
 		checkArgValue(l, "spec.engine.args."+k, e.Args[k])
@@ -422,10 +422,10 @@ func validateVolume(md *ModelDeployment, v *StorageVolume, at string, l *diag.Li
 	validateVolumeSize(md, v, at, l)
 	validateMountPath(v, at, l)
 	if Bool(v.ReadOnly) && v.Purpose == PurposeCompilationCache {
-		l.Warnf(at+".readOnly", "a read-only compilation cache cannot be written by the engine")
+		l.Warnf(diag.ReadOnlyCache, at+".readOnly", "a read-only compilation cache cannot be written by the engine")
 	}
 	if Bool(v.ReadOnly) && v.Purpose == PurposeModelCache && md.Spec.Model.Source == SourceHuggingFace {
-		l.Warnf(at+".readOnly", "the model cache is read-only: model download will be skipped")
+		l.Warnf(diag.ReadOnlyCache, at+".readOnly", "the model cache is read-only: model download will be skipped")
 	}
 }
 

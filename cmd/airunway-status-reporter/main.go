@@ -60,6 +60,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ctrl.SetLogger(o.Logger)
 	klog.SetLogger(o.Logger) // client-go's reflectors log through klog
 
+	if err := leaderElectionOutOfCluster(&o, fs.Changed("leader-elect")); err != nil {
+		fmt.Fprintf(stderr, "airunway-status-reporter: %v\n", err)
+		return 2
+	}
 	cfg, err := restConfig(*kubeconfig)
 	if err != nil {
 		fmt.Fprintf(stderr, "airunway-status-reporter: %v\n", err)
@@ -75,6 +79,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// serviceAccountNamespace is where a pod finds its namespace, which
+// controller-runtime takes as the Lease's namespace by default.
+var serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// leaderElectionOutOfCluster settles leader election when the reporter runs
+// outside a cluster (a laptop, a CI job with only --kubeconfig): there is
+// no pod namespace for the Lease. Unless --leader-elect was asked for
+// explicitly, election is switched off, with a log line: one replica out of
+// cluster needs none. Asked for explicitly, it is an error naming the flag
+// that is missing.
+func leaderElectionOutOfCluster(o *reporter.Options, explicit bool) error {
+	if !o.LeaderElection || o.LeaderElectionNamespace != "" {
+		return nil
+	}
+	if _, err := os.Stat(serviceAccountNamespace); err == nil {
+		return nil // in a pod: controller-runtime reads the namespace
+	}
+	if explicit {
+		return fmt.Errorf("`--leader-elect` needs a namespace for its Lease, and outside a cluster there is no pod namespace to default to: pass `--leader-election-namespace NAMESPACE`")
+	}
+	o.LeaderElection = false
+	o.Logger.Info("leader election is off: not running in a pod and no `--leader-election-namespace` given; run a single replica, or pass `--leader-election-namespace NAMESPACE` to elect one through a Lease")
+	return nil
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -3,8 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/klog/v2/textlogger"
+
+	"github.com/airunway-render/airunway-render/reporter"
 )
 
 // TestWorkersMustBePositive: a reporter with no worker would reconcile
@@ -18,5 +24,44 @@ func TestWorkersMustBePositive(t *testing.T) {
 		if want := "`--workers` must be at least 1, got " + v; !strings.Contains(stderr.String(), want) {
 			t.Errorf("--workers %s: stderr %q lacks %q", v, stderr.String(), want)
 		}
+	}
+}
+
+// Out of cluster there is no pod namespace for the Lease: election is off
+// by default (one replica), and an explicit --leader-elect names the flag
+// it needs. TestRunsOutOfClusterWithOnlyKubeconfig (package reporter) runs
+// the binary so.
+func TestLeaderElectionOutOfCluster(t *testing.T) {
+	serviceAccountNamespace = filepath.Join(t.TempDir(), "namespace") // no such file: not in a pod
+	var logs bytes.Buffer
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&logs)))
+
+	o := reporter.Options{LeaderElection: true, Logger: logger}
+	if err := leaderElectionOutOfCluster(&o, false); err != nil || o.LeaderElection {
+		t.Fatalf("default: err %v, election %t; want it off", err, o.LeaderElection)
+	}
+	if !strings.Contains(logs.String(), "leader election is off") {
+		t.Errorf("no log line says election is off: %q", logs.String())
+	}
+
+	o = reporter.Options{LeaderElection: true, Logger: logger}
+	err := leaderElectionOutOfCluster(&o, true)
+	if err == nil || !strings.Contains(err.Error(), "`--leader-election-namespace NAMESPACE`") {
+		t.Errorf("explicit --leader-elect out of cluster: err %v, want one naming --leader-election-namespace", err)
+	}
+
+	o = reporter.Options{LeaderElection: true, LeaderElectionNamespace: "ops", Logger: logger}
+	if err := leaderElectionOutOfCluster(&o, true); err != nil || !o.LeaderElection {
+		t.Errorf("with a namespace: err %v, election %t; want it on", err, o.LeaderElection)
+	}
+
+	ns := filepath.Join(t.TempDir(), "namespace")
+	if err := os.WriteFile(ns, []byte("airunway-system"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	serviceAccountNamespace = ns
+	o = reporter.Options{LeaderElection: true, Logger: logger}
+	if err := leaderElectionOutOfCluster(&o, false); err != nil || !o.LeaderElection {
+		t.Errorf("in a pod: err %v, election %t; want it on", err, o.LeaderElection)
 	}
 }

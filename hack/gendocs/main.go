@@ -1,6 +1,7 @@
 // Command gendocs regenerates the generated parts of docs/: the
 // compatibility matrix in capability-file.md, the field table of
-// model-reference.md and the command reference of cli.md, each between
+// model-reference.md, the command reference of cli.md and the warning
+// codes of troubleshooting.md, each between
 // `<!-- NAME:begin -->` and `<!-- NAME:end -->` markers, so the pages
 // publish what the code does. `make docs` runs it; with -check it changes
 // nothing and fails when a page is stale (its test does the same).
@@ -17,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
 )
 
 // section is one generated part of a page.
@@ -29,6 +31,17 @@ var sections = []section{
 	{"docs/capability-file.md", "matrix", func() (string, error) { return capabilities.MatrixMarkdown(), nil }},
 	{"docs/model-reference.md", "fields", modelReference},
 	{"docs/cli.md", "commands", cliReference},
+	{"docs/troubleshooting.md", "codes", warningCodes},
+}
+
+// warningCodes is the table of warning codes, from diag.Codes.
+func warningCodes() (string, error) {
+	var b strings.Builder
+	b.WriteString("| code | warns when |\n|---|---|\n")
+	for _, c := range diag.Codes {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", c.Code, c.About)
+	}
+	return b.String(), nil
 }
 
 func main() {

@@ -118,7 +118,7 @@ func newRenderer(req *providers.Request, typed typedOverrides, l *diag.List) *re
 	md := req.MD
 	r := &renderer{req: req, md: md, engine: req.Engine, version: dynamoVersion(req.Provider), mocker: hub.IsMocker(md), overrides: typed, l: l}
 	if !r.mocker && md.Annotations[hub.AnnotationDynamoTestBackend] != "" {
-		l.Warnf("metadata.annotations."+hub.AnnotationDynamoTestBackend, "is ignored: the mocker test backend needs the value %q and `spec.provider.name: dynamo`", hub.MockerBackend)
+		l.Warnf(diag.IgnoredField, "metadata.annotations."+hub.AnnotationDynamoTestBackend, "is ignored: the mocker test backend needs the value %q and `spec.provider.name: dynamo`", hub.MockerBackend)
 	}
 	r.gateway = r.chooseGateway()
 	r.image = r.workerImage()
@@ -132,7 +132,7 @@ func newRenderer(req *providers.Request, typed typedOverrides, l *diag.List) *re
 // neither a Frontend nor a working route.
 func (r *renderer) chooseGateway() bool {
 	if g := r.md.Spec.Gateway; r.req.Caps.Gateway == nil && !r.mocker && g != nil && g.Enabled != nil && *g.Enabled {
-		r.l.Warnf("spec.gateway.enabled", "is true, but the capability file declares no Gateway API Inference Extension (`spec.gateway`); rendering the standalone Frontend instead of the Epp")
+		r.l.Warnf(diag.IgnoredField, "spec.gateway.enabled", "is true, but the capability file declares no Gateway API Inference Extension (`spec.gateway`); rendering the standalone Frontend instead of the Epp")
 	}
 	// The engine's decision, which the gateway objects follow too, so the
 	// Epp topology and the route to its pool come together. Upstream's
@@ -235,42 +235,42 @@ func (r *renderer) warnIgnored() {
 	md := r.md
 	s := &md.Spec
 	if s.Replicas() == 0 && s.Mode() == hub.ModeAggregated {
-		r.l.Warnf("spec.scaling.replicas", "is 0: the %s service is scaled to zero and serves nothing (upstream AI Runway would run 1 replica)", ServiceWorker)
+		r.l.Warnf(diag.ScaleToZero, "spec.scaling.replicas", "is 0: the %s service is scaled to zero and serves nothing (upstream AI Runway would run 1 replica)", ServiceWorker)
 	}
 	if r.mocker && s.EngineImage() != "" {
 		field := "spec.image"
 		if s.Engine != nil && s.Engine.Image != "" {
 			field = "spec.engine.image"
 		}
-		r.l.Warnf(field, "is ignored in Dynamo mocker mode: the mocker runs in %s", r.image)
+		r.l.Warnf(diag.IgnoredField, field, "is ignored in Dynamo mocker mode: the mocker runs in %s", r.image)
 	}
 	if secret := r.hfSecret(); secret != "" {
 		for i, e := range s.Env {
 			if e.Name == providers.HFTokenEnv {
-				r.l.Warnf(fmt.Sprintf("spec.env[%d]", i), "is dropped: HF_TOKEN comes from Secret %q (`spec.secrets.huggingFaceToken`)", secret)
+				r.l.Warnf(diag.IgnoredField, fmt.Sprintf("spec.env[%d]", i), "is dropped: HF_TOKEN comes from Secret %q (`spec.secrets.huggingFaceToken`)", secret)
 			}
 		}
 	}
 	if e := s.Engine; e != nil {
 		if r.mocker && (len(e.Args) > 0 || len(e.ExtraArgs) > 0) {
-			r.l.Warnf("spec.engine", "args and extraArgs are ignored in Dynamo mocker mode: the mocker takes its own fixed arguments")
+			r.l.Warnf(diag.IgnoredField, "spec.engine", "args and extraArgs are ignored in Dynamo mocker mode: the mocker takes its own fixed arguments")
 		}
 		if _, ok := e.Args["connector"]; ok && r.engine == hub.EngineVLLM && !r.mocker {
-			r.l.Warnf("spec.engine.args.connector", "is dropped, as upstream does: vLLM rejects --connector (disaggregated workers get --kv-transfer-config with the NIXL connector)")
+			r.l.Warnf(diag.IgnoredField, "spec.engine.args.connector", "is dropped, as upstream does: vLLM rejects --connector (disaggregated workers get --kv-transfer-config with the NIXL connector)")
 		}
 		if r.engine == hub.EngineTRTLLM {
 			if hub.Bool(e.TrustRemoteCode) {
-				r.l.Warnf("spec.engine.trustRemoteCode", "is ignored by the trtllm engine on Dynamo")
+				r.l.Warnf(diag.IgnoredField, "spec.engine.trustRemoteCode", "is ignored by the trtllm engine on Dynamo")
 			}
 			if hub.Bool(e.EnforceEager) {
-				r.l.Warnf("spec.engine.enforceEager", "is ignored by the trtllm engine on Dynamo")
+				r.l.Warnf(diag.IgnoredField, "spec.engine.enforceEager", "is ignored by the trtllm engine on Dynamo")
 			}
 		}
 	}
 	if s.Model.Storage != nil {
 		for i, v := range s.Model.Storage.Volumes {
 			if hub.Bool(v.ReadOnly) {
-				r.l.Warnf(fmt.Sprintf("spec.model.storage.volumes[%d].readOnly", i), "is not enforced: Dynamo volume mounts have no readOnly field, so PVC %q is mounted read-write (upstream's readOnly key is dropped by the API server)", v.ResolvedClaimName(md.Name))
+				r.l.Warnf(diag.IgnoredField, fmt.Sprintf("spec.model.storage.volumes[%d].readOnly", i), "is not enforced: Dynamo volume mounts have no readOnly field, so PVC %q is mounted read-write (upstream's readOnly key is dropped by the API server)", v.ResolvedClaimName(md.Name))
 			}
 		}
 	}

@@ -115,6 +115,6 @@ func (t typedOverrides) warnInapplicable(gateway bool, l *diag.List) {
 		why = "the gateway topology routes through the Epp service and has no standalone Frontend"
 	}
 	for _, k := range unused {
-		l.Warnf(overridesField+"."+k, "is ignored: %s", why)
+		l.Warnf(diag.IgnoredField, overridesField+"."+k, "is ignored: %s", why)
 	}
 }

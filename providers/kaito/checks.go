@@ -34,7 +34,7 @@ func checkRendered(obj providers.Object, req *providers.Request, rel release, l 
 	case rel.labelBYO && !nap && instanceType != "":
 		l.Errorf("spec.provider.overrides.resource.instanceType", "must be empty on %s with bring-your-own nodes (KAITO refuses an instance type when node auto-provisioning is off); declare `nodeAutoProvisioning` for kaito in the capability file if KAITO provisions nodes", rel)
 	case !rel.labelBYO && instanceType == "" && res["preferredNodes"] == nil:
-		l.Warnf("", "%s has no label-only bring-your-own-node mode: without `resource.preferredNodes` (set it in spec.provider.overrides) it uses only nodes whose instance type is `resource.instanceType`, which its CRD defaults to %s, and auto-provisions the rest; declare `nodeAutoProvisioning` in the capability file to choose the instance type", rel, LegacyDefaultInstanceType)
+		l.Warnf(diag.KAITOInstanceType, "", "%s has no label-only bring-your-own-node mode: without `resource.preferredNodes` (set it in spec.provider.overrides) it uses only nodes whose instance type is `resource.instanceType`, which its CRD defaults to %s, and auto-provisions the rest; declare `nodeAutoProvisioning` in the capability file to choose the instance type", rel, LegacyDefaultInstanceType)
 	}
 	if !rel.hfPresetNames {
 		inf, _ := obj["inference"].(map[string]any)
@@ -51,7 +51,7 @@ func checkRendered(obj providers.Object, req *providers.Request, rel release, l 
 
 // ignored reports a ModelDeployment field this provider does not render.
 func ignored(l *diag.List, field, why string, args ...any) {
-	l.Warnf(field, "is ignored by the kaito provider: "+why, args...)
+	l.Warnf(diag.IgnoredField, field, "is ignored by the kaito provider: "+why, args...)
 }
 
 const configHint = "tune vLLM through a ConfigMap named in `inference.config`, set with spec.provider.overrides"
@@ -102,7 +102,7 @@ func warnPresetIgnored(req *providers.Request, rel release, l *diag.List) {
 		if !rel.labelBYO {
 			sel = "has no effect on " + rel.String()
 		}
-		l.Warnf("spec.resources.gpu.count", "is %d, but KAITO presets size GPUs themselves from the preset and the selected nodes; the count %s", n, sel)
+		l.Warnf(diag.IgnoredField, "spec.resources.gpu.count", "is %d, but KAITO presets size GPUs themselves from the preset and the selected nodes; the count %s", n, sel)
 	}
 	if len(s.Tolerations) > 0 {
 		ignored(l, "spec.tolerations", "a Workspace has no toleration field for presets; KAITO adds its own GPU tolerations (nvidia.com/gpu, sku=gpu)")
@@ -128,7 +128,7 @@ func warnUntoleratedPoolTaints(req *providers.Request, l *diag.List) {
 		}
 		for _, taint := range t.Taints {
 			if !kaitoTolerated[taint.Key] {
-				l.Warnf("spec.resources", "node pool %q has taint %s:%s, which KAITO preset pods do not tolerate (a Workspace preset has no toleration field); they will stay Pending unless KAITO's own tolerations cover it", placed.Pool, taint.Key, taint.Effect)
+				l.Warnf(diag.UntoleratedTaint, "spec.resources", "node pool %q has taint %s:%s, which KAITO preset pods do not tolerate (a Workspace preset has no toleration field); they will stay Pending unless KAITO's own tolerations cover it", placed.Pool, taint.Key, taint.Effect)
 			}
 		}
 	}

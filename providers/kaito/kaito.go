@@ -83,7 +83,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 		// Deprecated, not removed: the CRD still accepts it, so it renders
 		// as given, but the Workspace controller of these releases reads
 		// only the label selector (checked in KAITO v0.8.1 and v0.10.0).
-		l.Warnf("spec.provider.overrides.resource.preferredNodes", "is deprecated since KAITO 0.8.0 and %s's Workspace controller ignores it: bring-your-own nodes are chosen by `resource.labelSelector`, which is rendered from `spec.nodeSelector` (the nodes must carry the GPU Feature Discovery labels); remove it and put the labels of those nodes in `spec.nodeSelector`", rel)
+		l.Warnf(diag.DeprecatedField, "spec.provider.overrides.resource.preferredNodes", "is deprecated since KAITO 0.8.0 and %s's Workspace controller ignores it: bring-your-own nodes are chosen by `resource.labelSelector`, which is rendered from `spec.nodeSelector` (the nodes must carry the GPU Feature Discovery labels); remove it and put the labels of those nodes in `spec.nodeSelector`", rel)
 	}
 	return l
 }

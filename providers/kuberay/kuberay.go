@@ -105,7 +105,7 @@ func checkName(req *providers.Request, l *diag.List) {
 	case len(name) > maxName13:
 		l.Errorf("metadata.name", "%q has %d characters: KubeRay %s labels the Ray pods with `ray.io/cluster: <name>-raycluster-<5 characters>`, which must fit in 63 characters, so the name must have at most %d", name, len(name), v, maxName13)
 	case len(name) > maxServeName13 || unicode.IsDigit(rune(name[0])):
-		l.Warnf("metadata.name", "KubeRay %s shortens or renames the Services it derives from %q, so the serve Service will not be %s-serve-svc; a name of at most %d characters that starts with a letter avoids that", v, name, name, maxServeName13)
+		l.Warnf(diag.ServiceName, "metadata.name", "KubeRay %s shortens or renames the Services it derives from %q, so the serve Service will not be %s-serve-svc; a name of at most %d characters that starts with a letter avoids that", v, name, name, maxServeName13)
 	}
 }
 
@@ -160,16 +160,16 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 func warnings(md *hub.ModelDeployment, l *diag.List) {
 	s := &md.Spec
 	if s.Replicas() == 0 {
-		l.Warnf("spec.scaling.replicas", "is 0: the Serve application runs num_replicas: 0 and serves nothing; the Ray head pod keeps running (upstream AI Runway would run 1 replica)")
+		l.Warnf(diag.ScaleToZero, "spec.scaling.replicas", "is 0: the Serve application runs num_replicas: 0 and serves nothing; the Ray head pod keeps running (upstream AI Runway would run 1 replica)")
 	}
 	if s.Mode() == hub.ModeDisaggregated && s.Scaling != nil {
-		l.Warnf("spec.serving.mode", "disaggregated: the kuberay provider runs separate prefill-workers and decode-workers groups, but the Serve application does not split prefill from decode (as upstream)")
+		l.Warnf(diag.IgnoredField, "spec.serving.mode", "disaggregated: the kuberay provider runs separate prefill-workers and decode-workers groups, but the Serve application does not split prefill from decode (as upstream)")
 		for _, c := range []struct {
 			field string
 			spec  *hub.ComponentScalingSpec
 		}{{"spec.scaling.prefill.replicas", s.Scaling.Prefill}, {"spec.scaling.decode.replicas", s.Scaling.Decode}} {
 			if c.spec != nil && c.spec.ReplicaCount() == 0 {
-				l.Warnf(c.field, "is 0: this worker group runs no pods")
+				l.Warnf(diag.ScaleToZero, c.field, "is 0: this worker group runs no pods")
 			}
 		}
 	}
@@ -178,10 +178,10 @@ func warnings(md *hub.ModelDeployment, l *diag.List) {
 		for _, v := range s.Model.Storage.Volumes {
 			names = append(names, v.Name)
 		}
-		l.Warnf("spec.model.storage.volumes", "is ignored by the kuberay provider, as upstream: no volume (%s) is mounted into the Ray pods and no PVC is created", strings.Join(names, ", "))
+		l.Warnf(diag.IgnoredField, "spec.model.storage.volumes", "is ignored by the kuberay provider, as upstream: no volume (%s) is mounted into the Ray pods and no PVC is created", strings.Join(names, ", "))
 	}
 	if s.Resources != nil && s.Resources.CPU != "" {
-		l.Warnf("spec.resources.cpu", "is ignored by the kuberay provider, as upstream: the Ray head container is limited to %s CPUs and the worker containers get no CPU request or limit", defaultHeadCPU)
+		l.Warnf(diag.IgnoredField, "spec.resources.cpu", "is ignored by the kuberay provider, as upstream: the Ray head container is limited to %s CPUs and the worker containers get no CPU request or limit", defaultHeadCPU)
 	}
 }
 

@@ -79,7 +79,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 			}
 			name := md.Name + c.suffix
 			if c.spec.ReplicaCount() == 0 {
-				l.Warnf("spec.scaling."+c.role+".replicas", "is 0: the %s Deployment %q is scaled to zero", c.role, name)
+				l.Warnf(diag.ScaleToZero, "spec.scaling."+c.role+".replicas", "is 0: the %s Deployment %q is scaled to zero", c.role, name)
 			}
 			res := podserver.Resources(c.spec.GPUCount(), gpuType(c.spec.GPU), c.spec.Memory, "")
 			container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, c.spec.GPUCount(), c.kvTransfer), res, providers.ContainerEnv(md))
@@ -88,7 +88,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		}
 	} else {
 		if md.Spec.Replicas() == 0 {
-			l.Warnf("spec.scaling.replicas", "is 0: the Deployment is scaled to zero and serves nothing (upstream AI Runway would run 1 replica)")
+			l.Warnf(diag.ScaleToZero, "spec.scaling.replicas", "is 0: the Deployment is scaled to zero and serves nothing (upstream AI Runway would run 1 replica)")
 		}
 		var res corev1.ResourceRequirements
 		if r := md.Spec.Resources; r != nil {
@@ -141,26 +141,26 @@ func gpuType(g *hub.GPUSpec) string {
 func warnIgnored(md *hub.ModelDeployment, l *diag.List) {
 	s := &md.Spec
 	if s.Model.Storage != nil && len(s.Model.Storage.Volumes) > 0 {
-		l.Warnf("spec.model.storage", "is ignored by the llmd provider: like upstream, llm-d model servers mount no volumes and download the model at start-up; use the vllm or dynamo provider to mount model storage")
+		l.Warnf(diag.IgnoredField, "spec.model.storage", "is ignored by the llmd provider: like upstream, llm-d model servers mount no volumes and download the model at start-up; use the vllm or dynamo provider to mount model storage")
 	}
 	if s.Mode() == hub.ModeDisaggregated {
 		if r := s.Resources; r != nil {
 			if r.Memory != "" {
-				l.Warnf("spec.resources.memory", "is ignored by the llmd provider in disaggregated serving mode: set `spec.scaling.prefill.memory` and `spec.scaling.decode.memory`")
+				l.Warnf(diag.IgnoredField, "spec.resources.memory", "is ignored by the llmd provider in disaggregated serving mode: set `spec.scaling.prefill.memory` and `spec.scaling.decode.memory`")
 			}
 			if r.CPU != "" {
-				l.Warnf("spec.resources.cpu", "is ignored by the llmd provider in disaggregated serving mode: components have no cpu request")
+				l.Warnf(diag.IgnoredField, "spec.resources.cpu", "is ignored by the llmd provider in disaggregated serving mode: components have no cpu request")
 			}
 		}
 		if s.Scaling != nil && s.Scaling.Replicas != nil && *s.Scaling.Replicas != 1 {
-			l.Warnf("spec.scaling.replicas", "is ignored by the llmd provider in disaggregated serving mode: set `spec.scaling.prefill.replicas` and `spec.scaling.decode.replicas`")
+			l.Warnf(diag.IgnoredField, "spec.scaling.replicas", "is ignored by the llmd provider in disaggregated serving mode: set `spec.scaling.prefill.replicas` and `spec.scaling.decode.replicas`")
 		}
 		return
 	}
 	if s.Scaling != nil {
 		for _, c := range components(s) {
 			if c.spec != nil {
-				l.Warnf("spec.scaling."+c.role, "is ignored by the llmd provider in aggregated serving mode")
+				l.Warnf(diag.IgnoredField, "spec.scaling."+c.role, "is ignored by the llmd provider in aggregated serving mode")
 			}
 		}
 	}

@@ -83,7 +83,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 	var l diag.List
 	md := req.MD
 	if md.Spec.Replicas() == 0 {
-		l.Warnf("spec.scaling.replicas", "is 0: the Deployment is scaled to zero and serves nothing (upstream AI Runway would run 1 replica)")
+		l.Warnf(diag.ScaleToZero, "spec.scaling.replicas", "is 0: the Deployment is scaled to zero and serves nothing (upstream AI Runway would run 1 replica)")
 	}
 	warnUnmanagedVolumes(md, &l)
 	objs := podserver.Objects([]*appsv1.Deployment{deployment(req)}, []*corev1.Service{podserver.Service(req, md.Name)}, podserver.Overrides(md), &l)
@@ -96,7 +96,7 @@ func warnUnmanagedVolumes(md *hub.ModelDeployment, l *diag.List) {
 	}
 	for i, v := range md.Spec.Model.Storage.Volumes {
 		if v.IsManaged() {
-			l.Warnf(fmt.Sprintf("spec.model.storage.volumes[%d].size", i), "the vllm provider mounts PVC %q but, like upstream, does not create it; create it separately or use a provider that manages PVCs", v.ResolvedClaimName(md.Name))
+			l.Warnf(diag.IgnoredField, fmt.Sprintf("spec.model.storage.volumes[%d].size", i), "the vllm provider mounts PVC %q but, like upstream, does not create it; create it separately or use a provider that manages PVCs", v.ResolvedClaimName(md.Name))
 		}
 	}
 }

@@ -147,7 +147,7 @@ func WarnFloatingDefault(req *providers.Request, provider, defaultImage, pinned 
 	if Image(req, defaultImage) != defaultImage || !floating(defaultImage) {
 		return
 	}
-	l.Warnf("spec.engine.image", "is unset and the capability file pins no `images.vllm` for the %s provider, so its default %q runs: a floating tag that changes under you; pin a release, e.g. `images: {vllm: %q}` on the provider in the capability file, or set `spec.engine.image`", provider, defaultImage, pinned)
+	l.Warnf(diag.FloatingImage, "spec.engine.image", "is unset and the capability file pins no `images.vllm` for the %s provider, so its default %q runs: a floating tag that changes under you; pin a release, e.g. `images: {vllm: %q}` on the provider in the capability file, or set `spec.engine.image`", provider, defaultImage, pinned)
 }
 
 // floating reports an image reference whose tag names no release.
