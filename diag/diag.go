@@ -153,6 +153,16 @@ func (l List) Errors() List {
 // rendered"). kustomize shows a function's stderr and nothing else, so this
 // is what most users read.
 func (l List) Report(w io.Writer, undone string) {
+	l.report(w, undone, true)
+}
+
+// Summary prints only Report's last line: the count, when there are
+// errors.
+func (l List) Summary(w io.Writer, undone string) {
+	l.report(w, undone, false)
+}
+
+func (l List) report(w io.Writer, undone string, lines bool) {
 	errs, warns := 0, 0
 	for _, p := range l {
 		switch p.Severity {
@@ -163,7 +173,9 @@ func (l List) Report(w io.Writer, undone string) {
 		default:
 			continue
 		}
-		fmt.Fprintln(w, p.String())
+		if lines {
+			fmt.Fprintln(w, p.String())
+		}
 	}
 	if errs > 0 {
 		fmt.Fprintf(w, "airunway-render: %d error(s), %d warning(s); %s\n", errs, warns, undone)

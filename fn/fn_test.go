@@ -112,3 +112,38 @@ func TestFunctionConfigAndCapabilityItem(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stderr, `[warning capabilities-input] airunway.ai/v1alpha1/ClusterCapabilities/other: ignored: the function config already provides the cluster capabilities (ClusterCapabilities "pinned")`)
 }
+
+// TestKptSeesEachProblemOnce: kpt prints a function's results and then its
+// stderr, so for items kpt marks (config.k8s.io/id without kustomize's
+// id) the problems are results only and stderr counts them; kustomize
+// marks its items with its own id and shows only stderr, which then has
+// every problem.
+func TestKptSeesEachProblemOnce(t *testing.T) {
+	model := func(annotations string) string {
+		return "- apiVersion: airunway.ai/v1alpha1\n  kind: ModelDeployment\n  metadata:\n    name: m\n    namespace: ns\n    annotations: {" + annotations + "}\n  spec: {model: {id: a/b}, image: x/y:1, scaling: {replicas: 40}, resources: {gpu: {count: 1}}, provider: {name: vllm}}\n"
+	}
+	in := func(annotations string) string {
+		return "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + model(annotations)
+	}
+	for _, tc := range []struct {
+		name, annotations string
+		lines             bool
+	}{
+		{"kpt", `config.k8s.io/id: "1"`, false},
+		{"kustomize", `config.k8s.io/id: "1", kustomize.config.k8s.io/id: "kind: ModelDeployment"`, true},
+		{"by hand", ``, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			require.Equal(t, 1, Run(strings.NewReader(in(tc.annotations)), &stdout, &stderr))
+			require.Contains(t, stdout.String(), "must be less than or equal to 32, got 40", "the results have every problem")
+			require.Contains(t, stdout.String(), "code: deprecated-field")
+			if tc.lines {
+				require.Contains(t, stderr.String(), "[error] airunway.ai/v1alpha1/ModelDeployment/ns/m spec.scaling.replicas: must be less than or equal to 32, got 40\n")
+				require.Contains(t, stderr.String(), "[warning deprecated-field] ")
+			} else {
+				require.Equal(t, "airunway-render: 1 error(s), 1 warning(s); nothing was rendered (the results say why)\n", stderr.String())
+			}
+		})
+	}
+}

@@ -17,6 +17,35 @@ import (
 // so the caller can print them.
 type Processor struct {
 	Problems diag.List
+	// FromKpt is true when kpt sent the items: kpt shows a function's
+	// results and then its stderr, so the problems need to be in only one
+	// of them. kustomize shows only stderr.
+	FromKpt bool
+}
+
+// kpt and kustomize both mark every item with a resource id
+// (config.k8s.io/id); kustomize adds its own.
+const (
+	resourceIDAnnotation  = "config.k8s.io/id"
+	kustomizeIDAnnotation = "kustomize.config.k8s.io/id"
+)
+
+// fromKpt reports whether kpt sent the items: they carry the resource id,
+// and none carries kustomize's. A ResourceList written by hand has
+// neither, and gets the problems on stderr as kustomize does.
+func fromKpt(items []*yaml.RNode) bool {
+	kpt := false
+	for _, n := range items {
+		if _, bad := render.CheckShape(n); bad {
+			continue // GetAnnotations would panic; the render refuses it
+		}
+		a := n.GetAnnotations()
+		if a[kustomizeIDAnnotation] != "" {
+			return false
+		}
+		kpt = kpt || a[resourceIDAnnotation] != ""
+	}
+	return kpt
 }
 
 // errFailed is returned with the output of a run that reported errors.
@@ -39,6 +68,7 @@ func (p *Processor) Run(in []byte) ([]byte, error) {
 	// Render never changes its input, so on error these are the items as
 	// they came.
 	items := rl.items
+	p.FromKpt = fromKpt(items)
 	w := &resourceListWriter{functionConfig: rl.functionConfig, results: rl.results}
 	problems := danglingAliases(items)
 	if problems.HasErrors() {

@@ -9,8 +9,10 @@ import (
 )
 
 // Run is the render function: it reads a ResourceList on stdin, writes one
-// on stdout and the problems readably on stderr, and returns the exit
-// code, 1 on any error. `airunway-render` without arguments is this.
+// on stdout with the problems as results, and returns the exit code, 1 on
+// any error. kustomize shows only stderr, so the problems go to stderr
+// too, one per line, except for kpt, which shows the results: there
+// stderr carries only the count. `airunway-render` without arguments is this.
 func Run(stdin io.Reader, stdout, stderr io.Writer) int {
 	in, ok := readStdin(stdin, stderr)
 	if !ok {
@@ -24,7 +26,13 @@ func Run(stdin io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	p.Problems.Report(stderr, "nothing was rendered")
+	if p.FromKpt {
+		// kpt prints the results and then stderr: each problem once, in
+		// the results; stderr only counts them.
+		p.Problems.Summary(stderr, "nothing was rendered (the results say why)")
+	} else {
+		p.Problems.Report(stderr, "nothing was rendered")
+	}
 	if runErr != nil {
 		if !p.Problems.HasErrors() {
 			// The input was not a ResourceList at all.
