@@ -4,6 +4,7 @@
 package nearest
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/agnivade/levenshtein"
@@ -32,4 +33,23 @@ func Suggestion(word string, known []string) string {
 		return `; did you mean "` + name + `"?`
 	}
 	return ""
+}
+
+// Closest returns up to n names among known, closest to word first
+// (ignoring case; ties in name order), however far they are: for a list of
+// suggestions after "no such name".
+func Closest(word string, known []string, n int) []string {
+	lw := strings.ToLower(word)
+	sorted := append([]string(nil), known...)
+	dist := make(map[string]int, len(known))
+	for _, k := range sorted {
+		dist[k] = levenshtein.ComputeDistance(lw, strings.ToLower(k))
+	}
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if dist[sorted[i]] != dist[sorted[j]] {
+			return dist[sorted[i]] < dist[sorted[j]]
+		}
+		return sorted[i] < sorted[j]
+	})
+	return sorted[:min(n, len(sorted))]
 }

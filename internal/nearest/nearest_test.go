@@ -34,3 +34,9 @@ func TestName(t *testing.T) {
 	require.Equal(t, `; did you mean "kaito"?`, Suggestion("kiato", providers))
 	require.Empty(t, Suggestion("openai", providers))
 }
+
+func TestClosest(t *testing.T) {
+	known := []string{"meta-llama/llama-3.1-8b-instruct", "meta-llama/llama-3.3-70b-instruct", "microsoft/phi-4", "qwen/qwen2.5-coder-7b-instruct"}
+	require.Equal(t, []string{"meta-llama/llama-3.1-8b-instruct", "meta-llama/llama-3.3-70b-instruct"}, Closest("meta-llama/Llama-3.2-8B-Instruct", known, 2))
+	require.Len(t, Closest("x", known, 10), 4)
+}

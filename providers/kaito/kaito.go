@@ -113,7 +113,10 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 	}
 	switch req.Engine {
 	case hub.EngineVLLM:
-		ws.Inference.Preset = presetSpec(req)
+		ws.Inference.Preset = presetSpec(req, rel, &l)
+		if ws.Inference.Preset == nil {
+			return nil, l
+		}
 		warnPresetIgnored(req, rel, &l)
 	case hub.EngineLlamaCpp:
 		img := image(req)
@@ -203,13 +206,47 @@ func resourceSpec(req *providers.Request, rel release) wsResource {
 }
 
 // presetSpec names the preset after the model and hands KAITO the Hugging
-// Face token Secret (upstream passes none, so gated presets fail).
-func presetSpec(req *providers.Request) *wsPreset {
-	p := &wsPreset{Name: req.MD.Spec.Model.ID}
+// Face token Secret (upstream passes none, so gated presets fail). Before
+// KAITO 0.9 a preset must be one of the release's registered names: a
+// Hugging Face id is mapped to the preset KAITO registers for that
+// repository (presets.go), or refused with the closest presets; nil then.
+func presetSpec(req *providers.Request, rel release, l *diag.List) *wsPreset {
+	name := req.MD.Spec.Model.ID
+	if !rel.hfPresetNames && strings.Contains(name, "/") && overridesPresetName(req.MD) == "" {
+		preset, ok, closest, err := presetName(rel, name)
+		switch {
+		case err != nil:
+			l.Errorf("spec.model.id", "%v", err)
+			return nil
+		case !ok:
+			l.Errorf("spec.model.id", "%q has no KAITO preset in %s, which accepts only its registered preset names (Hugging Face ids from KAITO 0.9.0); closest presets: %s; set one of them as `spec.model.id`, or declare KAITO 0.9.0 or later", name, rel, strings.Join(closest, ", "))
+			return nil
+		}
+		l.Infof("spec.model.id", "%q is rendered as %s's preset %q, which KAITO registers for that Hugging Face repository", name, rel, preset)
+		name = preset
+	}
+	p := &wsPreset{Name: name}
 	if sec := req.MD.Spec.Secrets; sec != nil && sec.HuggingFaceToken != "" {
 		p.PresetOptions = &wsPresetOptions{ModelAccessSecret: sec.HuggingFaceToken}
 	}
 	return p
+}
+
+// overridesPresetName is the preset name spec.provider.overrides sets
+// (it replaces the one derived from the model), "" when it sets none.
+func overridesPresetName(md *hub.ModelDeployment) string {
+	if md.Spec.Provider == nil || len(md.Spec.Provider.Overrides) == 0 {
+		return ""
+	}
+	var o struct {
+		Inference struct {
+			Preset struct {
+				Name string `json:"name"`
+			} `json:"preset"`
+		} `json:"inference"`
+	}
+	_ = json.Unmarshal(md.Spec.Provider.Overrides, &o) // validated JSON; a mistyped name is not ours to report
+	return o.Inference.Preset.Name
 }
 
 // image picks engine.image, then the legacy spec.image, then the cluster's

@@ -2,6 +2,7 @@ package kaito
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -473,7 +474,7 @@ func TestVersions(t *testing.T) {
 		render(t, vllmMD+`provider: {name: kaito, overrides: {"resource":{"preferredNodes":null}}}`)
 	})
 	for _, v := range []string{"0.6.2", "0.8.1"} {
-		t.Run("KAITO "+v+" refuses a Hugging Face id as preset name", func(t *testing.T) {
+		t.Run("KAITO "+v+" refuses a Hugging Face id it has no preset for, naming the closest", func(t *testing.T) {
 			errs := failures(t, vllmMD+preferred, at(v), mutate(func(md *hub.ModelDeployment) {
 				if v == "0.8.1" {
 					md.Spec.Provider.Overrides = nil
@@ -481,9 +482,28 @@ func TestVersions(t *testing.T) {
 			}))
 			require.Len(t, errs, 1, "%v", errs)
 			require.Equal(t, "spec.model.id", errs[0].Field)
-			require.Contains(t, errs[0].Message, "Hugging Face ids only from KAITO 0.9.0")
+			require.Contains(t, errs[0].Message, `"meta-llama/Llama-2-7b-chat-hf" has no KAITO preset in KAITO `+v+`, which accepts only its registered preset names (Hugging Face ids from KAITO 0.9.0); closest presets: `+"`llama-3.1-8b-instruct` (meta-llama/Llama-3.1-8B-Instruct), `llama-3.3-70b-instruct`")
 		})
 	}
+	// KAITO's own model lists (presets.json, derived from each release's
+	// supported_models.yaml) map a Hugging Face id to the preset name.
+	for v, tc := range map[string]struct{ id, preset string }{
+		"0.6.0": {"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b-instruct"},
+		"0.7.2": {"microsoft/Phi-4-mini-instruct", "phi-4-mini-instruct"},
+		"0.8.1": {"mistralai/Ministral-3-8B-Instruct-2512", "ministral-3-8b-instruct"},
+		"0.8.2": {"google/gemma-3-4b-it", "gemma-3-4b-instruct"}, // after the last derived release: 0.8.1's list
+	} {
+		t.Run("KAITO "+v+" maps "+tc.id+" to its preset", func(t *testing.T) {
+			obj, l := render(t, "model: {id: "+tc.id+"}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}\n", at(v))
+			require.Equal(t, tc.preset, get(obj, "inference", "preset", "name"))
+			require.Contains(t, fmt.Sprint(l), fmt.Sprintf("is rendered as KAITO %s's preset %q", v, tc.preset))
+		})
+	}
+	t.Run("KAITO 0.7 has no Ministral 3 preset (0.8 added it)", func(t *testing.T) {
+		errs := failures(t, "model: {id: mistralai/Ministral-3-8B-Instruct-2512}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}\n", at("0.7.2"))
+		require.Len(t, errs, 1, "%v", errs)
+		require.Contains(t, errs[0].Message, "has no KAITO preset in KAITO 0.7.2")
+	})
 	t.Run("KAITO 0.8 accepts a preset name set through overrides", func(t *testing.T) {
 		obj, _ := render(t, vllmMD+`provider: {name: kaito, overrides: {"inference":{"preset":{"name":"llama-3.1-8b-instruct"}}}}`, at("0.8.1"))
 		require.Equal(t, "llama-3.1-8b-instruct", get(obj, "inference", "preset", "name"))

@@ -1,0 +1,85 @@
+package kaito
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/internal/nearest"
+)
+
+// presetsJSON is KAITO's own model list per release before 0.9.0 (preset
+// name → Hugging Face repository), derived by hack/derive-kaito-presets
+// from presets/workspace/models/supported_models.yaml at each release tag.
+//
+//go:embed presets.json
+var presetsJSON []byte
+
+type presetList struct {
+	Releases []struct {
+		Release string `json:"release"`
+		Presets []struct {
+			Name        string `json:"name"`
+			HuggingFace string `json:"huggingFace"`
+		} `json:"presets"`
+	} `json:"releases"`
+}
+
+// preset is a preset name and the repository as KAITO spells it.
+type preset struct{ name, repo string }
+
+// presetsOf returns the preset list of the KAITO release: the derived list
+// of that release, else of the newest derived release before it (a patch
+// release published after the derivation adds no preset we could know).
+func presetsOf(rel release) (string, map[string]preset, error) {
+	var l presetList
+	if err := json.Unmarshal(presetsJSON, &l); err != nil {
+		return "", nil, fmt.Errorf("presets.json: %w", err)
+	}
+	for i := len(l.Releases) - 1; i >= 0; i-- {
+		r := l.Releases[i]
+		v, err := hub.ParseRelease(r.Release)
+		if err != nil {
+			return "", nil, fmt.Errorf("presets.json: %w", err)
+		}
+		if v.LessThan(rel.version) || v.EqualTo(rel.version) {
+			byRepo := map[string]preset{}
+			for _, p := range r.Presets {
+				byRepo[strings.ToLower(p.HuggingFace)] = preset{name: p.Name, repo: p.HuggingFace}
+			}
+			return r.Release, byRepo, nil
+		}
+	}
+	return "", nil, fmt.Errorf("no KAITO preset list for %s", rel)
+}
+
+// presetName maps a Hugging Face id to the preset KAITO rel registers for
+// that repository. ok is false when it registers none; closest then names
+// the nearest presets, with their repositories, for the error.
+func presetName(rel release, hfID string) (name string, ok bool, closest []string, err error) {
+	_, byRepo, err := presetsOf(rel)
+	if err != nil {
+		return "", false, nil, err
+	}
+	if p, ok := byRepo[strings.ToLower(hfID)]; ok {
+		return p.name, true, nil, nil
+	}
+	// The same organisation's presets first (another Qwen for a Qwen),
+	// then the others, each by edit distance.
+	org := strings.ToLower(strings.SplitN(hfID, "/", 2)[0]) + "/"
+	var same, others []string
+	for repo := range byRepo {
+		if strings.HasPrefix(repo, org) {
+			same = append(same, repo)
+		} else {
+			others = append(others, repo)
+		}
+	}
+	ranked := append(nearest.Closest(hfID, same, 3), nearest.Closest(hfID, others, 3)...)
+	for _, repo := range ranked[:min(3, len(ranked))] {
+		closest = append(closest, fmt.Sprintf("`%s` (%s)", byRepo[repo].name, byRepo[repo].repo))
+	}
+	return "", false, closest, nil
+}
