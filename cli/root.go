@@ -120,7 +120,7 @@ when a change is breaking; migrate --check: 2 when a file would change.`,
 
   # help for one command
   airunway-render help render`,
-		Version:       version.Version,
+		Version:       version.String(),
 		SilenceErrors: true, // Execute prints them
 		SilenceUsage:  true, // and the usage only for a usage error
 	}

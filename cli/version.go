@@ -25,7 +25,7 @@ versions, and the Kubernetes releases the rendered objects need.`,
 				_, err := fmt.Fprint(s.out, capabilities.MatrixMarkdown())
 				return err
 			}
-			fmt.Fprintf(s.out, "airunway-render %s\n\nSupported providers:\n", version.Version)
+			fmt.Fprintf(s.out, "airunway-render %s\n\nSupported providers:\n", version.String())
 			return capabilities.WriteMatrixText(s.out)
 		},
 	}

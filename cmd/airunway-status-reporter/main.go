@@ -53,7 +53,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *printVersion {
-		fmt.Fprintln(stdout, "airunway-status-reporter", version.Version)
+		fmt.Fprintln(stdout, "airunway-status-reporter", version.String())
 		return 0
 	}
 	o.Logger = textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(*verbosity), textlogger.Output(stderr)))
