@@ -81,6 +81,30 @@ func shortUsage(w io.Writer, cmd *cobra.Command) {
 	fmt.Fprintf(w, "Usage: %s\nRun '%s --help' for examples and every flag.\n", use, cmd.CommandPath())
 }
 
+// completionExamples load each shell's script for the current session or
+// for good.
+var completionExamples = map[string]string{
+	"bash":       "  source <(airunway-render completion bash)",
+	"zsh":        "  airunway-render completion zsh > \"${fpath[1]}/_airunway-render\"",
+	"fish":       "  airunway-render completion fish > ~/.config/fish/completions/airunway-render.fish",
+	"powershell": "  airunway-render completion powershell | Out-String | Invoke-Expression",
+}
+
+// addCompletionExamples builds cobra's completion commands now (it would
+// at Execute) and gives each an example, as every other command has.
+func addCompletionExamples(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Example = "  source <(airunway-render completion bash)   # this shell\n  airunway-render completion zsh > \"${fpath[1]}/_airunway-render\""
+		for _, shell := range c.Commands() {
+			shell.Example = completionExamples[shell.Name()]
+		}
+	}
+}
+
 // disableFlagsInUseLine drops cobra's "[flags]" from every Use line: each
 // lists its flags already.
 func disableFlagsInUseLine(cmd *cobra.Command) {
@@ -136,6 +160,7 @@ when a change is breaking; migrate --check: 2 when a file would change.`,
 		newArgoCDCommand(s),
 		newVersionCommand(s),
 	)
+	addCompletionExamples(root)
 	disableFlagsInUseLine(root)
 	return root
 }
