@@ -9,7 +9,8 @@
 // KAITO is not served by the Go module proxy, so the input is a clone of
 // https://github.com/kaito-project/kaito (any clone with its tags):
 //
-//	go run ./hack/derive-kaito-presets -repo ../kaito
+//	go run ./hack/derive-kaito-presets -repo ../kaito          # rewrite
+//	go run ./hack/derive-kaito-presets -repo ../kaito -check   # compare
 package main
 
 import (
@@ -64,6 +65,7 @@ var hfRepo = regexp.MustCompile(`^https://huggingface\.co/([^/]+/[^/]+)/commit/[
 func main() {
 	repo := flag.String("repo", "", "a clone of github.com/kaito-project/kaito with its tags")
 	out := flag.String("o", output, "the file to write")
+	check := flag.Bool("check", false, "write nothing; exit 1 when the file differs from what the clone derives")
 	flag.Parse()
 	if *repo == "" {
 		fmt.Fprintln(os.Stderr, "derive-kaito-presets: -repo is required (a clone of github.com/kaito-project/kaito)")
@@ -79,7 +81,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "derive-kaito-presets:", err)
 		os.Exit(1)
 	}
-	if err := os.WriteFile(*out, append(data, '\n'), 0o644); err != nil {
+	data = append(data, '\n')
+	if *check {
+		have, err := os.ReadFile(*out)
+		if err != nil || !bytes.Equal(have, data) {
+			fmt.Fprintf(os.Stderr, "derive-kaito-presets: %s is not what %s derives; run without -check to rewrite it\n", *out, *repo)
+			os.Exit(1)
+		}
+		fmt.Printf("derive-kaito-presets: %s is current\n", *out)
+		return
+	}
+	if err := os.WriteFile(*out, data, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "derive-kaito-presets:", err)
 		os.Exit(1)
 	}

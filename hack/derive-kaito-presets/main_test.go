@@ -56,20 +56,3 @@ func TestDerive(t *testing.T) {
 	require.Len(t, releases[0]["commit"], 40)
 	require.Len(t, releases[0]["sha256"], 64)
 }
-
-// TestPresetsFileIsCurrent re-derives the committed file from a KAITO
-// clone when KAITO_REPO names one (KAITO is not on the Go module proxy,
-// so CI has none and the check is skipped there).
-func TestPresetsFileIsCurrent(t *testing.T) {
-	repo := os.Getenv("KAITO_REPO")
-	if repo == "" {
-		t.Skip("KAITO_REPO is unset: set it to a clone of github.com/kaito-project/kaito to check providers/kaito/presets.json")
-	}
-	p, err := derive(repo)
-	require.NoError(t, err)
-	want, err := json.MarshalIndent(p, "", "  ")
-	require.NoError(t, err)
-	have, err := os.ReadFile(filepath.Join("..", "..", output))
-	require.NoError(t, err)
-	require.Equal(t, string(want)+"\n", string(have), "run: go run ./hack/derive-kaito-presets -repo "+repo)
-}

@@ -21,9 +21,6 @@ const modulePath = "github.com/airunway-render/airunway-render"
 // a fresh module cache and no network. Both binaries install, run, and
 // report the tag.
 func TestGoInstallFromATag(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds both binaries from a module zip")
-	}
 	const tag = "v0.1.0-e2e"
 	proxy := t.TempDir()
 	dir := filepath.Join(proxy, modulePath, "@v")
