@@ -20,11 +20,30 @@ const MaxExpandedNodes = 1 << 20
 // what it points at, remembered), so a bomb is measured without being
 // expanded.
 func CheckAliases(n *yaml.Node) error {
+	if !hasAlias(n, 0) {
+		return nil // the common case: one walk, nothing allocated
+	}
 	sizes := map[*yaml.Node]int{}
 	if size := expandedSize(n, sizes, 0); size > MaxExpandedNodes {
 		return fmt.Errorf("its YAML aliases expand it to more than %d nodes, the most an object may have (an alias bomb: the tools that read the output would expand it); YAML anchors and aliases must not multiply the document, so write the values out", MaxExpandedNodes)
 	}
 	return nil
+}
+
+// hasAlias reports whether the tree under n holds an alias.
+func hasAlias(n *yaml.Node, depth int) bool {
+	if n == nil || depth > MaxParserDepth {
+		return n != nil
+	}
+	if n.Kind == yaml.AliasNode {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasAlias(c, depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // expandedSize is the number of nodes n stands for with aliases expanded,
