@@ -316,6 +316,9 @@ func checkNodePools(pools []hub.NodePool, l *diag.List) {
 		if p.GPU != nil && p.GPU.PerNode < 0 {
 			l.Errorf(at+".gpu.perNode", "must be greater than or equal to 0, got %d", p.GPU.PerNode)
 		}
+		if p.Nodes != nil && (p.Nodes.Count < 0 || p.Nodes.Count > MaxPoolNodes) {
+			l.Errorf(at+".nodes.count", "must be between 0 and %d, got %d", MaxPoolNodes, p.Nodes.Count)
+		}
 		if p.GPU != nil && p.GPU.MemoryMiB < 0 {
 			l.Errorf(at+".gpu.memoryMiB", "must be greater than or equal to 0, got %d", p.GPU.MemoryMiB)
 		}

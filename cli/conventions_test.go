@@ -224,3 +224,29 @@ func TestWarningPolicy(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "`--ignore-warnings`: \"nope\" is not a warning code")
 }
+
+// `capabilities nodes` prints the Nodes of a capability file as YAML (or a
+// JSON List) that parses back into Nodes; it needs -f.
+func TestCapabilitiesNodes(t *testing.T) {
+	caps := "../examples/kustomize/clusters/prod/capabilities.yaml" // l4, a100, cpu: 2 nodes each
+	out, stderr, code := run(t, "", "capabilities", "nodes", "-f", caps)
+	require.Equal(t, 0, code, stderr)
+	docs := items(t, out)
+	require.Len(t, docs, 6)
+	for _, d := range docs {
+		require.Equal(t, "Node", d.GetKind())
+		require.Equal(t, "fake", d.GetAnnotations()["kwok.x-k8s.io/node"])
+	}
+	again, _, _ := run(t, "", "capabilities", "nodes", "-f", caps)
+	require.Equal(t, out, again)
+
+	asJSON, _, code := run(t, "", "capabilities", "nodes", "-f", caps, "-o", "json")
+	require.Equal(t, 0, code)
+	var list struct{ Items []map[string]any }
+	require.NoError(t, json.Unmarshal([]byte(asJSON), &list))
+	require.Len(t, list.Items, len(docs))
+
+	_, stderr, code = run(t, "", "capabilities", "nodes")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "`-f FILE` must name the capability file")
+}

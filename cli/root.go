@@ -158,6 +158,7 @@ when a change is breaking; migrate --check: 2 when a file would change.`,
 		newPreviewCommand(s),
 		newMigrateCommand(s),
 		newArgoCDCommand(s),
+		newCapabilitiesCommand(s),
 		newVersionCommand(s),
 	)
 	addCompletionExamples(root)

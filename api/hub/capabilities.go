@@ -129,6 +129,14 @@ type NodePool struct {
 	GPU *PoolGPU `json:"gpu,omitempty"`
 	// Capacity optionally bounds what one pod may request on a node.
 	Capacity *NodeCapacity `json:"capacity,omitempty"`
+	// Nodes optionally says how many nodes the pool has (the generated
+	// Nodes of `capabilities nodes` and the cluster twin use it).
+	Nodes *PoolNodes `json:"nodes,omitempty"`
+}
+
+// PoolNodes is the size of a node pool.
+type PoolNodes struct {
+	Count int32 `json:"count"`
 }
 
 // NodeCapacity is the allocatable CPU and memory of one node of a pool.

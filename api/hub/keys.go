@@ -44,6 +44,11 @@ const (
 	// provider without an operator (vllm).
 	AnnotationProviderVersion = "render.airunway.ai/provider-version"
 
+	// LabelNodePool names, on a Node generated from a capability file
+	// (`capabilities nodes`, the cluster twin), the pool it belongs to:
+	// the value a model's AnnotationNodePool is checked against.
+	LabelNodePool = "render.airunway.ai/node-pool"
+
 	// AnnotationReconcilePause tells an upstream AI Runway controller in the
 	// same cluster to leave the ModelDeployment to GitOps.
 	AnnotationReconcilePause = "airunway.ai/reconcile-paused"

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/render"
+)
+
+func newCapabilitiesCommand(s streams) *cobra.Command {
+	caps := &cobra.Command{
+		Use:   "capabilities",
+		Short: "Commands about capability files",
+		Example: `  # the Nodes a capability file describes, to try it on KWOK or kind
+  airunway-render capabilities nodes -f clusters/prod/capabilities.yaml | kubectl apply -f -`,
+		Args: cobra.NoArgs, // an argument is an unknown subcommand
+		RunE: func(*cobra.Command, []string) error { return usagef("a subcommand is required") },
+	}
+	caps.AddCommand(newCapabilitiesNodesCommand(s))
+	return caps
+}
+
+func newCapabilitiesNodesCommand(s streams) *cobra.Command {
+	var file, output string
+	cmd := &cobra.Command{
+		Use:   "nodes -f FILE [-o yaml|json]",
+		Short: "Print the Nodes a capability file describes",
+		Long: `Print, for every node pool of the capability file, its Nodes as Kubernetes
+Node objects: nodes.count of them (default 2), named <pool>-<i>, labelled
+with the pool's selector, the GPU Feature Discovery labels of NVIDIA GPUs
+(nvidia.com/gpu.present, .count, .product, .memory) and
+render.airunway.ai/node-pool, tainted as the pool says, with the pool's GPUs
+(perNode, default 8), cpu and memory as capacity. Each is annotated
+kwok.x-k8s.io/node: fake and addressed 127.0.0.1, for KWOK's fake kubelets.
+
+This is how the cluster twin builds its nodes; apply them to a KWOK (or kind)
+cluster to see where rendered models would be scheduled.`,
+		Example: `  airunway-render capabilities nodes -f examples/kustomize/clusters/prod/capabilities.yaml
+  airunway-render capabilities nodes -f caps.yaml -o json | jq '.items[].metadata.name'`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return usagef("`-f FILE` must name the capability file")
+			}
+			if err := checkOutputFormat(output); err != nil {
+				return err
+			}
+			caps, problems := readCapabilities(hostFiles{stdin: s.in}, file)
+			problems.Sorted().Report(s.errOut, "no Node was printed")
+			if problems.HasErrors() {
+				return exitCode(1)
+			}
+			items, err := nodeObjects(caps.Nodes())
+			if err != nil {
+				fmt.Fprintf(s.errOut, "[error] %v\n", err)
+				return exitCode(1)
+			}
+			if output == "json" {
+				return writeJSONList(s.out, items)
+			}
+			return writeStream(s.out, items)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&file, "filename", "f", "", "the ClusterCapabilities file (- reads stdin)")
+	f.StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// nodeObjects encodes Nodes as YAML documents, without the empty fields
+// the typed object would print (creationTimestamp, the kubelet's
+// endpoint and system info).
+func nodeObjects[T any](objs []T) ([]render.Encoded, error) {
+	var out []render.Encoded
+	for i := range objs {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&objs[i])
+		if err != nil {
+			return nil, err
+		}
+		unstructured.RemoveNestedField(m, "metadata", "creationTimestamp")
+		unstructured.RemoveNestedField(m, "status", "daemonEndpoints")
+		unstructured.RemoveNestedField(m, "status", "nodeInfo")
+		y, err := sigsyaml.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, render.Encoded{YAML: y})
+	}
+	return out, nil
+}
