@@ -14,7 +14,7 @@ SHARED_CRDS ?= ../shared/crds
 
 export CGO_ENABLED := 0
 
-.PHONY: all build install test demo golden bench profile fuzz docs schemas fmt vet lint tools envtest image help verify-modules vulncheck
+.PHONY: all build install test twin demo golden bench profile fuzz docs schemas fmt vet lint tools envtest image help verify-modules vulncheck
 
 all: build
 
@@ -24,6 +24,7 @@ help:
 	@echo "make demo     build bin/airunway-render only, and render the shipped examples"
 	@echo "make test     run every test (unit, golden, CLI, kustomize, kpt, reporter on a real API server)"
 	@echo "make envtest  build the kube-apiserver and etcd the reporter's tests use (cached)"
+	@echo "make twin     run the cluster-twin tests alone: rendered models on the real scheduler and KWOK nodes"
 	@echo "make golden   regenerate the golden files after an intended change"
 	@echo "make bench    run the benchmarks: the function as a process, then the Go benchmarks (BENCHMARKS.md)"
 	@echo "make profile  CPU and allocation profiles of the function rendering 1,000 models"
@@ -57,6 +58,19 @@ ENVTEST_DIR := $(TOOLS_DIR)/envtest
 envtest:
 	@hack/install-envtest.sh $(ENVTEST_DIR)
 
+# The cluster twin (test/twin): envtest's kube-apiserver and etcd, plus
+# kube-scheduler, kube-controller-manager and KWOK (hack/install-twin.sh,
+# about 5 minutes cold, then cached). `make twin` runs its tests alone and
+# prints where every model's pods landed.
+TWIN_DIR := $(TOOLS_DIR)/twin
+twin: bin/airunway-render
+	@assets=$$(hack/install-envtest.sh $(ENVTEST_DIR)) || exit 1; \
+	assets=$$(echo "$$assets" | tail -n1); \
+	twin=$$(hack/install-twin.sh $(TWIN_DIR)) || exit 1; \
+	twin=$$(echo "$$twin" | tail -n1); \
+	KUBEBUILDER_ASSETS=$$assets TWIN_ASSETS=$$twin AIRUNWAY_RENDER_BIN=$(CURDIR)/bin/airunway-render \
+	  $(GO) test -count=1 -v ./test/twin
+
 tools: $(KUSTOMIZE)
 	hack/install-image-tools.sh
 
@@ -77,8 +91,10 @@ demo: bin/airunway-render
 # binaries are built here so the tests run exactly what `make build` ships.
 test: verify-modules lint build tools
 	@assets=$$(hack/install-envtest.sh $(ENVTEST_DIR)) || exit 1; \
-	assets=$$(echo "$$assets" | tail -n1); set -x; \
-	KUBEBUILDER_ASSETS=$$assets KUSTOMIZE=$(KUSTOMIZE) \
+	assets=$$(echo "$$assets" | tail -n1); \
+	twin=$$(hack/install-twin.sh $(TWIN_DIR)) || exit 1; \
+	twin=$$(echo "$$twin" | tail -n1); set -x; \
+	KUBEBUILDER_ASSETS=$$assets TWIN_ASSETS=$$twin KUSTOMIZE=$(KUSTOMIZE) \
 	  AIRUNWAY_RENDER_BIN=$(CURDIR)/bin/airunway-render \
 	  AIRUNWAY_STATUS_REPORTER_BIN=$(CURDIR)/bin/airunway-status-reporter \
 	  $(GO) test -count=1 -timeout 45m ./...

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# hack/install-twin.sh DIR
+#
+# Builds the parts of the cluster twin that envtest does not have: the real
+# kube-scheduler and kube-controller-manager (the same Kubernetes release as
+# hack/install-envtest.sh's kube-apiserver) and KWOK's fake kubelet, from
+# source the Go module proxy serves, and KWOK's stage definitions
+# (stages.yaml). Prints the directory holding them as the last line of
+# stdout, and progress on stderr.
+#
+# Cached under DIR by version: a second call only checks a stamp file. Cold,
+# about 4 minutes on 2 cores once install-envtest.sh has put
+# k8s.io/kubernetes in the module cache.
+#
+#   K8S_VERSION   Kubernetes release, default 1.37.1 (as install-envtest.sh)
+#   KWOK_VERSION  KWOK release, default 0.8.0
+set -euo pipefail
+
+dir=${1:?usage: install-twin.sh DIR}
+k8s=${K8S_VERSION:-1.37.1}
+k8s=${k8s#v}
+kwok=${KWOK_VERSION:-0.8.0}
+kwok=${kwok#v}
+
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+out="$dir/k8s-$k8s-kwok-$kwok-$(go env GOOS)-$(go env GOARCH)"
+stamp="$out/.complete"
+
+say() { echo "install-twin: $*" >&2; }
+
+# KWOK's fake kubelet does what its Stage objects say. Its own "fast"
+# stages (nodes Ready at once and kept Ready by heartbeats; pods Running
+# and Ready at once, completed, deleted) are taken from the KWOK module the
+# binary is built from, not copied into this repository.
+stages() {
+  local mod
+  mod=$(cd "$dir" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/kwok@v$kwok" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  [[ -d $mod ]] || { say "sigs.k8s.io/kwok@v$kwok is not available from the module proxy"; exit 1; }
+  {
+    echo "# KWOK v$kwok's own stages, from $mod/kustomize/stage (hack/install-twin.sh)"
+    for f in node/fast/node-initialize.yaml node/heartbeat/node-heartbeat.yaml pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+      echo "---"
+      grep -v '^---$' "$mod/kustomize/stage/$f"
+    done
+  } >"$out/stages.yaml.tmp"
+  mv "$out/stages.yaml.tmp" "$out/stages.yaml"
+}
+
+exec 8>"$dir/.lock"
+flock 8
+if [[ -f $stamp && -x $out/kube-scheduler && -x $out/kube-controller-manager && -x $out/kwok ]]; then
+  [[ -f $out/stages.yaml ]] || stages
+  echo "$out"
+  exit 0
+fi
+
+export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+work=$(mktemp -d "$dir/build.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out" "$work/k8s" "$work/kwok"
+
+# As install-envtest.sh: a wrapper module requiring k8s.io/kubernetes, its
+# ./staging replaces pointed at the published k8s.io/* releases.
+minor=${k8s#*.}
+minor=${minor%%.*}
+staging=v0.$minor.${k8s##*.}
+say "downloading k8s.io/kubernetes v$k8s"
+gomod=$(cd "$work/k8s" && go mod download -json "k8s.io/kubernetes@v$k8s" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+[[ -f $gomod ]] || { say "k8s.io/kubernetes@v$k8s is not available from the module proxy"; exit 1; }
+{
+  echo "module airunway-render.local/twin"
+  echo "go 1.26.0"
+  echo "require k8s.io/kubernetes v$k8s"
+  sed -n 's#^[[:space:]]*\(k8s\.io/[^[:space:]]*\)[[:space:]]*=>[[:space:]]*\./staging/.*#replace \1 => \1 '"$staging"'#p' "$gomod"
+} >"$work/k8s/go.mod"
+printf 'package main\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-scheduler"\n\t_ "k8s.io/kubernetes/cmd/kube-controller-manager"\n)\n' >"$work/k8s/deps.go"
+(cd "$work/k8s" && go mod tidy >&2)
+
+version_flags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  version_flags+=" -X $pkg.gitVersion=v$k8s -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+done
+for cmd in kube-scheduler kube-controller-manager; do
+  say "building $cmd v$k8s"
+  start=$SECONDS
+  (cd "$work/k8s" && go build -trimpath -ldflags "$version_flags" -o "$out/$cmd" "k8s.io/kubernetes/cmd/$cmd")
+  say "built $cmd in $((SECONDS - start)) s"
+done
+
+say "building kwok v$kwok"
+start=$SECONDS
+printf 'module airunway-render.local/kwok\ngo 1.26.0\nrequire sigs.k8s.io/kwok v%s\n' "$kwok" >"$work/kwok/go.mod"
+printf 'package main\n\nimport _ "sigs.k8s.io/kwok/cmd/kwok"\n' >"$work/kwok/deps.go"
+(cd "$work/kwok" && go mod tidy >&2 && go build -trimpath -ldflags "-s -w" -o "$out/kwok" sigs.k8s.io/kwok/cmd/kwok)
+say "built kwok in $((SECONDS - start)) s"
+stages
+
+"$out/kube-scheduler" --version >&2
+"$out/kwok" --version >&2 || true
+touch "$stamp"
+echo "$out"

@@ -1,0 +1,237 @@
+// Package twin starts a cluster twin for tests: a real control plane
+// (etcd and kube-apiserver from envtest, kube-controller-manager,
+// kube-scheduler) with KWOK's fake kubelets, so that rendered objects go
+// through the same controllers and scheduler as in a cluster and land on
+// Nodes generated from a capability file. Nothing runs in the pods; KWOK
+// marks them Running and Ready.
+//
+// Every address is on loopback: the API server, the components' own
+// endpoints, node addresses (capabilities.NodeAddress) and pod addresses
+// (KWOK's --cidr inside 127.0.0.0/8). No component dials a pod or a
+// Service: there is no kube-proxy, and the controllers that would (none of
+// the workload controllers) are not run.
+//
+// The binaries come from hack/install-envtest.sh (KUBEBUILDER_ASSETS) and
+// hack/install-twin.sh (TWIN_ASSETS: kube-scheduler,
+// kube-controller-manager, kwok and KWOK's own stage definitions).
+package twin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Controllers are the kube-controller-manager controllers the twin runs:
+// the workload controllers that turn Deployments, StatefulSets and Jobs
+// into pods, garbage collection, namespace deletion, the ServiceAccount
+// controller whose `default` account every namespace's pods need, and the
+// node lifecycle controller, which lifts the not-ready taint the API server
+// puts on every new Node once KWOK reports it Ready (and would taint it
+// again, were KWOK's heartbeats to stop).
+var Controllers = []string{
+	"deployment-controller", "replicaset-controller", "statefulset-controller", "job-controller",
+	"garbage-collector-controller", "serviceaccount-controller", "namespace-controller",
+	"node-lifecycle-controller",
+}
+
+// PodCIDR is where KWOK allocates pod addresses: loopback.
+const PodCIDR = "127.128.0.0/16"
+
+// Twin is a running cluster twin.
+type Twin struct {
+	Config     *rest.Config
+	Client     client.Client
+	Kubeconfig string // an admin kubeconfig file for processes
+	env        *envtest.Environment
+	dir        string
+	procs      []*process
+}
+
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{} // closed when the process has exited
+}
+
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Start starts the twin. The caller must Stop it.
+func Start() (*Twin, error) {
+	assets := os.Getenv("TWIN_ASSETS")
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" || assets == "" {
+		return nil, errors.New("KUBEBUILDER_ASSETS and TWIN_ASSETS must be set: run `make twin` (it builds kube-apiserver, etcd, kube-scheduler, kube-controller-manager and kwok once)")
+	}
+	dir, err := os.MkdirTemp("", "airunway-twin-")
+	if err != nil {
+		return nil, err
+	}
+	t := &Twin{dir: dir}
+	t.env = &envtest.Environment{}
+	t.env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "127.64.0.0/16")
+	cfg, err := t.env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
+	}
+	t.Config = cfg
+	if t.Client, err = client.New(cfg, client.Options{}); err != nil {
+		return nil, t.stopWith(err)
+	}
+	if t.Kubeconfig, err = writeKubeconfig(cfg, filepath.Join(dir, "kubeconfig")); err != nil {
+		return nil, t.stopWith(err)
+	}
+	starts := []func(string) error{t.startControllerManager, t.startScheduler, t.startKWOK}
+	for _, start := range starts {
+		if err := start(assets); err != nil {
+			return nil, t.stopWith(err)
+		}
+	}
+	return t, nil
+}
+
+func (t *Twin) startControllerManager(assets string) error {
+	return t.run("kube-controller-manager", filepath.Join(assets, "kube-controller-manager"),
+		"--kubeconfig", t.Kubeconfig, "--authentication-kubeconfig", t.Kubeconfig, "--authorization-kubeconfig", t.Kubeconfig,
+		"--controllers", strings.Join(Controllers, ","),
+		"--leader-elect=false", "--use-service-account-credentials=false",
+		"--bind-address", "127.0.0.1", "--secure-port", freePort(),
+		"--concurrent-deployment-syncs", "10", "--concurrent-replicaset-syncs", "10")
+}
+
+func (t *Twin) startScheduler(assets string) error {
+	return t.run("kube-scheduler", filepath.Join(assets, "kube-scheduler"),
+		"--kubeconfig", t.Kubeconfig, "--authentication-kubeconfig", t.Kubeconfig, "--authorization-kubeconfig", t.Kubeconfig,
+		"--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", freePort())
+}
+
+func (t *Twin) startKWOK(assets string) error {
+	return t.run("kwok", filepath.Join(assets, "kwok"),
+		"--kubeconfig", t.Kubeconfig, "--config", filepath.Join(assets, "stages.yaml"),
+		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector", "kwok.x-k8s.io/node=fake",
+		"--cidr", PodCIDR, "--node-ip", "127.0.0.1",
+		"--server-address", "127.0.0.1:"+freePort())
+}
+
+// run starts a component, its output in a log file.
+func (t *Twin) run(name, bin string, args ...string) error {
+	log := filepath.Join(t.dir, name+".log")
+	f, err := os.Create(log)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, log: log, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		_ = f.Close()
+		close(p.done)
+	}()
+	t.procs = append(t.procs, p)
+	return nil
+}
+
+// Logs returns the tail of each component's log, for a failing test.
+func (t *Twin) Logs(lines int) string {
+	var b strings.Builder
+	for _, p := range t.procs {
+		data, _ := os.ReadFile(p.log)
+		all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		fmt.Fprintf(&b, "--- %s (last %d lines)\n%s\n", p.name, lines, strings.Join(all[max(0, len(all)-lines):], "\n"))
+	}
+	return b.String()
+}
+
+// Stop stops every component and removes the twin's files.
+func (t *Twin) Stop() error {
+	var errs []error
+	for i := len(t.procs) - 1; i >= 0; i-- {
+		p := t.procs[i]
+		_ = p.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	}
+	if t.env != nil {
+		errs = append(errs, t.env.Stop())
+	}
+	if os.Getenv("TWIN_KEEP_LOGS") == "" {
+		errs = append(errs, os.RemoveAll(t.dir))
+	} else {
+		fmt.Fprintf(os.Stderr, "twin: logs kept in %s\n", t.dir)
+	}
+	return errors.Join(errs...)
+}
+
+func (t *Twin) stopWith(err error) error {
+	logs := t.Logs(20)
+	return errors.Join(err, t.Stop(), errors.New(logs))
+}
+
+// Ready waits until the controllers run: the ServiceAccount controller
+// has made the `default` namespace's `default` account, which every pod
+// needs. It fails early when a component has exited.
+func (t *Twin) Ready(ctx context.Context) error {
+	for {
+		for _, p := range t.procs {
+			if p.exited() {
+				return fmt.Errorf("%s exited:\n%s", p.name, t.Logs(30))
+			}
+		}
+		sa := &corev1.ServiceAccount{}
+		if t.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "default"}, sa) == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the twin did not become ready: %w\n%s", ctx.Err(), t.Logs(30))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func writeKubeconfig(cfg *rest.Config, path string) (string, error) {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["twin"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
+	kc.Contexts["twin"] = &clientcmdapi.Context{Cluster: "twin", AuthInfo: "admin"}
+	kc.CurrentContext = "twin"
+	return path, clientcmd.WriteToFile(*kc, path)
+}
+
+// freePort returns a free TCP port on 127.0.0.1.
+func freePort() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "0"
+	}
+	defer l.Close()
+	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+}

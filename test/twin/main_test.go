@@ -1,0 +1,191 @@
+// Package twin_test runs rendered output on the cluster twin (package
+// internal/twin): the real kube-controller-manager and kube-scheduler
+// place the pods of the rendered objects on KWOK nodes generated from the
+// capability file, and the tests check that they land on the pool the
+// renderer chose. `make twin` runs it alone and prints a table.
+package twin_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/internal/twin"
+)
+
+var (
+	repoRoot = filepath.Join("..", "..")
+	cluster  *twin.Twin
+	// rows are the lines of the summary table TestMain prints.
+	rowsMu sync.Mutex
+	rows   []string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	if cluster, err = twin.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "twin:", err)
+		return 1
+	}
+	defer func() {
+		if err := cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "twin: stopping:", err)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := cluster.Ready(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "twin:", err)
+		return 1
+	}
+	if err := installCRDs(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "twin:", err)
+		return 1
+	}
+	code := m.Run()
+	printTable()
+	return code
+}
+
+// installCRDs installs the ModelDeployment CRD as deploy/base ships it.
+func installCRDs(ctx context.Context) error {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "base", "airunway.ai_modeldeployments.yaml"))
+	if err != nil {
+		return err
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := sigsyaml.Unmarshal(data, crd); err != nil {
+		return err
+	}
+	if err := cluster.Client.Create(ctx, crd); err != nil {
+		return err
+	}
+	for {
+		got := &apiextensionsv1.CustomResourceDefinition{}
+		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(crd), got); err != nil {
+			return err
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("CRD %s not established: %w", crd.Name, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func printTable() {
+	rowsMu.Lock()
+	defer rowsMu.Unlock()
+	if len(rows) == 0 {
+		return
+	}
+	sort.Strings(rows)
+	fmt.Println("provider | example | capability file | pool | pods bound/total | nodes | time to Ready")
+	for _, r := range rows {
+		fmt.Println(r)
+	}
+}
+
+func addRow(format string, args ...any) {
+	rowsMu.Lock()
+	defer rowsMu.Unlock()
+	rows = append(rows, fmt.Sprintf(format, args...))
+}
+
+// renderBin is the airunway-render binary make built.
+func renderBin(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("AIRUNWAY_RENDER_BIN")
+	require.NotEmpty(t, p, "AIRUNWAY_RENDER_BIN must name the airunway-render binary (make twin sets it)")
+	abs, err := filepath.Abs(p)
+	require.NoError(t, err)
+	return abs
+}
+
+// render runs the binary on the inputs with the capability file and returns
+// the objects it prints.
+func render(t *testing.T, caps string, inputs ...string) []*unstructured.Unstructured {
+	t.Helper()
+	cmd := exec.Command(renderBin(t), append([]string{"render", "--capabilities", caps}, inputs...)...)
+	cmd.Dir = repoRoot
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "render: %s", stderr.String())
+	nodes, err := kio.FromBytes(out)
+	require.NoError(t, err)
+	var objs []*unstructured.Unstructured
+	for _, n := range nodes {
+		m, err := n.Map()
+		require.NoError(t, err)
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+	return objs
+}
+
+// useCluster creates the Nodes the capability file describes for one
+// test, and deletes them (and the pods on them) when it ends: one
+// simulated cluster at a time, so that pods of one file cannot land on
+// another file's nodes.
+func useCluster(t *testing.T, capsFile string) []corev1.Node {
+	t.Helper()
+	clusterMu.Lock()
+	t.Cleanup(clusterMu.Unlock)
+	data, err := os.ReadFile(filepath.Join(repoRoot, capsFile))
+	require.NoError(t, err)
+	c, problems := capabilities.Decode(data)
+	require.False(t, problems.HasErrors(), "%v", problems)
+	r, problems := capabilities.Resolve(c)
+	require.False(t, problems.HasErrors(), "%v", problems)
+	ctx := context.Background()
+	nodes := r.Nodes()
+	for i := range nodes {
+		n := nodes[i].DeepCopy()
+		require.NoError(t, cluster.Client.Create(ctx, n))
+		if len(n.Status.Allocatable) == 0 {
+			// Status is a subresource; should the create drop it, patch it
+			// (a patch, not an update: KWOK writes the node's conditions).
+			patch := client.MergeFrom(n.DeepCopy())
+			n.Status.Capacity, n.Status.Allocatable = nodes[i].Status.Capacity, nodes[i].Status.Allocatable
+			require.NoError(t, cluster.Client.Status().Patch(ctx, n, patch))
+		}
+	}
+	t.Cleanup(func() {
+		for i := range nodes {
+			_ = cluster.Client.Delete(ctx, &nodes[i])
+		}
+	})
+	return nodes
+}
+
+// clusterMu gives one test at a time the twin's nodes.
+var clusterMu sync.Mutex
+
+// poolOf names a node's pool.
+func poolOf(n *corev1.Node) string { return n.Labels[hub.LabelNodePool] }

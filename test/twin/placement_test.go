@@ -1,0 +1,286 @@
+package twin_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+)
+
+// placed is what a test learns about one model's pods on the twin.
+type placed struct {
+	model, pool string
+	pods        []corev1.Pod
+	readyAfter  time.Duration
+}
+
+// deploy applies rendered objects in a fresh namespace (the examples all
+// say `inference`; each test gets its own) and returns the namespace and
+// the ModelDeployments.
+func deploy(t *testing.T, objs []*unstructured.Unstructured) (string, []*unstructured.Unstructured) {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{}
+	ns.GenerateName = "twin-"
+	require.NoError(t, cluster.Client.Create(ctx, ns))
+	t.Cleanup(func() { deleteNamespace(t, ns) })
+	var models []*unstructured.Unstructured
+	for _, o := range objs {
+		o.SetNamespace(ns.Name)
+		require.NoError(t, cluster.Client.Create(ctx, o), "%s/%s", o.GetKind(), o.GetName())
+		if o.GetKind() == hub.KindModelDeployment {
+			models = append(models, o)
+		}
+	}
+	return ns.Name, models
+}
+
+// deleteNamespace deletes a test's namespace and waits until it is gone,
+// so that its pods hold no GPUs of the next test's nodes (which have the
+// same names).
+func deleteNamespace(t *testing.T, ns *corev1.Namespace) {
+	ctx := context.Background()
+	_ = cluster.Client.Delete(ctx, ns)
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if apierrors.IsNotFound(cluster.Client.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{})) {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Errorf("namespace %s was not deleted within a minute", ns.Name)
+}
+
+// waitPlaced waits until every pod of each model is bound and Ready, and
+// returns them per model. Past the deadline it fails with the pods still
+// Pending and the scheduler's events.
+func waitPlaced(t *testing.T, ns string, models []*unstructured.Unstructured, want map[string]int, start time.Time, deadline time.Duration) map[string]*placed {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]*placed{}
+	for _, m := range models {
+		out[m.GetName()] = &placed{model: m.GetName(), pool: m.GetAnnotations()[hub.AnnotationNodePool]}
+	}
+	for {
+		pods := &corev1.PodList{}
+		require.NoError(t, cluster.Client.List(ctx, pods, client.InNamespace(ns)))
+		done := true
+		for _, p := range out {
+			p.pods = nil
+		}
+		for _, pod := range pods.Items {
+			p := out[pod.Labels[hub.LabelModelDeployment]]
+			if p == nil {
+				continue
+			}
+			p.pods = append(p.pods, pod)
+			if pod.Spec.NodeName == "" || !podReady(&pod) {
+				done = false
+			}
+		}
+		for name, n := range want {
+			if len(out[name].pods) != n {
+				done = false
+			}
+		}
+		if done {
+			for _, p := range out {
+				if p.readyAfter == 0 {
+					p.readyAfter = time.Since(start)
+				}
+			}
+			return out
+		}
+		if time.Since(start) > deadline {
+			t.Fatalf("pods not bound and Ready within %s:\n%s\n%s\n%s\n%s", deadline, podSummary(pods.Items), schedulerEvents(t, ns), nodeSummary(t), cluster.Logs(15))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// nodeSummary says, per node, whether it is Ready and its taints.
+func nodeSummary(t *testing.T) string {
+	t.Helper()
+	nodes := &corev1.NodeList{}
+	require.NoError(t, cluster.Client.List(context.Background(), nodes))
+	var b strings.Builder
+	b.WriteString("nodes:\n")
+	for _, n := range nodes.Items {
+		ready := "unknown"
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				ready = string(c.Status)
+			}
+		}
+		fmt.Fprintf(&b, "  %s: Ready=%s taints=%v allocatable=%v\n", n.Name, ready, n.Spec.Taints, n.Status.Allocatable)
+	}
+	return b.String()
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func podSummary(pods []corev1.Pod) string {
+	var b strings.Builder
+	for _, p := range pods {
+		fmt.Fprintf(&b, "  %s: phase %s, node %q\n", p.Name, p.Status.Phase, p.Spec.NodeName)
+	}
+	return b.String()
+}
+
+// schedulerEvents are the FailedScheduling events of the namespace: why a
+// pod stays Pending, in the scheduler's words.
+func schedulerEvents(t *testing.T, ns string) string {
+	t.Helper()
+	events := &corev1.EventList{}
+	require.NoError(t, cluster.Client.List(context.Background(), events, client.InNamespace(ns)))
+	var lines []string
+	for _, e := range events.Items {
+		if e.Reason == "FailedScheduling" {
+			lines = append(lines, fmt.Sprintf("  %s: %s", e.InvolvedObject.Name, e.Message))
+		}
+	}
+	sort.Strings(lines)
+	return "scheduler events:\n" + strings.Join(lines, "\n")
+}
+
+// requireOnPool checks that every pod of the model that requests GPUs is on
+// a node of the model's pool, with the pool's GPU resource requested.
+func requireOnPool(t *testing.T, p *placed, nodes []corev1.Node) []string {
+	t.Helper()
+	pools := map[string]string{}
+	for i := range nodes {
+		pools[nodes[i].Name] = poolOf(&nodes[i])
+	}
+	var names []string
+	for _, pod := range p.pods {
+		gpus := gpuRequest(&pod)
+		if gpus == 0 {
+			continue
+		}
+		require.Equal(t, p.pool, pools[pod.Spec.NodeName], "pod %s of %s requests %d GPUs and runs on %s", pod.Name, p.model, gpus, pod.Spec.NodeName)
+		names = append(names, pod.Spec.NodeName)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// gpuRequest sums a pod's requests of extended resources named *gpu*.
+func gpuRequest(p *corev1.Pod) int64 {
+	var n int64
+	for _, c := range p.Spec.Containers {
+		for name, q := range c.Resources.Requests {
+			if strings.HasSuffix(string(name), "/gpu") {
+				n += q.Value()
+			}
+		}
+	}
+	return n
+}
+
+// TestVLLMOnDev renders the kustomize example's models for the dev
+// cluster (plain vLLM, two-GPU L4 nodes) and runs the Deployments through
+// the real controller-manager and scheduler: each model server lands on the
+// l4 pool with its GPUs.
+func TestVLLMOnDev(t *testing.T) {
+	const caps = "examples/kustomize/clusters/dev/capabilities.yaml"
+	nodes := useCluster(t, caps)
+	start := time.Now()
+	ns, models := deploy(t, render(t, caps, "examples/kustomize/base"))
+	got := waitPlaced(t, ns, models, map[string]int{"qwen3-0-6b": 1, "llama-3-1-8b": 1}, start, time.Minute)
+	for _, name := range []string{"llama-3-1-8b", "qwen3-0-6b"} {
+		p := got[name]
+		require.Equal(t, "l4", p.pool)
+		on := requireOnPool(t, p, nodes)
+		addRow("vllm | kustomize/base %s | %s | %s | %d/%d | %s | %s", name, caps, p.pool, len(on), len(p.pods), strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
+	}
+}
+
+// oneModel writes a ModelDeployment with the spec lines given and returns
+// its path, for render.
+func oneModel(t *testing.T, name, spec string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	require.NoError(t, os.WriteFile(path, []byte("apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata: {name: "+name+", namespace: inference}\nspec:\n"+spec), 0o644))
+	return path
+}
+
+// pending waits until n pods of the namespace are bound and the rest are
+// Pending, and returns the Pending ones' scheduler events.
+func pending(t *testing.T, ns string, bound, pendingPods int) string {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		pods := &corev1.PodList{}
+		require.NoError(t, cluster.Client.List(ctx, pods, client.InNamespace(ns)))
+		var b, p int
+		for _, pod := range pods.Items {
+			if pod.Spec.NodeName != "" {
+				b++
+			} else {
+				p++
+			}
+		}
+		events := schedulerEvents(t, ns)
+		if b == bound && p == pendingPods && strings.Count(events, "\n") >= pendingPods {
+			// Stable: the scheduler has said why for every Pending pod.
+			return events
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("want %d bound and %d Pending, have %d and %d:\n%s\n%s", bound, pendingPods, b, p, podSummary(pods.Items), events)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// TestOverCapacity: more replicas than the pool's nodes hold leave exactly
+// the excess Pending, for want of the pool's GPU resource. The dev pool has
+// 2 nodes of 2 L4s: six 1-GPU replicas bind four.
+func TestOverCapacity(t *testing.T) {
+	const caps = "examples/kustomize/clusters/dev/capabilities.yaml"
+	useCluster(t, caps)
+	model := oneModel(t, "wide", "  model: {id: Qwen/Qwen3-0.6B}\n  engine: {type: vllm}\n  resources: {gpu: {count: 1}}\n  scaling: {replicas: 6}\n")
+	ns, _ := deploy(t, render(t, caps, model))
+	events := pending(t, ns, 4, 2)
+	require.Contains(t, events, "Insufficient nvidia.com/gpu")
+	addRow("vllm | 6 replicas of 1 GPU | %s | l4 | 4/6 (2 Pending: Insufficient nvidia.com/gpu, as the pool holds 4) | l4-0,l4-1 | -", caps)
+}
+
+// TestNegativeControl proves the harness can fail: the same rendered
+// objects without the pool's toleration stay Pending on the tainted pool.
+func TestNegativeControl(t *testing.T) {
+	const caps = "examples/kustomize/clusters/dev/capabilities.yaml"
+	useCluster(t, caps)
+	objs := render(t, caps, "examples/kustomize/base")
+	removed := 0
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" {
+			unstructured.RemoveNestedField(o.Object, "spec", "template", "spec", "tolerations")
+			removed++
+		}
+	}
+	require.Equal(t, 2, removed)
+	ns, _ := deploy(t, objs)
+	events := pending(t, ns, 0, 2)
+	require.Contains(t, events, "untolerated taint")
+	addRow("vllm | negative control: tolerations removed | %s | l4 | 0/2 (untolerated taint, as it must) | - | -", caps)
+}
