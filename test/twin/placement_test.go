@@ -284,3 +284,44 @@ func TestNegativeControl(t *testing.T) {
 	require.Contains(t, events, "untolerated taint")
 	addRow("vllm | negative control: tolerations removed | %s | l4 | 0/2 (untolerated taint, as it must) | - | -", caps)
 }
+
+// deploymentPods is how many pods the rendered Deployments of each model
+// ask for.
+func deploymentPods(objs []*unstructured.Unstructured) map[string]int {
+	want := map[string]int{}
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		replicas, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
+		if !found {
+			replicas = 1
+		}
+		want[o.GetLabels()[hub.LabelModelDeployment]] += int(replicas)
+	}
+	return want
+}
+
+// TestPlacementGoldens runs the placement golden cases of the providers
+// whose output is plain Deployments (vllm, llm-d) on the twin: the
+// three-pool cluster of their capability file, every model's pods on the
+// pool its annotation names.
+func TestPlacementGoldens(t *testing.T) {
+	for _, provider := range []string{"llmd", "vllm"} {
+		t.Run(provider, func(t *testing.T) {
+			dir := "golden/testdata/placement-" + provider
+			caps := dir + "/functionConfig/capabilities.yaml"
+			nodes := useCluster(t, caps)
+			objs := render(t, caps, dir+"/models.yaml")
+			start := time.Now()
+			ns, models := deploy(t, objs)
+			got := waitPlaced(t, ns, models, deploymentPods(objs), start, time.Minute)
+			for _, m := range models {
+				p := got[m.GetName()]
+				on := requireOnPool(t, p, nodes)
+				require.NotEmpty(t, on, "%s: no pod requests GPUs", m.GetName())
+				addRow("%s | placement golden %s | %s | %s | %d/%d | %s | %s", provider, m.GetName(), caps, p.pool, len(on), len(p.pods), strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
+			}
+		})
+	}
+}
