@@ -12,8 +12,12 @@
 # about 4 minutes on 2 cores once install-envtest.sh has put
 # k8s.io/kubernetes in the module cache.
 #
-#   K8S_VERSION   Kubernetes release, default 1.37.1 (as install-envtest.sh)
-#   KWOK_VERSION  KWOK release, default 0.8.0
+#   K8S_VERSION      Kubernetes release, default 1.37.1 (as install-envtest.sh)
+#   KWOK_VERSION     KWOK release, default 0.8.0
+#   KUBERAY_VERSIONS KubeRay operator releases, default 1.3.0 (the embedded
+#                    default capability file's); each goes into
+#                    kuberay-<version>/ beside the binaries, with the CRDs of
+#                    that release (config/crd/bases of its module)
 set -euo pipefail
 
 dir=${1:?usage: install-twin.sh DIR}
@@ -47,10 +51,39 @@ stages() {
   mv "$out/stages.yaml.tmp" "$out/stages.yaml"
 }
 
+# The real KubeRay operator of a release, and that release's CRDs. Its
+# module pins some dependencies with replace directives, which the wrapper
+# module copies.
+kuberay() {
+  local v=$1 kdir="$out/kuberay-$1" kwork gomod mod start
+  [[ -f $kdir/.complete && -x $kdir/kuberay-operator ]] && return 0
+  say "building the KubeRay operator v$v"
+  start=$SECONDS
+  kwork=$(mktemp -d "$dir/build.XXXXXX")
+  mkdir -p "$kdir/crds"
+  gomod=$(cd "$kwork" && go mod download -json "github.com/ray-project/kuberay/ray-operator@v$v" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  mod=$(cd "$kwork" && go mod download -json "github.com/ray-project/kuberay/ray-operator@v$v" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  [[ -f $gomod && -d $mod ]] || { say "github.com/ray-project/kuberay/ray-operator@v$v is not available from the module proxy"; exit 1; }
+  {
+    echo "module airunway-render.local/kuberay"
+    echo "go 1.26.0"
+    echo "require github.com/ray-project/kuberay/ray-operator v$v"
+    grep -E '^replace ' "$gomod" || true
+  } >"$kwork/go.mod"
+  printf 'package main\n\nimport _ "github.com/ray-project/kuberay/ray-operator"\n' >"$kwork/deps.go"
+  (cd "$kwork" && go mod tidy >&2 && go build -trimpath -ldflags "-s -w" -o "$kdir/kuberay-operator" github.com/ray-project/kuberay/ray-operator)
+  cp "$mod"/config/crd/bases/ray.io_*.yaml "$kdir/crds/"
+  chmod u+w "$kdir"/crds/*.yaml
+  rm -rf "$kwork"
+  touch "$kdir/.complete"
+  say "built the KubeRay operator v$v in $((SECONDS - start)) s"
+}
+
 exec 8>"$dir/.lock"
 flock 8
 if [[ -f $stamp && -x $out/kube-scheduler && -x $out/kube-controller-manager && -x $out/kwok ]]; then
   [[ -f $out/stages.yaml ]] || stages
+  for v in ${KUBERAY_VERSIONS:-1.3.0}; do kuberay "${v#v}"; done
   echo "$out"
   exit 0
 fi
@@ -99,4 +132,5 @@ stages
 "$out/kube-scheduler" --version >&2
 "$out/kwok" --version >&2 || true
 touch "$stamp"
+for v in ${KUBERAY_VERSIONS:-1.3.0}; do kuberay "${v#v}"; done
 echo "$out"

@@ -133,14 +133,29 @@ func (t *Twin) startKWOK(assets string) error {
 		"--server-address", "127.0.0.1:"+freePort())
 }
 
+// StartOperator runs an operator binary against the twin, with the
+// twin's admin kubeconfig in KUBECONFIG, until Stop; its log is among
+// Logs.
+func (t *Twin) StartOperator(name, bin string, args ...string) error {
+	return t.runEnv(name, bin, []string{"KUBECONFIG=" + t.Kubeconfig}, args...)
+}
+
+// FreePort returns a free port on 127.0.0.1, for an operator's endpoints.
+func FreePort() string { return freePort() }
+
 // run starts a component, its output in a log file.
 func (t *Twin) run(name, bin string, args ...string) error {
+	return t.runEnv(name, bin, nil, args...)
+}
+
+func (t *Twin) runEnv(name, bin string, env []string, args ...string) error {
 	log := filepath.Join(t.dir, name+".log")
 	f, err := os.Create(log)
 	if err != nil {
 		return err
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", name, err)

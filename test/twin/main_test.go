@@ -78,6 +78,11 @@ func installCRDs(ctx context.Context) error {
 	if err := sigsyaml.Unmarshal(data, crd); err != nil {
 		return err
 	}
+	return createCRD(ctx, crd)
+}
+
+// createCRD creates a CRD and waits until the API server serves it.
+func createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
 	if err := cluster.Client.Create(ctx, crd); err != nil {
 		return err
 	}

@@ -183,6 +183,21 @@ func requireOnPool(t *testing.T, p *placed, nodes []corev1.Node) []string {
 	return names
 }
 
+// requireHelpersOnCPUPool checks that the model's pods without GPUs (a
+// Ray head, an endpoint picker) run on the cluster's CPU pool.
+func requireHelpersOnCPUPool(t *testing.T, p *placed, nodes []corev1.Node) {
+	t.Helper()
+	pools := map[string]string{}
+	for i := range nodes {
+		pools[nodes[i].Name] = poolOf(&nodes[i])
+	}
+	for _, pod := range p.pods {
+		if gpuRequest(&pod) == 0 {
+			require.Equal(t, "cpu", pools[pod.Spec.NodeName], "pod %s of %s requests no GPU and runs on %s", pod.Name, p.model, pod.Spec.NodeName)
+		}
+	}
+}
+
 // gpuRequest sums a pod's requests of extended resources named *gpu*.
 func gpuRequest(p *corev1.Pod) int64 {
 	var n int64
