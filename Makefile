@@ -63,13 +63,13 @@ envtest:
 # about 5 minutes cold, then cached). `make twin` runs its tests alone and
 # prints where every model's pods landed.
 TWIN_DIR := $(TOOLS_DIR)/twin
-twin: bin/airunway-render
+twin: build
 	@assets=$$(hack/install-envtest.sh $(ENVTEST_DIR)) || exit 1; \
 	assets=$$(echo "$$assets" | tail -n1); \
 	twin=$$(hack/install-twin.sh $(TWIN_DIR)) || exit 1; \
 	twin=$$(echo "$$twin" | tail -n1); \
 	KUBEBUILDER_ASSETS=$$assets TWIN_ASSETS=$$twin AIRUNWAY_RENDER_BIN=$(CURDIR)/bin/airunway-render \
-	  $(GO) test -count=1 -v ./test/twin
+	  AIRUNWAY_STATUS_REPORTER_BIN=$(CURDIR)/bin/airunway-status-reporter $(GO) test -count=1 -v ./test/twin
 
 tools: $(KUSTOMIZE)
 	hack/install-image-tools.sh

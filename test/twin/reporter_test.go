@@ -1,0 +1,113 @@
+package twin_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+)
+
+// startReporter runs the status reporter binary against the twin, as a
+// user would out of cluster: a kubeconfig (leader election then switches
+// itself off) and the test's namespace; endpoints off.
+func startReporter(t *testing.T, ns string) {
+	t.Helper()
+	bin := os.Getenv("AIRUNWAY_STATUS_REPORTER_BIN")
+	require.NotEmpty(t, bin, "AIRUNWAY_STATUS_REPORTER_BIN must name the status reporter binary (make twin sets it)")
+	bin, err := filepath.Abs(bin)
+	require.NoError(t, err)
+	log, err := os.Create(filepath.Join(t.TempDir(), "reporter.log"))
+	require.NoError(t, err)
+	cmd := exec.Command(bin, "--kubeconfig", cluster.Kubeconfig, "--namespace", ns,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+	cmd.Stdout, cmd.Stderr = log, log
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		if t.Failed() {
+			data, _ := os.ReadFile(log.Name())
+			t.Logf("status reporter log:\n%s", data)
+		}
+	})
+}
+
+// readyStatus is the model's Ready condition status, "" without one.
+func readyStatus(t *testing.T, ns, name string) string {
+	t.Helper()
+	md := &unstructured.Unstructured{}
+	md.SetAPIVersion("airunway.ai/v1alpha1")
+	md.SetKind(hub.KindModelDeployment)
+	require.NoError(t, cluster.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, md))
+	conds, _, _ := unstructured.NestedSlice(md.Object, "status", "conditions")
+	for _, c := range conds {
+		if m := c.(map[string]any); m["type"] == "Ready" {
+			return fmt.Sprint(m["status"])
+		}
+	}
+	return ""
+}
+
+// waitReady waits until the model's Ready condition has the status want.
+func waitReady(t *testing.T, ns, name, want string, within time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		got := readyStatus(t, ns, name)
+		if got == want {
+			return time.Since(start)
+		}
+		if time.Since(start) > within {
+			t.Fatalf("ModelDeployment %s/%s has Ready=%q after %s, want %q", ns, name, got, within, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// setUnschedulable cordons or uncordons nodes.
+func setUnschedulable(t *testing.T, nodes []corev1.Node, unschedulable bool) {
+	t.Helper()
+	for i := range nodes {
+		n := &corev1.Node{}
+		require.NoError(t, cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(&nodes[i]), n))
+		patch := client.MergeFrom(n.DeepCopy())
+		n.Spec.Unschedulable = unschedulable
+		require.NoError(t, cluster.Client.Patch(context.Background(), n, patch))
+	}
+}
+
+// TestReporterOnTheTwin: the status reporter reads the real Deployment
+// status the controller-manager writes for pods KWOK runs: each model
+// becomes Ready=True; cordoning its pool and deleting its pods makes it
+// leave Ready within seconds (the new pods cannot be scheduled), and
+// uncordoning brings it back.
+func TestReporterOnTheTwin(t *testing.T) {
+	const caps = "examples/kustomize/clusters/dev/capabilities.yaml"
+	nodes := useCluster(t, caps)
+	start := time.Now()
+	ns, models := deploy(t, render(t, caps, "examples/kustomize/base"))
+	waitPlaced(t, ns, models, map[string]int{"qwen3-0-6b": 1, "llama-3-1-8b": 1}, start, time.Minute)
+	startReporter(t, ns)
+	const model = "qwen3-0-6b"
+	toReady := waitReady(t, ns, model, "True", time.Minute)
+
+	setUnschedulable(t, nodes, true)
+	require.NoError(t, cluster.Client.DeleteAllOf(context.Background(), &corev1.Pod{}, client.InNamespace(ns),
+		client.MatchingLabels{hub.LabelModelDeployment: model}))
+	toNotReady := waitReady(t, ns, model, "False", 30*time.Second)
+
+	setUnschedulable(t, nodes, false)
+	back := waitReady(t, ns, model, "True", time.Minute)
+	addRow("vllm + status reporter | kustomize/base %s | %s | l4 | Ready=True %s after start; False %s after cordon+delete; True %s after uncordon | - | -",
+		model, caps, toReady.Round(100*time.Millisecond), toNotReady.Round(100*time.Millisecond), back.Round(100*time.Millisecond))
+}
