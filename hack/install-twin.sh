@@ -18,6 +18,10 @@
 #                    default capability file's); each goes into
 #                    kuberay-<version>/ beside the binaries, with the CRDs of
 #                    that release (config/crd/bases of its module)
+#   GATEWAY_API_VERSION, GAIE_VERSION  the Gateway API (standard channel,
+#                    default 1.5.1) and Inference Extension (default 1.5.0)
+#                    CRDs the examples' gateway declares, copied from their
+#                    Go modules into gateway-crds-<api>-<gaie>/
 set -euo pipefail
 
 dir=${1:?usage: install-twin.sh DIR}
@@ -79,11 +83,31 @@ kuberay() {
   say "built the KubeRay operator v$v in $((SECONDS - start)) s"
 }
 
+# The Gateway API and Inference Extension CRDs, from their own modules.
+gateway_crds() {
+  local api=${GATEWAY_API_VERSION:-1.5.1} gaie=${GAIE_VERSION:-1.5.0} gdir gwork mod f
+  gdir="$out/gateway-crds-${api#v}-${gaie#v}"
+  [[ -f $gdir/.complete ]] && return 0
+  say "copying the Gateway API v${api#v} (standard) and Inference Extension v${gaie#v} CRDs"
+  gwork=$(mktemp -d "$dir/build.XXXXXX")
+  mkdir -p "$gdir"
+  mod=$(cd "$gwork" && go mod download -json "sigs.k8s.io/gateway-api@v${api#v}" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  for f in "$mod"/config/crd/standard/*.yaml; do
+    grep -q '^kind: CustomResourceDefinition' "$f" && cp "$f" "$gdir/"
+  done
+  mod=$(cd "$gwork" && go mod download -json "sigs.k8s.io/gateway-api-inference-extension@v${gaie#v}" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  cp "$mod"/config/crd/bases/*.yaml "$gdir/"
+  chmod u+w "$gdir"/*.yaml
+  rm -rf "$gwork"
+  touch "$gdir/.complete"
+}
+
 exec 8>"$dir/.lock"
 flock 8
 if [[ -f $stamp && -x $out/kube-scheduler && -x $out/kube-controller-manager && -x $out/kwok ]]; then
   [[ -f $out/stages.yaml ]] || stages
   for v in ${KUBERAY_VERSIONS:-1.3.0}; do kuberay "${v#v}"; done
+  gateway_crds
   echo "$out"
   exit 0
 fi
@@ -133,4 +157,5 @@ stages
 "$out/kwok" --version >&2 || true
 touch "$stamp"
 for v in ${KUBERAY_VERSIONS:-1.3.0}; do kuberay "${v#v}"; done
+gateway_crds
 echo "$out"

@@ -1,7 +1,6 @@
 package twin_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,9 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/airunway-render/airunway-render/internal/twin"
 )
@@ -31,30 +28,8 @@ func startKubeRay(t *testing.T) {
 	t.Helper()
 	kuberayOnce.Do(func() {
 		dir := filepath.Join(os.Getenv("TWIN_ASSETS"), "kuberay-"+kuberayVersion)
-		files, err := filepath.Glob(filepath.Join(dir, "crds", "*.yaml"))
-		if err == nil && len(files) == 0 {
-			err = os.ErrNotExist
-		}
-		if err != nil {
-			kuberayErr = err
+		if kuberayErr = installCRDDir(filepath.Join(dir, "crds")); kuberayErr != nil {
 			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				kuberayErr = err
-				return
-			}
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := sigsyaml.Unmarshal(data, crd); err != nil {
-				kuberayErr = err
-				return
-			}
-			if kuberayErr = createCRD(ctx, crd); kuberayErr != nil {
-				return
-			}
 		}
 		kuberayErr = cluster.StartOperator("kuberay-operator", filepath.Join(dir, "kuberay-operator"),
 			"--metrics-addr", "127.0.0.1:"+twin.FreePort(), "--health-probe-bind-address", "127.0.0.1:"+twin.FreePort(),

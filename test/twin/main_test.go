@@ -81,6 +81,34 @@ func installCRDs(ctx context.Context) error {
 	return createCRD(ctx, crd)
 }
 
+// installCRDDir creates every CRD of a directory (install-twin.sh copies
+// them from the upstream release) and waits until each is served.
+func installCRDDir(dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err == nil && len(files) == 0 {
+		err = fmt.Errorf("no CRDs in %s (hack/install-twin.sh puts them there)", dir)
+	}
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := sigsyaml.Unmarshal(data, crd); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if err := createCRD(ctx, crd); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return nil
+}
+
 // createCRD creates a CRD and waits until the API server serves it.
 func createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
 	if err := cluster.Client.Create(ctx, crd); err != nil {

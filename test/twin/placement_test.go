@@ -91,7 +91,7 @@ func waitPlaced(t *testing.T, ns string, models []*unstructured.Unstructured, wa
 			}
 		}
 		for name, n := range want {
-			if len(out[name].pods) != n {
+			if p := out[name]; p == nil || len(p.pods) != n {
 				done = false
 			}
 		}
@@ -301,18 +301,22 @@ func TestNegativeControl(t *testing.T) {
 }
 
 // deploymentPods is how many pods the rendered Deployments of each model
-// ask for.
+// ask for (those labelled with the model; helpers are checked apart).
 func deploymentPods(objs []*unstructured.Unstructured) map[string]int {
 	want := map[string]int{}
 	for _, o := range objs {
 		if o.GetKind() != "Deployment" {
 			continue
 		}
+		model := o.GetLabels()[hub.LabelModelDeployment]
+		if model == "" {
+			continue // a helper, such as the endpoint picker
+		}
 		replicas, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
 		if !found {
 			replicas = 1
 		}
-		want[o.GetLabels()[hub.LabelModelDeployment]] += int(replicas)
+		want[model] += int(replicas)
 	}
 	return want
 }

@@ -1,0 +1,83 @@
+package twin_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var (
+	gatewayOnce sync.Once
+	gatewayErr  error
+)
+
+// TestGatewayExample applies the gateway example's output — the llm-d
+// model server, the endpoint picker's Deployment, Service and RBAC, the
+// InferencePool and the HTTPRoute — to the twin with the real Gateway API
+// v1.5.1 (standard channel) and Inference Extension v1.5.0 CRDs its
+// capability file declares: the API server accepts every object, the model
+// server lands on the l4 pool and the endpoint picker on the CPU pool. The
+// picker does not run (KWOK pods run nothing), so nothing scrapes a pod.
+func TestGatewayExample(t *testing.T) {
+	gatewayOnce.Do(func() {
+		gatewayErr = installCRDDir(filepath.Join(os.Getenv("TWIN_ASSETS"), "gateway-crds-1.5.1-1.5.0"))
+	})
+	require.NoError(t, gatewayErr)
+	const caps = "examples/gateway/capabilities.yaml"
+	nodes := useCluster(t, caps)
+	objs := render(t, caps, "examples/gateway/modeldeployment.yaml")
+	kinds := map[string]bool{}
+	for _, o := range objs {
+		kinds[o.GetKind()] = true
+	}
+	for _, k := range []string{"InferencePool", "HTTPRoute", "Deployment", "Service"} {
+		require.True(t, kinds[k], "the example renders a %s", k)
+	}
+	start := time.Now()
+	ns, models := deploy(t, objs)
+	got := waitPlaced(t, ns, models, deploymentPods(objs), start, time.Minute)
+	p := got["qwen3"]
+	on := requireOnPool(t, p, nodes)
+	require.Len(t, on, 1)
+
+	// The endpoint picker: bound, Ready, on the CPU pool.
+	epp := waitPods(t, ns, client.MatchingLabels{"app.kubernetes.io/name": "qwen3-epp"}, 1, time.Minute)
+	pools := map[string]string{}
+	for i := range nodes {
+		pools[nodes[i].Name] = poolOf(&nodes[i])
+	}
+	require.Equal(t, "cpu", pools[epp[0].Spec.NodeName], "the endpoint picker runs on %s", epp[0].Spec.NodeName)
+	addRow("llmd + gateway (real Gateway API and Inference Extension CRDs) | examples/gateway qwen3 | %s | %s | %d/%d, endpoint picker on %s | %s | %s",
+		caps, p.pool, len(on), len(p.pods), epp[0].Spec.NodeName, strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
+}
+
+// waitPods waits until n pods match, each bound and Ready.
+func waitPods(t *testing.T, ns string, selector client.MatchingLabels, n int, within time.Duration) []corev1.Pod {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		pods := &corev1.PodList{}
+		require.NoError(t, cluster.Client.List(context.Background(), pods, client.InNamespace(ns), selector))
+		ready := 0
+		for i := range pods.Items {
+			if pods.Items[i].Spec.NodeName != "" && podReady(&pods.Items[i]) {
+				ready++
+			}
+		}
+		if len(pods.Items) == n && ready == n {
+			return pods.Items
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("want %d Ready pods matching %v, have:\n%s\n%s", n, selector, podSummary(pods.Items), schedulerEvents(t, ns))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
