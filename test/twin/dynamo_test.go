@@ -1,0 +1,247 @@
+package twin_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airunway-render/airunway-render/internal/schemacheck"
+)
+
+// The Dynamo operator does not build from the Go module proxy (its module
+// has no tags the proxy resolves), so a stand-in does, for the twin, the
+// smallest part of its work that decides where pods land. It follows the
+// operator's source (ai-dynamo/dynamo, deploy/operator, 1.1.0 development
+// line; line numbers from that tree), on its component path — the path
+// without Grove, which the twin does not run:
+//
+//   - one Deployment per service of the DynamoGraphDeployment, named
+//     `{dgd}-{lower(service)}` (internal/dynamo/graph.go
+//     GenerateDynamoComponentsDeployments l.280 and GetDCDResourceName
+//     l.500; the operator goes through a DynamoComponentDeployment, whose
+//     controller creates the Deployment, l.209-213, and adds a hash suffix
+//     for workers, left out here), with the service's `replicas` (l.387,
+//     DCD controller l.993);
+//   - the pod spec is the service's `extraPodSpec` (nodeSelector,
+//     tolerations, affinity as written; graph.go l.1145 merges it over a
+//     base with mergo), plus a container named `main` (component_common.go
+//     l.89) from `extraPodSpec.mainContainer` (graph.go l.1019);
+//   - `resources.limits.gpu` and `resources.requests.gpu` become the
+//     extended resource `nvidia.com/gpu`, or the `gpuType` beside them
+//     (internal/controller_common/resource.go l.525-634); cpu and memory as
+//     given;
+//   - pod labels: `extraPodMetadata.labels`, then the operator's own
+//     nvidia.com/dynamo-component, -graph-deployment-name,
+//     -component-type and nvidia.com/selector (graph.go l.1026-1158);
+//   - the operator adds no nodeSelector or toleration of its own for such
+//     services (only for GPU memory service and profiling jobs).
+//
+// Multinode services (Grove or LeaderWorkerSets) are not stood in for: a
+// test that renders one fails. What rests on this stand-in: the Dynamo rows
+// of the twin's table, that is, that the nodeSelector, tolerations and GPU
+// resource the renderer writes into a graph put its pods on the chosen
+// pool; not that the operator accepts the graph.
+
+// dynamoStandIn turns the DynamoGraphDeployments of namespace ns into
+// Deployments until ctx ends.
+func dynamoStandIn(ctx context.Context, t *testing.T, ns string) {
+	done := map[string]bool{}
+	for ctx.Err() == nil {
+		graphs := &unstructured.UnstructuredList{}
+		graphs.SetAPIVersion("nvidia.com/v1alpha1")
+		graphs.SetKind("DynamoGraphDeploymentList")
+		if err := cluster.Client.List(ctx, graphs, client.InNamespace(ns)); err == nil {
+			for i := range graphs.Items {
+				g := &graphs.Items[i]
+				if done[g.GetName()] {
+					continue
+				}
+				for _, d := range dynamoDeployments(t, g) {
+					if err := cluster.Client.Create(ctx, d); err != nil && !apierrors.IsAlreadyExists(err) {
+						t.Errorf("stand-in: creating %s: %v", d.Name, err)
+					}
+				}
+				done[g.GetName()] = true
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// dynamoDeployments are the Deployments the operator's component path
+// makes of a graph.
+func dynamoDeployments(t *testing.T, g *unstructured.Unstructured) []*appsv1.Deployment {
+	services, _, _ := unstructured.NestedMap(g.Object, "spec", "services")
+	var out []*appsv1.Deployment
+	for name, raw := range services {
+		svc := raw.(map[string]any)
+		if _, multinode := svc["multinode"]; multinode {
+			t.Errorf("stand-in: service %s of %s is multinode, which the Dynamo stand-in does not do", name, g.GetName())
+			continue
+		}
+		spec := corev1.PodSpec{}
+		extra, _, _ := unstructured.NestedMap(svc, "extraPodSpec")
+		main := corev1.Container{}
+		if m, ok := extra["mainContainer"].(map[string]any); ok {
+			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(m, &main))
+			delete(extra, "mainContainer")
+		}
+		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(extra, &spec))
+		main.Name = "main"
+		main.Resources = dynamoResources(svc)
+		spec.Containers = []corev1.Container{main}
+
+		deployName := g.GetName() + "-" + strings.ToLower(name)
+		labels := map[string]string{}
+		if l, ok, _ := unstructured.NestedStringMap(svc, "extraPodMetadata", "labels"); ok {
+			for k, v := range l {
+				labels[k] = v
+			}
+		}
+		componentType, _, _ := unstructured.NestedString(svc, "componentType")
+		for k, v := range map[string]string{
+			"nvidia.com/dynamo-component":             name,
+			"nvidia.com/dynamo-graph-deployment-name": g.GetName(),
+			"nvidia.com/dynamo-component-type":        componentType,
+			"nvidia.com/selector":                     deployName,
+		} {
+			labels[k] = v
+		}
+		replicas, found, _ := unstructured.NestedInt64(svc, "replicas")
+		if !found {
+			replicas = 1
+		}
+		r := int32(replicas)
+		out = append(out, &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: deployName, Namespace: g.GetNamespace()},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: &r,
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"nvidia.com/selector": deployName}},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
+			},
+		})
+	}
+	return out
+}
+
+// dynamoResources maps a service's resources as the operator does: gpu
+// under nvidia.com/gpu or the gpuType beside it, limits and requests each
+// on their own.
+func dynamoResources(svc map[string]any) corev1.ResourceRequirements {
+	var r corev1.ResourceRequirements
+	for side, into := range map[string]*corev1.ResourceList{"limits": &r.Limits, "requests": &r.Requests} {
+		items, ok, _ := unstructured.NestedStringMap(svc, "resources", side)
+		if !ok {
+			continue
+		}
+		list := corev1.ResourceList{}
+		gpuName := "nvidia.com/gpu"
+		if items["gpuType"] != "" {
+			gpuName = items["gpuType"]
+		}
+		for k, v := range items {
+			switch k {
+			case "gpu":
+				list[corev1.ResourceName(gpuName)] = resource.MustParse(v)
+			case "cpu", "memory":
+				list[corev1.ResourceName(k)] = resource.MustParse(v)
+			}
+		}
+		*into = list
+	}
+	return r
+}
+
+var (
+	dynamoCRDOnce sync.Once
+	dynamoCRDErr  error
+)
+
+// installDynamoCRD installs the graph CRD schemas/ holds, once.
+func installDynamoCRD(t *testing.T) {
+	t.Helper()
+	dynamoCRDOnce.Do(func() {
+		crd, err := schemacheck.CRD("nvidia.com", "DynamoGraphDeployment", "")
+		if err == nil {
+			err = schemacheck.SetStorageVersion(crd, "v1alpha1")
+		}
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			err = createCRD(ctx, crd)
+		}
+		dynamoCRDErr = err
+	})
+	require.NoError(t, dynamoCRDErr)
+}
+
+// runDynamo renders inputs for the capability file, applies them with the
+// stand-in running, and checks every model: GPU pods on its pool, the
+// frontend (no GPUs) on the CPU pool.
+func runDynamo(t *testing.T, caps, what string, inputs ...string) {
+	t.Helper()
+	installDynamoCRD(t)
+	nodes := useCluster(t, caps)
+	objs := render(t, caps, inputs...)
+	start := time.Now()
+	ns, models := deploy(t, objs)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); dynamoStandIn(ctx, t, ns) }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	want := map[string]int{}
+	for _, o := range objs {
+		if o.GetKind() != "DynamoGraphDeployment" {
+			continue
+		}
+		services, _, _ := unstructured.NestedMap(o.Object, "spec", "services")
+		for _, s := range services {
+			r, found, _ := unstructured.NestedInt64(s.(map[string]any), "replicas")
+			if !found {
+				r = 1
+			}
+			want[o.GetName()] += int(r)
+		}
+	}
+	require.NotEmpty(t, want, "no DynamoGraphDeployment rendered")
+	got := waitPlaced(t, ns, models, want, start, time.Minute)
+	for _, m := range models {
+		p := got[m.GetName()]
+		on := requireOnPool(t, p, nodes)
+		require.NotEmpty(t, on, "%s: no pod requests GPUs", m.GetName())
+		requireHelpersOnCPUPool(t, p, nodes)
+		addRow("dynamo 1.1.1 (stand-in) | %s %s | %s | %s | %d/%d, frontend on the CPU pool | %s | %s",
+			what, m.GetName(), caps, p.pool, len(on), len(p.pods), strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
+	}
+}
+
+// TestDynamoPlacementGolden runs the Dynamo placement golden through the
+// stand-in above.
+func TestDynamoPlacementGolden(t *testing.T) {
+	dir := "golden/testdata/placement-dynamo"
+	runDynamo(t, dir+"/functionConfig/capabilities.yaml", "placement golden", dir+"/models.yaml")
+}
+
+// TestDynamoOnProd: the kustomize example's models on the prod cluster
+// (Dynamo and KAITO, l4 and a100 pools), where both render as graphs: the
+// one-GPU model on l4, the two-GPU model on a100.
+func TestDynamoOnProd(t *testing.T) {
+	runDynamo(t, "examples/kustomize/clusters/prod/capabilities.yaml", "kustomize/base", "examples/kustomize/base")
+}
