@@ -68,6 +68,13 @@ func deleteNamespace(t *testing.T, ns *corev1.Namespace) {
 // Pending and the scheduler's events.
 func waitPlaced(t *testing.T, ns string, models []*unstructured.Unstructured, want map[string]int, start time.Time, deadline time.Duration) map[string]*placed {
 	t.Helper()
+	return waitPlacedBy(t, ns, models, hub.LabelModelDeployment, want, start, deadline)
+}
+
+// waitPlacedBy is waitPlaced for pods that name their model under another
+// label (KAITO's presets: kaito.sh/workspace).
+func waitPlacedBy(t *testing.T, ns string, models []*unstructured.Unstructured, modelLabel string, want map[string]int, start time.Time, deadline time.Duration) map[string]*placed {
+	t.Helper()
 	ctx := context.Background()
 	out := map[string]*placed{}
 	for _, m := range models {
@@ -81,7 +88,7 @@ func waitPlaced(t *testing.T, ns string, models []*unstructured.Unstructured, wa
 			p.pods = nil
 		}
 		for _, pod := range pods.Items {
-			p := out[pod.Labels[hub.LabelModelDeployment]]
+			p := out[pod.Labels[modelLabel]]
 			if p == nil {
 				continue
 			}

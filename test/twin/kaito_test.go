@@ -1,0 +1,221 @@
+package twin_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airunway-render/airunway-render/internal/schemacheck"
+)
+
+// The KAITO workspace controller does not build from the Go module proxy
+// either. This stand-in does the part of its work that decides placement,
+// following kaito-project/kaito at v0.10.0 (the placement golden's
+// release), bring-your-own nodes (node auto-provisioning off):
+//
+//   - one StatefulSet named like the Workspace, pods labelled
+//     `kaito.sh/workspace: <name>` (pkg/workspace/manifests/manifests.go
+//     GenerateStatefulSetManifest l.113-157; GenerateManifestWithPodTemplate
+//     l.248-311 for templates);
+//   - required node affinity: one `In` requirement per
+//     `resource.labelSelector.matchLabels` entry (preset_inferences.go
+//     l.410-417 and l.469-481; manifests.go l.249-256 and l.280-290);
+//   - tolerations: KAITO's defaults, `nvidia.com/gpu` Exists NoSchedule and
+//     `sku=gpu` NoSchedule (preset_inferences.go defaultTolerations
+//     l.84-109; appended to a template's own, manifests.go l.293-297);
+//   - a preset's container requests and limits `nvidia.com/gpu` equal to
+//     the GPU count of the first Ready node the label selector matches
+//     (getGPUConfig l.207-229 reads it from the node's
+//     `nvidia.com/gpu.count` label; preset_inferences.go l.420-426), so a
+//     preset takes whole nodes; a template keeps its own resources;
+//   - replicas: Status.TargetNodeCount (workspace_controller.go
+//     l.979-1029), which for a template is `resource.count` and for a
+//     vLLM preset comes from KAITO's node estimator (model size against GPU
+//     memory); the stand-in takes `resource.count` for both, a
+//     simplification that changes how many pods there are, not where they
+//     go.
+//
+// What rests on it: that the label selector, tolerations and GPU requests
+// the renderer writes into a Workspace put its pods on the chosen pool
+// with KAITO's own tolerations; not that KAITO accepts the Workspace.
+
+// kaitoTolerations are KAITO v0.10.0's default tolerations (outside Azure).
+var kaitoTolerations = []corev1.Toleration{
+	{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	{Key: "sku", Operator: corev1.TolerationOpEqual, Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
+}
+
+// kaitoStandIn turns the Workspaces of namespace ns into StatefulSets
+// until ctx ends.
+func kaitoStandIn(ctx context.Context, t *testing.T, ns string) {
+	done := map[string]bool{}
+	for ctx.Err() == nil {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion("kaito.sh/v1beta1")
+		list.SetKind("WorkspaceList")
+		if err := cluster.Client.List(ctx, list, client.InNamespace(ns)); err == nil {
+			for i := range list.Items {
+				ws := &list.Items[i]
+				if done[ws.GetName()] {
+					continue
+				}
+				ss, err := kaitoStatefulSet(ctx, ws)
+				if err != nil {
+					t.Errorf("stand-in: Workspace %s: %v", ws.GetName(), err)
+				} else if err := cluster.Client.Create(ctx, ss); err != nil && !apierrors.IsAlreadyExists(err) {
+					t.Errorf("stand-in: creating %s: %v", ss.Name, err)
+				}
+				done[ws.GetName()] = true
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func kaitoStatefulSet(ctx context.Context, ws *unstructured.Unstructured) (*appsv1.StatefulSet, error) {
+	name := ws.GetName()
+	match, _, _ := unstructured.NestedStringMap(ws.Object, "resource", "labelSelector", "matchLabels")
+	keys := make([]string, 0, len(match))
+	for k := range match {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var reqs []corev1.NodeSelectorRequirement
+	for _, k := range keys {
+		reqs = append(reqs, corev1.NodeSelectorRequirement{Key: k, Operator: corev1.NodeSelectorOpIn, Values: []string{match[k]}})
+	}
+	affinity := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: reqs}}}}}
+	count, found, _ := unstructured.NestedInt64(ws.Object, "resource", "count")
+	if !found {
+		count = 1
+	}
+	replicas := int32(count)
+	selector := map[string]string{"kaito.sh/workspace": name}
+
+	var tmpl corev1.PodTemplateSpec
+	if raw, ok, _ := unstructured.NestedMap(ws.Object, "inference", "template"); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &tmpl); err != nil {
+			return nil, err
+		}
+		tmpl.Spec.Tolerations = append(tmpl.Spec.Tolerations, kaitoTolerations...)
+	} else {
+		gpus, err := nodeGPUCount(ctx, match)
+		if err != nil {
+			return nil, err
+		}
+		q := *resource.NewQuantity(gpus, resource.DecimalSI)
+		tmpl.Spec = corev1.PodSpec{
+			Containers: []corev1.Container{{Name: name, Image: "kaito-base",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"nvidia.com/gpu": q}, Limits: corev1.ResourceList{"nvidia.com/gpu": q}}}},
+			Tolerations: kaitoTolerations,
+		}
+	}
+	if tmpl.Labels == nil {
+		tmpl.Labels = map[string]string{}
+	}
+	tmpl.Labels["kaito.sh/workspace"] = name
+	tmpl.Spec.Affinity = affinity
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws.GetNamespace()},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: &replicas, PodManagementPolicy: appsv1.ParallelPodManagement, ServiceName: name + "-headless",
+			Selector: &metav1.LabelSelector{MatchLabels: selector}, Template: tmpl,
+		},
+	}, nil
+}
+
+// nodeGPUCount reads `nvidia.com/gpu.count` off the first Ready node the
+// Workspace's label selector matches, as KAITO does without node
+// auto-provisioning.
+func nodeGPUCount(ctx context.Context, match map[string]string) (int64, error) {
+	nodes := &corev1.NodeList{}
+	if err := cluster.Client.List(ctx, nodes, client.MatchingLabelsSelector{Selector: labels.SelectorFromSet(match)}); err != nil {
+		return 0, err
+	}
+	for _, n := range nodes.Items {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				return strconv.ParseInt(n.Labels["nvidia.com/gpu.count"], 10, 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("no ready nodes found matching the workspace's label selector %v (KAITO's own words)", match)
+}
+
+var (
+	kaitoCRDOnce sync.Once
+	kaitoCRDErr  error
+)
+
+// TestKAITOPlacementGolden runs the KAITO placement golden through the
+// stand-in: the two presets on the H100 and L4 pools with all the GPUs of
+// a node each, the llama.cpp template on the CPU pool.
+func TestKAITOPlacementGolden(t *testing.T) {
+	kaitoCRDOnce.Do(func() {
+		crd, err := schemacheck.CRD("kaito.sh", "Workspace", "")
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			err = createCRD(ctx, crd)
+		}
+		kaitoCRDErr = err
+	})
+	require.NoError(t, kaitoCRDErr)
+	dir := "golden/testdata/placement-kaito"
+	caps := dir + "/functionConfig/capabilities.yaml"
+	nodes := useCluster(t, caps)
+	objs := render(t, caps, dir+"/models.yaml")
+	start := time.Now()
+	ns, models := deploy(t, objs)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); kaitoStandIn(ctx, t, ns) }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	want := map[string]int{}
+	for _, o := range objs {
+		if o.GetKind() == "Workspace" {
+			count, found, _ := unstructured.NestedInt64(o.Object, "resource", "count")
+			if !found {
+				count = 1
+			}
+			want[o.GetName()] = int(count)
+		}
+	}
+	got := waitPlacedBy(t, ns, models, "kaito.sh/workspace", want, start, time.Minute)
+	pools := map[string]string{}
+	for i := range nodes {
+		pools[nodes[i].Name] = poolOf(&nodes[i])
+	}
+	for _, m := range models {
+		p := got[m.GetName()]
+		var on []string
+		for _, pod := range p.pods {
+			require.Equal(t, p.pool, pools[pod.Spec.NodeName], "pod %s of %s runs on %s", pod.Name, m.GetName(), pod.Spec.NodeName)
+			on = append(on, pod.Spec.NodeName)
+		}
+		addRow("kaito 0.10.0 (stand-in) | placement golden %s | %s | %s | %d/%d | %s | %s",
+			m.GetName(), caps, p.pool, len(on), len(p.pods), strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
+	}
+}
