@@ -190,7 +190,10 @@ func useCluster(t *testing.T, capsFile string) []corev1.Node {
 	t.Helper()
 	clusterMu.Lock()
 	t.Cleanup(clusterMu.Unlock)
-	data, err := os.ReadFile(filepath.Join(repoRoot, capsFile))
+	if !filepath.IsAbs(capsFile) {
+		capsFile = filepath.Join(repoRoot, capsFile)
+	}
+	data, err := os.ReadFile(capsFile)
 	require.NoError(t, err)
 	c, problems := capabilities.Decode(data)
 	require.False(t, problems.HasErrors(), "%v", problems)

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/capabilities"
 )
 
 // placed is what a test learns about one model's pods on the twin.
@@ -347,6 +348,37 @@ func TestPlacementGoldens(t *testing.T) {
 				on := requireOnPool(t, p, nodes)
 				require.NotEmpty(t, on, "%s: no pod requests GPUs", m.GetName())
 				addRow("%s | placement golden %s | %s | %s | %d/%d | %s | %s", provider, m.GetName(), caps, p.pool, len(on), len(p.pods), strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
+			}
+		})
+	}
+}
+
+// TestExamples runs the other shipped examples on the twin under their
+// capability files: vllm-basic under the embedded default (a generic
+// NVIDIA pool), kpt's under its own.
+func TestExamples(t *testing.T) {
+	defaultCaps := filepath.Join(t.TempDir(), "default.yaml")
+	require.NoError(t, os.WriteFile(defaultCaps, capabilities.DefaultYAML(), 0o644))
+	for _, tc := range []struct{ name, caps, models string }{
+		{"vllm-basic", defaultCaps, "examples/vllm-basic/modeldeployment.yaml"},
+		{"kpt", "examples/kpt/capabilities.yaml", "examples/kpt/modeldeployment.yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			caps := tc.caps
+			nodes := useCluster(t, caps)
+			objs := render(t, caps, tc.models)
+			start := time.Now()
+			ns, models := deploy(t, objs)
+			got := waitPlaced(t, ns, models, deploymentPods(objs), start, time.Minute)
+			for _, m := range models {
+				p := got[m.GetName()]
+				on := requireOnPool(t, p, nodes)
+				require.NotEmpty(t, on)
+				label := tc.caps
+				if tc.caps == defaultCaps {
+					label = "embedded default"
+				}
+				addRow("vllm | examples/%s %s | %s | %s | %d/%d | %s | %s", tc.name, m.GetName(), label, p.pool, len(on), len(p.pods), strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
 			}
 		})
 	}
