@@ -13,7 +13,8 @@
 //
 // The binaries come from hack/install-envtest.sh (KUBEBUILDER_ASSETS) and
 // hack/install-twin.sh (TWIN_ASSETS: kube-scheduler,
-// kube-controller-manager, kwok and KWOK's own stage definitions).
+// kube-controller-manager, kwok and KWOK's own stage definitions, the
+// KubeRay operator and the Gateway API and Inference Extension CRDs).
 package twin
 
 import (
