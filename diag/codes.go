@@ -9,30 +9,34 @@ import (
 // Code names a class of warning, so that a team can silence the ones it
 // has decided to live with, or make them fatal in CI. Codes are part of
 // the output contract: they never change meaning, and a removed one stays
-// accepted (and silent).
-type Code string
+// accepted (and silent). A struct, not a string: List.Warnf takes one
+// first, and a plain string there (a field path) must not compile.
+type Code struct{ name string }
+
+// String is the code as users write it.
+func (c Code) String() string { return c.name }
 
 // The warning codes. docs/troubleshooting.md lists them, generated from
 // Codes.
-const (
-	IgnoredField        Code = "ignored-field"
-	DeprecatedField     Code = "deprecated-field"
-	DefaultCapabilities Code = "default-capabilities"
-	UnpinnedRelease     Code = "unpinned-release"
-	FloatingImage       Code = "floating-image"
-	IdleGPUs            Code = "idle-gpus"
-	CPUOnGPUPool        Code = "cpu-on-gpu-pool"
-	UntoleratedTaint    Code = "untolerated-taint"
-	KAITOInstanceType   Code = "kaito-instance-type"
-	ScaleToZero         Code = "scale-to-zero"
-	StickySelection     Code = "sticky-selection"
-	NotReadyProvider    Code = "not-ready-provider"
-	TrustRemoteCode     Code = "trust-remote-code"
-	ReadOnlyCache       Code = "read-only-cache"
-	ServiceName         Code = "service-name"
-	GatewayAPIVersion   Code = "gateway-api-version"
-	NoModels            Code = "no-models"
-	CapabilitiesInput   Code = "capabilities-input"
+var (
+	IgnoredField        = Code{"ignored-field"}
+	DeprecatedField     = Code{"deprecated-field"}
+	DefaultCapabilities = Code{"default-capabilities"}
+	UnpinnedRelease     = Code{"unpinned-release"}
+	FloatingImage       = Code{"floating-image"}
+	IdleGPUs            = Code{"idle-gpus"}
+	CPUOnGPUPool        = Code{"cpu-on-gpu-pool"}
+	UntoleratedTaint    = Code{"untolerated-taint"}
+	KAITOInstanceType   = Code{"kaito-instance-type"}
+	ScaleToZero         = Code{"scale-to-zero"}
+	StickySelection     = Code{"sticky-selection"}
+	NotReadyProvider    = Code{"not-ready-provider"}
+	TrustRemoteCode     = Code{"trust-remote-code"}
+	ReadOnlyCache       = Code{"read-only-cache"}
+	ServiceName         = Code{"service-name"}
+	GatewayAPIVersion   = Code{"gateway-api-version"}
+	NoModels            = Code{"no-models"}
+	CapabilitiesInput   = Code{"capabilities-input"}
 )
 
 // Codes describes every warning code, in the order docs list them.
@@ -64,7 +68,7 @@ var Codes = []struct {
 func CodeNames() []string {
 	names := make([]string, len(Codes))
 	for i, c := range Codes {
-		names[i] = string(c.Code)
+		names[i] = c.Code.String()
 	}
 	return names
 }
@@ -109,10 +113,11 @@ func ParseCodes(names []string) ([]Code, error) {
 		if n == "" {
 			continue
 		}
-		if !slices.Contains(CodeNames(), n) {
+		i := slices.Index(CodeNames(), n)
+		if i < 0 {
 			return nil, fmt.Errorf("%q is not a warning code: must be one of %s", n, quoteAll(CodeNames()))
 		}
-		out = append(out, Code(n))
+		out = append(out, Codes[i].Code)
 	}
 	return out, nil
 }

@@ -53,7 +53,7 @@ type Problem struct {
 // String formats a problem the way it is printed on stderr.
 func (p Problem) String() string {
 	var b strings.Builder
-	if p.Code != "" {
+	if p.Code != (Code{}) {
 		fmt.Fprintf(&b, "[%s %s]", p.Severity, p.Code)
 	} else {
 		fmt.Fprintf(&b, "[%s]", p.Severity)

@@ -160,8 +160,8 @@ func toResult(p diag.Problem) *result {
 	if p.File != "" {
 		r.File = &resultFile{Path: p.File}
 	}
-	if p.Code != "" {
-		r.Tags = map[string]string{"code": string(p.Code)}
+	if p.Code != (diag.Code{}) {
+		r.Tags = map[string]string{"code": p.Code.String()}
 	}
 	return r
 }
