@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -75,7 +76,7 @@ cluster to see where rendered models would be scheduled.`,
 // nodeObjects encodes Nodes as YAML documents, without the empty fields
 // the typed object would print (creationTimestamp, the kubelet's
 // endpoint and system info).
-func nodeObjects[T any](objs []T) ([]render.Encoded, error) {
+func nodeObjects(objs []corev1.Node) ([]render.Encoded, error) {
 	var out []render.Encoded
 	for i := range objs {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&objs[i])

@@ -28,6 +28,8 @@ out="$dir/k8s-$k8s-etcd-$etcd-$(go env GOOS)-$(go env GOARCH)"
 stamp="$out/.complete"
 
 say() { echo "install-envtest: $*" >&2; }
+# shellcheck source=lib/kubernetes-module.sh
+source "$(dirname "$0")/lib/kubernetes-module.sh"
 
 # Parallel test binaries may ask at once; one builds, the others wait.
 exec 8>"$dir/.lock"
@@ -43,29 +45,9 @@ work=$(mktemp -d "$dir/build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out" "$work/apiserver" "$work/etcd"
 
-# k8s.io/kubernetes points its k8s.io/* dependencies at ./staging in its own
-# repository; outside it they must resolve to the published v0.<minor>.<patch>.
-minor=${k8s#*.}
-minor=${minor%%.*}
-staging=v0.$minor.${k8s##*.}
-say "downloading k8s.io/kubernetes v$k8s"
-gomod=$(cd "$work/apiserver" && go mod download -json "k8s.io/kubernetes@v$k8s" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-[[ -f $gomod ]] || { say "k8s.io/kubernetes@v$k8s is not available from the module proxy"; exit 1; }
-{
-  echo "module airunway-render.local/apiserver"
-  echo "go 1.26.0"
-  echo "require k8s.io/kubernetes v$k8s"
-  sed -n 's#^[[:space:]]*\(k8s\.io/[^[:space:]]*\)[[:space:]]*=>[[:space:]]*\./staging/.*#replace \1 => \1 '"$staging"'#p' "$gomod"
-} >"$work/apiserver/go.mod"
-printf 'package main\n\nimport _ "k8s.io/kubernetes/cmd/kube-apiserver"\n' >"$work/apiserver/deps.go"
-(cd "$work/apiserver" && go mod tidy >&2)
-
-version_flags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  version_flags+=" -X $pkg.gitVersion=v$k8s -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
-done
+kubernetes_module "$work/apiserver" apiserver "$k8s" kube-apiserver
 say "building kube-apiserver v$k8s"
-(cd "$work/apiserver" && go build -trimpath -ldflags "$version_flags" -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
+(cd "$work/apiserver" && go build -trimpath -ldflags "$k8s_version_flags" -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
 
 say "building etcd v$etcd"
 cat >"$work/etcd/main.go" <<'EOF'

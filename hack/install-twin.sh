@@ -37,6 +37,8 @@ out="$dir/k8s-$k8s-kwok-$kwok-$(go env GOOS)-$(go env GOARCH)"
 stamp="$out/.complete"
 
 say() { echo "install-twin: $*" >&2; }
+# shellcheck source=lib/kubernetes-module.sh
+source "$(dirname "$0")/lib/kubernetes-module.sh"
 
 # KWOK's fake kubelet does what its Stage objects say. Its own "fast"
 # stages (nodes Ready at once and kept Ready by heartbeats; pods Running
@@ -118,31 +120,11 @@ work=$(mktemp -d "$dir/build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out" "$work/k8s" "$work/kwok"
 
-# As install-envtest.sh: a wrapper module requiring k8s.io/kubernetes, its
-# ./staging replaces pointed at the published k8s.io/* releases.
-minor=${k8s#*.}
-minor=${minor%%.*}
-staging=v0.$minor.${k8s##*.}
-say "downloading k8s.io/kubernetes v$k8s"
-gomod=$(cd "$work/k8s" && go mod download -json "k8s.io/kubernetes@v$k8s" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-[[ -f $gomod ]] || { say "k8s.io/kubernetes@v$k8s is not available from the module proxy"; exit 1; }
-{
-  echo "module airunway-render.local/twin"
-  echo "go 1.26.0"
-  echo "require k8s.io/kubernetes v$k8s"
-  sed -n 's#^[[:space:]]*\(k8s\.io/[^[:space:]]*\)[[:space:]]*=>[[:space:]]*\./staging/.*#replace \1 => \1 '"$staging"'#p' "$gomod"
-} >"$work/k8s/go.mod"
-printf 'package main\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-scheduler"\n\t_ "k8s.io/kubernetes/cmd/kube-controller-manager"\n)\n' >"$work/k8s/deps.go"
-(cd "$work/k8s" && go mod tidy >&2)
-
-version_flags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  version_flags+=" -X $pkg.gitVersion=v$k8s -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
-done
+kubernetes_module "$work/k8s" twin "$k8s" kube-scheduler kube-controller-manager
 for cmd in kube-scheduler kube-controller-manager; do
   say "building $cmd v$k8s"
   start=$SECONDS
-  (cd "$work/k8s" && go build -trimpath -ldflags "$version_flags" -o "$out/$cmd" "k8s.io/kubernetes/cmd/$cmd")
+  (cd "$work/k8s" && go build -trimpath -ldflags "$k8s_version_flags" -o "$out/$cmd" "k8s.io/kubernetes/cmd/$cmd")
   say "built $cmd in $((SECONDS - start)) s"
 done
 

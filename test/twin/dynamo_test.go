@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -54,40 +53,11 @@ import (
 // resource the renderer writes into a graph put its pods on the chosen
 // pool; not that the operator accepts the graph.
 
-// dynamoStandIn turns the DynamoGraphDeployments of namespace ns into
-// Deployments until ctx ends.
-func dynamoStandIn(ctx context.Context, t *testing.T, ns string) {
-	done := map[string]bool{}
-	for ctx.Err() == nil {
-		graphs := &unstructured.UnstructuredList{}
-		graphs.SetAPIVersion("nvidia.com/v1alpha1")
-		graphs.SetKind("DynamoGraphDeploymentList")
-		if err := cluster.Client.List(ctx, graphs, client.InNamespace(ns)); err == nil {
-			for i := range graphs.Items {
-				g := &graphs.Items[i]
-				if done[g.GetName()] {
-					continue
-				}
-				for _, d := range dynamoDeployments(t, g) {
-					if err := cluster.Client.Create(ctx, d); err != nil && !apierrors.IsAlreadyExists(err) {
-						t.Errorf("stand-in: creating %s: %v", d.Name, err)
-					}
-				}
-				done[g.GetName()] = true
-			}
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
 // dynamoDeployments are the Deployments the operator's component path
 // makes of a graph.
-func dynamoDeployments(t *testing.T, g *unstructured.Unstructured) []*appsv1.Deployment {
+func dynamoDeployments(t *testing.T, g *unstructured.Unstructured) []client.Object {
 	services, _, _ := unstructured.NestedMap(g.Object, "spec", "services")
-	var out []*appsv1.Deployment
+	var out []client.Object
 	for name, raw := range services {
 		svc := raw.(map[string]any)
 		if _, multinode := svc["multinode"]; multinode {
@@ -200,11 +170,9 @@ func runDynamo(t *testing.T, caps, what string, inputs ...string) {
 	objs := render(t, caps, inputs...)
 	start := time.Now()
 	ns, models := deploy(t, objs)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); dynamoStandIn(ctx, t, ns) }()
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	runStandIn(t, ns, "nvidia.com/v1alpha1", "DynamoGraphDeploymentList", func(g *unstructured.Unstructured) ([]client.Object, error) {
+		return dynamoDeployments(t, g), nil
+	})
 
 	want := map[string]int{}
 	for _, o := range objs {

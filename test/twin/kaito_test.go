@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -61,34 +60,13 @@ var kaitoTolerations = []corev1.Toleration{
 	{Key: "sku", Operator: corev1.TolerationOpEqual, Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
 }
 
-// kaitoStandIn turns the Workspaces of namespace ns into StatefulSets
-// until ctx ends.
-func kaitoStandIn(ctx context.Context, t *testing.T, ns string) {
-	done := map[string]bool{}
-	for ctx.Err() == nil {
-		list := &unstructured.UnstructuredList{}
-		list.SetAPIVersion("kaito.sh/v1beta1")
-		list.SetKind("WorkspaceList")
-		if err := cluster.Client.List(ctx, list, client.InNamespace(ns)); err == nil {
-			for i := range list.Items {
-				ws := &list.Items[i]
-				if done[ws.GetName()] {
-					continue
-				}
-				ss, err := kaitoStatefulSet(ctx, ws)
-				if err != nil {
-					t.Errorf("stand-in: Workspace %s: %v", ws.GetName(), err)
-				} else if err := cluster.Client.Create(ctx, ss); err != nil && !apierrors.IsAlreadyExists(err) {
-					t.Errorf("stand-in: creating %s: %v", ss.Name, err)
-				}
-				done[ws.GetName()] = true
-			}
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(200 * time.Millisecond):
-		}
+// kaitoObjects is what the workspace controller makes of a Workspace.
+func kaitoObjects(ws *unstructured.Unstructured) ([]client.Object, error) {
+	ss, err := kaitoStatefulSet(context.Background(), ws)
+	if err != nil {
+		return nil, err
 	}
+	return []client.Object{ss}, nil
 }
 
 func kaitoStatefulSet(ctx context.Context, ws *unstructured.Unstructured) (*appsv1.StatefulSet, error) {
@@ -187,11 +165,7 @@ func TestKAITOPlacementGolden(t *testing.T) {
 	objs := render(t, caps, dir+"/models.yaml")
 	start := time.Now()
 	ns, models := deploy(t, objs)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); kaitoStandIn(ctx, t, ns) }()
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	runStandIn(t, ns, "kaito.sh/v1beta1", "WorkspaceList", kaitoObjects)
 
 	want := map[string]int{}
 	for _, o := range objs {
