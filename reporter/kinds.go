@@ -228,20 +228,15 @@ func (k *kinds) startCache(ctx context.Context, w watchedKind) error {
 	if err != nil {
 		return err
 	}
-	notify := func(o any) {
-		if tomb, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
-			o = tomb.Obj
-		}
-		if u, ok := o.(*unstructured.Unstructured); ok {
-			for _, key := range w.owners(k, u) {
-				k.enqueue(ctx, key)
-			}
+	notify := func(objs ...any) {
+		for _, key := range eventOwners(k, w, objs...) {
+			k.enqueue(ctx, key)
 		}
 	}
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    notify,
-		UpdateFunc: func(old, obj any) { notify(old); notify(obj) },
-		DeleteFunc: notify,
+		AddFunc:    func(obj any) { notify(obj) },
+		UpdateFunc: func(old, obj any) { notify(old, obj) },
+		DeleteFunc: func(obj any) { notify(obj) },
 	}); err != nil {
 		return err
 	}
@@ -303,4 +298,30 @@ func generatedFrom(_ *kinds, obj *unstructured.Unstructured) []types.NamespacedN
 		return nil
 	}
 	return []types.NamespacedName{{Namespace: obj.GetNamespace(), Name: name}}
+}
+
+// eventOwners lists, once each, the ModelDeployments that one event's
+// objects (an update's old and new object) feed. Once matters: a key
+// enqueued a second time while its first reconcile runs is reconciled
+// again as soon as that one ends, so a failed status write would be
+// retried at once instead of after RetryBaseDelay.
+func eventOwners(k *kinds, w watchedKind, objs ...any) []types.NamespacedName {
+	var keys []types.NamespacedName
+	seen := map[types.NamespacedName]bool{}
+	for _, o := range objs {
+		if tomb, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+			o = tomb.Obj
+		}
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		for _, key := range w.owners(k, u) {
+			if !seen[key] {
+				seen[key] = true
+				keys = append(keys, key)
+			}
+		}
+	}
+	return keys
 }
