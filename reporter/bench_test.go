@@ -80,7 +80,7 @@ func benchFlips(b testing.TB) map[string]benchFlip {
 			`{state: Failed, conditions: [{type: WorkspaceSucceeded, status: "False", reason: Failed, message: "inference pod crashed", lastTransitionTime: "` + since + `"}]}`},
 		"DynamoGraphDeployment": {"dynamo-operator", `{state: successful}`, `{state: failed}`},
 		"RayService": {"kuberay-operator", rayServiceRunning,
-			`{conditions: [{type: RayServiceReady, status: "True", reason: NonZeroServeEndpoints, message: "", lastTransitionTime: "` + since + `"}], activeServiceStatus: {applicationStatuses: {llm: {status: DEPLOY_FAILED, message: "CUDA out of memory"}}}}`},
+			`{conditions: [{type: Ready, status: "True", reason: NonZeroServeEndpoints, message: "", lastTransitionTime: "` + since + `"}], activeServiceStatus: {applicationStatuses: {llm: {status: DEPLOY_FAILED, message: "CUDA out of memory"}}}}`},
 	}
 	out := map[string]benchFlip{}
 	for kind, r := range raw {

@@ -162,7 +162,7 @@ func TestHugeProviderMessages(t *testing.T) {
 	t.Cleanup(func() { _ = c.admin.Delete(context.Background(), rayService.DeepCopy()) })
 	huge := strings.Repeat("CUDA out of memory. ", 1<<20/20)
 	c.setStatus(t, rayService, "kuberay-operator", fmt.Sprintf(
-		`{conditions: [{type: RayServiceReady, status: "False", reason: Initializing, message: %q, lastTransitionTime: %q}], activeServiceStatus: {applicationStatuses: {llm: {status: DEPLOY_FAILED, message: %q}}}}`,
+		`{conditions: [{type: Ready, status: "False", reason: Initializing, message: %q, lastTransitionTime: %q}], activeServiceStatus: {applicationStatuses: {llm: {status: DEPLOY_FAILED, message: %q}}}}`,
 		strings.Repeat("w", 32768), since, huge))
 	var inj faultInjector
 	inj.path = statusPath(md)

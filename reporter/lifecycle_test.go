@@ -23,7 +23,7 @@ const since = "2026-11-22T10:00:00Z"
 // Statuses the operators write that several tests share.
 const (
 	deploymentAvailable = `{replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: "True", reason: MinimumReplicasAvailable}]}`
-	rayServiceRunning   = `{conditions: [{type: RayServiceReady, status: "True", reason: NonZeroServeEndpoints, message: "", lastTransitionTime: "` + since + `"}], activeServiceStatus: {applicationStatuses: {llm: {status: RUNNING}}}}`
+	rayServiceRunning   = `{conditions: [{type: Ready, status: "True", reason: NonZeroServeEndpoints, message: "", lastTransitionTime: "` + since + `"}], activeServiceStatus: {applicationStatuses: {llm: {status: RUNNING}}}}`
 )
 
 // TestProviderLifecycles applies each provider's rendered output (the
@@ -73,11 +73,11 @@ func TestProviderLifecycles(t *testing.T) {
 	}, {
 		golden: "kuberay-aggregated-1-7", primaryKind: "RayService", primary: "qwen3-32b", operator: "kuberay-operator",
 		steps: []step{
-			{"not ready", `{conditions: [{type: RayServiceReady, status: "False", reason: Initializing, message: "waiting for the Serve applications", lastTransitionTime: "` + since + `"}]}`,
+			{"not ready", `{conditions: [{type: Ready, status: "False", reason: Initializing, message: "waiting for the Serve applications", lastTransitionTime: "` + since + `"}]}`,
 				want{phase: "Deploying", ready: "False", messageHas: "waiting for the Serve applications"}},
 			{"running", rayServiceRunning,
 				want{phase: "Running", ready: "True", replicas: &v1.ReplicaStatus{Desired: 1, Ready: 1, Available: 1}, endpoint: &v1.EndpointStatus{Service: "qwen3-32b-serve-svc", Port: 8000}}},
-			{"deploy failed", `{conditions: [{type: RayServiceReady, status: "True", reason: NonZeroServeEndpoints, message: "", lastTransitionTime: "` + since + `"}], activeServiceStatus: {applicationStatuses: {llm: {status: DEPLOY_FAILED, message: "CUDA out of memory"}}}}`,
+			{"deploy failed", `{conditions: [{type: Ready, status: "True", reason: NonZeroServeEndpoints, message: "", lastTransitionTime: "` + since + `"}], activeServiceStatus: {applicationStatuses: {llm: {status: DEPLOY_FAILED, message: "CUDA out of memory"}}}}`,
 				want{phase: "Failed", ready: "False", reason: reporter.ReasonFailed, messageHas: "CUDA out of memory"}},
 		},
 	}}

@@ -8,20 +8,25 @@ import (
 	"github.com/airunway-render/airunway-render/providers"
 )
 
+// readyCondition is the type of KubeRay's RayServiceReady condition.
+const readyCondition = "Ready"
+
 // Primary implements providers.Reporter: the RayService named like the model.
 func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {
 	return providers.Primary{GVK: schema.FromAPIVersionAndKind(APIVersion, Kind), Name: md.Name, Noun: Kind}
 }
 
 // Health implements providers.Reporter as upstream translates a
-// RayService: the RayServiceReady condition, overridden by the Serve
+// RayService: the operator's RayServiceReady condition, whose type is
+// "Ready" (ray-operator apis/ray/v1/rayservice_types.go; the cluster twin
+// runs the operator and reads it), overridden by the Serve
 // applications' statuses (any DEPLOY_FAILED fails, all RUNNING runs).
 // Desired replicas are the worker groups'; they count as ready only when
 // every application runs.
 func (Provider) Health(obj *unstructured.Unstructured) providers.Health {
 	f := providers.Read(obj)
 	h := providers.Health{Phase: providers.PhasePending}
-	switch ready := f.Conditions()["RayServiceReady"]; ready.Status {
+	switch ready := f.Conditions()[readyCondition]; ready.Status {
 	case "True":
 		h.Phase = providers.PhaseRunning
 	case "False":

@@ -22,12 +22,15 @@ func TestHealth(t *testing.T) {
 		want         providers.Health
 	}{
 		{"no status", "", providers.Health{Phase: "Pending", Replicas: notReady, Endpoint: svc}},
-		{"ready condition", "status: {conditions: [{type: RayServiceReady, status: \"True\"}]}", providers.Health{Phase: "Running", Replicas: notReady, Endpoint: svc}},
-		{"not ready condition", "status: {conditions: [{type: RayServiceReady, status: \"False\", message: waiting for head}]}",
+		{"ready condition", "status: {conditions: [{type: Ready, status: \"True\"}]}", providers.Health{Phase: "Running", Replicas: notReady, Endpoint: svc}},
+		// RayServiceReady is the Go constant's name; the operator writes
+		// its value, Ready.
+		{"a condition named after the constant", "status: {conditions: [{type: RayServiceReady, status: \"True\"}]}", providers.Health{Phase: "Pending", Replicas: notReady, Endpoint: svc}},
+		{"not ready condition", "status: {conditions: [{type: Ready, status: \"False\", message: waiting for head}]}",
 			providers.Health{Phase: "Deploying", Message: "waiting for head", Replicas: notReady, Endpoint: svc}},
 		{"all applications running", "status: {activeServiceStatus: {applicationStatuses: {llm: {status: RUNNING}}}}",
 			providers.Health{Phase: "Running", Replicas: &providers.Replicas{Desired: 3, Ready: 3, Available: 3}, Endpoint: svc}},
-		{"an application deploying overrides the condition", "status: {conditions: [{type: RayServiceReady, status: \"True\"}], activeServiceStatus: {applicationStatuses: {a: {status: RUNNING}, b: {status: DEPLOYING}}}}",
+		{"an application deploying overrides the condition", "status: {conditions: [{type: Ready, status: \"True\"}], activeServiceStatus: {applicationStatuses: {a: {status: RUNNING}, b: {status: DEPLOYING}}}}",
 			providers.Health{Phase: "Deploying", Replicas: notReady, Endpoint: svc}},
 		{"a failed application fails", "status: {activeServiceStatus: {applicationStatuses: {a: {status: RUNNING}, b: {status: DEPLOY_FAILED, message: import error}}}}",
 			providers.Health{Phase: "Failed", Message: "import error", Replicas: notReady, Endpoint: svc}},
@@ -50,8 +53,8 @@ func TestHealthMalformed(t *testing.T) {
 		unreadable []string
 	}{
 		{"status a number", "status: 7", "Pending", 0, []string{"status is a number, want an object"}},
-		{"conditions an object", "status: {conditions: {RayServiceReady: \"True\"}}", "Pending", 0, []string{"status.conditions is an object, want a list"}},
-		{"condition without a status", "status: {conditions: [{type: RayServiceReady}]}", "Pending", 0,
+		{"conditions an object", "status: {conditions: {Ready: \"True\"}}", "Pending", 0, []string{"status.conditions is an object, want a list"}},
+		{"condition without a status", "status: {conditions: [{type: Ready}]}", "Pending", 0,
 			[]string{"status.conditions[0].status is missing, want a non-empty string"}},
 		{"applications a list", "status: {activeServiceStatus: {applicationStatuses: [{status: RUNNING}]}}", "Pending", 0,
 			[]string{"status.activeServiceStatus.applicationStatuses is a list, want an object"}},
@@ -77,7 +80,7 @@ func TestHealthMalformed(t *testing.T) {
 	huge := strings.Repeat("x", 1<<20)
 	for name, doc := range map[string]string{
 		"huge application message": "status: {activeServiceStatus: {applicationStatuses: {llm: {status: DEPLOY_FAILED, message: " + huge + "}}}}",
-		"huge condition message":   "status: {conditions: [{type: RayServiceReady, status: \"False\", message: " + huge + "}]}",
+		"huge condition message":   "status: {conditions: [{type: Ready, status: \"False\", message: " + huge + "}]}",
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := Provider{}.Health(providertest.Object(t, rs+doc))
