@@ -2,6 +2,7 @@ package twin_test
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,13 +47,15 @@ import (
 //     nvidia.com/dynamo-component, -graph-deployment-name,
 //     -component-type and nvidia.com/selector (graph.go l.1026-1158);
 //   - the operator adds no nodeSelector or toleration of its own for such
-//     services (only for GPU memory service and profiling jobs).
+//     services (only for GPU memory service and profiling jobs);
+//   - the graph's status from those Deployments (dynamoStatus below).
 //
 // Multinode services (Grove or LeaderWorkerSets) are not stood in for: a
 // test that renders one fails. What rests on this stand-in: the Dynamo rows
 // of the twin's table, that is, that the nodeSelector, tolerations and GPU
 // resource the renderer writes into a graph put its pods on the chosen
-// pool; not that the operator accepts the graph.
+// pool, and that the status reporter reads a graph status of the operator's
+// shape; not that the operator accepts the graph.
 
 // dynamoDeployments are the Deployments the operator's component path
 // makes of a graph.
@@ -109,6 +113,109 @@ func dynamoDeployments(t *testing.T, g *unstructured.Unstructured) []client.Obje
 	return out
 }
 
+// dynamoStandIn is the stand-in for the Dynamo operator.
+func dynamoStandIn(t *testing.T) standIn {
+	return standIn{
+		apiVersion: "nvidia.com/v1alpha1", listKind: "DynamoGraphDeploymentList",
+		objects: func(g *unstructured.Unstructured) ([]client.Object, error) { return dynamoDeployments(t, g), nil },
+		status:  dynamoStatus,
+	}
+}
+
+// dynamoPods is how many pods each graph's services ask for.
+func dynamoPods(objs []*unstructured.Unstructured) map[string]int {
+	want := map[string]int{}
+	for _, o := range objs {
+		if o.GetKind() != "DynamoGraphDeployment" {
+			continue
+		}
+		services, _, _ := unstructured.NestedMap(o.Object, "spec", "services")
+		for _, s := range services {
+			r, found, _ := unstructured.NestedInt64(s.(map[string]any), "replicas")
+			if !found {
+				r = 1
+			}
+			want[o.GetName()] += int(r)
+		}
+	}
+	return want
+}
+
+// dynamoStatus is the graph status the operator writes on its component
+// path (internal/controller/dynamographdeployment_controller.go:
+// checkResourcesReadiness l.1078-1114, the deferred status write
+// l.123-150): per service the replica counts of its Deployment
+// (ServiceReplicaStatus, api/v1alpha1/dynamographdeployment_types.go
+// l.221-262); `state: successful` and condition Ready=True when every
+// Deployment is ready as IsDeploymentReady judges it
+// (dynamocomponentdeployment_controller.go l.742-777), else `pending`
+// with the resources not ready in the message.
+func dynamoStatus(ctx context.Context, g *unstructured.Unstructured) (map[string]any, error) {
+	services, _, _ := unstructured.NestedMap(g.Object, "spec", "services")
+	names := make([]string, 0, len(services))
+	for name := range services {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	statuses := map[string]any{}
+	var notReady []string
+	for _, name := range names {
+		d := &appsv1.Deployment{}
+		key := client.ObjectKey{Namespace: g.GetNamespace(), Name: g.GetName() + "-" + strings.ToLower(name)}
+		if err := cluster.Client.Get(ctx, key, d); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+			notReady = append(notReady, key.Name+": not found")
+			continue
+		}
+		statuses[name] = map[string]any{
+			"componentKind": "Deployment", "componentName": d.Name, "componentNames": []any{d.Name},
+			"replicas": int64(d.Status.Replicas), "updatedReplicas": int64(d.Status.UpdatedReplicas),
+			"readyReplicas": int64(d.Status.ReadyReplicas), "availableReplicas": int64(d.Status.AvailableReplicas),
+		}
+		if !deploymentReady(d) {
+			notReady = append(notReady, key.Name+": Deployment not ready")
+		}
+	}
+	state, ready := "successful", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "all_resources_are_ready", Message: "All resources are ready"}
+	if len(notReady) > 0 {
+		state = "pending"
+		ready = metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: "some_resources_are_not_ready", Message: "Resources not ready: " + strings.Join(notReady, "; ")}
+	}
+	conds, err := withConditions(g, ready)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"state": state, "services": statuses, "conditions": conds, "observedGeneration": g.GetGeneration()}, nil
+}
+
+// deploymentReady is the operator's IsDeploymentReady: the latest spec
+// observed, every desired replica updated and available, no surge left,
+// and the Available condition true.
+func deploymentReady(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	if d.Spec.Paused {
+		return false
+	}
+	if want == 0 {
+		return true
+	}
+	s := d.Status
+	if s.ObservedGeneration < d.Generation || s.UpdatedReplicas < want || s.AvailableReplicas < want || s.Replicas != want {
+		return false
+	}
+	for _, c := range s.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
 // dynamoResources maps a service's resources as the operator does: gpu
 // under nvidia.com/gpu or the gpuType beside it, limits and requests each
 // on their own.
@@ -162,32 +269,17 @@ func installDynamoCRD(t *testing.T) {
 
 // runDynamo renders inputs for the capability file, applies them with the
 // stand-in running, and checks every model: GPU pods on its pool, the
-// frontend (no GPUs) on the CPU pool.
-func runDynamo(t *testing.T, caps, what string, inputs ...string) {
+// frontend (no GPUs) on the CPU pool. It returns the namespace, the nodes
+// and the placed pods per model.
+func runDynamo(t *testing.T, caps, what string, inputs ...string) (string, []corev1.Node, map[string]*placed) {
 	t.Helper()
 	installDynamoCRD(t)
 	nodes := useCluster(t, caps)
 	objs := render(t, caps, inputs...)
 	start := time.Now()
 	ns, models := deploy(t, objs)
-	runStandIn(t, ns, "nvidia.com/v1alpha1", "DynamoGraphDeploymentList", func(g *unstructured.Unstructured) ([]client.Object, error) {
-		return dynamoDeployments(t, g), nil
-	})
-
-	want := map[string]int{}
-	for _, o := range objs {
-		if o.GetKind() != "DynamoGraphDeployment" {
-			continue
-		}
-		services, _, _ := unstructured.NestedMap(o.Object, "spec", "services")
-		for _, s := range services {
-			r, found, _ := unstructured.NestedInt64(s.(map[string]any), "replicas")
-			if !found {
-				r = 1
-			}
-			want[o.GetName()] += int(r)
-		}
-	}
+	runStandIn(t, ns, dynamoStandIn(t))
+	want := dynamoPods(objs)
 	require.NotEmpty(t, want, "no DynamoGraphDeployment rendered")
 	got := waitPlaced(t, ns, models, want, start, time.Minute)
 	for _, m := range models {
@@ -198,18 +290,15 @@ func runDynamo(t *testing.T, caps, what string, inputs ...string) {
 		addRow("dynamo 1.1.1 (stand-in) | %s %s | %s | %s | %d/%d, frontend on the CPU pool | %s | %s",
 			what, m.GetName(), caps, p.pool, len(on), len(p.pods), strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
 	}
+	return ns, nodes, got
 }
 
 // TestDynamoPlacementGolden runs the Dynamo placement golden through the
 // stand-in above.
+// The status reporter reads the graph status the stand-in writes.
 func TestDynamoPlacementGolden(t *testing.T) {
 	dir := "golden/testdata/placement-dynamo"
-	runDynamo(t, dir+"/functionConfig/capabilities.yaml", "placement golden", dir+"/models.yaml")
-}
-
-// TestDynamoOnProd: the kustomize example's models on the prod cluster
-// (Dynamo and KAITO, l4 and a100 pools), where both render as graphs: the
-// one-GPU model on l4, the two-GPU model on a100.
-func TestDynamoOnProd(t *testing.T) {
-	runDynamo(t, "examples/kustomize/clusters/prod/capabilities.yaml", "kustomize/base", "examples/kustomize/base")
+	caps := dir + "/functionConfig/capabilities.yaml"
+	ns, nodes, got := runDynamo(t, caps, "placement golden", dir+"/models.yaml")
+	reporterRows(t, "dynamo 1.1.1 (stand-in)", caps, ns, nodes, got)
 }

@@ -27,10 +27,7 @@ var (
 // server lands on the l4 pool and the endpoint picker on the CPU pool. The
 // picker does not run (KWOK pods run nothing), so nothing scrapes a pod.
 func TestGatewayExample(t *testing.T) {
-	gatewayOnce.Do(func() {
-		gatewayErr = installCRDDir(filepath.Join(os.Getenv("TWIN_ASSETS"), "gateway-crds-1.5.1-1.5.0"))
-	})
-	require.NoError(t, gatewayErr)
+	installGatewayCRDs(t)
 	const caps = "examples/gateway/capabilities.yaml"
 	nodes := useCluster(t, caps)
 	objs := render(t, caps, "examples/gateway/modeldeployment.yaml")
@@ -57,6 +54,17 @@ func TestGatewayExample(t *testing.T) {
 	require.Equal(t, "cpu", pools[epp[0].Spec.NodeName], "the endpoint picker runs on %s", epp[0].Spec.NodeName)
 	addRow("llmd + gateway (real Gateway API and Inference Extension CRDs) | examples/gateway qwen3 | %s | %s | %d/%d, endpoint picker on %s | %s | %s",
 		caps, p.pool, len(on), len(p.pods), epp[0].Spec.NodeName, strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
+	reporterRows(t, "llmd", caps, ns, nodes, got)
+}
+
+// installGatewayCRDs installs the Gateway API and Inference Extension
+// CRDs hack/install-twin.sh copied, once.
+func installGatewayCRDs(t *testing.T) {
+	t.Helper()
+	gatewayOnce.Do(func() {
+		gatewayErr = installCRDDir(filepath.Join(os.Getenv("TWIN_ASSETS"), "gateway-crds-1.5.1-1.5.0"))
+	})
+	require.NoError(t, gatewayErr)
 }
 
 // waitPods waits until n pods match, each bound and Ready.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,11 +49,14 @@ import (
 //     vLLM preset comes from KAITO's node estimator (model size against GPU
 //     memory); the stand-in takes `resource.count` for both, a
 //     simplification that changes how many pods there are, not where they
-//     go.
+//     go;
+//   - the Workspace's status from the nodes and the StatefulSet
+//     (kaitoStatus below).
 //
 // What rests on it: that the label selector, tolerations and GPU requests
 // the renderer writes into a Workspace put its pods on the chosen pool
-// with KAITO's own tolerations; not that KAITO accepts the Workspace.
+// with KAITO's own tolerations, and that the status reporter reads a
+// Workspace status of KAITO's shape; not that KAITO accepts the Workspace.
 
 // kaitoTolerations are KAITO v0.10.0's default tolerations (outside Azure).
 var kaitoTolerations = []corev1.Toleration{
@@ -122,6 +126,80 @@ func kaitoStatefulSet(ctx context.Context, ws *unstructured.Unstructured) (*apps
 	}, nil
 }
 
+// kaitoStatus is the Workspace status the workspace controller writes for
+// an inference Workspace on bring-your-own nodes
+// (pkg/workspace/controllers/workspace_controller.go at v0.10.0):
+// NodesReady and ResourceReady when enough Ready nodes match the label
+// selector (collectNodeStatusSnapshot l.589-700, no NodeClaims without
+// node auto-provisioning), InferenceReady when the StatefulSet has every
+// replica Ready (collectInferenceReadyStatus l.702-721), WorkspaceSucceeded
+// and `state` from both (applyInferenceWorkspaceStatus l.809-850: Ready;
+// NotReady once it had been Ready; Pending before). targetNodeCount is the
+// stand-in's replica count (see above).
+func kaitoStatus(ctx context.Context, ws *unstructured.Unstructured) (map[string]any, error) {
+	match, _, _ := unstructured.NestedStringMap(ws.Object, "resource", "labelSelector", "matchLabels")
+	target, found, _ := unstructured.NestedInt64(ws.Object, "resource", "count")
+	if !found {
+		target = 1
+	}
+	nodes := &corev1.NodeList{}
+	if err := cluster.Client.List(ctx, nodes, client.MatchingLabelsSelector{Selector: labels.SelectorFromSet(match)}); err != nil {
+		return nil, err
+	}
+	workers := []any{}
+	var ready int64
+	for _, n := range nodes.Items {
+		workers = append(workers, n.Name)
+		if n.DeletionTimestamp == nil && nodeReady(&n) {
+			ready++
+		}
+	}
+	sort.Slice(workers, func(i, j int) bool { return workers[i].(string) < workers[j].(string) })
+	nodesCond := metav1.Condition{Type: "NodesReady", Status: metav1.ConditionTrue, Reason: "NodesReady", Message: "Enough Nodes are ready"}
+	resourceCond := metav1.Condition{Type: "ResourceReady", Status: metav1.ConditionTrue, Reason: "workspaceResourceStatusSuccess", Message: "workspace resource is ready"}
+	if ready < target {
+		nodesCond = metav1.Condition{Type: "NodesReady", Status: metav1.ConditionFalse, Reason: "NodeNotReady", Message: "Not enough Nodes are ready"}
+		resourceCond = metav1.Condition{Type: "ResourceReady", Status: metav1.ConditionFalse, Reason: "NodeNotReady", Message: "Not enough Nodes are ready"}
+	}
+	ss := &appsv1.StatefulSet{}
+	inferenceReady := false
+	switch err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(ws), ss); {
+	case err == nil:
+		want := int32(1)
+		if ss.Spec.Replicas != nil {
+			want = *ss.Spec.Replicas
+		}
+		inferenceReady = ss.Status.ReadyReplicas == want
+	case !apierrors.IsNotFound(err):
+		return nil, err
+	}
+	inferenceCond := metav1.Condition{Type: "InferenceReady", Status: metav1.ConditionTrue, Reason: "WorkspaceInferenceStatusSuccess", Message: "Inference has been deployed successfully"}
+	succeededCond := metav1.Condition{Type: "WorkspaceSucceeded", Status: metav1.ConditionTrue, Reason: "workspaceSucceeded", Message: "workspace succeeds"}
+	state := "Ready"
+	if !inferenceReady || resourceCond.Status != metav1.ConditionTrue {
+		inferenceCond = metav1.Condition{Type: "InferenceReady", Status: metav1.ConditionFalse, Reason: "WorkspaceInferenceStatusPending", Message: "Inference workload is not ready"}
+		succeededCond = metav1.Condition{Type: "WorkspaceSucceeded", Status: metav1.ConditionFalse, Reason: "workspacePending", Message: "workspace is waiting for inference workload readiness"}
+		state = "Pending"
+		if was, _, _ := unstructured.NestedString(ws.Object, "status", "state"); was == "Ready" || was == "NotReady" {
+			state = "NotReady"
+		}
+	}
+	conds, err := withConditions(ws, nodesCond, resourceCond, inferenceCond, succeededCond)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"state": state, "conditions": conds, "workerNodes": workers, "targetNodeCount": target}, nil
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 // nodeGPUCount reads `nvidia.com/gpu.count` off the first Ready node the
 // Workspace's label selector matches, as KAITO does without node
 // auto-provisioning.
@@ -131,10 +209,8 @@ func nodeGPUCount(ctx context.Context, match map[string]string) (int64, error) {
 		return 0, err
 	}
 	for _, n := range nodes.Items {
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-				return strconv.ParseInt(n.Labels["nvidia.com/gpu.count"], 10, 64)
-			}
+		if nodeReady(&n) {
+			return strconv.ParseInt(n.Labels["nvidia.com/gpu.count"], 10, 64)
 		}
 	}
 	return 0, fmt.Errorf("no ready nodes found matching the workspace's label selector %v (KAITO's own words)", match)
@@ -145,10 +221,9 @@ var (
 	kaitoCRDErr  error
 )
 
-// TestKAITOPlacementGolden runs the KAITO placement golden through the
-// stand-in: the two presets on the H100 and L4 pools with all the GPUs of
-// a node each, the llama.cpp template on the CPU pool.
-func TestKAITOPlacementGolden(t *testing.T) {
+// installKAITOCRD installs the Workspace CRD schemas/ holds, once.
+func installKAITOCRD(t *testing.T) {
+	t.Helper()
 	kaitoCRDOnce.Do(func() {
 		crd, err := schemacheck.CRD("kaito.sh", "Workspace", "")
 		if err == nil {
@@ -159,14 +234,14 @@ func TestKAITOPlacementGolden(t *testing.T) {
 		kaitoCRDErr = err
 	})
 	require.NoError(t, kaitoCRDErr)
-	dir := "golden/testdata/placement-kaito"
-	caps := dir + "/functionConfig/capabilities.yaml"
-	nodes := useCluster(t, caps)
-	objs := render(t, caps, dir+"/models.yaml")
-	start := time.Now()
-	ns, models := deploy(t, objs)
-	runStandIn(t, ns, "kaito.sh/v1beta1", "WorkspaceList", kaitoObjects)
+}
 
+// kaitoStandIn is the stand-in for KAITO's workspace controller.
+var kaitoStandIn = standIn{apiVersion: "kaito.sh/v1beta1", listKind: "WorkspaceList", objects: kaitoObjects, status: kaitoStatus}
+
+// kaitoPods is how many pods each Workspace gets: resource.count (see
+// the stand-in's replicas above).
+func kaitoPods(objs []*unstructured.Unstructured) map[string]int {
 	want := map[string]int{}
 	for _, o := range objs {
 		if o.GetKind() == "Workspace" {
@@ -177,7 +252,24 @@ func TestKAITOPlacementGolden(t *testing.T) {
 			want[o.GetName()] = int(count)
 		}
 	}
-	got := waitPlacedBy(t, ns, models, "kaito.sh/workspace", want, start, time.Minute)
+	return want
+}
+
+// TestKAITOPlacementGolden runs the KAITO placement golden through the
+// stand-in: the two presets on the H100 and L4 pools with all the GPUs of
+// a node each, the llama.cpp template on the CPU pool. The status reporter
+// reads the Workspace status the stand-in writes.
+func TestKAITOPlacementGolden(t *testing.T) {
+	installKAITOCRD(t)
+	dir := "golden/testdata/placement-kaito"
+	caps := dir + "/functionConfig/capabilities.yaml"
+	nodes := useCluster(t, caps)
+	objs := render(t, caps, dir+"/models.yaml")
+	start := time.Now()
+	ns, models := deploy(t, objs)
+	runStandIn(t, ns, kaitoStandIn)
+	want := kaitoPods(objs)
+	got := waitPlaced(t, ns, models, want, start, time.Minute)
 	pools := map[string]string{}
 	for i := range nodes {
 		pools[nodes[i].Name] = poolOf(&nodes[i])
@@ -192,4 +284,5 @@ func TestKAITOPlacementGolden(t *testing.T) {
 		addRow("kaito 0.10.0 (stand-in) | placement golden %s | %s | %s | %d/%d | %s | %s",
 			m.GetName(), caps, p.pool, len(on), len(p.pods), strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
 	}
+	reporterRows(t, "kaito 0.10.0 (stand-in)", caps, ns, nodes, got)
 }

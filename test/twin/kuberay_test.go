@@ -1,6 +1,8 @@
 package twin_test
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airunway-render/airunway-render/api/hub"
 
 	"github.com/airunway-render/airunway-render/internal/twin"
 )
@@ -33,7 +38,11 @@ func startKubeRay(t *testing.T) {
 		}
 		kuberayErr = cluster.StartOperator("kuberay-operator", filepath.Join(dir, "kuberay-operator"),
 			"--metrics-addr", "127.0.0.1:"+twin.FreePort(), "--health-probe-bind-address", "127.0.0.1:"+twin.FreePort(),
-			"--enable-leader-election=false")
+			"--enable-leader-election=false",
+			// Dashboard and Serve-proxy calls go through the API server's
+			// proxy (which refuses loopback pod IPs), not a service DNS
+			// name looked up on the machine's resolver.
+			"--use-kubernetes-proxy")
 	})
 	require.NoError(t, kuberayErr, "the KubeRay operator v%s (hack/install-twin.sh builds it)", kuberayVersion)
 }
@@ -60,9 +69,12 @@ func rayPods(objs []*unstructured.Unstructured) map[string]int {
 // TestKubeRayPlacementGolden runs the KubeRay placement golden on the real
 // KubeRay operator: it turns each rendered RayService into a RayCluster and
 // its head and worker pods, which the scheduler places: the GPU workers on
-// the model's pool, the head (no GPUs) on the CPU pool. The RayService
-// itself never reports ready here, since it waits on the Ray dashboard that
-// a KWOK pod does not serve.
+// the model's pool, the head (no GPUs) on the CPU pool; the RayCluster
+// becomes ready. The RayService itself never does here: it waits for the
+// Serve applications, which the operator asks the Ray dashboard for, and a
+// KWOK pod serves no dashboard. So the status reporter's check on KubeRay
+// is that the model's status follows the real RayService (Deploying, the
+// operator's own message), not that it reaches Ready.
 func TestKubeRayPlacementGolden(t *testing.T) {
 	startKubeRay(t)
 	dir := "golden/testdata/placement-kuberay"
@@ -79,4 +91,81 @@ func TestKubeRayPlacementGolden(t *testing.T) {
 		requireHelpersOnCPUPool(t, p, nodes)
 		addRow("kuberay %s (real operator) | placement golden %s | %s | %s | %d/%d | %s | %s", kuberayVersion, m.GetName(), caps, p.pool, len(on), len(p.pods), strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
 	}
+	requireRayClustersReady(t, ns, objs)
+	startReporter(t, ns)
+	for _, m := range models {
+		msg := reportsRayService(t, ns, m.GetName())
+		addRow("kuberay %s (real operator) + status reporter | %s | %s | %s | RayCluster ready; reporter: Deploying, %q (the RayService waits on the Ray dashboard) | - | -",
+			kuberayVersion, m.GetName(), caps, got[m.GetName()].pool, msg)
+	}
+}
+
+// requireRayClustersReady: the real operator made one RayCluster per
+// RayService and calls it ready (`status.state`, condition HeadPodReady).
+func requireRayClustersReady(t *testing.T, ns string, objs []*unstructured.Unstructured) {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() != "RayService" {
+			continue
+		}
+		require.Eventually(t, func() bool {
+			list := &unstructured.UnstructuredList{}
+			list.SetAPIVersion("ray.io/v1")
+			list.SetKind("RayClusterList")
+			if err := cluster.Client.List(context.Background(), list, client.InNamespace(ns), client.MatchingLabels{"ray.io/originated-from-cr-name": o.GetName()}); err != nil || len(list.Items) != 1 {
+				return false
+			}
+			state, _, _ := unstructured.NestedString(list.Items[0].Object, "status", "state")
+			return state == "ready" && conditionStatus(&list.Items[0], "HeadPodReady") == "True"
+		}, time.Minute, 250*time.Millisecond, "the RayCluster of RayService %s is not ready", o.GetName())
+	}
+}
+
+// reportsRayService waits until the model's status says what the real
+// RayService says: not Ready, Deploying, with the message of the
+// RayService's own Ready condition. It returns that message.
+func reportsRayService(t *testing.T, ns, name string) string {
+	t.Helper()
+	var last string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		rs := &unstructured.Unstructured{}
+		rs.SetAPIVersion("ray.io/v1")
+		rs.SetKind("RayService")
+		md := &unstructured.Unstructured{}
+		md.SetAPIVersion("airunway.ai/v1alpha1")
+		md.SetKind(hub.KindModelDeployment)
+		key := client.ObjectKey{Namespace: ns, Name: name}
+		require.NoError(t, cluster.Client.Get(context.Background(), key, rs))
+		require.NoError(t, cluster.Client.Get(context.Background(), key, md))
+		want := conditionMessage(rs, "Ready")
+		phase, _, _ := unstructured.NestedString(md.Object, "status", "phase")
+		got, _, _ := unstructured.NestedString(md.Object, "status", "message")
+		last = fmt.Sprintf("RayService Ready=%s %q; model phase %q, Ready=%s, message %q", conditionStatus(rs, "Ready"), want, phase, conditionStatus(md, "Ready"), got)
+		if conditionStatus(rs, "Ready") == "False" && want != "" && phase == "Deploying" && conditionStatus(md, "Ready") == "False" && got == want {
+			return got
+		}
+	}
+	t.Fatalf("the status of %s/%s does not follow its RayService: %s", ns, name, last)
+	return ""
+}
+
+// conditionStatus and conditionMessage read a condition of an object's
+// status ("" when it has none of that type).
+func conditionStatus(o *unstructured.Unstructured, typ string) string {
+	return conditionField(o, typ, "status")
+}
+
+func conditionMessage(o *unstructured.Unstructured, typ string) string {
+	return conditionField(o, typ, "message")
+}
+
+func conditionField(o *unstructured.Unstructured, typ, field string) string {
+	conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			v, _ := m[field].(string)
+			return v
+		}
+	}
+	return ""
 }

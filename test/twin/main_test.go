@@ -175,9 +175,13 @@ func render(t *testing.T, caps string, inputs ...string) []*unstructured.Unstruc
 	require.NoError(t, err)
 	var objs []*unstructured.Unstructured
 	for _, n := range nodes {
-		m, err := n.Map()
+		// Through JSON, so numbers are int64 as the unstructured helpers
+		// expect (kyaml's maps hold int).
+		data, err := n.MarshalJSON()
 		require.NoError(t, err)
-		objs = append(objs, &unstructured.Unstructured{Object: m})
+		u := &unstructured.Unstructured{}
+		require.NoError(t, u.UnmarshalJSON(data))
+		objs = append(objs, u)
 	}
 	return objs
 }
@@ -190,17 +194,8 @@ func useCluster(t *testing.T, capsFile string) []corev1.Node {
 	t.Helper()
 	clusterMu.Lock()
 	t.Cleanup(clusterMu.Unlock)
-	if !filepath.IsAbs(capsFile) {
-		capsFile = filepath.Join(repoRoot, capsFile)
-	}
-	data, err := os.ReadFile(capsFile)
-	require.NoError(t, err)
-	c, problems := capabilities.Decode(data)
-	require.False(t, problems.HasErrors(), "%v", problems)
-	r, problems := capabilities.Resolve(c)
-	require.False(t, problems.HasErrors(), "%v", problems)
 	ctx := context.Background()
-	nodes := r.Nodes()
+	nodes := resolveCaps(t, capsFile).Nodes()
 	for i := range nodes {
 		n := nodes[i].DeepCopy()
 		require.NoError(t, cluster.Client.Create(ctx, n))
@@ -218,6 +213,22 @@ func useCluster(t *testing.T, capsFile string) []corev1.Node {
 		}
 	})
 	return nodes
+}
+
+// resolveCaps reads and resolves a capability file (relative to the
+// repository's root unless absolute).
+func resolveCaps(t *testing.T, capsFile string) *capabilities.Resolved {
+	t.Helper()
+	if !filepath.IsAbs(capsFile) {
+		capsFile = filepath.Join(repoRoot, capsFile)
+	}
+	data, err := os.ReadFile(capsFile)
+	require.NoError(t, err)
+	c, problems := capabilities.Decode(data)
+	require.False(t, problems.HasErrors(), "%v", problems)
+	r, problems := capabilities.Resolve(c)
+	require.False(t, problems.HasErrors(), "%v", problems)
+	return r
 }
 
 // clusterMu gives one test at a time the twin's nodes.

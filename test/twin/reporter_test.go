@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -86,28 +87,67 @@ func setUnschedulable(t *testing.T, nodes []corev1.Node, unschedulable bool) {
 	}
 }
 
+// reporterCycle checks the status reporter (already running on ns)
+// against one placed model: Ready=True through the provider objects;
+// cordoning the model's pool and deleting its pods takes it out of Ready
+// within seconds (the new pods cannot be scheduled); uncordoning brings it
+// back. It returns the times for the table.
+func reporterCycle(t *testing.T, ns string, p *placed, nodes []corev1.Node) string {
+	t.Helper()
+	toReady := waitReady(t, ns, p.model, "True", time.Minute)
+	var pool []corev1.Node
+	for i := range nodes {
+		if poolOf(&nodes[i]) == p.pool {
+			pool = append(pool, nodes[i])
+		}
+	}
+	require.NotEmpty(t, pool, "no node of pool %q", p.pool)
+	setUnschedulable(t, pool, true)
+	uncordoned := false
+	t.Cleanup(func() {
+		if !uncordoned {
+			setUnschedulable(t, pool, false)
+		}
+	})
+	for i := range p.pods {
+		require.NoError(t, client.IgnoreNotFound(cluster.Client.Delete(context.Background(), &p.pods[i])))
+	}
+	toNotReady := waitReady(t, ns, p.model, "False", 30*time.Second)
+	setUnschedulable(t, pool, false)
+	uncordoned = true
+	back := waitReady(t, ns, p.model, "True", time.Minute)
+	return fmt.Sprintf("reporter: Ready %s; cordon %s + delete pods: not Ready %s; uncordon: Ready %s",
+		toReady.Round(100*time.Millisecond), p.pool, toNotReady.Round(100*time.Millisecond), back.Round(100*time.Millisecond))
+}
+
 // TestReporterOnTheTwin: the status reporter reads the real Deployment
-// status the controller-manager writes for pods KWOK runs: each model
-// becomes Ready=True; cordoning its pool and deleting its pods makes it
-// leave Ready within seconds (the new pods cannot be scheduled), and
-// uncordoning brings it back.
+// status the controller-manager writes for pods KWOK runs.
 func TestReporterOnTheTwin(t *testing.T) {
 	const caps = "examples/kustomize/clusters/dev/capabilities.yaml"
 	nodes := useCluster(t, caps)
 	start := time.Now()
 	ns, models := deploy(t, render(t, caps, "examples/kustomize/base"))
-	waitPlaced(t, ns, models, map[string]int{"qwen3-0-6b": 1, "llama-3-1-8b": 1}, start, time.Minute)
+	got := waitPlaced(t, ns, models, map[string]int{"qwen3-0-6b": 1, "llama-3-1-8b": 1}, start, time.Minute)
 	startReporter(t, ns)
-	const model = "qwen3-0-6b"
-	toReady := waitReady(t, ns, model, "True", time.Minute)
+	p := got["qwen3-0-6b"]
+	addRow("vllm + status reporter | kustomize/base %s | %s | %s | %s | - | -", p.model, caps, p.pool, reporterCycle(t, ns, p, nodes))
+}
 
-	setUnschedulable(t, nodes, true)
-	require.NoError(t, cluster.Client.DeleteAllOf(context.Background(), &corev1.Pod{}, client.InNamespace(ns),
-		client.MatchingLabels{hub.LabelModelDeployment: model}))
-	toNotReady := waitReady(t, ns, model, "False", 30*time.Second)
-
-	setUnschedulable(t, nodes, false)
-	back := waitReady(t, ns, model, "True", time.Minute)
-	addRow("vllm + status reporter | kustomize/base %s | %s | l4 | Ready=True %s after start; False %s after cordon+delete; True %s after uncordon | - | -",
-		model, caps, toReady.Round(100*time.Millisecond), toNotReady.Round(100*time.Millisecond), back.Round(100*time.Millisecond))
+// reporterRows starts the status reporter on ns, waits for every model to
+// become Ready and runs reporterCycle on the first (by name), each with a
+// row in the table.
+func reporterRows(t *testing.T, provider, caps, ns string, nodes []corev1.Node, got map[string]*placed) {
+	t.Helper()
+	startReporter(t, ns)
+	names := make([]string, 0, len(got))
+	for name := range got {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names[1:] {
+		p := got[name]
+		addRow("%s + status reporter | %s | %s | %s | reporter: Ready %s | - | -", provider, p.model, caps, p.pool, waitReady(t, ns, p.model, "True", time.Minute).Round(100*time.Millisecond))
+	}
+	p := got[names[0]]
+	addRow("%s + status reporter | %s | %s | %s | %s | - | -", provider, p.model, caps, p.pool, reporterCycle(t, ns, p, nodes))
 }
