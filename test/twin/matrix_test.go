@@ -113,7 +113,7 @@ func runExample(t *testing.T, capsName, example, capsFile string, objs []*unstru
 		on := requireOnPool(t, p, nodes)
 		require.NotEmpty(t, on, "%s: no pod requests GPUs", m.GetName())
 		helpers := requireHelpersOnCPUSelector(t, p, nodes, cpu)
-		addRow("%s (%s) | examples %s %s | %s | %s | %d/%d%s | %s | %s",
+		addRow("%s (%s) | %s %s | %s | %s | %d/%d%s | %s | %s",
 			provider, consumerOf(provider), example, m.GetName(), capsName, p.pool, len(on), len(p.pods), helpers, strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
 		out = append(out, m.GetName()+" | "+provider+" | "+p.pool)
 	}
