@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/render"
 )
 
 // The Argo CD Config Management Plugin command (examples/argocd/plugin.yaml).
@@ -38,13 +41,26 @@ func newArgoCDCommand(s streams) *cobra.Command {
 	}
 	argocd.AddCommand(&cobra.Command{
 		Use:   "generate",
-		Short: "Render the application's directory (run by argocd-cmp-server)",
-		Long: `Render the YAML of the Argo CD application's directory with the capability
-file ARGOCD_ENV_CAPABILITIES names (relative to the repository root), as
+		Short: "Build or render the application's directory (run by argocd-cmp-server)",
+		Long: `Print the objects of the Argo CD application's directory, as
 argocd-cmp-server runs it: in the application's directory, with
-ARGOCD_APP_SOURCE_PATH set. Nothing outside the repository is read, and an
-empty rendering is an error (Argo CD would prune the application).`,
-		Example: `  # in the Application: spec.source.plugin.env: [{name: CAPABILITIES, value: clusters/prod/capabilities.yaml}]
+ARGOCD_APP_SOURCE_PATH set.
+
+A directory with a kustomization is built as ` + "`airunway-render build`" + ` builds
+it (kustomize's library, in process): patches, replicas, images and
+namespaces apply as ` + "`kustomize build`" + ` applies them. An overlay that runs
+airunway-render itself (examples/kustomize/clusters/prod) needs nothing
+else; a kustomization that does not is rendered with the capability file
+ARGOCD_ENV_CAPABILITIES names (relative to the repository root). A
+directory of plain YAML is rendered with that file.
+
+Nothing outside the repository is read, and an empty result is an error
+(Argo CD would prune the application).`,
+		Example: `  # an Application whose path is a kustomize overlay that runs airunway-render
+  ARGOCD_APP_SOURCE_PATH=examples/kustomize/clusters/prod airunway-render argocd generate
+
+  # plain YAML (or a kustomization without the function): name the capability file
+  # in the Application: spec.source.plugin.env: [{name: CAPABILITIES, value: clusters/prod/capabilities.yaml}]
   ARGOCD_ENV_CAPABILITIES=clusters/prod/capabilities.yaml ARGOCD_APP_SOURCE_PATH=apps/models airunway-render argocd generate`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error { return argoGenerate(s.out, s.errOut) },
@@ -52,9 +68,13 @@ empty rendering is an error (Argo CD would prune the application).`,
 	return argocd
 }
 
-// argoGenerate renders the application's directory with the capability file
-// ARGOCD_ENV_CAPABILITIES names, and prints the objects. Empty output is an
-// error: Argo CD would take it as "no objects" and prune the application.
+// argoGenerate prints the application's objects. A directory with a
+// kustomization is built as kustomize would build it (build, in process),
+// patches and all; the kustomization runs the renderer itself, or
+// ARGOCD_ENV_CAPABILITIES names the capability file to render the built
+// objects with. A directory of plain YAML is rendered with that file.
+// Empty output is an error: Argo CD would take it as "no objects" and
+// prune the application.
 func argoGenerate(stdout, stderr io.Writer) error {
 	app, caps, err := argoFiles()
 	if err != nil {
@@ -62,39 +82,113 @@ func argoGenerate(stdout, stderr io.Writer) error {
 		return exitCode(1)
 	}
 	defer app.root.Close()
-	var files []string
-	if err = checkKustomizations(app); err == nil {
-		files, err = yamlFiles(app, ".")
+	var objects []render.Encoded
+	var built []byte
+	ok := true
+	switch k := kustomizationIn(app); {
+	case k != "":
+		built, objects, ok = argoBuild(app, caps, stderr)
+	case caps == "":
+		err = fmt.Errorf("`%s` must name the cluster's capability file, relative to the repository root: set `spec.source.plugin.env` to [{name: CAPABILITIES, value: clusters/<cluster>/capabilities.yaml}] in the Application (or point it at a kustomize overlay that runs airunway-render, such as examples/kustomize/clusters/prod)", envCapabilities)
+	default:
+		var files []string
+		if err = checkKustomizations(app); err == nil {
+			files, err = yamlFiles(app, ".")
+		}
+		if err == nil {
+			objects, ok = renderPaths(app, caps, files, diag.Policy{}, stderr)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "[error] %v\n", err)
 		return exitCode(1)
 	}
-	objects, ok := renderPaths(app, caps, files, diag.Policy{}, stderr)
 	if !ok {
 		return exitCode(1)
 	}
-	if len(objects) == 0 {
+	if len(objects) == 0 && len(bytes.TrimSpace(built)) == 0 {
 		fmt.Fprintf(stderr, "[error] the application's directory rendered no objects; Argo CD could prune every object of the application, so this is an error (does the Application's `spec.source.path` point at the directory with the ModelDeployments?)\n")
 		return exitCode(1)
 	}
-	if err := writeStream(stdout, objects); err != nil {
+	if built != nil {
+		_, err = stdout.Write(built)
+	} else {
+		err = writeStream(stdout, objects)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "[error] %v\n", err)
 		return exitCode(1)
 	}
 	return nil
 }
 
+// kustomizationNames are the file names kustomize reads a kustomization
+// from.
+var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+// kustomizationIn names the application directory's kustomization file,
+// "" when it has none.
+func kustomizationIn(app rootFiles) string {
+	for _, name := range kustomizationNames {
+		if fi, err := app.stat(name); err == nil && !fi.IsDir() {
+			return name
+		}
+	}
+	return ""
+}
+
+// argoBuild builds the application's kustomization, confined to the
+// repository. A kustomization that runs airunway-render gives the objects
+// as kustomize prints them (built); one that does not is rendered with the
+// capability file caps names (objects).
+func argoBuild(app rootFiles, caps string, stderr io.Writer) (built []byte, objects []render.Encoded, ok bool) {
+	top := app.root.Name()
+	res, err := buildKustomization(filepath.Join(top, filepath.FromSlash(app.dir)), top)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "[error] kustomize build of the application's directory: %v\n", err)
+		return nil, nil, false
+	case res.RunsFunction && caps != "":
+		fmt.Fprintf(stderr, "[error] `%s` is set, but the application's kustomization runs airunway-render itself, with the capability file it lists: remove CAPABILITIES from the Application's `spec.source.plugin.env`\n", envCapabilities)
+		return nil, nil, false
+	case res.RunsFunction:
+		return res.YAML, nil, true
+	case caps == "":
+		fmt.Fprintf(stderr, "[error] the application's kustomization does not run airunway-render and `%s` is unset: add the function to its `transformers` (examples/kustomize/clusters/prod), or name the capability file in the Application's `spec.source.plugin.env`\n", envCapabilities)
+		return nil, nil, false
+	}
+	objects, ok = renderPaths(builtFiles{rootFiles: app, built: res.YAML}, caps, []string{stdinName}, diag.Policy{}, stderr)
+	return nil, objects, ok
+}
+
+// builtFiles serves a kustomization's build output as stdin ("-") and
+// every other name from the repository.
+type builtFiles struct {
+	rootFiles
+	built []byte
+}
+
+func (b builtFiles) open(name string) (io.ReadCloser, error) {
+	if name == stdinName {
+		return io.NopCloser(bytes.NewReader(b.built)), nil
+	}
+	return b.rootFiles.open(name)
+}
+
+func (b builtFiles) stat(name string) (fs.FileInfo, error) {
+	if name == stdinName {
+		return stdinInfo{}, nil
+	}
+	return b.rootFiles.stat(name)
+}
+
 // argoFiles opens the repository as an os.Root, with names relative to the
-// application's directory (the working directory), and returns the
-// capability file's name in it. ARGOCD_ENV_CAPABILITIES is relative to the
-// repository root and must stay inside it.
+// application's directory (the working directory), and returns the name in
+// it of the capability file ARGOCD_ENV_CAPABILITIES names ("" when unset).
+// That file is relative to the repository root and must stay inside it.
 func argoFiles() (app rootFiles, caps string, err error) {
 	rel := os.Getenv(envCapabilities)
-	if rel == "" {
-		return app, "", fmt.Errorf("`%s` must name the cluster's capability file, relative to the repository root: set `spec.source.plugin.env` to [{name: CAPABILITIES, value: clusters/<cluster>/capabilities.yaml}] in the Application", envCapabilities)
-	}
-	if !filepath.IsLocal(filepath.FromSlash(rel)) {
+	if rel != "" && !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return app, "", fmt.Errorf("`%s` is %q: it must be a relative path inside the repository, without `..`", envCapabilities, rel)
 	}
 	cwd, err := os.Getwd()
@@ -110,6 +204,9 @@ func argoFiles() (app rootFiles, caps string, err error) {
 		return app, "", err
 	}
 	app = rootFiles{root: root, dir: dir}
+	if rel == "" {
+		return app, "", nil
+	}
 	// Named from the application's directory, as problems show it.
 	caps = path.Join(strings.Repeat("../", strings.Count(dir, "/")+1), filepath.ToSlash(rel))
 	if dir == "." {

@@ -31,10 +31,15 @@ func argo(t *testing.T, cmd string) (stdout, stderr string, code int) {
 	return out.String(), errb.String(), code
 }
 
-func TestArgoCDGenerate(t *testing.T) {
+// renderDeclaration declares airunway-render as kustomize's exec function
+// (build runs this test binary in its place).
+const renderDeclaration = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: render\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: ../../bin/airunway-render\n"
+
+// TestArgoCDGeneratePlainYAML: a directory without a kustomization is
+// rendered, nested kustomizations and all, with the named capability file.
+func TestArgoCDGeneratePlainYAML(t *testing.T) {
 	argoRepo(t, map[string]string{
 		"apps/models/qwen.yaml":              goodMD,
-		"apps/models/kustomization.yaml":     "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- qwen.yaml\n- sub\n",
 		"apps/models/sub/kustomization.yaml": "resources:\n- other.yaml\n",
 		"apps/models/sub/other.yaml":         strings.ReplaceAll(goodMD, "qwen", "other"),
 		"clusters/dev/capabilities.yaml":     capsPinned,
@@ -53,6 +58,43 @@ func TestArgoCDGenerate(t *testing.T) {
 	}
 }
 
+// TestArgoCDGenerateKustomization: a kustomization is built as kustomize
+// builds it. Without the function, the built objects (the patch applied,
+// the unlisted file left out) are rendered with the named capability file;
+// an overlay that runs the function gives exactly what build gives.
+func TestArgoCDGenerateKustomization(t *testing.T) {
+	const patch = "patches:\n- target: {kind: ModelDeployment, name: qwen}\n  patch: |\n    - op: add\n      path: /spec/scaling\n      value: {replicas: 3}\n"
+	root := argoRepo(t, map[string]string{
+		"apps/models/kustomization.yaml":  "resources: [qwen.yaml]\n" + patch,
+		"apps/models/qwen.yaml":           goodMD,
+		"apps/models/unlisted.yaml":       strings.ReplaceAll(goodMD, "qwen", "unlisted"),
+		"clusters/dev/capabilities.yaml":  capsPinned,
+		"clusters/dev/kustomization.yaml": "resources: [../../apps/models, capabilities.yaml]\ntransformers: [fn.yaml]\n",
+		"clusters/dev/fn.yaml":            renderDeclaration,
+	})
+	t.Setenv(asFunction, "1")
+	t.Setenv(envCapabilities, "clusters/dev/capabilities.yaml")
+	out, stderr, code := argo(t, "generate")
+	require.Equal(t, 0, code, stderr)
+	require.Len(t, items(t, out), 3, "one ModelDeployment, Deployment and Service:\n%s", out)
+	require.Contains(t, out, "replicas: 3", "the kustomization's patch")
+	require.NotContains(t, out, "unlisted")
+	require.Contains(t, out, "image: vllm/vllm-openai:v0.11.0")
+
+	// The overlay: the same objects, as `build` prints them.
+	t.Chdir(filepath.Join(root, "clusters", "dev"))
+	t.Setenv(envSourcePath, "clusters/dev")
+	t.Setenv(envCapabilities, "")
+	overlay, stderr, code := argo(t, "generate")
+	require.Equal(t, 0, code, stderr)
+	built, stderr, code := run(t, "", "build", ".")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, built, overlay)
+	require.Contains(t, overlay, "replicas: 3")
+	require.Contains(t, overlay, "kind: Deployment")
+	require.NotContains(t, overlay, "kind: ClusterCapabilities", "local config stays out")
+}
+
 func TestArgoCDGenerateErrors(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "secret.yaml")
 	writeFile(t, outside, capsPinned)
@@ -65,7 +107,7 @@ func TestArgoCDGenerateErrors(t *testing.T) {
 		want       []string
 	}{
 		{
-			name: "no capability file named",
+			name: "plain YAML and no capability file named",
 			want: []string{"`ARGOCD_ENV_CAPABILITIES` must name the cluster's capability file", "spec.source.plugin.env"},
 		},
 		{
@@ -91,16 +133,10 @@ func TestArgoCDGenerateErrors(t *testing.T) {
 			want: []string{"must stay inside the repository", "(file leak.yaml)"},
 		},
 		{
-			name:  "file not listed in the kustomization",
-			files: map[string]string{"apps/models/kustomization.yaml": "resources: [other.yaml]\n", "apps/models/other.yaml": goodMD},
-			caps:  "clusters/dev/capabilities.yaml",
-			want:  []string{`"qwen.yaml" is not listed in ` + "`resources`"},
-		},
-		{
 			name:  "resources not a list",
 			files: map[string]string{"apps/models/kustomization.yaml": "resources: qwen.yaml\n"},
 			caps:  "clusters/dev/capabilities.yaml",
-			want:  []string{"`resources` must be a list"},
+			want:  []string{"kustomize build of the application's directory", "invalid Kustomization"},
 		},
 		{
 			name: "missing capability file",
@@ -114,16 +150,27 @@ func TestArgoCDGenerateErrors(t *testing.T) {
 			want:       []string{"`ARGOCD_APP_SOURCE_PATH` is \"other/dir\"", "must run in the application's directory"},
 		},
 		{
-			name:  "kustomization with patches",
-			files: map[string]string{"apps/models/kustomization.yaml": "resources: [qwen.yaml]\npatches:\n- path: p.yaml\nnamePrefix: x-\n"},
+			name:  "kustomization with a remote resource",
+			files: map[string]string{"apps/models/kustomization.yaml": "resources:\n- qwen.yaml\n- https://example.com/x.yaml\n"},
 			caps:  "clusters/dev/capabilities.yaml",
-			want:  []string{"`namePrefix` must not be used", "`patches` must not be used", "renders the YAML files as they are"},
+			want:  []string{"`resources[1]` is \"https://example.com/x.yaml\", a remote reference"},
 		},
 		{
-			name:  "kustomization with a base outside the directory",
-			files: map[string]string{"apps/models/kustomization.yaml": "resources:\n- ../../base\n- https://example.com/x.yaml\n"},
+			name:  "kustomization with a base outside the repository",
+			files: map[string]string{"apps/models/kustomization.yaml": "resources:\n- ../../../outside\n"},
 			caps:  "clusters/dev/capabilities.yaml",
-			want:  []string{"`resources[0]` is \"../../base\"", "`resources[1]` is \"https://example.com/x.yaml\""},
+			want:  []string{"is outside the repository"},
+		},
+		{
+			name:  "kustomization running the renderer, and CAPABILITIES too",
+			files: map[string]string{"apps/models/kustomization.yaml": "resources: [qwen.yaml, caps.yaml]\ntransformers: [fn.yaml]\n", "apps/models/fn.yaml": renderDeclaration, "apps/models/caps.yaml": capsPinned},
+			caps:  "clusters/dev/capabilities.yaml",
+			want:  []string{"`ARGOCD_ENV_CAPABILITIES` is set, but the application's kustomization runs airunway-render itself"},
+		},
+		{
+			name:  "kustomization without the renderer, and no CAPABILITIES",
+			files: map[string]string{"apps/models/kustomization.yaml": "resources: [qwen.yaml]\n"},
+			want:  []string{"does not run airunway-render and `ARGOCD_ENV_CAPABILITIES` is unset"},
 		},
 		{
 			name:  "invalid model",
@@ -156,6 +203,7 @@ func TestArgoCDGenerateErrors(t *testing.T) {
 				t.Setenv(envSourcePath, tc.sourcePath)
 			}
 			t.Setenv(envCapabilities, tc.caps)
+			t.Setenv(asFunction, "1")
 			out, stderr, code := argo(t, "generate")
 			require.Equal(t, 1, code, "stdout:\n%s", out)
 			require.Empty(t, out, "nothing is printed on error")

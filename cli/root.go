@@ -154,6 +154,7 @@ when a change is breaking; migrate --check: 2 when a file would change.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.AddCommand(
 		newRenderCommand(s),
+		newBuildCommand(s),
 		newDiffCommand(s),
 		newPreviewCommand(s),
 		newMigrateCommand(s),

@@ -135,25 +135,33 @@ func TestArgoCDPluginApplications(t *testing.T) {
 	require.NoError(t, err, "stderr:\n%s", stderrOf(res))
 	requireNoWarnings(t, res)
 	objs := manifestNodes(t, res)
-	// The base without the kustomize overlay's replica patch: the plugin
-	// renders the directory as it is.
 	require.Len(t, objs, 4, "objects: %v", identities(objs))
 	for _, name := range exampleModels {
 		requireRenderedMD(t, requireObject(t, objs, "airunway.ai/v1alpha1", "ModelDeployment", kustomizeNS, name), "dynamo")
 		requireSchemaValid(t, requireObject(t, objs, "nvidia.com/v1alpha1", "DynamoGraphDeployment", kustomizeNS, name))
 	}
+	// The overlay's patch: two replicas of qwen3-0-6b, in the model and in
+	// the graph's worker.
+	md := requireObject(t, objs, "airunway.ai/v1alpha1", "ModelDeployment", kustomizeNS, "qwen3-0-6b")
+	replicas, err := md.Pipe(yaml.Lookup("spec", "scaling", "replicas"))
+	require.NoError(t, err)
+	require.Equal(t, "2", yaml.GetValue(replicas))
+	graph := requireObject(t, objs, "nvidia.com/v1alpha1", "DynamoGraphDeployment", kustomizeNS, "qwen3-0-6b")
+	worker, err := graph.Pipe(yaml.Lookup("spec", "services", "VllmWorker", "replicas"))
+	require.NoError(t, err)
+	require.Equal(t, "2", yaml.GetValue(worker))
 }
 
-// requireArgoEnv checks the plugin saw what Argo CD passes: the capability
-// file through ARGOCD_ENV_ and the app path it uses to find the repository
-// root.
+// requireArgoEnv checks the plugin saw what Argo CD passes: the app path
+// it uses to find the repository root (the overlay names its own
+// capability file).
 func requireArgoEnv(t *testing.T, res *argocdcmp.Result) {
 	t.Helper()
 	env := strings.Join(res.Env, "\n")
-	require.Contains(t, env, "ARGOCD_ENV_CAPABILITIES=examples/kustomize/clusters/dev/capabilities.yaml")
-	require.Contains(t, env, "ARGOCD_APP_SOURCE_PATH=examples/kustomize/base")
+	require.NotContains(t, env, "ARGOCD_ENV_CAPABILITIES")
+	require.Contains(t, env, "ARGOCD_APP_SOURCE_PATH=examples/kustomize/clusters/dev")
 	require.Contains(t, env, "KUBE_VERSION=1.34.2")
-	require.Equal(t, filepath.Join(res.WorkDir, "examples", "kustomize", "base"), res.AppDir)
+	require.Equal(t, filepath.Join(res.WorkDir, "examples", "kustomize", "clusters", "dev"), res.AppDir)
 }
 
 func stderrOf(res *argocdcmp.Result) string {
@@ -209,17 +217,24 @@ func TestArgoCDPluginErrors(t *testing.T) {
 			want: []string{"leak.yaml"},
 		},
 		{
-			name: "no capability file named",
-			edit: func(_ string, app *argocdcmp.App) { app.Plugin.Env = nil },
+			name: "plain YAML and no capability file named",
+			edit: func(_ string, app *argocdcmp.App) { app.Path = "examples/vllm-basic" },
 			want: []string{"`ARGOCD_ENV_CAPABILITIES` must name the cluster's capability file"},
 		},
 		{
-			name: "kustomization with a patch",
+			name: "capability file named for an overlay that has its own",
+			edit: func(_ string, app *argocdcmp.App) {
+				app.Plugin.Env = []argocdcmp.EnvEntry{{Name: "CAPABILITIES", Value: "examples/kustomize/clusters/dev/capabilities.yaml"}}
+			},
+			want: []string{"`ARGOCD_ENV_CAPABILITIES` is set, but the application's kustomization runs airunway-render itself"},
+		},
+		{
+			name: "kustomization with a remote base",
 			edit: func(repo string, _ *argocdcmp.App) {
 				f := filepath.Join(repo, "examples", "kustomize", "base", "kustomization.yaml")
-				editFile(t, f, "resources:\n", "namePrefix: dev-\nresources:\n")
+				editFile(t, f, "resources:\n", "resources:\n- github.com/example/models//base?ref=v1\n")
 			},
-			want: []string{"`namePrefix` must not be used"},
+			want: []string{"a remote reference", "may only read files in the repository"},
 		},
 		{
 			name: "invalid model",
@@ -227,7 +242,8 @@ func TestArgoCDPluginErrors(t *testing.T) {
 				f := filepath.Join(repo, "examples", "kustomize", "base", "qwen3-0-6b.yaml")
 				editFile(t, f, "      count: 1\n", "      count: 99\n")
 			},
-			want: []string{"spec.resources.gpu.count", "qwen3-0-6b.yaml"},
+			// The function's own error, passed on by the build.
+			want: []string{"ModelDeployment/inference/qwen3-0-6b spec.resources.gpu.count", "kustomize build of the application's directory"},
 		},
 		{
 			name: "nothing to render",
@@ -236,6 +252,7 @@ func TestArgoCDPluginErrors(t *testing.T) {
 				require.NoError(t, os.MkdirAll(dir, 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("nothing\n"), 0o644))
 				app.Path = "examples/empty"
+				app.Plugin.Env = []argocdcmp.EnvEntry{{Name: "CAPABILITIES", Value: "examples/kustomize/clusters/dev/capabilities.yaml"}}
 			},
 			want: []string{"rendered no objects", "could prune every object"},
 		},

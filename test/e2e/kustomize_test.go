@@ -66,6 +66,27 @@ func TestKustomizeProdOverlay(t *testing.T) {
 	requireProdObjects(t, parseObjects(t, res.stdout))
 }
 
+// TestBuildMatchesKustomize: `airunway-render build` prints exactly what
+// standalone kustomize prints for each overlay, with the exec and the
+// image declaration alike (build runs itself for both; kustomize runs the
+// exec one here) and without a bin/ beside the examples.
+func TestBuildMatchesKustomize(t *testing.T) {
+	root := examplesTree(t)
+	bare := t.TempDir()
+	copyDir(t, filepath.Join(repoRoot, "examples"), filepath.Join(bare, "examples"))
+	for _, cluster := range []string{"dev", "prod"} {
+		want := kustomizeBuild(t, overlayDir(root, cluster))
+		require.Zero(t, want.exit, "kustomize build failed\nstderr:\n%s", want.stderr)
+		got := mustRun(t, t.TempDir(), nil, renderBin(t), "build", overlayDir(bare, cluster))
+		require.Equal(t, want.stdout, got.stdout, cluster)
+
+		editFile(t, filepath.Join(overlayDir(bare, cluster), "kustomization.yaml"), kustomizeRenderExec, kustomizeRenderImage)
+		image := mustRun(t, t.TempDir(), nil, renderBin(t), "build", overlayDir(bare, cluster))
+		require.Equal(t, want.stdout, image.stdout, cluster+", image declaration")
+		t.Logf("%s: %d bytes, identical to kustomize build", cluster, len(got.stdout))
+	}
+}
+
 // requireDevObjects: plain vLLM on the dev cluster's L4 nodes.
 func requireDevObjects(t *testing.T, objs []*yaml.RNode) {
 	t.Helper()
