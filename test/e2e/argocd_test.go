@@ -135,7 +135,7 @@ func TestArgoCDPluginApplications(t *testing.T) {
 	require.NoError(t, err, "stderr:\n%s", stderrOf(res))
 	requireNoWarnings(t, res)
 	objs := manifestNodes(t, res)
-	require.Len(t, objs, 4, "objects: %v", identities(objs))
+	require.Len(t, objs, 5, "the Namespace, and two models with their graphs: %v", identities(objs))
 	for _, name := range exampleModels {
 		requireRenderedMD(t, requireObject(t, objs, "airunway.ai/v1alpha1", "ModelDeployment", kustomizeNS, name), "dynamo")
 		requireSchemaValid(t, requireObject(t, objs, "nvidia.com/v1alpha1", "DynamoGraphDeployment", kustomizeNS, name))

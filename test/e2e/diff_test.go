@@ -183,5 +183,5 @@ func TestDiffReadmeSnippet(t *testing.T) {
 	require.Contains(t, res.stdout, "-          nvidia.com/gpu.product: NVIDIA-A100-PCIE-80GB\n")
 	require.Contains(t, res.stdout, "+          nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB\n")
 	require.NotContains(t, res.stdout, "qwen3-0-6b (nvidia.com", "the model on the L4 pool must not change")
-	require.Contains(t, res.stdout, "4 objects: 0 added, 1 changed, 0 removed, 3 unchanged\n")
+	require.Contains(t, res.stdout, "5 objects: 0 added, 1 changed, 0 removed, 4 unchanged\n") // the Namespace, two models and their graphs
 }

@@ -46,8 +46,9 @@ func TestFluxRenderedManifests(t *testing.T) {
 }
 
 // requireFluxObjects validates the cluster's Flux objects against the Flux
-// CRDs and checks they point at the rendered directory and health-check
-// every ModelDeployment in it.
+// CRDs and checks they point at the rendered directory, wait for every
+// object they apply (each ModelDeployment by its Ready condition) and
+// prune, and that the directory carries the Namespace of its objects.
 func requireFluxObjects(t *testing.T, cluster string, rendered []*yaml.RNode) {
 	t.Helper()
 	data := readFileString(t, filepath.Join(repoRoot, "examples", "flux", "clusters", cluster, "models.yaml"))
@@ -57,26 +58,22 @@ func requireFluxObjects(t *testing.T, cluster string, rendered []*yaml.RNode) {
 	for _, o := range objs {
 		requireSchemaValid(t, o)
 	}
-	path, err := ks.Pipe(yaml.Lookup("spec", "path"))
-	require.NoError(t, err)
-	require.Equal(t, "./examples/flux/rendered/"+cluster, yaml.GetValue(path))
-
-	var want, got []string
+	for field, want := range map[string]string{"path": "./examples/flux/rendered/" + cluster, "wait": "true", "prune": "true"} {
+		v, err := ks.Pipe(yaml.Lookup("spec", field))
+		require.NoError(t, err)
+		require.Equal(t, want, yaml.GetValue(v), "spec.%s", field)
+	}
+	namespaces := map[string]bool{}
 	for _, o := range rendered {
-		if o.GetKind() == "ModelDeployment" {
-			want = append(want, o.GetNamespace()+"/"+o.GetName())
+		if o.GetKind() == "Namespace" {
+			namespaces[o.GetName()] = true
 		}
 	}
-	checks, err := ks.Pipe(yaml.Lookup("spec", "healthChecks"))
-	require.NoError(t, err)
-	elements, err := checks.Elements()
-	require.NoError(t, err)
-	for _, c := range elements {
-		require.Equal(t, "airunway.ai/v1alpha1", yaml.GetValue(c.Field("apiVersion").Value))
-		require.Equal(t, "ModelDeployment", yaml.GetValue(c.Field("kind").Value))
-		got = append(got, yaml.GetValue(c.Field("namespace").Value)+"/"+yaml.GetValue(c.Field("name").Value))
+	for _, o := range rendered {
+		if ns := o.GetNamespace(); ns != "" {
+			require.True(t, namespaces[ns], "%s %s is in namespace %q, which the rendered directory does not create", o.GetKind(), o.GetName(), ns)
+		}
 	}
-	require.Equal(t, sorted(want), sorted(got), "healthChecks must name every rendered ModelDeployment")
 }
 
 func TestFluxRenderPrunesAndRefusesEmptyOutput(t *testing.T) {
@@ -95,7 +92,7 @@ func TestFluxRenderPrunesAndRefusesEmptyOutput(t *testing.T) {
 		require.Contains(t, tree["kustomization.yaml"], "qwen3-0-6b")
 	}
 
-	editFile(t, base, "resources:\n- qwen3-0-6b.yaml\n", "resources: []\n")
+	editFile(t, base, "- qwen3-0-6b.yaml\n", "")
 	before := readTree(t, filepath.Join(root, "examples", "flux", "rendered"))
 	res = fluxRender(t, root)
 	require.NotZero(t, res.exit, "an empty render must fail, not prune the cluster")

@@ -90,7 +90,7 @@ func TestBuildMatchesKustomize(t *testing.T) {
 // requireDevObjects: plain vLLM on the dev cluster's L4 nodes.
 func requireDevObjects(t *testing.T, objs []*yaml.RNode) {
 	t.Helper()
-	require.Len(t, objs, 6, "two models, each with a Deployment and a Service: %v", identities(objs))
+	require.Len(t, objs, 7, "the Namespace, and two models, each with a Deployment and a Service: %v", identities(objs))
 	gpus := map[string]string{"llama-3-1-8b": "2", "qwen3-0-6b": "1"}
 	for _, name := range exampleModels {
 		md := requireObject(t, objs, "airunway.ai/v1alpha1", "ModelDeployment", kustomizeNS, name)
@@ -118,7 +118,7 @@ func requireDevObjects(t *testing.T, objs []*yaml.RNode) {
 // runs after the patches).
 func requireProdObjects(t *testing.T, objs []*yaml.RNode) {
 	t.Helper()
-	require.Len(t, objs, 4, "two models, each with a DynamoGraphDeployment: %v", identities(objs))
+	require.Len(t, objs, 5, "the Namespace, and two models, each with a DynamoGraphDeployment: %v", identities(objs))
 	pools := map[string]string{"llama-3-1-8b": "a100", "qwen3-0-6b": "l4"}
 	products := map[string]string{"llama-3-1-8b": "NVIDIA-A100-PCIE-80GB", "qwen3-0-6b": "NVIDIA-L4"}
 	workers := map[string]string{"llama-3-1-8b": "1", "qwen3-0-6b": "2"}
@@ -200,8 +200,11 @@ func TestKubectlKustomizeSkipsExecFunctions(t *testing.T) {
 	res := run(t, t.TempDir(), nil, "kubectl", "kustomize", "--enable-alpha-plugins", overlayDir(root, "dev"))
 	require.Zero(t, res.exit, "stderr:\n%s", res.stderr)
 	objs := parseObjects(t, res.stdout)
-	require.Len(t, objs, 2, "kubectl kustomize now runs exec functions (%v): update docs/gitops.md", identities(objs))
+	require.Len(t, objs, 3, "kubectl kustomize now runs exec functions (%v): update docs/gitops.md", identities(objs))
 	for _, o := range objs {
+		if o.GetKind() == "Namespace" {
+			continue
+		}
 		require.Equal(t, "ModelDeployment", o.GetKind())
 		require.Empty(t, o.GetAnnotations()["render.airunway.ai/provider"])
 	}

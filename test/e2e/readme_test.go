@@ -32,7 +32,9 @@ func TestDocsSnippets(t *testing.T) {
 		"- image: " + functionImage,
 		"--image " + functionImage + " --fn-config capabilities.yaml",
 		// TestArgoCDPluginApplications (the Applications are read from the example)
-		"      - name: CAPABILITIES          # the plugin reads ARGOCD_ENV_CAPABILITIES\n        value: examples/kustomize/clusters/prod/capabilities.yaml\n",
+		"    path: examples/kustomize/clusters/prod   # the base, prod's patches and capability file, the renderer\n",
+		// TestBuildMatchesKustomize
+		"airunway-render build examples/kustomize/clusters/prod\n",
 		// TestFluxRenderedManifests
 		"examples/flux/render.sh ",
 		"kubectl kustomize examples/flux/rendered/prod ",

@@ -38,6 +38,9 @@ func deploy(t *testing.T, objs []*unstructured.Unstructured) (string, []*unstruc
 	t.Cleanup(func() { deleteNamespace(t, ns) })
 	var models []*unstructured.Unstructured
 	for _, o := range objs {
+		if o.GetKind() == "Namespace" {
+			continue // each test has its own
+		}
 		o.SetNamespace(ns.Name)
 		require.NoError(t, cluster.Client.Create(ctx, o), "%s/%s", o.GetKind(), o.GetName())
 		if o.GetKind() == hub.KindModelDeployment {
