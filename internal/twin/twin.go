@@ -141,6 +141,13 @@ func (t *Twin) StartOperator(name, bin string, args ...string) error {
 	return t.runEnv(name, bin, []string{"KUBECONFIG=" + t.Kubeconfig}, args...)
 }
 
+// StartProcess runs a program beside the twin until it stops, with env
+// added to the test's environment (and KUBECONFIG set to the twin's), its
+// output in the twin's logs.
+func (t *Twin) StartProcess(name, bin string, env []string, args ...string) error {
+	return t.runEnv(name, bin, append([]string{"KUBECONFIG=" + t.Kubeconfig}, env...), args...)
+}
+
 // FreePort returns a free port on 127.0.0.1, for an operator's endpoints.
 func FreePort() string { return freePort() }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -33,6 +34,10 @@ import (
 var (
 	repoRoot = filepath.Join("..", "..")
 	cluster  *twin.Twin
+	// scratch is a short directory for what outlives one test (the GitOps
+	// engines' sockets and work directories; a Unix socket path must stay
+	// under 108 bytes).
+	scratch string
 	// rows are the lines of the summary table TestMain prints.
 	rowsMu sync.Mutex
 	rows   []string
@@ -63,8 +68,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "twin:", err)
 		return 1
 	}
+	if scratch, err = os.MkdirTemp("", "twin"); err != nil {
+		fmt.Fprintln(os.Stderr, "twin:", err)
+		return 1
+	}
+	defer os.RemoveAll(scratch)
 	code := m.Run()
 	printTable()
+	printGitOpsTable()
 	return code
 }
 
@@ -145,6 +156,29 @@ func printTable() {
 	}
 }
 
+// gitopsRows are the lines of the GitOps engines' table.
+var gitopsRows []string
+
+func addGitOpsRow(format string, args ...any) {
+	rowsMu.Lock()
+	defer rowsMu.Unlock()
+	gitopsRows = append(gitopsRows, fmt.Sprintf(format, args...))
+}
+
+func printGitOpsTable() {
+	rowsMu.Lock()
+	defer rowsMu.Unlock()
+	if len(gitopsRows) == 0 {
+		return
+	}
+	sort.Strings(gitopsRows)
+	fmt.Println()
+	fmt.Println("engine | example/cluster | sync | health seen over time | seconds to healthy")
+	for _, r := range gitopsRows {
+		fmt.Println(r)
+	}
+}
+
 func addRow(format string, args ...any) {
 	rowsMu.Lock()
 	defer rowsMu.Unlock()
@@ -165,12 +199,25 @@ func renderBin(t *testing.T) string {
 // the objects it prints.
 func render(t *testing.T, caps string, inputs ...string) []*unstructured.Unstructured {
 	t.Helper()
-	cmd := exec.Command(renderBin(t), append([]string{"render", "--capabilities", caps}, inputs...)...)
+	return decodeObjects(t, runRender(t, append([]string{"render", "--capabilities", caps}, inputs...)...))
+}
+
+// runRender runs the airunway-render binary in the repository's root and
+// returns its stdout; it fails the test on a non-zero exit.
+func runRender(t *testing.T, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(renderBin(t), args...)
 	cmd.Dir = repoRoot
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err, "render: %s", stderr.String())
+	require.NoError(t, err, "airunway-render %s: %s", strings.Join(args, " "), stderr.String())
+	return out
+}
+
+// decodeObjects reads a YAML stream of objects.
+func decodeObjects(t *testing.T, out []byte) []*unstructured.Unstructured {
+	t.Helper()
 	nodes, err := kio.FromBytes(out)
 	require.NoError(t, err)
 	var objs []*unstructured.Unstructured
@@ -229,6 +276,17 @@ func resolveCaps(t *testing.T, capsFile string) *capabilities.Resolved {
 	r, problems := capabilities.Resolve(c)
 	require.False(t, problems.HasErrors(), "%v", problems)
 	return r
+}
+
+// exampleNamespace is the namespace of the shipped examples' models.
+const exampleNamespace = "inference"
+
+// createIgnoringExisting creates an object unless it exists.
+func createIgnoringExisting(ctx context.Context, o client.Object) error {
+	if err := cluster.Client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
 }
 
 // clusterMu gives one test at a time the twin's nodes.
