@@ -14,7 +14,7 @@ SHARED_CRDS ?= ../shared/crds
 
 export CGO_ENABLED := 0
 
-.PHONY: all build install test twin demo golden bench profile fuzz docs schemas fmt vet lint tools envtest image help verify-modules vulncheck
+.PHONY: all build install test twin gitops demo golden bench profile fuzz docs schemas fmt vet lint tools envtest image help verify-modules vulncheck
 
 all: build
 
@@ -25,6 +25,7 @@ help:
 	@echo "make test     run every test (unit, golden, CLI, kustomize, kpt, reporter on a real API server)"
 	@echo "make envtest  build the kube-apiserver and etcd the reporter's tests use (cached)"
 	@echo "make twin     run the cluster-twin tests alone: rendered models on the real scheduler and KWOK nodes"
+	@echo "make gitops   run the GitOps engines on the twin: real Argo CD and Flux syncing the examples"
 	@echo "make golden   regenerate the golden files after an intended change"
 	@echo "make bench    run the benchmarks: the function as a process, then the Go benchmarks (BENCHMARKS.md)"
 	@echo "make profile  CPU and allocation profiles of the function rendering 1,000 models"
@@ -63,13 +64,26 @@ envtest:
 # about 5 minutes cold, then cached). `make twin` runs its tests alone and
 # prints where every model's pods landed.
 TWIN_DIR := $(TOOLS_DIR)/twin
-twin: build
-	@assets=$$(hack/install-envtest.sh $(ENVTEST_DIR)) || exit 1; \
+# The GitOps suite's tests (test/twin, TestGitOps*): real Argo CD and Flux
+# controllers (hack/install-gitops.sh builds them, about 15 minutes cold)
+# syncing the examples into the twin.
+GITOPS_DIR   := $(TOOLS_DIR)/gitops
+GITOPS_TESTS := TestGitOps
+TWIN_ENV = KUBEBUILDER_ASSETS=$$assets TWIN_ASSETS=$$twin AIRUNWAY_RENDER_BIN=$(CURDIR)/bin/airunway-render \
+	  AIRUNWAY_STATUS_REPORTER_BIN=$(CURDIR)/bin/airunway-status-reporter
+twin-assets = assets=$$(hack/install-envtest.sh $(ENVTEST_DIR)) || exit 1; \
 	assets=$$(echo "$$assets" | tail -n1); \
 	twin=$$(hack/install-twin.sh $(TWIN_DIR)) || exit 1; \
-	twin=$$(echo "$$twin" | tail -n1); \
-	KUBEBUILDER_ASSETS=$$assets TWIN_ASSETS=$$twin AIRUNWAY_RENDER_BIN=$(CURDIR)/bin/airunway-render \
-	  AIRUNWAY_STATUS_REPORTER_BIN=$(CURDIR)/bin/airunway-status-reporter $(GO) test -count=1 -v ./test/twin
+	twin=$$(echo "$$twin" | tail -n1)
+twin: build
+	@$(twin-assets); \
+	$(TWIN_ENV) $(GO) test -count=1 -v -skip '$(GITOPS_TESTS)' ./test/twin
+
+gitops: build
+	@$(twin-assets); \
+	gitops=$$(hack/install-gitops.sh $(GITOPS_DIR)) || exit 1; \
+	gitops=$$(echo "$$gitops" | tail -n1); \
+	$(TWIN_ENV) GITOPS_ASSETS=$$gitops $(GO) test -count=1 -v -run '$(GITOPS_TESTS)' ./test/twin
 
 tools: $(KUSTOMIZE)
 	hack/install-image-tools.sh
@@ -89,15 +103,19 @@ demo: bin/airunway-render
 # container image test; envtest the API server the reporter's tests run
 # against. Tests find the binaries through these variables; the two
 # binaries are built here so the tests run exactly what `make build` ships.
-test: verify-modules lint build tools
-	@assets=$$(hack/install-envtest.sh $(ENVTEST_DIR)) || exit 1; \
-	assets=$$(echo "$$assets" | tail -n1); \
-	twin=$$(hack/install-twin.sh $(TWIN_DIR)) || exit 1; \
-	twin=$$(echo "$$twin" | tail -n1); set -x; \
-	KUBEBUILDER_ASSETS=$$assets TWIN_ASSETS=$$twin KUSTOMIZE=$(KUSTOMIZE) \
-	  AIRUNWAY_RENDER_BIN=$(CURDIR)/bin/airunway-render \
-	  AIRUNWAY_STATUS_REPORTER_BIN=$(CURDIR)/bin/airunway-status-reporter \
-	  $(GO) test -count=1 -timeout 45m ./...
+# The GitOps engines (hack/install-gitops.sh) build in the background from
+# the start, beside the other tools and every other test (which wait on
+# the network, timers and the linker as much as on the CPU); their suite
+# runs last, once the build has finished. Their progress lines are
+# prefixed install-gitops.
+test:
+	@mkdir -p $(TOOLS_DIR); rm -f $(TOOLS_DIR)/gitops.out; \
+	hack/install-gitops.sh $(GITOPS_DIR) >$(TOOLS_DIR)/gitops.out & gitops_pid=$$!; \
+	$(MAKE) --no-print-directory verify-modules lint build tools || { kill $$gitops_pid; exit 1; }; \
+	$(twin-assets); set -x; \
+	$(TWIN_ENV) KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 -timeout 45m -skip '$(GITOPS_TESTS)' ./... || { kill $$gitops_pid; exit 1; }; \
+	wait $$gitops_pid || exit 1; gitops=$$(tail -n1 $(TOOLS_DIR)/gitops.out); \
+	$(TWIN_ENV) GITOPS_ASSETS=$$gitops $(GO) test -count=1 -timeout 20m -v -run '$(GITOPS_TESTS)' ./test/twin
 	hack/fuzz.sh $(TEST_FUZZTIME)
 
 # make test fuzzes each target briefly; make fuzz longer. Both print each

@@ -245,13 +245,31 @@ func dynamoResources(svc map[string]any) corev1.ResourceRequirements {
 }
 
 var (
+	dynamoCRDMu   sync.Mutex
 	dynamoCRDOnce sync.Once
 	dynamoCRDErr  error
 )
 
+// uninstallDynamoCRD deletes the graph CRD and waits until it is gone;
+// installDynamoCRD puts it back.
+func uninstallDynamoCRD(t *testing.T) {
+	t.Helper()
+	crd, err := schemacheck.CRD("nvidia.com", "DynamoGraphDeployment", "")
+	require.NoError(t, err)
+	require.NoError(t, cluster.Client.Delete(context.Background(), crd))
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(crd), crd))
+	}, time.Minute, 250*time.Millisecond, "the DynamoGraphDeployment CRD was not deleted")
+	dynamoCRDMu.Lock()
+	dynamoCRDOnce = sync.Once{}
+	dynamoCRDMu.Unlock()
+}
+
 // installDynamoCRD installs the graph CRD schemas/ holds, once.
 func installDynamoCRD(t *testing.T) {
 	t.Helper()
+	dynamoCRDMu.Lock()
+	defer dynamoCRDMu.Unlock()
 	dynamoCRDOnce.Do(func() {
 		crd, err := schemacheck.CRD("nvidia.com", "DynamoGraphDeployment", "")
 		if err == nil {

@@ -29,8 +29,10 @@ func startReporter(t *testing.T, ns string) {
 	require.NoError(t, err)
 	log, err := os.Create(filepath.Join(t.TempDir(), "reporter.log"))
 	require.NoError(t, err)
+	// Discovery every 2s, not 30s: a provider CRD removed by a test is
+	// noticed in seconds.
 	cmd := exec.Command(bin, "--kubeconfig", cluster.Kubeconfig, "--namespace", ns,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--discovery-interval", "2s")
 	cmd.Stdout, cmd.Stderr = log, log
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# hack/install-gitops.sh DIR
+#
+# Builds the GitOps engines the GitOps suite (test/gitops, `make gitops`)
+# runs on the cluster twin, from the Go module proxy and Debian's
+# packages, and prints the directory holding them as the last line of
+# stdout (progress on stderr):
+#
+#   argocd/argocd     Argo CD's repo-server, cmp-server and application-
+#                     controller in one binary, picked by ARGOCD_BINARY_NAME
+#                     (a main of our own that imports only those three
+#                     commands of github.com/argoproj/argo-cd/v3)
+#                     with the Application and AppProject CRDs of that
+#                     release (argocd/crds/)
+#   source-controller/, kustomize-controller/
+#                     Flux's controllers (v1.9.6) and their CRDs (crds/)
+#   redis/bin/redis-server  Debian's redis-server with the two libraries it needs
+#                     that a minimal Debian lacks (run it with
+#                     LD_LIBRARY_PATH=redis/lib)
+#
+# Cached under DIR by version: a second call only checks stamp files.
+#
+#   ARGOCD_VERSION   default 3.2.11: the newest release that builds from the
+#                    module proxy with Go 1.26. v3.6 asks for Go 1.27; from
+#                    v3.3 Argo CD builds gitops-engine from a directory of
+#                    its repository (a replace to ./gitops-engine) that no
+#                    module zip holds; v3.2.12's controller/cache calls a
+#                    function its util/settings lacks.
+#   FLUX_SOURCE_VERSION, FLUX_KUSTOMIZE_VERSION  Flux's controllers
+#   REDIS_DEB_VERSION  the Debian package version, default the candidate
+set -euo pipefail
+# Functions run in $(...): without this a failed build inside one would
+# not stop the script.
+shopt -s inherit_errexit
+
+dir=${1:?usage: install-gitops.sh DIR}
+argocd=${ARGOCD_VERSION:-3.2.11}
+argocd=${argocd#v}
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+say() { echo "install-gitops: $*" >&2; }
+
+export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+
+# module_dir MODULE@VERSION prints where the module's source is, downloading it.
+module_file() { (cd "$dir" && go mod download -json "$1") | sed -n 's/.*"'"$2"'": "\(.*\)".*/\1/p'; }
+
+# replace_block GOMOD prints the replace directives of a go.mod, single
+# lines and blocks alike.
+replace_block() { sed -n '/^replace[[:space:]]*(/,/^)/p; /^replace[[:space:]][^(]/p' "$1"; }
+
+build_argocd() {
+  local out="$dir/argocd-$argocd" work gomod mod start
+  [[ -f $out/.complete && -x $out/argocd ]] && { echo "$out"; return 0; }
+  say "building Argo CD v$argocd (repo-server, cmp-server, application-controller; about 10 minutes cold)"
+  start=$SECONDS
+  work=$(mktemp -d "$dir/build.XXXXXX")
+  mkdir -p "$out/crds"
+  gomod=$(module_file "github.com/argoproj/argo-cd/v3@v$argocd" GoMod)
+  mod=$(module_file "github.com/argoproj/argo-cd/v3@v$argocd" Dir)
+  [[ -f $gomod && -d $mod ]] || { say "github.com/argoproj/argo-cd/v3@v$argocd is not available from the module proxy"; exit 1; }
+  {
+    echo "module airunway-render.local/argocd"
+    echo "go 1.26.0"
+    echo "require github.com/argoproj/argo-cd/v3 v$argocd"
+    replace_block "$gomod"
+  } >"$work/go.mod"
+  cat >"$work/main.go" <<'GO'
+// Command argocd runs one of three Argo CD components, picked by the
+// ARGOCD_BINARY_NAME environment variable as Argo CD's own main picks
+// them: the parts of Argo CD the GitOps suite needs, and no API server,
+// Dex or CLI. Written by hack/install-gitops.sh.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	controller "github.com/argoproj/argo-cd/v3/cmd/argocd-application-controller/commands"
+	cmpserver "github.com/argoproj/argo-cd/v3/cmd/argocd-cmp-server/commands"
+	reposerver "github.com/argoproj/argo-cd/v3/cmd/argocd-repo-server/commands"
+)
+
+func main() {
+	var cmd *cobra.Command
+	switch name := os.Getenv("ARGOCD_BINARY_NAME"); name {
+	case "argocd-application-controller":
+		cmd = controller.NewCommand()
+	case "argocd-repo-server":
+		cmd = reposerver.NewCommand()
+	case "argocd-cmp-server":
+		cmd = cmpserver.NewCommand()
+	default:
+		fmt.Fprintf(os.Stderr, "ARGOCD_BINARY_NAME must be argocd-application-controller, argocd-repo-server or argocd-cmp-server, not %q\n", name)
+		os.Exit(2)
+	}
+	if err := cmd.Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+GO
+  (cd "$work" && go list -deps . >/dev/null && go build -trimpath -ldflags "-s -w" -o "$out/argocd" .)
+  cp "$mod/manifests/crds/application-crd.yaml" "$mod/manifests/crds/appproject-crd.yaml" "$out/crds/"
+  chmod u+w "$out"/crds/*.yaml
+  rm -rf "$work"
+  touch "$out/.complete"
+  say "built Argo CD v$argocd in $((SECONDS - start)) s"
+  echo "$out"
+}
+
+# Flux's source-controller and kustomize-controller. v1.9.x is the newest
+# line whose go.mod says go 1.26. Their own replace blocks point their api
+# modules at ./api (their repository, not the module proxy) and pin
+# go-digest (and, for kustomize-controller, kustomize and yaml.v3); the
+# wrappers keep the pins. source-controller links
+# github.com/fluxcd/pkg/artifact v0.18.3, whose module zip the proxy does not
+# serve; v0.18.0 differs from it only in dependency versions.
+build_flux() {
+  local name=$1 version=$2 extra=$3 out work mod start
+  out="$dir/flux-$name-$version"
+  [[ -f $out/.complete && -x $out/$name ]] && { echo "$out"; return 0; }
+  say "building Flux's $name v$version"
+  start=$SECONDS
+  work=$(mktemp -d "$dir/build.XXXXXX")
+  mkdir -p "$out/crds"
+  {
+    echo "module airunway-render.local/flux-$name"
+    echo "go 1.26.0"
+    echo "require ("
+    echo "	github.com/fluxcd/$name v$version"
+    echo "	github.com/fluxcd/$name/api v$version"
+    echo ")"
+    echo "replace ("
+    echo "	github.com/opencontainers/go-digest => github.com/opencontainers/go-digest v1.0.1-0.20220411205349-bde1400a84be"
+    printf '%b' "$extra"
+    echo ")"
+  } >"$work/go.mod"
+  # `go list -deps`, not `go mod tidy`: tidy also resolves the modules of
+  # the controllers' tests, one of which the proxy does not serve.
+  (cd "$work" && go list -deps "github.com/fluxcd/$name" >/dev/null && go build -trimpath -ldflags "-s -w" -o "$out/$name" "github.com/fluxcd/$name")
+  mod=$(module_file "github.com/fluxcd/$name@v$version" Dir)
+  cp "$mod"/config/crd/bases/*.yaml "$out/crds/"
+  chmod u+w "$out"/crds/*.yaml
+  rm -rf "$work"
+  touch "$out/.complete"
+  say "built Flux's $name v$version in $((SECONDS - start)) s"
+  echo "$out"
+}
+
+# Debian's redis-server, unpacked (not installed): the package and the
+# libraries it links that a minimal Debian lacks.
+fetch_redis() {
+  local version out work deb
+  version=${REDIS_DEB_VERSION:-$(apt-cache policy redis-server 2>/dev/null | sed -n 's/.*Candidate: \(.*\)/\1/p')}
+  if [[ -z $version || $version == "(none)" ]]; then
+    say "updating Debian's package lists to find redis-server"
+    apt-get update -qq >&2
+    version=$(apt-cache policy redis-server | sed -n 's/.*Candidate: \(.*\)/\1/p')
+  fi
+  out="$dir/redis-${version//[^A-Za-z0-9.+~-]/_}"
+  [[ -f $out/.complete && -x $out/bin/redis-server ]] && { echo "$out"; return 0; }
+  say "fetching Debian's redis-server $version"
+  work=$(mktemp -d "$dir/build.XXXXXX")
+  chmod 755 "$work" # apt's download user writes here
+  (cd "$work" && apt-get download -qq "redis-server=$version" "redis-tools=$version" libjemalloc2 liblzf1 >&2)
+  for deb in "$work"/*.deb; do dpkg-deb -x "$deb" "$work/root"; done
+  mkdir -p "$out/bin" "$out/lib"
+  cp "$work"/root/usr/bin/redis-check-rdb "$out/bin/redis-server"
+  cp -P "$work"/root/usr/lib/x86_64-linux-gnu/libjemalloc.so.* "$work"/root/usr/lib/x86_64-linux-gnu/liblzf.so.* "$out/lib/"
+  LD_LIBRARY_PATH="$out/lib" "$out/bin/redis-server" --version >&2
+  rm -rf "$work"
+  touch "$out/.complete"
+  echo "$out"
+}
+
+exec 8>"$dir/.lock"
+flock 8
+flux_source=${FLUX_SOURCE_VERSION:-1.9.6}
+flux_kustomize=${FLUX_KUSTOMIZE_VERSION:-1.9.6}
+redis_dir=$(fetch_redis)
+argocd_dir=$(build_argocd)
+source_dir=$(build_flux source-controller "${flux_source#v}" '\tgithub.com/fluxcd/pkg/artifact => github.com/fluxcd/pkg/artifact v0.18.0\n')
+kustomize_dir=$(build_flux kustomize-controller "${flux_kustomize#v}" '\tsigs.k8s.io/kustomize/api => sigs.k8s.io/kustomize/api v0.21.1\n\tsigs.k8s.io/kustomize/kyaml => sigs.k8s.io/kustomize/kyaml v0.21.1\n\tgopkg.in/yaml.v3 => gopkg.in/yaml.v3 v3.0.1\n')
+out="$dir/gitops-argocd-$argocd-flux-${flux_source#v}-${flux_kustomize#v}"
+mkdir -p "$out"
+ln -sfn "$argocd_dir" "$out/argocd"
+ln -sfn "$redis_dir" "$out/redis"
+ln -sfn "$source_dir" "$out/source-controller"
+ln -sfn "$kustomize_dir" "$out/kustomize-controller"
+echo "$out"

@@ -1,0 +1,239 @@
+package twin_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/internal/twin"
+)
+
+// Flux on the twin: its source-controller and kustomize-controller, built
+// by hack/install-gitops.sh and run as processes, apply the rendered
+// directories (examples/flux/rendered) from the platform repository. The
+// source-controller serves its artifacts on 127.0.0.1 and advertises that
+// address, so the kustomize-controller fetches from loopback.
+const fluxNamespace = "flux-system"
+
+var (
+	fluxOnce sync.Once
+	fluxErr  error
+)
+
+func startFlux(t *testing.T) {
+	t.Helper()
+	assets := gitopsAssets(t)
+	usePlatformRepo(t)
+	fluxOnce.Do(func() { fluxErr = launchFlux(assets) })
+	require.NoError(t, fluxErr, "starting Flux\n%s", cluster.Logs(30))
+}
+
+func launchFlux(assets string) error {
+	for _, c := range []string{"source-controller", "kustomize-controller"} {
+		if err := installCRDDir(filepath.Join(assets, c, "crds")); err != nil {
+			return err
+		}
+	}
+	dir := filepath.Join(scratch, "flux")
+	storage := filepath.Join(dir, "storage")
+	for _, d := range []string{storage, filepath.Join(dir, "sc-tmp"), filepath.Join(dir, "kc-tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	artifacts := "127.0.0.1:" + twin.FreePort()
+	// No --kubeconfig flag: both read KUBECONFIG, which StartProcess sets.
+	if err := cluster.StartProcess("source-controller", filepath.Join(assets, "source-controller", "source-controller"),
+		[]string{"TMPDIR=" + filepath.Join(dir, "sc-tmp"), "EVENTS_ADDR=", "HTTP_PROXY=", "HTTPS_PROXY="},
+		"--storage-path", storage, "--storage-addr", artifacts, "--storage-adv-addr", artifacts,
+		"--metrics-addr", "127.0.0.1:"+twin.FreePort(), "--health-addr", "127.0.0.1:"+twin.FreePort(),
+		"--enable-leader-election=false", "--watch-all-namespaces=true", "--log-encoding", "console"); err != nil {
+		return err
+	}
+	return cluster.StartProcess("kustomize-controller", filepath.Join(assets, "kustomize-controller", "kustomize-controller"),
+		[]string{"TMPDIR=" + filepath.Join(dir, "kc-tmp"), "SOURCE_CONTROLLER_LOCALHOST=" + artifacts, "HTTP_PROXY=", "HTTPS_PROXY="},
+		"--metrics-addr", "127.0.0.1:"+twin.FreePort(), "--health-addr", "127.0.0.1:"+twin.FreePort(),
+		"--enable-leader-election=false", "--watch-all-namespaces=true", "--no-remote-bases=true", "--log-encoding", "console")
+}
+
+// exampleFluxObjects are examples/flux/clusters/<cluster>/models.yaml,
+// pointed at the platform repository, with intervals short enough for a
+// test (the example's suit models that take minutes to load).
+func exampleFluxObjects(t *testing.T, clusterName, repoURL string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "examples", "flux", "clusters", clusterName, "models.yaml"))
+	require.NoError(t, err)
+	var out []*unstructured.Unstructured
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		o := &unstructured.Unstructured{}
+		require.NoError(t, sigsyaml.Unmarshal([]byte(doc), &o.Object))
+		switch o.GetKind() {
+		case "GitRepository":
+			require.NoError(t, unstructured.SetNestedField(o.Object, repoURL, "spec", "url"))
+			require.NoError(t, unstructured.SetNestedField(o.Object, "5s", "spec", "interval"))
+		case "Kustomization":
+			for field, v := range map[string]string{"interval": "5s", "retryInterval": "5s", "timeout": "30s"} {
+				require.NoError(t, unstructured.SetNestedField(o.Object, v, "spec", field))
+			}
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// kustomizationReady is the Kustomization's Ready condition: status and
+// message.
+func kustomizationReady(t *testing.T, name string) (string, string, *unstructured.Unstructured) {
+	t.Helper()
+	k := &unstructured.Unstructured{}
+	k.SetAPIVersion("kustomize.toolkit.fluxcd.io/v1")
+	k.SetKind("Kustomization")
+	require.NoError(t, cluster.Client.Get(context.Background(), client.ObjectKey{Namespace: fluxNamespace, Name: name}, k))
+	return conditionStatus(k, "Ready"), conditionMessage(k, "Ready"), k
+}
+
+// waitKustomization polls the Kustomization's Ready condition until done
+// says so, recording it as health ("Ready", "NotReady", "Unknown").
+func waitKustomization(t *testing.T, name string, h *healthTimeline, within time.Duration, done func(status string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		status, msg, _ := kustomizationReady(t, name)
+		h.observe(map[string]string{"True": "Ready", "False": "NotReady", "Unknown": "Reconciling"}[status])
+		if done(status) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Kustomization %s after %s: Ready=%q %q (seen: %s)\n%s", name, within, status, msg, h, cluster.Logs(20))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// TestGitOpsFlux applies the dev cluster's rendered directory with the
+// real Flux controllers, the status reporter running. The Kustomization
+// (examples/flux/clusters/dev, `wait: true`) becomes Ready only once every
+// ModelDeployment is Ready, which kstatus reads from the reporter's
+// conditions: with the pool cordoned it stays not Ready; it goes not Ready
+// when a model degrades, and back; a model removed from Git is pruned.
+func TestGitOpsFlux(t *testing.T) {
+	startFlux(t)
+	repo := usePlatformRepo(t)
+	const clusterName = "dev"
+	dir := filepath.Join("examples", "flux", "rendered", clusterName)
+	nodes := useCluster(t, filepath.Join("examples", "kustomize", "clusters", clusterName, "capabilities.yaml"))
+	want := decodeObjects(t, runRender(t, "build", filepath.Join("examples", "kustomize", "clusters", clusterName)))
+	var models []string
+	pool := ""
+	for _, o := range want {
+		if o.GetKind() == "ModelDeployment" {
+			models = append(models, o.GetName())
+			pool = o.GetAnnotations()["render.airunway.ai/node-pool"]
+		}
+	}
+	require.Len(t, models, 2)
+	t.Cleanup(func() { deleteNamespace(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: exampleNamespace}}) })
+	startReporter(t, exampleNamespace)
+
+	// Held back: the pool cordoned, no model can become Ready.
+	setUnschedulable(t, poolNodes(nodes, pool), true)
+	t.Cleanup(func() { setUnschedulable(t, poolNodes(nodes, pool), false) })
+	require.NoError(t, createIgnoringExisting(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fluxNamespace}}))
+	objs := exampleFluxObjects(t, clusterName, repo.URL)
+	start := time.Now()
+	for _, o := range objs {
+		require.NoError(t, cluster.Client.Create(context.Background(), o))
+		t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), o) })
+	}
+	name := objs[len(objs)-1].GetName()
+	h := &healthTimeline{start: start}
+	// Applied, but not Ready: the models wait for their pods.
+	require.Eventually(t, func() bool {
+		return readyStatusIfAny(t, exampleNamespace, models[0]) == "False"
+	}, time.Minute, 250*time.Millisecond, "the Kustomization did not apply the models")
+	held := time.Now().Add(15 * time.Second)
+	for time.Now().Before(held) {
+		status, msg, _ := kustomizationReady(t, name)
+		h.observe(map[string]string{"True": "Ready", "False": "NotReady", "Unknown": "Reconciling"}[status])
+		require.NotEqual(t, "True", status, "the Kustomization is Ready while no model is: %s", msg)
+		time.Sleep(250 * time.Millisecond)
+	}
+
+	setUnschedulable(t, poolNodes(nodes, pool), false)
+	waitKustomization(t, name, h, 2*time.Minute, func(s string) bool { return s == "True" })
+	toReady := time.Since(start)
+	for _, m := range models {
+		require.Equal(t, "True", readyStatus(t, exampleNamespace, m), "the Kustomization is Ready, %s is not", m)
+	}
+	requireLive(t, want)
+
+	// One model degrades: its pods are lost and cannot come back.
+	cordonPoolAndDeletePods(t, nodes, pool, models[0])
+	waitKustomization(t, name, h, time.Minute, func(s string) bool { return s == "False" })
+	setUnschedulable(t, poolNodes(nodes, pool), false)
+	waitKustomization(t, name, h, 2*time.Minute, func(s string) bool { return s == "True" })
+
+	// A model removed from Git is pruned.
+	pruned := models[0]
+	removeRendered(t, repo, dir, pruned)
+	require.NoError(t, repo.commitAll("remove "+pruned))
+	require.Eventually(t, func() bool { return readyStatusIfAny(t, exampleNamespace, pruned) == "gone" }, 2*time.Minute, 250*time.Millisecond, "%s was not pruned", pruned)
+	waitKustomization(t, name, h, time.Minute, func(s string) bool { return s == "True" })
+	addGitOpsRow("flux (real) | %s (%s) | applied; %s pruned after its removal from Git | %s | %.1f", name, dir, pruned, h, toReady.Seconds())
+}
+
+// readyStatusIfAny is the model's Ready status, "gone" when it does not
+// exist.
+func readyStatusIfAny(t *testing.T, ns, name string) string {
+	t.Helper()
+	md := &unstructured.Unstructured{}
+	md.SetAPIVersion("airunway.ai/v1alpha1")
+	md.SetKind("ModelDeployment")
+	if err := cluster.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, md); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "gone"
+		}
+		require.NoError(t, err)
+	}
+	return conditionStatus(md, "Ready")
+}
+
+// removeRendered deletes a model's files from a rendered directory of the
+// platform work tree and its kustomization.yaml's resources, as render.sh
+// would after the model left the base.
+func removeRendered(t *testing.T, repo *platformRepo, dir, model string) {
+	t.Helper()
+	abs := filepath.Join(repo.work, dir)
+	entries, err := os.ReadDir(abs)
+	require.NoError(t, err)
+	removed := 0
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), "_"+model+".yaml") {
+			require.NoError(t, os.Remove(filepath.Join(abs, e.Name())))
+			removed++
+		}
+	}
+	require.NotZero(t, removed)
+	k := filepath.Join(abs, "kustomization.yaml")
+	data, err := os.ReadFile(k)
+	require.NoError(t, err)
+	var kept []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.HasSuffix(line, "_"+model+".yaml") {
+			kept = append(kept, line)
+		}
+	}
+	require.NoError(t, os.WriteFile(k, []byte(strings.Join(kept, "\n")), 0o644))
+}
