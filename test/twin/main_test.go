@@ -17,12 +17,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -48,6 +50,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// The API server's warnings (a deprecated provider version) go to
+	// controller-runtime's logger; the tests read objects, not logs.
+	ctrllog.SetLogger(logr.Discard())
 	var err error
 	if cluster, err = twin.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "twin:", err)
