@@ -26,7 +26,7 @@
 #                    its repository (a replace to ./gitops-engine) that no
 #                    module zip holds; v3.2.12's controller/cache calls a
 #                    function its util/settings lacks.
-#   FLUX_SOURCE_VERSION, FLUX_KUSTOMIZE_VERSION  Flux's controllers
+#   FLUX_VERSION     Flux's controllers, default 1.9.6
 #   REDIS_DEB_VERSION  the Debian package version, default the candidate
 set -euo pipefail
 # Functions run in $(...): without this a failed build inside one would
@@ -110,42 +110,53 @@ GO
   echo "$out"
 }
 
-# Flux's source-controller and kustomize-controller. v1.9.x is the newest
-# line whose go.mod says go 1.26. Their own replace blocks point their api
-# modules at ./api (their repository, not the module proxy) and pin
-# go-digest (and, for kustomize-controller, kustomize and yaml.v3); the
-# wrappers keep the pins. source-controller links
+# Flux's source-controller and kustomize-controller, in one wrapper module
+# and one `go build`, so the dependencies they share compile once. v1.9.x is
+# the newest line whose go.mod says go 1.26. Their own replace blocks point
+# their api modules at ./api (their repository, not the module proxy) and
+# pin go-digest, and kustomize-controller's pins kustomize and yaml.v3; the
+# wrapper keeps the pins. source-controller links
 # github.com/fluxcd/pkg/artifact v0.18.3, whose module zip the proxy does not
 # serve; v0.18.0 differs from it only in dependency versions.
 build_flux() {
-  local name=$1 version=$2 extra=$3 out work mod start
-  out="$dir/flux-$name-$version"
-  [[ -f $out/.complete && -x $out/$name ]] && { echo "$out"; return 0; }
-  say "building Flux's $name v$version"
+  local version=$1 out work name mod start
+  out="$dir/flux-$version"
+  [[ -f $out/.complete && -x $out/source-controller/source-controller && -x $out/kustomize-controller/kustomize-controller ]] && { echo "$out"; return 0; }
+  say "building Flux's source-controller and kustomize-controller v$version"
   start=$SECONDS
   work=$(mktemp -d "$dir/build.XXXXXX")
-  mkdir -p "$out/crds"
-  {
-    echo "module airunway-render.local/flux-$name"
-    echo "go 1.26.0"
-    echo "require ("
-    echo "	github.com/fluxcd/$name v$version"
-    echo "	github.com/fluxcd/$name/api v$version"
-    echo ")"
-    echo "replace ("
-    echo "	github.com/opencontainers/go-digest => github.com/opencontainers/go-digest v1.0.1-0.20220411205349-bde1400a84be"
-    printf '%b' "$extra"
-    echo ")"
-  } >"$work/go.mod"
+  cat >"$work/go.mod" <<GOMOD
+module airunway-render.local/flux
+go 1.26.0
+require (
+	github.com/fluxcd/source-controller v$version
+	github.com/fluxcd/source-controller/api v$version
+	github.com/fluxcd/kustomize-controller v$version
+	github.com/fluxcd/kustomize-controller/api v$version
+)
+replace (
+	github.com/opencontainers/go-digest => github.com/opencontainers/go-digest v1.0.1-0.20220411205349-bde1400a84be
+	github.com/fluxcd/pkg/artifact => github.com/fluxcd/pkg/artifact v0.18.0
+	sigs.k8s.io/kustomize/api => sigs.k8s.io/kustomize/api v0.21.1
+	sigs.k8s.io/kustomize/kyaml => sigs.k8s.io/kustomize/kyaml v0.21.1
+	gopkg.in/yaml.v3 => gopkg.in/yaml.v3 v3.0.1
+)
+GOMOD
+  mkdir -p "$work/bin"
   # `go list -deps`, not `go mod tidy`: tidy also resolves the modules of
   # the controllers' tests, one of which the proxy does not serve.
-  (cd "$work" && go list -deps "github.com/fluxcd/$name" >/dev/null && go build -trimpath -ldflags "-s -w" -o "$out/$name" "github.com/fluxcd/$name")
-  mod=$(module_file "github.com/fluxcd/$name@v$version" Dir)
-  cp "$mod"/config/crd/bases/*.yaml "$out/crds/"
-  chmod u+w "$out"/crds/*.yaml
+  (cd "$work" && go list -deps github.com/fluxcd/source-controller github.com/fluxcd/kustomize-controller >/dev/null &&
+    go build -trimpath -ldflags "-s -w" -o "$work/bin/" github.com/fluxcd/source-controller github.com/fluxcd/kustomize-controller)
+  for name in source-controller kustomize-controller; do
+    mkdir -p "$out/$name/crds"
+    mv "$work/bin/$name" "$out/$name/$name"
+    mod=$(module_file "github.com/fluxcd/$name@v$version" Dir)
+    cp "$mod"/config/crd/bases/*.yaml "$out/$name/crds/"
+    chmod u+w "$out/$name"/crds/*.yaml
+  done
   rm -rf "$work"
   touch "$out/.complete"
-  say "built Flux's $name v$version in $((SECONDS - start)) s"
+  say "built Flux's controllers v$version in $((SECONDS - start)) s"
   echo "$out"
 }
 
@@ -177,16 +188,15 @@ fetch_redis() {
 
 exec 8>"$dir/.lock"
 flock 8
-flux_source=${FLUX_SOURCE_VERSION:-1.9.6}
-flux_kustomize=${FLUX_KUSTOMIZE_VERSION:-1.9.6}
+flux=${FLUX_VERSION:-1.9.6}
+flux=${flux#v}
 redis_dir=$(fetch_redis)
 argocd_dir=$(build_argocd)
-source_dir=$(build_flux source-controller "${flux_source#v}" '\tgithub.com/fluxcd/pkg/artifact => github.com/fluxcd/pkg/artifact v0.18.0\n')
-kustomize_dir=$(build_flux kustomize-controller "${flux_kustomize#v}" '\tsigs.k8s.io/kustomize/api => sigs.k8s.io/kustomize/api v0.21.1\n\tsigs.k8s.io/kustomize/kyaml => sigs.k8s.io/kustomize/kyaml v0.21.1\n\tgopkg.in/yaml.v3 => gopkg.in/yaml.v3 v3.0.1\n')
-out="$dir/gitops-argocd-$argocd-flux-${flux_source#v}-${flux_kustomize#v}"
+flux_dir=$(build_flux "$flux")
+out="$dir/gitops-argocd-$argocd-flux-$flux"
 mkdir -p "$out"
 ln -sfn "$argocd_dir" "$out/argocd"
 ln -sfn "$redis_dir" "$out/redis"
-ln -sfn "$source_dir" "$out/source-controller"
-ln -sfn "$kustomize_dir" "$out/kustomize-controller"
+ln -sfn "$flux_dir/source-controller" "$out/source-controller"
+ln -sfn "$flux_dir/kustomize-controller" "$out/kustomize-controller"
 echo "$out"
