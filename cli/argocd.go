@@ -8,14 +8,15 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/api/konfig"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/render"
 )
 
 // The Argo CD Config Management Plugin command (examples/argocd/plugin.yaml).
@@ -82,83 +83,85 @@ func argoGenerate(stdout, stderr io.Writer) error {
 		return exitCode(1)
 	}
 	defer app.root.Close()
-	var objects []render.Encoded
-	var built []byte
-	ok := true
-	switch k := kustomizationIn(app); {
-	case k != "":
-		built, objects, ok = argoBuild(app, caps, stderr)
-	case caps == "":
-		err = fmt.Errorf("`%s` must name the cluster's capability file, relative to the repository root: set `spec.source.plugin.env` to [{name: CAPABILITIES, value: clusters/<cluster>/capabilities.yaml}] in the Application (or point it at a kustomize overlay that runs airunway-render, such as examples/kustomize/clusters/prod)", envCapabilities)
-	default:
-		var files []string
-		if err = checkKustomizations(app); err == nil {
-			files, err = yamlFiles(app, ".")
-		}
-		if err == nil {
-			objects, ok = renderPaths(app, caps, files, diag.Policy{}, stderr)
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "[error] %v\n", err)
-		return exitCode(1)
-	}
+	out, ok := argoObjects(app, caps, stderr)
 	if !ok {
 		return exitCode(1)
 	}
-	if len(objects) == 0 && len(bytes.TrimSpace(built)) == 0 {
+	if len(bytes.TrimSpace(out)) == 0 {
 		fmt.Fprintf(stderr, "[error] the application's directory rendered no objects; Argo CD could prune every object of the application, so this is an error (does the Application's `spec.source.path` point at the directory with the ModelDeployments?)\n")
 		return exitCode(1)
 	}
-	if built != nil {
-		_, err = stdout.Write(built)
-	} else {
-		err = writeStream(stdout, objects)
-	}
-	if err != nil {
+	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "[error] %v\n", err)
 		return exitCode(1)
 	}
 	return nil
 }
 
-// kustomizationNames are the file names kustomize reads a kustomization
-// from.
-var kustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+// argoObjects is the application's objects as a YAML stream; problems
+// go to stderr.
+func argoObjects(app rootFiles, caps string, stderr io.Writer) ([]byte, bool) {
+	if kustomizationIn(app) {
+		return argoBuild(app, caps, stderr)
+	}
+	if caps == "" {
+		fmt.Fprintf(stderr, "[error] `%s` must name the cluster's capability file, relative to the repository root: set `spec.source.plugin.env` to [{name: CAPABILITIES, value: clusters/<cluster>/capabilities.yaml}] in the Application (or point it at a kustomize overlay that runs airunway-render, such as examples/kustomize/clusters/prod)\n", envCapabilities)
+		return nil, false
+	}
+	err := checkKustomizations(app)
+	var files []string
+	if err == nil {
+		files, err = yamlFiles(app, ".")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "[error] %v\n", err)
+		return nil, false
+	}
+	return renderStream(app, caps, files, stderr)
+}
 
-// kustomizationIn names the application directory's kustomization file,
-// "" when it has none.
-func kustomizationIn(app rootFiles) string {
-	for _, name := range kustomizationNames {
+// renderStream renders paths with the capability file into a YAML stream.
+func renderStream(src files, caps string, paths []string, stderr io.Writer) ([]byte, bool) {
+	objects, ok := renderPaths(src, caps, paths, diag.Policy{}, stderr)
+	var out bytes.Buffer
+	if ok {
+		ok = writeStream(&out, objects) == nil
+	}
+	return out.Bytes(), ok
+}
+
+// kustomizationIn reports whether the application's directory holds a
+// kustomization.
+func kustomizationIn(app rootFiles) bool {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		if fi, err := app.stat(name); err == nil && !fi.IsDir() {
-			return name
+			return true
 		}
 	}
-	return ""
+	return false
 }
 
 // argoBuild builds the application's kustomization, confined to the
 // repository. A kustomization that runs airunway-render gives the objects
-// as kustomize prints them (built); one that does not is rendered with the
-// capability file caps names (objects).
-func argoBuild(app rootFiles, caps string, stderr io.Writer) (built []byte, objects []render.Encoded, ok bool) {
+// as kustomize prints them; one that does not is rendered with the
+// capability file caps names.
+func argoBuild(app rootFiles, caps string, stderr io.Writer) ([]byte, bool) {
 	top := app.root.Name()
 	res, err := buildKustomization(filepath.Join(top, filepath.FromSlash(app.dir)), top)
 	switch {
 	case err != nil:
 		fmt.Fprintf(stderr, "[error] kustomize build of the application's directory: %v\n", err)
-		return nil, nil, false
+		return nil, false
 	case res.RunsFunction && caps != "":
 		fmt.Fprintf(stderr, "[error] `%s` is set, but the application's kustomization runs airunway-render itself, with the capability file it lists: remove CAPABILITIES from the Application's `spec.source.plugin.env`\n", envCapabilities)
-		return nil, nil, false
+		return nil, false
 	case res.RunsFunction:
-		return res.YAML, nil, true
+		return res.YAML, true
 	case caps == "":
 		fmt.Fprintf(stderr, "[error] the application's kustomization does not run airunway-render and `%s` is unset: add the function to its `transformers` (examples/kustomize/clusters/prod), or name the capability file in the Application's `spec.source.plugin.env`\n", envCapabilities)
-		return nil, nil, false
+		return nil, false
 	}
-	objects, ok = renderPaths(builtFiles{rootFiles: app, built: res.YAML}, caps, []string{stdinName}, diag.Policy{}, stderr)
-	return nil, objects, ok
+	return renderStream(builtFiles{rootFiles: app, built: res.YAML}, caps, []string{stdinName}, stderr)
 }
 
 // builtFiles serves a kustomization's build output as stdin ("-") and
@@ -262,8 +265,7 @@ func checkKustomizations(app rootFiles) error {
 			}
 			return nil
 		}
-		switch d.Name() {
-		case "kustomization.yaml", "kustomization.yml", "Kustomization":
+		if slices.Contains(konfig.RecognizedKustomizationFileNames(), d.Name()) {
 			problems = append(problems, checkKustomization(app, p)...)
 		}
 		return nil
@@ -272,7 +274,7 @@ func checkKustomizations(app rootFiles) error {
 		return err
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%s; the plugin renders the YAML files as they are: point the Application at a directory of plain YAML, or render the overlay with kustomize in CI (examples/flux)", strings.Join(problems, "; "))
+		return fmt.Errorf("%s; in a directory without a kustomization of its own the plugin renders the YAML files as they are: point the Application at the kustomization's directory, which the plugin builds", strings.Join(problems, "; "))
 	}
 	return nil
 }

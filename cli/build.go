@@ -85,11 +85,7 @@ func writeBuildJSON(s streams, out []byte) error {
 	}
 	items := make([]render.Encoded, 0, len(nodes))
 	for _, n := range nodes {
-		y, err := n.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		items = append(items, render.Encoded{YAML: y})
+		items = append(items, render.Encoded{YAML: []byte(n.MustString())})
 	}
 	return writeJSONList(s.out, items)
 }

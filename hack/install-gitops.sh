@@ -42,7 +42,8 @@ say() { echo "install-gitops: $*" >&2; }
 
 export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 
-# module_dir MODULE@VERSION prints where the module's source is, downloading it.
+# module_file MODULE@VERSION FIELD prints a field of `go mod download -json`
+# (Dir: the module's source, GoMod: its go.mod), downloading it.
 module_file() { (cd "$dir" && go mod download -json "$1") | sed -n 's/.*"'"$2"'": "\(.*\)".*/\1/p'; }
 
 # replace_block GOMOD prints the replace directives of a go.mod, single

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -267,11 +269,7 @@ func describe(spec *runtimeutil.FunctionSpec) string {
 }
 
 func isKustomizationFile(p string) bool {
-	switch filepath.Base(p) {
-	case "kustomization.yaml", "kustomization.yml", "Kustomization":
-		return true
-	}
-	return false
+	return slices.Contains(konfig.RecognizedKustomizationFileNames(), filepath.Base(p))
 }
 
 // referenceFields are the kustomization fields that name other files or

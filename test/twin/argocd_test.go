@@ -212,8 +212,9 @@ func exampleApplication(t *testing.T, name, repoURL string) *unstructured.Unstru
 	return nil
 }
 
-// appState is what an Application's status says at one moment.
-type appState struct{ sync, health, phase, message string }
+// appState is what an Application's status says at one moment: sync and
+// health status, and the last operation's phase, message and start.
+type appState struct{ sync, health, phase, message, started, revision string }
 
 func readApp(t *testing.T, name string) (appState, *unstructured.Unstructured) {
 	t.Helper()
@@ -226,14 +227,13 @@ func readApp(t *testing.T, name string) (appState, *unstructured.Unstructured) {
 	s.health, _, _ = unstructured.NestedString(app.Object, "status", "health", "status")
 	s.phase, _, _ = unstructured.NestedString(app.Object, "status", "operationState", "phase")
 	s.message, _, _ = unstructured.NestedString(app.Object, "status", "operationState", "message")
+	s.started, _, _ = unstructured.NestedString(app.Object, "status", "operationState", "startedAt")
+	s.revision, _, _ = unstructured.NestedString(app.Object, "status", "sync", "revision")
 	return s, app
 }
 
-// healthTimeline records the Application's health as it changes.
-type healthTimeline struct {
-	start time.Time
-	seen  []string
-}
+// healthTimeline records the health an engine reports, as it changes.
+type healthTimeline struct{ seen []string }
 
 func (h *healthTimeline) observe(health string) {
 	if health == "" {
@@ -302,7 +302,7 @@ func runArgoApplication(t *testing.T, clusterName string) {
 		// pressing Sync does.
 		requestSync(t, name, "main")
 	}
-	h := &healthTimeline{start: start}
+	h := &healthTimeline{}
 	s := waitApp(t, name, h, 3*time.Minute, func(s appState) bool {
 		return s.sync == "Synced" && s.health == "Healthy" && s.phase == "Succeeded"
 	})
@@ -406,17 +406,11 @@ func subset(want, got any, path string) error {
 func requireNoOpSync(t *testing.T, name string, want []*unstructured.Unstructured) string {
 	t.Helper()
 	before := snapshot(t, want)
-	_, app := readApp(t, name)
-	started, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "startedAt")
-	revision, _, _ := unstructured.NestedString(app.Object, "status", "sync", "revision")
-	requestSync(t, name, revision)
-	h := &healthTimeline{}
-	waitApp(t, name, h, time.Minute, func(s appState) bool {
-		_, app := readApp(t, name)
-		now, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "startedAt")
-		return now != started && s.phase == "Succeeded"
+	first, _ := readApp(t, name)
+	requestSync(t, name, first.revision)
+	s := waitApp(t, name, &healthTimeline{}, time.Minute, func(s appState) bool {
+		return s.started != first.started && s.phase == "Succeeded"
 	})
-	s, _ := readApp(t, name)
 	require.Equal(t, "Synced", s.sync)
 	require.Equal(t, before, snapshot(t, want), "the second sync changed objects")
 	return "second sync changed nothing"

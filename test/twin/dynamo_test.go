@@ -2,7 +2,8 @@ package twin_test
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -152,11 +153,7 @@ func dynamoPods(objs []*unstructured.Unstructured) map[string]int {
 // with the resources not ready in the message.
 func dynamoStatus(ctx context.Context, g *unstructured.Unstructured) (map[string]any, error) {
 	services, _, _ := unstructured.NestedMap(g.Object, "spec", "services")
-	names := make([]string, 0, len(services))
-	for name := range services {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(services))
 	statuses := map[string]any{}
 	var notReady []string
 	for _, name := range names {
@@ -283,40 +280,4 @@ func installDynamoCRD(t *testing.T) {
 		dynamoCRDErr = err
 	})
 	require.NoError(t, dynamoCRDErr)
-}
-
-// runDynamo renders inputs for the capability file, applies them with the
-// stand-in running, and checks every model: GPU pods on its pool, the
-// frontend (no GPUs) on the CPU pool. It returns the namespace, the nodes
-// and the placed pods per model.
-func runDynamo(t *testing.T, caps, what string, inputs ...string) (string, []corev1.Node, map[string]*placed) {
-	t.Helper()
-	installDynamoCRD(t)
-	nodes := useCluster(t, caps)
-	objs := render(t, caps, inputs...)
-	start := time.Now()
-	ns, models := deploy(t, objs)
-	runStandIn(t, ns, dynamoStandIn(t))
-	want := dynamoPods(objs)
-	require.NotEmpty(t, want, "no DynamoGraphDeployment rendered")
-	got := waitPlaced(t, ns, models, want, start, time.Minute)
-	for _, m := range models {
-		p := got[m.GetName()]
-		on := requireOnPool(t, p, nodes)
-		require.NotEmpty(t, on, "%s: no pod requests GPUs", m.GetName())
-		requireHelpersOnCPUPool(t, p, nodes)
-		addRow("dynamo 1.1.1 (stand-in) | %s %s | %s | %s | %d/%d, frontend on the CPU pool | %s | %s",
-			what, m.GetName(), caps, p.pool, len(on), len(p.pods), strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
-	}
-	return ns, nodes, got
-}
-
-// TestDynamoPlacementGolden runs the Dynamo placement golden through the
-// stand-in above.
-// The status reporter reads the graph status the stand-in writes.
-func TestDynamoPlacementGolden(t *testing.T) {
-	dir := "golden/testdata/placement-dynamo"
-	caps := dir + "/functionConfig/capabilities.yaml"
-	ns, nodes, got := runDynamo(t, caps, "placement golden", dir+"/models.yaml")
-	reporterRows(t, "dynamo 1.1.1 (stand-in)", caps, ns, nodes, got)
 }

@@ -93,6 +93,9 @@ func exampleFluxObjects(t *testing.T, clusterName, repoURL string) []*unstructur
 	return out
 }
 
+// fluxHealth names a Kustomization's Ready condition status in the table.
+var fluxHealth = map[string]string{"True": "Ready", "False": "NotReady", "Unknown": "Reconciling"}
+
 // kustomizationReady is the Kustomization's Ready condition: status and
 // message.
 func kustomizationReady(t *testing.T, name string) (string, string, *unstructured.Unstructured) {
@@ -111,7 +114,7 @@ func waitKustomization(t *testing.T, name string, h *healthTimeline, within time
 	deadline := time.Now().Add(within)
 	for {
 		status, msg, _ := kustomizationReady(t, name)
-		h.observe(map[string]string{"True": "Ready", "False": "NotReady", "Unknown": "Reconciling"}[status])
+		h.observe(fluxHealth[status])
 		if done(status) {
 			return
 		}
@@ -158,7 +161,7 @@ func TestGitOpsFlux(t *testing.T) {
 		t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), o) })
 	}
 	name := objs[len(objs)-1].GetName()
-	h := &healthTimeline{start: start}
+	h := &healthTimeline{}
 	// Applied, but not Ready: the models wait for their pods.
 	require.Eventually(t, func() bool {
 		return readyStatusIfAny(t, exampleNamespace, models[0]) == "False"
@@ -166,7 +169,7 @@ func TestGitOpsFlux(t *testing.T) {
 	held := time.Now().Add(15 * time.Second)
 	for time.Now().Before(held) {
 		status, msg, _ := kustomizationReady(t, name)
-		h.observe(map[string]string{"True": "Ready", "False": "NotReady", "Unknown": "Reconciling"}[status])
+		h.observe(fluxHealth[status])
 		require.NotEqual(t, "True", status, "the Kustomization is Ready while no model is: %s", msg)
 		time.Sleep(250 * time.Millisecond)
 	}

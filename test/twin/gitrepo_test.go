@@ -42,14 +42,15 @@ func newPlatformRepo() (*platformRepo, error) {
 			return nil, err
 		}
 	}
-	if _, err := gitIn(r.work, "init", "-q", "-b", "main"); err != nil {
-		return nil, err
-	}
-	if err := r.commitAll("the platform: examples and deploy"); err != nil {
-		return nil, err
-	}
-	if _, err := gitIn(scratch, "clone", "-q", "--bare", r.work, r.bare); err != nil {
-		return nil, err
+	for _, args := range [][]string{
+		{"-C", r.work, "init", "-q", "-b", "main"},
+		{"-C", r.work, "add", "-A"},
+		{"-C", r.work, "commit", "-q", "-m", "the platform: examples and deploy"},
+		{"clone", "-q", "--bare", r.work, r.bare},
+	} {
+		if _, err := gitIn(scratch, args...); err != nil {
+			return nil, err
+		}
 	}
 	server, err := twin.StartGitServer(filepath.Dir(r.bare))
 	if err != nil {
@@ -67,14 +68,9 @@ func (r *platformRepo) commitAll(msg string) error {
 	if _, err := gitIn(r.work, "commit", "-q", "--allow-empty", "-m", msg); err != nil {
 		return err
 	}
-	if r.bare == "" || !exists(r.bare) {
-		return nil
-	}
 	_, err := gitIn(r.work, "push", "-q", r.bare, "HEAD:main")
 	return err
 }
-
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // gitIn runs git in dir without the user's or the system's configuration.
 func gitIn(dir string, args ...string) (string, error) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -253,36 +252,4 @@ func kaitoPods(objs []*unstructured.Unstructured) map[string]int {
 		}
 	}
 	return want
-}
-
-// TestKAITOPlacementGolden runs the KAITO placement golden through the
-// stand-in: the two presets on the H100 and L4 pools with all the GPUs of
-// a node each, the llama.cpp template on the CPU pool. The status reporter
-// reads the Workspace status the stand-in writes.
-func TestKAITOPlacementGolden(t *testing.T) {
-	installKAITOCRD(t)
-	dir := "golden/testdata/placement-kaito"
-	caps := dir + "/functionConfig/capabilities.yaml"
-	nodes := useCluster(t, caps)
-	objs := render(t, caps, dir+"/models.yaml")
-	start := time.Now()
-	ns, models := deploy(t, objs)
-	runStandIn(t, ns, kaitoStandIn)
-	want := kaitoPods(objs)
-	got := waitPlaced(t, ns, models, want, start, time.Minute)
-	pools := map[string]string{}
-	for i := range nodes {
-		pools[nodes[i].Name] = poolOf(&nodes[i])
-	}
-	for _, m := range models {
-		p := got[m.GetName()]
-		var on []string
-		for _, pod := range p.pods {
-			require.Equal(t, p.pool, pools[pod.Spec.NodeName], "pod %s of %s runs on %s", pod.Name, m.GetName(), pod.Spec.NodeName)
-			on = append(on, pod.Spec.NodeName)
-		}
-		addRow("kaito 0.10.0 (stand-in) | placement golden %s | %s | %s | %d/%d | %s | %s",
-			m.GetName(), caps, p.pool, len(on), len(p.pods), strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
-	}
-	reporterRows(t, "kaito 0.10.0 (stand-in)", caps, ns, nodes, got)
 }

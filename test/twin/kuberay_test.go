@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,37 +65,21 @@ func rayPods(objs []*unstructured.Unstructured) map[string]int {
 	return want
 }
 
-// TestKubeRayPlacementGolden runs the KubeRay placement golden on the real
-// KubeRay operator: it turns each rendered RayService into a RayCluster and
-// its head and worker pods, which the scheduler places: the GPU workers on
-// the model's pool, the head (no GPUs) on the CPU pool; the RayCluster
-// becomes ready. The RayService itself never does here: it waits for the
-// Serve applications, which the operator asks the Ray dashboard for, and a
-// KWOK pod serves no dashboard. So the status reporter's check on KubeRay
-// is that the model's status follows the real RayService (Deploying, the
-// operator's own message), not that it reaches Ready.
-func TestKubeRayPlacementGolden(t *testing.T) {
-	startKubeRay(t)
-	dir := "golden/testdata/placement-kuberay"
-	caps := dir + "/functionConfig/capabilities.yaml"
-	nodes := useCluster(t, caps)
-	objs := render(t, caps, dir+"/models.yaml")
-	start := time.Now()
-	ns, models := deploy(t, objs)
-	got := waitPlaced(t, ns, models, rayPods(objs), start, 2*time.Minute)
-	for _, m := range models {
-		p := got[m.GetName()]
-		on := requireOnPool(t, p, nodes)
-		require.NotEmpty(t, on, "%s: no pod requests GPUs", m.GetName())
-		requireHelpersOnCPUPool(t, p, nodes)
-		addRow("kuberay %s (real operator) | placement golden %s | %s | %s | %d/%d | %s | %s", kuberayVersion, m.GetName(), caps, p.pool, len(on), len(p.pods), strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
-	}
-	requireRayClustersReady(t, ns, objs)
-	startReporter(t, ns)
-	for _, m := range models {
-		msg := reportsRayService(t, ns, m.GetName())
-		addRow("kuberay %s (real operator) + status reporter | %s | %s | %s | RayCluster ready; reporter: Deploying, %q (the RayService waits on the Ray dashboard) | - | -",
-			kuberayVersion, m.GetName(), caps, got[m.GetName()].pool, msg)
+// kuberayReporter: the real KubeRay operator turned each rendered
+// RayService into a RayCluster and its pods (placed by place), and the
+// RayCluster becomes ready. The RayService itself never does here: it waits
+// for the Serve applications, which the operator asks the Ray dashboard
+// for, and a KWOK pod serves no dashboard. So the status reporter's check
+// on KubeRay is that the model's status follows the real RayService
+// (Deploying, the operator's own message), not that it reaches Ready.
+func kuberayReporter(t *testing.T, caps string, p placement, objs []*unstructured.Unstructured) {
+	t.Helper()
+	requireRayClustersReady(t, p.ns, objs)
+	startReporter(t, p.ns)
+	for _, m := range p.models {
+		msg := reportsRayService(t, p.ns, m.GetName())
+		addRow("kuberay (real operator %s) + status reporter | %s | %s | %s | RayCluster ready; reporter: Deploying, %q (the RayService waits on the Ray dashboard) | - | -",
+			kuberayVersion, m.GetName(), caps, p.got[m.GetName()].pool, msg)
 	}
 }
 

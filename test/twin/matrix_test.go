@@ -59,8 +59,8 @@ func TestExampleMatrix(t *testing.T) {
 						addRow("- | %s | %s | refused: %s | - | - | -", example, name, refused)
 						return
 					}
-					for _, m := range runExample(t, name, example, file, objs, nodes) {
-						outcomes = append(outcomes, name+" | "+example+" | "+m)
+					for _, m := range place(t, example, name, file, objs, nodes).models {
+						outcomes = append(outcomes, name+" | "+example+" | "+m.GetName()+" | "+m.GetAnnotations()[hub.AnnotationProvider]+" | "+m.GetAnnotations()[hub.AnnotationNodePool])
 					}
 				})
 			}
@@ -95,29 +95,41 @@ func tryRender(t *testing.T, caps string, inputs ...string) ([]*unstructured.Uns
 	return render(t, caps, inputs...), ""
 }
 
-// runExample deploys rendered objects with their consumers and checks the
-// placement; it returns "model | provider | pool" per model.
-func runExample(t *testing.T, capsName, example, capsFile string, objs []*unstructured.Unstructured, nodes []corev1.Node) []string {
+// placement is rendered output running on the twin.
+type placement struct {
+	ns     string
+	models []*unstructured.Unstructured
+	got    map[string]*placed
+}
+
+// place applies objects rendered for capsFile (whose nodes the test uses)
+// with the consumer of each provider's output, waits until every model's
+// pods are bound and Ready, and checks them: every pod that requests GPUs
+// on the pool the model's annotation names, with its GPUs, and at least one
+// unless that pool has none; every other pod (a Ray head, a Dynamo
+// frontend, a CPU model) on a node a CPU pool selects. It adds a row per
+// model, naming it after what.
+func place(t *testing.T, what, capsName, capsFile string, objs []*unstructured.Unstructured, nodes []corev1.Node) placement {
 	t.Helper()
 	startConsumers := prepareConsumers(t, objs)
 	want := expectedPods(objs)
 	start := time.Now()
 	ns, models := deploy(t, objs)
 	startConsumers(ns)
-	got := waitPlaced(t, ns, models, want, start, time.Minute)
+	got := waitPlaced(t, ns, models, want, start, 2*time.Minute)
 	cpu := cpuPoolSelectors(t, capsFile)
-	var out []string
 	for _, m := range models {
 		p := got[m.GetName()]
 		provider := m.GetAnnotations()[hub.AnnotationProvider]
 		on := requireOnPool(t, p, nodes)
-		require.NotEmpty(t, on, "%s: no pod requests GPUs", m.GetName())
-		helpers := requireHelpersOnCPUSelector(t, p, nodes, cpu)
+		if _, cpuPool := cpu[p.pool]; !cpuPool {
+			require.NotEmpty(t, on, "%s: no pod requests GPUs", m.GetName())
+		}
+		helpers := requireHelpersOnCPUPool(t, p, nodes, cpu)
 		addRow("%s (%s) | %s %s | %s | %s | %d/%d%s | %s | %s",
-			provider, consumerOf(provider), example, m.GetName(), capsName, p.pool, len(on), len(p.pods), helpers, strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
-		out = append(out, m.GetName()+" | "+provider+" | "+p.pool)
+			provider, consumerOf(provider), what, m.GetName(), capsName, p.pool, len(on), len(p.pods), helpers, strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
 	}
-	return out
+	return placement{ns: ns, models: models, got: got}
 }
 
 // consumerOf says what turns a provider's objects into pods on the twin.
@@ -132,22 +144,23 @@ func consumerOf(provider string) string {
 }
 
 // cpuPoolSelectors are the selectors of the capability file's pools
-// without GPUs.
-func cpuPoolSelectors(t *testing.T, capsFile string) []map[string]string {
+// without GPUs, by pool name.
+func cpuPoolSelectors(t *testing.T, capsFile string) map[string]map[string]string {
 	t.Helper()
-	var out []map[string]string
+	out := map[string]map[string]string{}
 	for _, p := range resolveCaps(t, capsFile).NodePools {
 		if p.GPU == nil {
-			out = append(out, p.Selector)
+			out[p.Name] = p.Selector
 		}
 	}
 	return out
 }
 
-// requireHelpersOnCPUSelector checks that the model's pods without GPUs
-// (a Ray head, a Dynamo frontend, an endpoint picker) run on nodes a CPU
-// pool's selector matches, and says where they ran.
-func requireHelpersOnCPUSelector(t *testing.T, p *placed, nodes []corev1.Node, cpu []map[string]string) string {
+// requireHelpersOnCPUPool checks that the model's pods without GPUs run
+// on nodes a CPU pool's selector matches (what the renderer promises; under
+// the embedded default that selector matches GPU nodes too), and says
+// where they ran.
+func requireHelpersOnCPUPool(t *testing.T, p *placed, nodes []corev1.Node, cpu map[string]map[string]string) string {
 	t.Helper()
 	byName := map[string]*corev1.Node{}
 	for i := range nodes {

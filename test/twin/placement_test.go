@@ -202,21 +202,6 @@ func requireOnPool(t *testing.T, p *placed, nodes []corev1.Node) []string {
 	return names
 }
 
-// requireHelpersOnCPUPool checks that the model's pods without GPUs (a
-// Ray head, an endpoint picker) run on the cluster's CPU pool.
-func requireHelpersOnCPUPool(t *testing.T, p *placed, nodes []corev1.Node) {
-	t.Helper()
-	pools := map[string]string{}
-	for i := range nodes {
-		pools[nodes[i].Name] = poolOf(&nodes[i])
-	}
-	for _, pod := range p.pods {
-		if gpuRequest(&pod) == 0 {
-			require.Equal(t, "cpu", pools[pod.Spec.NodeName], "pod %s of %s requests no GPU and runs on %s", pod.Name, p.model, pod.Spec.NodeName)
-		}
-	}
-}
-
 // gpuRequest sums a pod's requests of extended resources named *gpu*.
 func gpuRequest(p *corev1.Pod) int64 {
 	var n int64
@@ -322,25 +307,25 @@ func deploymentPods(objs []*unstructured.Unstructured) map[string]int {
 	return want
 }
 
-// TestPlacementGoldens runs the placement golden cases of the providers
-// whose output is plain Deployments (vllm, llm-d) on the twin: the
-// three-pool cluster of their capability file, every model's pods on the
-// pool its annotation names.
+// TestPlacementGoldens runs every provider's placement golden case on the
+// three-pool cluster of its capability file, through the consumer of the
+// provider's output (place): the real controllers for llm-d and vLLM, the
+// real KubeRay operator, the Dynamo and KAITO stand-ins. The status
+// reporter then reads the Dynamo and KAITO stand-ins' statuses, and
+// follows the real RayService (kuberayReporter).
 func TestPlacementGoldens(t *testing.T) {
-	for _, provider := range []string{"llmd", "vllm"} {
+	for _, provider := range []string{"dynamo", "kaito", "kuberay", "llmd", "vllm"} {
 		t.Run(provider, func(t *testing.T) {
 			dir := "golden/testdata/placement-" + provider
 			caps := dir + "/functionConfig/capabilities.yaml"
 			nodes := useCluster(t, caps)
 			objs := render(t, caps, dir+"/models.yaml")
-			start := time.Now()
-			ns, models := deploy(t, objs)
-			got := waitPlaced(t, ns, models, deploymentPods(objs), start, time.Minute)
-			for _, m := range models {
-				p := got[m.GetName()]
-				on := requireOnPool(t, p, nodes)
-				require.NotEmpty(t, on, "%s: no pod requests GPUs", m.GetName())
-				addRow("%s | placement golden %s | %s | %s | %d/%d | %s | %s", provider, m.GetName(), caps, p.pool, len(on), len(p.pods), strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
+			p := place(t, "placement golden", caps, caps, objs, nodes)
+			switch provider {
+			case "dynamo", "kaito":
+				reporterRows(t, provider+" ("+consumerOf(provider)+")", caps, p.ns, nodes, p.got)
+			case "kuberay":
+				kuberayReporter(t, caps, p, objs)
 			}
 		})
 	}
