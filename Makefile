@@ -99,24 +99,16 @@ demo: bin/airunway-render
 	  bin/airunway-render render --capabilities $$caps examples/kustomize/base || exit 1; \
 	done
 
-# tools also installs buildah, podman and runc (Debian packages) for the
-# container image test; envtest the API server the reporter's tests run
-# against. Tests find the binaries through these variables; the two
-# binaries are built here so the tests run exactly what `make build` ships.
-# The GitOps engines (hack/install-gitops.sh) build in the background from
-# the start, beside the other tools and every other test (which wait on
-# the network, timers and the linker as much as on the CPU); their suite
-# runs last, once the build has finished. Their progress lines are
-# prefixed install-gitops.
+# make test: hack/test.sh, which starts the builds of the tools the
+# cluster tests need (kube-apiserver and etcd, the twin, Argo CD and Flux,
+# kustomize, buildah) in the background, runs lint and every test that
+# needs none of them meanwhile, then the cluster tests, the GitOps suite
+# last. Tests find the tools through environment variables; the two
+# binaries are built first so the tests run exactly what `make build` ships.
 test:
-	@mkdir -p $(TOOLS_DIR); rm -f $(TOOLS_DIR)/gitops.out; \
-	hack/install-gitops.sh $(GITOPS_DIR) >$(TOOLS_DIR)/gitops.out & gitops_pid=$$!; \
-	$(MAKE) --no-print-directory verify-modules lint build tools || { kill $$gitops_pid; exit 1; }; \
-	$(twin-assets); set -x; \
-	$(TWIN_ENV) KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 -timeout 45m -skip '$(GITOPS_TESTS)' ./... || { kill $$gitops_pid; exit 1; }; \
-	wait $$gitops_pid || exit 1; gitops=$$(tail -n1 $(TOOLS_DIR)/gitops.out); \
-	$(TWIN_ENV) GITOPS_ASSETS=$$gitops $(GO) test -count=1 -timeout 20m -v -run '$(GITOPS_TESTS)' ./test/twin
-	hack/fuzz.sh $(TEST_FUZZTIME)
+	@GO=$(GO) MAKE=$(MAKE) TOOLS_DIR=$(TOOLS_DIR) ENVTEST_DIR=$(ENVTEST_DIR) TWIN_DIR=$(TWIN_DIR) \
+	  GITOPS_DIR=$(GITOPS_DIR) KUSTOMIZE=$(KUSTOMIZE) GITOPS_TESTS='$(GITOPS_TESTS)' \
+	  TEST_FUZZTIME=$(TEST_FUZZTIME) hack/test.sh
 
 # make test fuzzes each target briefly; make fuzz longer. Both print each
 # target's corpus size; a failing input lands in <pkg>/testdata/fuzz/.

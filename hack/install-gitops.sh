@@ -168,7 +168,7 @@ fetch_redis() {
   version=${REDIS_DEB_VERSION:-$(apt-cache policy redis-server 2>/dev/null | sed -n 's/.*Candidate: \(.*\)/\1/p')}
   if [[ -z $version || $version == "(none)" ]]; then
     say "updating Debian's package lists to find redis-server"
-    apt-get update -qq >&2
+    apt-get -o DPkg::Lock::Timeout=120 update -qq >&2
     version=$(apt-cache policy redis-server | sed -n 's/.*Candidate: \(.*\)/\1/p')
   fi
   out="$dir/redis-${version//[^A-Za-z0-9.+~-]/_}"
