@@ -34,7 +34,8 @@ const (
 )
 
 // Nodes returns the Nodes the capability file describes, for a simulated
-// cluster (KWOK, kind): per pool, its `nodes.count` Nodes (default
+// cluster (KWOK, kind): per pool, its `nodes.count` Nodes (an autoscaled
+// pool at its `nodes.max`, the most it can grow to; default
 // DefaultPoolNodes) named `<pool>-<i>`, labelled with the pool's selector
 // and, for NVIDIA GPUs, GPU Feature Discovery's labels; tainted as the pool
 // says; with the pool's GPUs (perNode, default DefaultGPUsPerNode) as
@@ -44,8 +45,8 @@ func (r *Resolved) Nodes() []corev1.Node {
 	var nodes []corev1.Node
 	for _, p := range r.NodePools {
 		count := int32(DefaultPoolNodes)
-		if p.Nodes != nil {
-			count = p.Nodes.Count
+		if _, most, ok := p.Nodes.Range(); ok {
+			count = most
 		}
 		for i := range count {
 			nodes = append(nodes, poolNode(p, i))

@@ -66,3 +66,28 @@ func TestNodesCountIsChecked(t *testing.T) {
 		requireErrors(t, problems, e("spec.nodePools[0].nodes.count", "must be between 0 and 1000, got "+count))
 	}
 }
+
+// nodes is a count or an autoscaled range, and a price has an amount and
+// one currency for the whole file; each mistake names its field.
+func TestPoolSizeAndPriceAreChecked(t *testing.T) {
+	for _, tc := range []struct{ pools, field, message string }{
+		{`[{name: a, selector: {a: b}, nodes: {count: 2, max: 3}}]`, "spec.nodePools[0].nodes", "must set either `count` (a fixed pool) or `min` and `max` (an autoscaled pool), not both"},
+		{`[{name: a, selector: {a: b}, nodes: {min: 1}}]`, "spec.nodePools[0].nodes", "must set `count` (a fixed pool) or `max` (an autoscaled pool, with an optional `min`)"},
+		{`[{name: a, selector: {a: b}, nodes: {min: 4, max: 2}}]`, "spec.nodePools[0].nodes.min", "must not be greater than `max` (2), got 4"},
+		{`[{name: a, selector: {a: b}, nodes: {max: 1001}}]`, "spec.nodePools[0].nodes.max", "must be between 0 and 1000, got 1001"},
+		{`[{name: a, selector: {a: b}, pricePerNodeHour: {amount: -1, currency: USD}}]`, "spec.nodePools[0].pricePerNodeHour.amount", "must be a number between 0 and 100000, got -1"},
+		{`[{name: a, selector: {a: b}, pricePerNodeHour: {amount: 1, currency: usd}}]`, "spec.nodePools[0].pricePerNodeHour.currency", `"usd" is not an ISO 4217 currency code: must be three capital letters, e.g. "USD" or "EUR"`},
+		{`[{name: a, selector: {a: b}, pricePerNodeHour: {amount: 1, currency: USD}}, {name: b, selector: {b: c}, pricePerNodeHour: {amount: 1, currency: EUR}}]`, "spec.nodePools[1].pricePerNodeHour.currency", `"EUR" differs from "USD" (pool "a"): every pool's price must use one currency, so that costs add up`},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			c, problems := Decode([]byte(capsDoc(`{providers: [{name: vllm}], nodePools: ` + tc.pools + `}`)))
+			require.False(t, problems.HasErrors(), "%v", problems)
+			_, problems = Resolve(c)
+			requireErrors(t, problems, e(tc.field, tc.message))
+		})
+	}
+	r := resolveDoc(t, `{providers: [{name: vllm}], nodePools: [{name: a, selector: {a: b}, gpu: {perNode: 1}, nodes: {min: 1, max: 3}, pricePerNodeHour: {amount: 2.5, currency: USD}}]}`)
+	require.Len(t, r.Nodes(), 3, "an autoscaled pool is generated at its max")
+	lo, hi, ok := r.NodePools[0].Nodes.Range()
+	require.Equal(t, []any{int32(1), int32(3), true}, []any{lo, hi, ok})
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -130,6 +132,7 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 	sort.Slice(r.Providers, func(i, j int) bool { return r.Providers[i].Name < r.Providers[j].Name })
 	checkGateway(c.Spec.Gateway, &l)
 	checkNodePools(c.Spec.NodePools, &l)
+	checkCurrencies(c.Spec.NodePools, &l)
 	r.Warnings = resolveWarnings(c.Spec.Warnings, &l)
 	return r, l
 }
@@ -316,9 +319,8 @@ func checkNodePools(pools []hub.NodePool, l *diag.List) {
 		if p.GPU != nil && p.GPU.PerNode < 0 {
 			l.Errorf(at+".gpu.perNode", "must be greater than or equal to 0, got %d", p.GPU.PerNode)
 		}
-		if p.Nodes != nil && (p.Nodes.Count < 0 || p.Nodes.Count > MaxPoolNodes) {
-			l.Errorf(at+".nodes.count", "must be between 0 and %d, got %d", MaxPoolNodes, p.Nodes.Count)
-		}
+		checkPoolNodes(p.Nodes, at+".nodes", l)
+		checkPrice(p.PricePerNodeHour, at+".pricePerNodeHour", l)
 		if p.GPU != nil && p.GPU.MemoryMiB < 0 {
 			l.Errorf(at+".gpu.memoryMiB", "must be greater than or equal to 0, got %d", p.GPU.MemoryMiB)
 		}
@@ -328,6 +330,66 @@ func checkNodePools(pools []hub.NodePool, l *diag.List) {
 					l.Errorf(at+".capacity."+fv[0], "%q must be a positive quantity", fv[1])
 				}
 			}
+		}
+	}
+}
+
+// checkPoolNodes: either `count`, or `max` with an optional `min`.
+func checkPoolNodes(n *hub.PoolNodes, at string, l *diag.List) {
+	if n == nil {
+		return
+	}
+	switch {
+	case n.Count != nil && (n.Min != nil || n.Max != nil):
+		l.Errorf(at, "must set either `count` (a fixed pool) or `min` and `max` (an autoscaled pool), not both")
+	case n.Count == nil && n.Max == nil:
+		l.Errorf(at, "must set `count` (a fixed pool) or `max` (an autoscaled pool, with an optional `min`)")
+	}
+	for _, f := range []struct {
+		name string
+		v    *int32
+	}{{"count", n.Count}, {"min", n.Min}, {"max", n.Max}} {
+		if f.v != nil && (*f.v < 0 || *f.v > MaxPoolNodes) {
+			l.Errorf(at+"."+f.name, "must be between 0 and %d, got %d", MaxPoolNodes, *f.v)
+		}
+	}
+	if n.Min != nil && n.Max != nil && *n.Min > *n.Max {
+		l.Errorf(at+".min", "must not be greater than `max` (%d), got %d", *n.Max, *n.Min)
+	}
+}
+
+// MaxPricePerNodeHour bounds a node's hourly price, far above any GPU
+// node's, so that a month of a thousand nodes stays exact in micro-units.
+const MaxPricePerNodeHour = 100000
+
+var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
+
+func checkPrice(p *hub.Price, at string, l *diag.List) {
+	if p == nil {
+		return
+	}
+	if math.IsNaN(p.Amount) || p.Amount < 0 || p.Amount > MaxPricePerNodeHour {
+		l.Errorf(at+".amount", "must be a number between 0 and %d, got %v", MaxPricePerNodeHour, p.Amount)
+	}
+	if !currencyCode.MatchString(p.Currency) {
+		l.Errorf(at+".currency", "%q is not an ISO 4217 currency code: must be three capital letters, e.g. \"USD\" or \"EUR\"", p.Currency)
+	}
+}
+
+// checkCurrencies: the plan adds the pools' costs up, so every priced pool
+// must use one currency.
+func checkCurrencies(pools []hub.NodePool, l *diag.List) {
+	first := -1
+	for i, p := range pools {
+		if p.PricePerNodeHour == nil || !currencyCode.MatchString(p.PricePerNodeHour.Currency) {
+			continue
+		}
+		if first < 0 {
+			first = i
+			continue
+		}
+		if want := pools[first].PricePerNodeHour.Currency; p.PricePerNodeHour.Currency != want {
+			l.Errorf(fmt.Sprintf("spec.nodePools[%d].pricePerNodeHour.currency", i), "%q differs from %q (pool %q): every pool's price must use one currency, so that costs add up", p.PricePerNodeHour.Currency, want, pools[first].Name)
 		}
 	}
 }

@@ -228,11 +228,11 @@ func TestWarningPolicy(t *testing.T) {
 // `capabilities nodes` prints the Nodes of a capability file as YAML (or a
 // JSON List) that parses back into Nodes; it needs -f.
 func TestCapabilitiesNodes(t *testing.T) {
-	caps := "../examples/kustomize/clusters/prod/capabilities.yaml" // l4, a100, cpu: 2 nodes each
+	caps := "../examples/kustomize/clusters/prod/capabilities.yaml" // l4: 4 nodes, a100: 1 to 4 (generated at 4), cpu: 3
 	out, stderr, code := run(t, "", "capabilities", "nodes", "-f", caps)
 	require.Equal(t, 0, code, stderr)
 	docs := items(t, out)
-	require.Len(t, docs, 6)
+	require.Len(t, docs, 11)
 	for _, d := range docs {
 		require.Equal(t, "Node", d.GetKind())
 		require.Equal(t, "fake", d.GetAnnotations()["kwok.x-k8s.io/node"])

@@ -135,9 +135,13 @@ ResourceList on stdout (kustomize, kpt, the Argo CD plugin).
 
 Exit status: 0 on success, 1 on any error (nothing is written then); diff
 and preview --exit-code: 2 when the rendered objects differ, 3 (preview)
-when a change is breaking; migrate --check: 2 when a file would change.`,
+when a change is breaking; migrate --check: 2 when a file would change;
+plan: 3 when a node pool cannot hold its pods.`,
 		Example: `  # render your model for your cluster
   airunway-render render -f model.yaml --capabilities cluster.yaml
+
+  # the GPUs, nodes and monthly cost the models need, against the pools
+  airunway-render plan -f models/ --capabilities clusters/prod/capabilities.yaml
 
   # what a pull request changes in the rendered objects
   airunway-render diff --capabilities clusters/prod/capabilities.yaml origin/main HEAD -- models/
@@ -154,6 +158,7 @@ when a change is breaking; migrate --check: 2 when a file would change.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.AddCommand(
 		newRenderCommand(s),
+		newPlanCommand(s),
 		newBuildCommand(s),
 		newDiffCommand(s),
 		newPreviewCommand(s),

@@ -32,9 +32,9 @@ type Request struct {
 	Placement *Placement
 }
 
-// NodeSpanner is implemented by providers whose pods can span several
-// nodes (Dynamo's multinode workers): placement then needs only
-// ceil(gpus / nodes) GPUs per node.
+// NodeSpanner is implemented by providers whose replicas can span several
+// nodes (Dynamo's multinode workers): each replica is then that many pods,
+// one per node, each with the component's GPUs.
 type NodeSpanner interface {
 	NodesPerPod(md *hub.ModelDeployment, component string) int32
 }

@@ -90,7 +90,9 @@ func place(md *hub.ModelDeployment, caps *capabilities.Resolved, p providers.Pro
 
 // choosePool evaluates every pool for one workload.
 func choosePool(md *hub.ModelDeployment, pools []hub.NodePool, w workload, nodes int32, l *diag.List) (*hub.NodePool, string) {
-	perNode := (w.gpus + nodes - 1) / nodes
+	// Every pod of a multinode service gets the service's GPUs: nodes
+	// multiplies the pods, not the GPUs a node must hold.
+	perNode := w.gpus
 	haveCPUPools := len(cpuPools(pools)) > 0
 	var fits []*hub.NodePool
 	var rejected []string
@@ -134,8 +136,7 @@ func warnIdle(w workload, pool *hub.NodePool, perNode, nodesPerPod int32, l *dia
 	if pool.GPU == nil || pool.GPU.PerNode <= 0 || perNode <= 0 || w.replicas <= 0 {
 		return
 	}
-	// A pod spanning nodes puts perNode GPUs on each of its nodes; those
-	// parts pack like pods of their own.
+	// A multinode replica is nodesPerPod pods of perNode GPUs each.
 	parts := w.replicas * nodesPerPod
 	perNodeParts := pool.GPU.PerNode / perNode
 	nodes := (parts + perNodeParts - 1) / perNodeParts
@@ -227,7 +228,7 @@ func describe(w workload, perNode, nodes int32) string {
 	if w.gpus > 0 {
 		what = fmt.Sprintf("%d %s per pod", w.gpus, w.gpuResource)
 		if nodes > 1 {
-			what += fmt.Sprintf(" over %d nodes (%d per node)", nodes, perNode)
+			what += fmt.Sprintf(" on each of %d nodes", nodes)
 		}
 	}
 	if w.component != providers.ComponentMain {

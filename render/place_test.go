@@ -75,7 +75,7 @@ func TestPlacementPicksTheSmallestFittingPool(t *testing.T) {
 		{name: "memory beyond an L4 node goes to H100", provider: "vllm", spec: "model: {id: m}\nengine: {type: vllm}\nresources: {gpu: {count: 1}, memory: 128Gi}", pools: map[string]string{"": "h100"}, warning: "more than half"},
 		{name: "nodeSelector picks among agreeing pools", provider: "vllm", spec: "model: {id: m}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}\nnodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}", pools: map[string]string{"": "h100"}, warning: "more than half"},
 		{name: "disaggregated components are placed separately", provider: "llmd", spec: "model: {id: m}\nengine: {type: vllm}\nserving: {mode: disaggregated}\nscaling: {prefill: {gpu: {count: 1}}, decode: {gpu: {count: 4}}}", pools: map[string]string{"prefill": "l4", "decode": "h100"}},
-		{name: "dynamo multinode spreads 16 GPUs over 2 H100 nodes", provider: "dynamo", spec: "model: {id: m}\nengine: {type: vllm}\nresources: {gpu: {count: 16}}\nprovider: {overrides: {spec: {services: {VllmWorker: {multinode: {nodeCount: 2}}}}}}", pools: map[string]string{"": "h100"}},
+		{name: "dynamo multinode puts 8 GPUs on each of 2 H100 nodes", provider: "dynamo", spec: "model: {id: m}\nengine: {type: vllm}\nresources: {gpu: {count: 8}}\nprovider: {overrides: {spec: {services: {VllmWorker: {multinode: {nodeCount: 2}}}}}}", pools: map[string]string{"": "h100"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,6 +140,16 @@ func TestPlacementErrorsListEveryPool(t *testing.T) {
 	}
 	_, l := placeSpec(t, caps, "llmd", cases[0].spec)
 	require.Contains(t, l[0].Message, `pool "h100" has 8 GPUs per node, fewer than the 16 one pod needs; pool "l4" has 1 GPUs per node, fewer than the 16 one pod needs; pool "cpu" has no GPUs`)
+}
+
+// Dynamo's `gpu` is per node: a multinode worker of 16 GPUs needs 16 on
+// each node, which no pool has, rather than 8 on each of two.
+func TestDynamoMultinodeNeedsItsGPUsOnEachNode(t *testing.T) {
+	pl, l := placeSpec(t, resolved(t, threePools), "dynamo", "model: {id: m}\nengine: {type: vllm}\nresources: {gpu: {count: 16}}\nprovider: {overrides: {spec: {services: {VllmWorker: {multinode: {nodeCount: 2}}}}}}")
+	require.Nil(t, pl)
+	require.Len(t, l.Errors(), 1, "%v", l)
+	require.Contains(t, l.Errors()[0].Message, "no node pool fits 16 nvidia.com/gpu per pod on each of 2 nodes")
+	require.Contains(t, l.Errors()[0].Message, `pool "h100" has 8 GPUs per node, fewer than the 16 one pod needs`)
 }
 
 func TestPlacementWithoutPools(t *testing.T) {

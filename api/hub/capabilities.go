@@ -129,14 +129,50 @@ type NodePool struct {
 	GPU *PoolGPU `json:"gpu,omitempty"`
 	// Capacity optionally bounds what one pod may request on a node.
 	Capacity *NodeCapacity `json:"capacity,omitempty"`
-	// Nodes optionally says how many nodes the pool has (the generated
-	// Nodes of `capabilities nodes` and the cluster twin use it).
+	// Nodes optionally says how many nodes the pool has: `airunway-render
+	// plan` holds the models' demand against it, and the generated Nodes of
+	// `capabilities nodes` (the cluster twin's) follow it.
 	Nodes *PoolNodes `json:"nodes,omitempty"`
+	// PricePerNodeHour optionally says what one node costs per hour, for
+	// the monthly cost `airunway-render plan` reports.
+	PricePerNodeHour *Price `json:"pricePerNodeHour,omitempty"`
 }
 
-// PoolNodes is the size of a node pool.
+// PoolNodes is the size of a node pool: a fixed Count, or Min and Max for
+// a pool a cluster autoscaler (or Karpenter) sizes.
 type PoolNodes struct {
-	Count int32 `json:"count"`
+	Count *int32 `json:"count,omitempty"`
+	Min   *int32 `json:"min,omitempty"`
+	Max   *int32 `json:"max,omitempty"`
+}
+
+// Autoscaled reports whether the pool is sized between Min and Max.
+func (n *PoolNodes) Autoscaled() bool { return n != nil && n.Count == nil && n.Max != nil }
+
+// Range returns the fewest and the most nodes the pool has (Count for
+// both when it is fixed; Min defaults to 0); ok is false when the file
+// does not say.
+func (n *PoolNodes) Range() (lo, hi int32, ok bool) {
+	switch {
+	case n == nil:
+		return 0, 0, false
+	case n.Count != nil:
+		return *n.Count, *n.Count, true
+	case n.Max != nil:
+		if n.Min != nil {
+			lo = *n.Min
+		}
+		return lo, *n.Max, true
+	}
+	return 0, 0, false
+}
+
+// Price is an amount of money in an ISO 4217 currency.
+type Price struct {
+	// Amount is a decimal number, e.g. 98.32.
+	Amount float64 `json:"amount"`
+	// Currency is an ISO 4217 code, e.g. USD or EUR.
+	Currency string `json:"currency"`
 }
 
 // NodeCapacity is the allocatable CPU and memory of one node of a pool.

@@ -11,8 +11,10 @@ var _ providers.NodeSpanner = Provider{}
 
 // NodesPerPod implements providers.NodeSpanner: a worker given
 // `spec.services.<worker>.multinode.nodeCount` through overrides (the
-// documented way to run Dynamo multinode) spreads its GPUs over that many
-// nodes, so placement needs only ceil(gpus / nodeCount) per node.
+// documented way to run Dynamo multinode) is that many pods per replica,
+// one per node, each with the service's `gpu`: Dynamo's `gpu` is per node
+// (docs/kubernetes/deployment/multinode-deployment.md, "GPU
+// Distribution"), so a pool must hold all of it on one node.
 func (Provider) NodesPerPod(md *hub.ModelDeployment, component string) int32 {
 	if md.Spec.Provider == nil || len(md.Spec.Provider.Overrides) == 0 {
 		return 1

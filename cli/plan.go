@@ -1,0 +1,264 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/airunway-render/airunway-render/plan"
+)
+
+// exitShort: plan found a pool that cannot hold its pods.
+const exitShort = 3
+
+var planFormats = []string{"table", "markdown", "json"}
+
+type planOptions struct {
+	filenames []string
+	warnings  warningFlags
+	capsFile  string
+	output    string
+}
+
+func newPlanCommand(s streams) *cobra.Command {
+	var o planOptions
+	cmd := &cobra.Command{
+		Use:   "plan [-f FILE|DIR|-]... [PATH...] --capabilities FILE [-o table|markdown|json]",
+		Short: "Hold the models' GPU demand against the cluster's node pools",
+		Long: `Render the ModelDeployments given, as render does, and plan them against
+the node pools of the capability file: per pool the pods and GPUs every
+rendered object asks for (model servers, prefill and decode workers,
+multinode workers, Ray heads and workers, endpoint pickers, CPU helpers),
+the nodes they need packed largest first onto nodes of the pool's size (a
+pod never spans nodes), what rolling updates add at their peak, against
+the pool's nodes (nodePools[].nodes: a count, or min and max when
+autoscaled), with the idle GPUs on the nodes used and the monthly cost at
+the pool's pricePerNodeHour (730 hours).
+
+Exit status: 0 when every pool holds its pods, 3 when some pool is short
+of nodes or a pod fits no pool, 1 on an error in the inputs (nothing is
+printed on stdout then).`,
+		Example: `  # the prod cluster's plan, as a table
+  airunway-render plan -f models/ --capabilities clusters/prod/capabilities.yaml
+
+  # markdown for a pull request comment
+  airunway-render plan -f models/ --capabilities caps.yaml -o markdown
+
+  # JSON for a pipeline: fail the job when it does not fit
+  airunway-render plan -f models/ --capabilities caps.yaml -o json | jq '.pools[] | select(.fits | not)'`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			paths, err := inputPaths(o.filenames, args)
+			if err != nil {
+				return err
+			}
+			if o.capsFile == "" {
+				return usagef("`--capabilities` must name the cluster's capability file: the plan holds the models against its node pools")
+			}
+			if !slices.Contains(planFormats, o.output) {
+				return usagef("`-o` must be one of %s, got %q", strings.Join(planFormats, ", "), o.output)
+			}
+			hintIfTerminal(s, cmd.CommandPath(), paths)
+			return runPlan(o, paths, s)
+		},
+	}
+	f := cmd.Flags()
+	addFilenameFlag(cmd, &o.filenames, "YAML file or directory of models to plan")
+	f.StringVar(&o.capsFile, "capabilities", "", "ClusterCapabilities file whose node pools, sizes and prices the plan uses (required)")
+	f.StringVarP(&o.output, "output", "o", "table", "output format: table, markdown or json")
+	o.warnings.add(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(planFormats, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runPlan(o planOptions, paths []string, s streams) error {
+	policy, err := o.warnings.policy()
+	if err != nil {
+		return err
+	}
+	src := hostFiles{stdin: s.in}
+	caps, problems := readCapabilities(src, o.capsFile)
+	if problems.HasErrors() {
+		problems.Report(s.errOut, "nothing was planned")
+		return exitCode(1)
+	}
+	res, l := renderFilesWith(src, o.capsFile, paths, nil, policy)
+	l.Report(s.errOut, "nothing was planned")
+	if l.HasErrors() {
+		return exitCode(1)
+	}
+	p, err := plan.Compute(res.Items, caps)
+	if err != nil {
+		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		return exitCode(1)
+	}
+	switch o.output {
+	case "json":
+		err = writePlanJSON(s.out, p)
+	case "markdown":
+		err = writePlanMarkdown(s.out, p)
+	default:
+		err = writePlanTable(s.out, p)
+	}
+	if err != nil {
+		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		return exitCode(1)
+	}
+	if !p.Fits {
+		return exitCode(exitShort)
+	}
+	return nil
+}
+
+func writePlanJSON(w io.Writer, p *plan.Plan) error {
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", data)
+	return err
+}
+
+// planColumns are the table's and the markdown's columns.
+var planColumns = []string{"POOL", "PODS", "GPUS", "NODES NEEDED", "NODES", "FITS", "IDLE GPUS", "ROLLOUT", "COST/MONTH", "MODELS"}
+
+// planRows is one row per pool, as text.
+func planRows(p *plan.Plan) [][]string {
+	var rows [][]string
+	for _, pool := range p.Pools {
+		rows = append(rows, []string{
+			pool.Name + gpuShape(pool),
+			strconv.Itoa(int(pool.Pods)),
+			strconv.FormatInt(pool.GPUsRequested, 10),
+			optional(pool.NodesNeeded),
+			available(pool),
+			fits(pool),
+			strconv.FormatInt(pool.IdleGPUs, 10),
+			rollout(pool),
+			cost(pool.CostPerMonth, p.Currency),
+			models(pool.Models),
+		})
+	}
+	return rows
+}
+
+func gpuShape(p plan.Pool) string {
+	if p.GPUsPerNode == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d GPU/node)", p.GPUsPerNode)
+}
+
+func optional(v *int32) string {
+	if v == nil {
+		return "?"
+	}
+	return strconv.Itoa(int(*v))
+}
+
+func available(p plan.Pool) string {
+	if p.Autoscaled {
+		return fmt.Sprintf("%d-%d", *p.NodesMin, *p.NodesAvailable)
+	}
+	return optional(p.NodesAvailable)
+}
+
+func fits(p plan.Pool) string {
+	switch {
+	case p.NodesAvailable == nil || p.NodesNeeded == nil:
+		return "unknown"
+	case !p.Fits:
+		return fmt.Sprintf("no: short %d node(s), %d pod(s) pending", p.ShortNodes, p.PendingPods)
+	case p.Autoscaled && *p.ShortNodesAtMin > 0:
+		return fmt.Sprintf("yes (scales up %d node(s) from min)", *p.ShortNodesAtMin)
+	}
+	return "yes"
+}
+
+func rollout(p plan.Pool) string {
+	if p.Rollout.Pods == 0 {
+		return "-"
+	}
+	s := fmt.Sprintf("+%d pod(s), +%d GPU(s), +%d node(s)", p.Rollout.Pods, p.Rollout.GPUs, p.Rollout.Nodes)
+	if !p.Rollout.Fits {
+		s += " (over capacity)"
+	}
+	return s
+}
+
+func cost(v *float64, currency string) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%s %s", strconv.FormatFloat(*v, 'f', 2, 64), currency)
+}
+
+func models(ms []plan.Model) string {
+	var out []string
+	for _, m := range ms {
+		if m.GPUs > 0 {
+			out = append(out, fmt.Sprintf("%s/%s (%d GPU)", m.Namespace, m.Name, m.GPUs))
+		} else {
+			out = append(out, fmt.Sprintf("%s/%s (%d pod)", m.Namespace, m.Name, m.Pods))
+		}
+	}
+	if len(out) == 0 {
+		return "-"
+	}
+	return strings.Join(out, ", ")
+}
+
+// planSummary is the plan's last lines: the total, what is unplaced, the
+// notes.
+func planSummary(p *plan.Plan) []string {
+	var out []string
+	verdict := "every pool holds its pods"
+	if !p.Fits {
+		verdict = "does NOT fit"
+	}
+	line := "Plan: " + verdict
+	if p.CostPerMonth != nil {
+		line += "; nodes in use cost " + cost(p.CostPerMonth, p.Currency) + " a month"
+	}
+	out = append(out, line+".")
+	for _, g := range p.Unplaced {
+		out = append(out, fmt.Sprintf("Unplaced: %d pod(s) of %s %s (model %s/%s): %s", g.Pods, g.Object, g.Component, g.Namespace, g.Model, g.Reason))
+	}
+	for _, n := range p.Notes {
+		out = append(out, "Note: "+n)
+	}
+	return out
+}
+
+func writePlanTable(w io.Writer, p *plan.Plan) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(planColumns, "\t"))
+	for _, r := range planRows(p) {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, strings.Join(append([]string{""}, planSummary(p)...), "\n"))
+	return err
+}
+
+func writePlanMarkdown(w io.Writer, p *plan.Plan) error {
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(planColumns, " | ") + " |\n")
+	b.WriteString(strings.Repeat("|---", len(planColumns)) + "|\n")
+	for _, r := range planRows(p) {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	b.WriteString("\n")
+	for _, l := range planSummary(p) {
+		b.WriteString(l + "\n\n")
+	}
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+	return err
+}

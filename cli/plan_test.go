@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The plan of the kustomize example for each cluster, in every format,
+// held to cli/testdata/plan/<cluster>.<format> (-update rewrites them).
+func TestPlanGolden(t *testing.T) {
+	for _, cluster := range []string{"dev", "prod"} {
+		caps := "../examples/kustomize/clusters/" + cluster + "/capabilities.yaml"
+		for _, format := range planFormats {
+			t.Run(cluster+"/"+format, func(t *testing.T) {
+				out, stderr, code := run(t, "", "plan", "-f", "../examples/kustomize/base", "--capabilities", caps, "-o", format)
+				require.Equal(t, 0, code, stderr)
+				golden := filepath.Join("testdata", "plan", cluster+"."+format)
+				if *update {
+					require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+					require.NoError(t, os.WriteFile(golden, []byte(out), 0o644))
+				}
+				want, err := os.ReadFile(golden)
+				require.NoError(t, err, "go test ./cli -run TestPlanGolden -update")
+				require.Equal(t, string(want), out)
+				if cluster == "prod" && format == "table" {
+					doc, err := os.ReadFile("../docs/plan.md")
+					require.NoError(t, err)
+					require.Contains(t, string(doc), out, "docs/plan.md shows this plan; paste the new one")
+				}
+			})
+		}
+	}
+}
+
+// The JSON has what a pipeline reads, and the exit status says whether
+// it fits: 3 when a pool is short, with the plan still printed.
+func TestPlanJSONAndExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	caps := filepath.Join(dir, "caps.yaml")
+	require.NoError(t, os.WriteFile(caps, []byte(`apiVersion: airunway.ai/v1alpha1
+kind: ClusterCapabilities
+metadata: {name: small}
+spec:
+  providers: [{name: vllm}]
+  nodePools:
+  - name: h100
+    selector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+    gpu: {perNode: 8}
+    nodes: {count: 1}
+`), 0o644))
+	models := filepath.Join(dir, "models.yaml")
+	require.NoError(t, os.WriteFile(models, []byte(`apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata: {name: big, namespace: ml}
+spec:
+  model: {id: meta-llama/Llama-3.3-70B-Instruct}
+  engine: {type: vllm}
+  resources: {gpu: {count: 8}}
+  scaling: {replicas: 3}
+`), 0o644))
+	out, stderr, code := run(t, "", "plan", "-f", models, "--capabilities", caps, "-o", "json")
+	require.Equal(t, exitShort, code, stderr)
+	var p struct {
+		Fits  bool
+		Pools []map[string]any
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &p))
+	require.False(t, p.Fits)
+	require.Len(t, p.Pools, 1)
+	for _, key := range []string{"name", "pods", "gpusRequested", "nodesNeeded", "nodesAvailable", "fits"} {
+		require.Contains(t, p.Pools[0], key)
+	}
+	require.Equal(t, 3.0, p.Pools[0]["nodesNeeded"])
+	require.Equal(t, 1.0, p.Pools[0]["nodesAvailable"])
+	require.Equal(t, 2.0, p.Pools[0]["pendingPods"])
+
+	out, _, code = run(t, "", "plan", "-f", models, "--capabilities", caps)
+	require.Equal(t, exitShort, code)
+	require.Contains(t, out, "no: short 2 node(s), 2 pod(s) pending")
+	require.Contains(t, out, "Plan: does NOT fit.")
+}
+
+func TestPlanErrors(t *testing.T) {
+	_, stderr, code := run(t, "", "plan", "-f", "../examples/kustomize/base")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "`--capabilities` must name the cluster's capability file")
+
+	_, stderr, code = run(t, "", "plan", "-f", "../examples/kustomize/base", "--capabilities", "../examples/kustomize/clusters/dev/capabilities.yaml", "-o", "yaml")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "`-o` must be one of table, markdown, json, got \"yaml\"")
+
+	// An input error: nothing on stdout, exit 1.
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata: {name: x}\nspec: {engine: {type: vllm}}\n"), 0o644))
+	out, stderr, code := run(t, "", "plan", "-f", bad, "--capabilities", "../examples/kustomize/clusters/dev/capabilities.yaml")
+	require.Equal(t, 1, code)
+	require.Empty(t, out)
+	require.Contains(t, stderr, "spec.model")
+
+	// A capability file without pools has nothing to plan against.
+	nopools := filepath.Join(dir, "caps.yaml")
+	require.NoError(t, os.WriteFile(nopools, []byte("apiVersion: airunway.ai/v1alpha1\nkind: ClusterCapabilities\nmetadata: {name: x}\nspec: {providers: [{name: vllm}]}\n"), 0o644))
+	out, stderr, code = run(t, "", "plan", "-f", "../examples/vllm-basic", "--capabilities", nopools)
+	require.Equal(t, 1, code)
+	require.Empty(t, out)
+	require.True(t, strings.Contains(stderr, "declares no node pools"), stderr)
+}

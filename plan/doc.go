@@ -1,0 +1,25 @@
+// Package plan is the GPU capacity plan: what the rendered models ask of
+// each node pool, against what the capability file says the pool has.
+//
+// It reads the rendered objects, not the ModelDeployments: the pods that
+// run are the ones the provider objects make once their controllers and
+// operators act on them, and only each provider knows how its objects turn
+// into pods (providers.PodCounter: a Dynamo service's replicas times its
+// multinode nodes, a Ray cluster's head and worker groups, a KAITO
+// Workspace's nodes); Kubernetes' own workload kinds are read the same way
+// for every provider (providers.WorkloadPodGroups). A pod group belongs to
+// the pool whose selector its required node labels contain, as the
+// scheduler would see it; a group that matches no pool, or does not
+// tolerate the pool's taints, is reported unplaced.
+//
+// Per pool the pods are packed onto nodes of the pool's size, largest
+// first, each on the fullest node that holds it, never split across nodes
+// (best fit decreasing): the number of nodes a scheduler that packs GPUs
+// (NodeResourcesFit scored MostAllocated) uses, and the pods left pending
+// when the pool has fewer. Rolling updates are counted apart (the extra
+// pods at a rollout's peak), and so is cost: nodes × price × 730 hours,
+// in integer micro-units so that every machine prints the same figures.
+//
+// Compute is pure: items and a resolved capability file in, a Plan out.
+// The CLI (`airunway-render plan`) renders, plans and prints.
+package plan

@@ -1,0 +1,344 @@
+package plan
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/builtin"
+)
+
+// HoursPerMonth is the month the cost is reported for: 730 hours (365
+// days × 24 / 12), the month cloud price lists use.
+const HoursPerMonth = 730
+
+// Plan is the demand of every rendered model against the capacity the
+// capability file declares.
+type Plan struct {
+	// Pools in the capability file's order.
+	Pools []Pool `json:"pools"`
+	// Unplaced are pods no declared pool can take: their node labels
+	// match no pool's selector, or they do not tolerate its taints.
+	Unplaced []Group `json:"unplaced,omitempty"`
+	// Fits is true when every pool with a declared size holds its pods
+	// (an autoscaled pool at its `max`) and no pod is unplaced.
+	Fits bool `json:"fits"`
+	// Currency of every cost, when some pool has a price.
+	Currency string `json:"currency,omitempty"`
+	// CostPerMonth is the sum of the priced pools' CostPerMonth.
+	CostPerMonth *float64 `json:"costPerMonth,omitempty"`
+	// Notes are what the plan had to assume.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Pool is one node pool's demand and capacity.
+type Pool struct {
+	Name        string `json:"name"`
+	GPUResource string `json:"gpuResource,omitempty"`
+	GPUsPerNode int32  `json:"gpusPerNode,omitempty"`
+	// Pods and GPUsRequested once every rollout is done.
+	Pods          int32 `json:"pods"`
+	GPUsRequested int64 `json:"gpusRequested"`
+	// NodesNeeded: the pods packed onto as few nodes as hold them, largest
+	// first, a pod never spanning nodes; nil when a node's size is unknown
+	// (a GPU pool without `gpu.perNode`, a CPU pool without `capacity`).
+	NodesNeeded *int32 `json:"nodesNeeded"`
+	// IdleGPUs are the GPUs of the needed nodes no pod requests.
+	IdleGPUs int64 `json:"idleGPUs"`
+	// Rollout is what rolling updates add at their peak, every model's at
+	// once: the worst case.
+	Rollout Rollout `json:"rollout"`
+	// NodesAvailable is the pool's size (an autoscaled pool's `max`); nil
+	// when the capability file does not say.
+	NodesAvailable *int32 `json:"nodesAvailable"`
+	// NodesMin is an autoscaled pool's `min`.
+	NodesMin   *int32 `json:"nodesMin,omitempty"`
+	Autoscaled bool   `json:"autoscaled,omitempty"`
+	// Fits: NodesNeeded <= NodesAvailable, true when either is unknown.
+	Fits bool `json:"fits"`
+	// ShortNodes is how many more nodes the pods need than the pool has
+	// (at `max` when autoscaled); ShortNodesAtMin at its `min`.
+	ShortNodes      int32  `json:"shortNodes"`
+	ShortNodesAtMin *int32 `json:"shortNodesAtMin,omitempty"`
+	// PendingPods would find no node: the pods packed onto the nodes the
+	// pool has, largest first.
+	PendingPods int32 `json:"pendingPods"`
+	// CostPerMonth is NodesNeeded nodes for HoursPerMonth at the pool's
+	// price; PoolCostPerMonth what the pool itself costs: its fixed
+	// `count`, or NodesNeeded kept between `min` and `max`.
+	CostPerMonth     *float64 `json:"costPerMonth,omitempty"`
+	PoolCostPerMonth *float64 `json:"poolCostPerMonth,omitempty"`
+	// Models are the models with pods on the pool, by namespace and name.
+	Models []Model `json:"models"`
+}
+
+// Rollout is the extra demand of rolling updates.
+type Rollout struct {
+	Pods  int32 `json:"pods"`
+	GPUs  int64 `json:"gpus"`
+	Nodes int32 `json:"nodes"`
+	Fits  bool  `json:"fits"`
+}
+
+// Model is one model's share of a pool.
+type Model struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Pods      int32  `json:"pods"`
+	GPUs      int64  `json:"gpus"`
+}
+
+// Group is one set of identical pods and where it comes from.
+type Group struct {
+	Model     string `json:"model"`
+	Namespace string `json:"namespace"`
+	Object    string `json:"object"`
+	Component string `json:"component,omitempty"`
+	Pods      int32  `json:"pods"`
+	Reason    string `json:"reason,omitempty"`
+
+	surge    int32
+	requests corev1.ResourceList
+	whole    bool
+	selector map[string]string
+	tols     []corev1.Toleration
+}
+
+// ErrNoPools: a capability file without node pools gives the plan
+// nothing to hold the pods against.
+var ErrNoPools = errors.New("the capability file declares no node pools (`spec.nodePools`): there is nothing to plan against; describe the cluster's pools, their `nodes` and `pricePerNodeHour` (docs/plan.md)")
+
+// Compute plans the rendered items (render.Render's output: the
+// ModelDeployments and what was generated from them) against the
+// capability file. Objects not generated from a model are left out.
+func Compute(items []*yaml.RNode, caps *capabilities.Resolved) (*Plan, error) {
+	if len(caps.NodePools) == 0 {
+		return nil, ErrNoPools
+	}
+	groups, notes, err := podGroups(items)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Fits: true, Notes: notes}
+	byPool := map[string][]Group{}
+	for _, g := range groups {
+		pool, reason := poolFor(g, caps.NodePools)
+		if pool == nil {
+			g.Reason = reason
+			p.Unplaced = append(p.Unplaced, g)
+			p.Fits = false
+			continue
+		}
+		byPool[pool.Name] = append(byPool[pool.Name], g)
+	}
+	var total int64
+	priced := false
+	for i := range caps.NodePools {
+		pool := poolPlan(&caps.NodePools[i], byPool[caps.NodePools[i].Name])
+		p.Fits = p.Fits && pool.Fits
+		if price := caps.NodePools[i].PricePerNodeHour; price != nil && pool.NodesNeeded != nil {
+			priced, p.Currency = true, price.Currency
+			total += monthly(price, *pool.NodesNeeded)
+		}
+		p.Pools = append(p.Pools, pool)
+	}
+	if priced {
+		p.CostPerMonth = money(total)
+	}
+	return p, nil
+}
+
+// podGroups reads every generated object's pods.
+func podGroups(items []*yaml.RNode) ([]Group, []string, error) {
+	counters := []providers.PodCounter{}
+	for _, pr := range builtin.Providers() {
+		if c, ok := pr.(providers.PodCounter); ok {
+			counters = append(counters, c)
+		}
+	}
+	var out []Group
+	var notes []string
+	for _, n := range items {
+		model := n.GetAnnotations()[hub.AnnotationGeneratedFrom]
+		if model == "" {
+			continue
+		}
+		data, err := n.MarshalJSON()
+		if err != nil {
+			return nil, nil, err
+		}
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(data); err != nil {
+			return nil, nil, err
+		}
+		gs, handled, err := providers.WorkloadPodGroups(obj)
+		for _, c := range counters {
+			if handled {
+				break
+			}
+			gs, handled, err = c.PodGroups(obj)
+		}
+		what := obj.GetKind() + "/" + obj.GetName()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s %q in namespace %q: %w", obj.GetKind(), obj.GetName(), obj.GetNamespace(), err)
+		}
+		for _, g := range gs {
+			if g.Pods == 0 && g.Surge == 0 {
+				continue
+			}
+			if g.WholeNodeGPUs {
+				notes = append(notes, fmt.Sprintf("%s (model %q): KAITO sizes a preset's pods from the model and the nodes (its node estimator); the plan counts `resource.count` pods, each taking a whole node", what, model))
+			}
+			out = append(out, Group{
+				Model: model, Namespace: obj.GetNamespace(), Object: what, Component: g.Component, Pods: g.Pods,
+				surge: g.Surge, requests: podRequests(&g.Spec), whole: g.WholeNodeGPUs, selector: requiredLabels(&g.Spec), tols: g.Spec.Tolerations,
+			})
+		}
+	}
+	return out, notes, nil
+}
+
+// poolFor is the pool whose selector the pods' required node labels
+// contain, the most specific when several do; reason says why there is
+// none.
+func poolFor(g Group, pools []hub.NodePool) (*hub.NodePool, string) {
+	var best *hub.NodePool
+	for i := range pools {
+		p := &pools[i]
+		if !contains(g.selector, p.Selector) {
+			continue
+		}
+		if best == nil || len(p.Selector) > len(best.Selector) {
+			best = p
+		}
+	}
+	if best == nil {
+		return nil, fmt.Sprintf("its node labels %s contain no pool's selector", labels(g.selector))
+	}
+	for _, t := range best.Taints {
+		taint := corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)}
+		if taint.Effect == corev1.TaintEffectPreferNoSchedule {
+			continue
+		}
+		if !slices.ContainsFunc(g.tols, func(tol corev1.Toleration) bool { return tol.ToleratesTaint(klog.Background(), &taint, false) }) {
+			return nil, fmt.Sprintf("it selects pool %q but does not tolerate its taint %s", best.Name, taint.ToString())
+		}
+	}
+	return best, ""
+}
+
+func contains(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+func labels(m map[string]string) string {
+	if len(m) == 0 {
+		return "(none)"
+	}
+	out := ""
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if out != "" {
+			out += ","
+		}
+		out += k + "=" + m[k]
+	}
+	return out
+}
+
+// poolPlan packs one pool's groups.
+func poolPlan(np *hub.NodePool, groups []Group) Pool {
+	shape := nodeShape(np)
+	p := Pool{Name: np.Name, GPUResource: np.GPUResource(), Fits: true, Rollout: Rollout{Fits: true}, Models: []Model{}}
+	if np.GPU != nil {
+		p.GPUsPerNode = np.GPU.PerNode
+	}
+	var steady, surge []pod
+	models := map[[2]string]*Model{}
+	for _, g := range groups {
+		one := shape.podOf(g)
+		gpus := one.gpus
+		p.Pods += g.Pods
+		p.GPUsRequested += gpus * int64(g.Pods)
+		p.Rollout.Pods += g.surge
+		p.Rollout.GPUs += gpus * int64(g.surge)
+		steady = appendPods(steady, one, g.Pods)
+		surge = appendPods(surge, one, g.surge)
+		key := [2]string{g.Namespace, g.Model}
+		if models[key] == nil {
+			models[key] = &Model{Namespace: g.Namespace, Name: g.Model}
+		}
+		models[key].Pods += g.Pods
+		models[key].GPUs += gpus * int64(g.Pods)
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(models), func(a, b [2]string) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	}) {
+		p.Models = append(p.Models, *models[k])
+	}
+	lo, hi, sized := np.Nodes.Range()
+	if sized {
+		p.NodesAvailable = &hi
+		if np.Nodes.Autoscaled() {
+			p.NodesMin, p.Autoscaled = &lo, true
+		}
+	}
+	if !shape.known {
+		return p
+	}
+	needed, _ := shape.pack(steady, -1)
+	p.NodesNeeded = &needed
+	if np.GPU != nil && np.GPU.PerNode > 0 {
+		p.IdleGPUs = int64(needed)*int64(np.GPU.PerNode) - p.GPUsRequested
+	}
+	during, _ := shape.pack(append(slices.Clone(steady), surge...), -1)
+	p.Rollout.Nodes = during - needed
+	if sized {
+		p.Fits, p.Rollout.Fits = needed <= hi, during <= hi
+		p.ShortNodes = max(0, needed-hi)
+		if p.Autoscaled {
+			short := max(0, needed-lo)
+			p.ShortNodesAtMin = &short
+		}
+		_, p.PendingPods = shape.pack(steady, hi)
+	}
+	if price := np.PricePerNodeHour; price != nil {
+		p.CostPerMonth = money(monthly(price, needed))
+		billed := needed
+		if sized {
+			billed = min(max(needed, lo), hi)
+			if !p.Autoscaled {
+				billed = hi
+			}
+		}
+		p.PoolCostPerMonth = money(monthly(price, billed))
+	}
+	return p
+}
+
+// monthly is the cost of nodes for a month in micro-units of the currency:
+// integers, so that the same file gives the same figures on every machine.
+func monthly(price *hub.Price, nodes int32) int64 {
+	return int64(math.Round(price.Amount*1e6)) * HoursPerMonth * int64(nodes)
+}
+
+// money turns micro-units into a figure rounded to cents.
+func money(micro int64) *float64 {
+	v := float64((micro+5000)/10000) / 100
+	return &v
+}

@@ -1,0 +1,123 @@
+package dynamo
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/providers"
+)
+
+// PodGroups implements providers.PodCounter for a DynamoGraphDeployment,
+// one group per service, as the operator (deploy/operator, 1.1 line)
+// makes them:
+//
+//   - a single-node service is a Deployment of `replicas` pods; one with
+//     `multinode.nodeCount` N is one LeaderWorkerSet per replica, a leader
+//     and N-1 workers (dynamocomponentdeployment_controller.go);
+//   - every pod of a service gets the service's `resources`, `gpu` under
+//     `gpuType` (default nvidia.com/gpu) — per pod, so per node for a
+//     multinode service (docs/kubernetes/deployment/multinode-deployment.md
+//     "GPU Distribution");
+//   - a rolling update brings up ceil(25% × replicas) more pods of a
+//     single-node service (the operator's explicit 25% maxSurge for
+//     Deployments and its own worker rollout); none for a multinode
+//     service (LeaderWorkerSet's default maxSurge 0).
+//
+// Multinode pods are gang-scheduled by Volcano, not kube-scheduler; they
+// still take the nodes counted here.
+func (Provider) PodGroups(obj *unstructured.Unstructured) ([]providers.PodGroup, bool, error) {
+	if obj.GetAPIVersion() != APIVersion || obj.GetKind() != Kind {
+		return nil, false, nil
+	}
+	services, _, err := unstructured.NestedMap(obj.Object, "spec", "services")
+	if err != nil {
+		return nil, true, fmt.Errorf("`spec.services`: %w", err)
+	}
+	var out []providers.PodGroup
+	for _, name := range slices.Sorted(maps.Keys(services)) {
+		svc, ok := services[name].(map[string]any)
+		if !ok {
+			return nil, true, fmt.Errorf("`spec.services.%s` must be an object", name)
+		}
+		g, err := serviceGroup(name, svc)
+		if err != nil {
+			return nil, true, err
+		}
+		out = append(out, g)
+	}
+	return out, true, nil
+}
+
+func serviceGroup(name string, svc map[string]any) (providers.PodGroup, error) {
+	var spec corev1.PodSpec
+	if extra, ok, _ := unstructured.NestedMap(svc, "extraPodSpec"); ok {
+		delete(extra, "mainContainer")
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(extra, &spec); err != nil {
+			return providers.PodGroup{}, fmt.Errorf("`spec.services.%s.extraPodSpec`: %w", name, err)
+		}
+	}
+	req, err := serviceResources(name, svc)
+	if err != nil {
+		return providers.PodGroup{}, err
+	}
+	spec.Containers = []corev1.Container{{Name: "main", Resources: req}}
+	g := providers.PodGroup{Component: name, Spec: spec}
+	replicas := providers.ReplicaCount(svc, "replicas")
+	nodes := int32(1)
+	if _, ok := svc["multinode"]; ok {
+		nodes = max(1, providers.ReplicaCount(svc, "multinode", "nodeCount"))
+	}
+	g.Pods = replicas * nodes
+	if nodes == 1 {
+		// ceil(25%): the operator's own worker rollout and the
+		// Deployments of the other services surge alike.
+		g.Surge = (replicas + 3) / 4
+	}
+	return g, nil
+}
+
+// serviceResources turns a service's `resources` (cpu, memory, gpu and
+// gpuType under requests and limits) into a container's.
+func serviceResources(name string, svc map[string]any) (corev1.ResourceRequirements, error) {
+	var out corev1.ResourceRequirements
+	for _, part := range []string{"requests", "limits"} {
+		m, ok, err := unstructured.NestedStringMap(svc, "resources", part)
+		if err != nil {
+			return out, fmt.Errorf("`spec.services.%s.resources.%s`: %w", name, part, err)
+		}
+		if !ok {
+			continue
+		}
+		list := corev1.ResourceList{}
+		for key, field := range map[string]string{"cpu": "cpu", "memory": "memory", "gpu": gpuResourceName(m["gpuType"])} {
+			if m[key] == "" {
+				continue
+			}
+			q, err := resource.ParseQuantity(m[key])
+			if err != nil {
+				return out, fmt.Errorf("`spec.services.%s.resources.%s.%s`: %q is not a quantity", name, part, key, m[key])
+			}
+			list[corev1.ResourceName(field)] = q
+		}
+		if part == "requests" {
+			out.Requests = list
+		} else {
+			out.Limits = list
+		}
+	}
+	return out, nil
+}
+
+func gpuResourceName(gpuType string) string {
+	if gpuType == "" {
+		return hub.DefaultGPUResource
+	}
+	return gpuType
+}
