@@ -24,12 +24,14 @@ type planOptions struct {
 	warnings  warningFlags
 	capsFile  string
 	output    string
+	base      string // a git revision: print the change against it
+	dir       string
 }
 
 func newPlanCommand(s streams) *cobra.Command {
 	var o planOptions
 	cmd := &cobra.Command{
-		Use:   "plan [-f FILE|DIR|-]... [PATH...] --capabilities FILE [-o table|markdown|json]",
+		Use:   "plan [-f FILE|DIR|-]... [PATH...] --capabilities FILE [-o table|markdown|json] [--base REF [-C DIR]]",
 		Short: "Hold the models' GPU demand against the cluster's node pools",
 		Long: `Render the ModelDeployments given, as render does, and plan them against
 the node pools of the capability file: per pool the pods and GPUs every
@@ -41,14 +43,23 @@ the pool's nodes (nodePools[].nodes: a count, or min and max when
 autoscaled), with the idle GPUs on the nodes used and the monthly cost at
 the pool's pricePerNodeHour (730 hours).
 
-Exit status: 0 when every pool holds its pods, 3 when some pool is short
-of nodes or a pod fits no pool, 1 on an error in the inputs (nothing is
-printed on stdout then).`,
+With --base REF, the paths and the capability file are read at that git
+revision too, and the plan diff is printed instead: per pool the pods,
+GPUs, nodes and monthly cost before and after, and the models whose share
+changed. That is what a pull request adds to the cluster's GPU bill; CI
+runs it with --base on the target branch (examples/ci).
+
+Exit status: 0 when every pool holds its pods (with --base: after the
+change), 3 when some pool is short of nodes or a pod fits no pool, 1 on an
+error in the inputs (nothing is printed on stdout then).`,
 		Example: `  # the prod cluster's plan, as a table
   airunway-render plan -f models/ --capabilities clusters/prod/capabilities.yaml
 
   # markdown for a pull request comment
   airunway-render plan -f models/ --capabilities caps.yaml -o markdown
+
+  # what this branch changes, as a pull-request comment
+  airunway-render plan --base origin/main --capabilities clusters/prod/capabilities.yaml -o markdown models/
 
   # JSON for a pipeline: fail the job when it does not fit
   airunway-render plan -f models/ --capabilities caps.yaml -o json | jq '.pools[] | select(.fits | not)'`,
@@ -63,6 +74,12 @@ printed on stdout then).`,
 			if !slices.Contains(planFormats, o.output) {
 				return usagef("`-o` must be one of %s, got %q", strings.Join(planFormats, ", "), o.output)
 			}
+			if o.base != "" {
+				return runPlanDiff(o, paths, s)
+			}
+			if cmd.Flags().Changed("directory") {
+				return usagef("`-C` must be used with `--base`")
+			}
 			hintIfTerminal(s, cmd.CommandPath(), paths)
 			return runPlan(o, paths, s)
 		},
@@ -71,6 +88,8 @@ printed on stdout then).`,
 	addFilenameFlag(cmd, &o.filenames, "YAML file or directory of models to plan")
 	f.StringVar(&o.capsFile, "capabilities", "", "ClusterCapabilities file whose node pools, sizes and prices the plan uses (required)")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table, markdown or json")
+	f.StringVar(&o.base, "base", "", "git revision to compare with: print what the change adds or removes per pool (paths and --capabilities are read at REF and in the working tree)")
+	f.StringVarP(&o.dir, "directory", "C", ".", "with --base: run as if started in this directory")
 	o.warnings.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(planFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -115,7 +134,7 @@ func runPlan(o planOptions, paths []string, s streams) error {
 	return nil
 }
 
-func writePlanJSON(w io.Writer, p *plan.Plan) error {
+func writePlanJSON(w io.Writer, p any) error {
 	data, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,4 +111,63 @@ func TestPlanErrors(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Empty(t, out)
 	require.True(t, strings.Contains(stderr, "declares no node pools"), stderr)
+}
+
+// planCaps is diffCaps with the pool's size and price.
+func planCaps(nodes int) string {
+	return diffCaps("a100") + fmt.Sprintf("    nodes: {count: %d}\n    pricePerNodeHour: {amount: 10, currency: USD}\n", nodes)
+}
+
+// plan --base on a real repository with two commits: the second adds a
+// model and doubles another; the diff names both, with the GPUs, nodes and
+// cost they add, and a pool too small for it exits 3.
+func TestPlanBase(t *testing.T) {
+	r := newDiffTestRepo(t)
+	r.commit("base", map[string]string{
+		"clusters/prod/capabilities.yaml": planCaps(2),
+		"models/qwen/model.yaml":          diffModel("qwen", 1, 2),
+	})
+	r.commit("more", map[string]string{
+		"models/qwen/model.yaml":  diffModel("qwen", 2, 2),
+		"models/llama/model.yaml": diffModel("llama", 1, 8),
+	})
+	args := []string{"plan", "-C", r.dir, "--base", "HEAD~1", "--capabilities", "clusters/prod/capabilities.yaml", "models"}
+	out, stderr, code := run(t, "", args...)
+	require.Equal(t, 0, code, stderr)
+	want := `POOL  GPUS          NODES NEEDED  COST/MONTH                         FITS  MODELS CHANGED
+gpu   2 → 12 (+10)  1 → 2 (+1)    7300.00 → 14600.00 (+7300.00 USD)  yes   +ml/llama (1 pod, 8 GPU), ml/qwen (1 → 2 pod, 2 → 4 GPU)
+
+Against HEAD~1: nodes in use cost 7300.00 → 14600.00 (+7300.00 USD) a month; every pool holds its pods.
+`
+	require.Equal(t, want, out)
+
+	out, _, code = run(t, "", append(args, "-o", "markdown")...)
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "#### GPU plan against `HEAD~1`\n\n| POOL | GPUS |")
+	require.Contains(t, out, "| gpu | 2 → 12 (+10) | 1 → 2 (+1) |")
+
+	out, _, code = run(t, "", append(args, "-o", "json")...)
+	require.Equal(t, 0, code)
+	var d struct {
+		After struct{ CostPerMonth float64 }
+		Pools []struct {
+			Name   string
+			Models []struct{ Name string }
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &d))
+	require.Equal(t, 14600.0, d.After.CostPerMonth)
+	require.Len(t, d.Pools[0].Models, 2)
+
+	// The same change against a one-node pool: it does not fit.
+	r.write(map[string]string{"clusters/prod/capabilities.yaml": planCaps(1)})
+	out, _, code = run(t, "", args...)
+	require.Equal(t, exitShort, code)
+	require.Contains(t, out, "the change does NOT fit")
+
+	// No change: said so, exit 0.
+	r.write(map[string]string{"clusters/prod/capabilities.yaml": planCaps(2)})
+	out, _, code = run(t, "", "plan", "-C", r.dir, "--base", "HEAD", "--capabilities", "clusters/prod/capabilities.yaml", "models")
+	require.Equal(t, 0, code)
+	require.Equal(t, "POOL  GPUS  NODES NEEDED  COST/MONTH  FITS  MODELS CHANGED\n\nNo change to any pool's pods, GPUs, nodes or cost against HEAD.\n", out)
 }

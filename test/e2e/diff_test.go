@@ -133,6 +133,11 @@ printf '%s\n' "$@" > "$GH_LOG"
 			"| changed | Deployment | `inference/llama-3-1-8b` | `apps/v1` |\n",
 			"```diff\n--- origin/main:Deployment/inference/llama-3-1-8b\n+++ HEAD:Deployment/inference/llama-3-1-8b\n",
 			"+            nvidia.com/gpu: \"2\"\n",
+			// The plan diff under it: two GPUs move the model from the L4
+			// pool to an H100 node.
+			"#### GPU plan against `origin/main`\n",
+			"| l4 | 1 → 0 (-1) | 1 → 0 (-1) | 584.00 → 0.00 (-584.00 USD) | yes | -inference/llama-3-1-8b (1 pod, 1 GPU) |\n",
+			"| h100 | 0 → 2 (+2) | 0 → 1 (+1) | 0.00 → 71773.60 (+71773.60 USD) | yes | +inference/llama-3-1-8b (1 pod, 2 GPU) |\n",
 		} {
 			require.Contains(t, md, want)
 		}
@@ -151,14 +156,28 @@ printf '%s\n' "$@" > "$GH_LOG"
 	prod := strings.Index(comment, "for `clusters/prod/capabilities.yaml`")
 	require.True(t, dev >= 0 && prod > dev, "one section per cluster in matrix order:\n%s", comment)
 
+	// A pull request the cluster cannot hold: the prod H100 pool may not
+	// grow at all. The section says so, and the check fails.
+	prodCaps := filepath.Join(repo, "clusters", "prod", "capabilities.yaml")
+	editFile(t, prodCaps, "    nodes: {min: 0, max: 2}\n", "    nodes: {count: 0}\n")
+	gitCommit(t, repo, "commit", "-q", "-am", "no H100 nodes")
+	script, _ = wf.step(t, "diff", "diff")
+	env := []string{path, "BASE_REF=main", "CAPABILITIES=clusters/prod/capabilities.yaml", "MODEL_PATHS=" + wf.Env["MODEL_PATHS"]}
+	res := run(t, repo, env, "bash", append(shell, script)...)
+	require.Equal(t, 1, res.exit, "stderr:\n%s", res.stderr)
+	md := readFileString(t, filepath.Join(repo, "diff.md"))
+	require.Contains(t, md, "| h100 | 0 → 2 (+2) | 0 → 1 (+1) | 0.00 → 71773.60 (+71773.60 USD) | **no** |")
+	require.Contains(t, md, "**The change does not fit `clusters/prod/capabilities.yaml`'s node pools**")
+	require.NoError(t, os.Remove(filepath.Join(repo, "diff.md")))
+
 	// migrate-check passes on current models and fails, naming the file,
 	// once a model uses the deprecated spec.image.
 	script, _ = wf.step(t, "migrate-check", "migrate")
-	env := []string{path, "MODEL_PATHS=" + wf.Env["MODEL_PATHS"]}
+	env = []string{path, "MODEL_PATHS=" + wf.Env["MODEL_PATHS"]}
 	mustRun(t, repo, env, "bash", append(shell, script)...)
 	model := filepath.Join(repo, "models", "vllm-basic", "modeldeployment.yaml")
 	editFile(t, model, "    contextLength: 8192\n", "    contextLength: 8192\n  image: vllm/vllm-openai:v0.11.0\n")
-	res := run(t, repo, env, "bash", append(shell, script)...)
+	res = run(t, repo, env, "bash", append(shell, script)...)
 	require.Equal(t, 2, res.exit, "stderr:\n%s", res.stderr)
 	require.Contains(t, res.stdout, "models/vllm-basic/modeldeployment.yaml: airunway.ai/v1alpha1/ModelDeployment/inference/llama-3-1-8b: moved `spec.image` to `spec.engine.image`")
 }
@@ -184,4 +203,26 @@ func TestDiffReadmeSnippet(t *testing.T) {
 	require.Contains(t, res.stdout, "+          nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB\n")
 	require.NotContains(t, res.stdout, "qwen3-0-6b (nvidia.com", "the model on the L4 pool must not change")
 	require.Contains(t, res.stdout, "5 objects: 0 added, 1 changed, 0 removed, 4 unchanged\n") // the Namespace, two models and their graphs
+}
+
+// TestPlanReadmeSnippet runs the README's plan diff as written, in a
+// repository holding the examples, on the pull request it describes
+// (qwen3-0-6b gets three replicas), and finds its output in the README.
+func TestPlanReadmeSnippet(t *testing.T) {
+	repo := t.TempDir()
+	copyDir(t, filepath.Join(repoRoot, "examples"), filepath.Join(repo, "examples"))
+	gitCommit(t, repo, "init", "-q")
+	gitCommit(t, repo, "add", "-A")
+	gitCommit(t, repo, "commit", "-q", "-m", "base")
+	gitCommit(t, repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+	model := filepath.Join(repo, "examples", "kustomize", "base", "qwen3-0-6b.yaml")
+	editFile(t, model, "      count: 1\n", "      count: 1\n  scaling:\n    replicas: 3\n")
+	gitCommit(t, repo, "commit", "-q", "-am", "three qwen replicas")
+
+	readme := readFileString(t, filepath.Join(repoRoot, "README.md"))
+	const command = "airunway-render plan --base origin/main --capabilities examples/kustomize/clusters/prod/capabilities.yaml examples/kustomize/base"
+	require.Contains(t, readme, "$ "+command+"\n")
+	res := mustRun(t, repo, nil, renderBin(t), strings.Fields(command)[1:]...)
+	require.Contains(t, res.stdout, "inference/qwen3-0-6b (1 → 3 pod, 1 → 3 GPU)")
+	require.Contains(t, readme, "$ "+command+"\n"+res.stdout+"```", "the README shows this output; paste the new one")
 }

@@ -1,0 +1,263 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/internal/gitsnap"
+	"github.com/airunway-render/airunway-render/plan"
+)
+
+// `airunway-render plan --base REF`: the plan at a git revision and in the
+// working tree, and what changed between them, for a pull request.
+
+func runPlanDiff(o planOptions, paths []string, s streams) error {
+	if slices.Contains(paths, stdinName) {
+		return usagef("`--base` reads the paths at a git revision; stdin (`-f -`) has none")
+	}
+	delta, failed, err := planRefs(o, paths, s.errOut)
+	if err != nil {
+		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		return exitCode(1)
+	}
+	if failed {
+		return exitCode(1)
+	}
+	switch o.output {
+	case "json":
+		err = writePlanJSON(s.out, delta)
+	case "markdown":
+		err = writeDeltaMarkdown(s.out, delta, o.base)
+	default:
+		err = writeDeltaTable(s.out, delta, o.base)
+	}
+	if err != nil {
+		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		return exitCode(1)
+	}
+	if !delta.After.Fits {
+		return exitCode(exitShort)
+	}
+	return nil
+}
+
+// planRefs plans both sides; failed means problems were printed on stderr.
+func planRefs(o planOptions, given []string, stderr io.Writer) (*plan.Delta, bool, error) {
+	repo, err := gitsnap.Open(o.dir)
+	if err != nil {
+		return nil, false, err
+	}
+	caps, err := repo.RelPath(o.capsFile)
+	if err != nil {
+		return nil, false, fmt.Errorf("--capabilities %q %v", o.capsFile, err)
+	}
+	paths := make([]string, len(given))
+	for i, p := range given {
+		if paths[i], err = repo.RelPath(p); err != nil {
+			return nil, false, fmt.Errorf("PATH %q %v", p, err)
+		}
+	}
+	baseSide, err := repo.Resolve("--base", o.base)
+	if err != nil {
+		return nil, false, err
+	}
+	headSide := gitsnap.WorkingTree("the working tree")
+	basePaths, headPaths, err := presentPaths(repo, baseSide, headSide, caps, paths, given)
+	if err != nil {
+		return nil, false, err
+	}
+	before, baseFailed, err := planSide(repo, baseSide, caps, basePaths, o, stderr)
+	if err != nil {
+		return nil, false, err
+	}
+	after, headFailed, err := planSide(repo, headSide, caps, headPaths, o, stderr)
+	if err != nil || baseFailed || headFailed {
+		return nil, baseFailed || headFailed, err
+	}
+	return plan.Compare(before, after), false, nil
+}
+
+// planSide renders and plans one side, reading through its os.Root;
+// problems go to stderr with the side in front of each line.
+func planSide(repo *gitsnap.Repo, side gitsnap.Side, caps string, paths []string, o planOptions, stderr io.Writer) (p *plan.Plan, failed bool, err error) {
+	snap, err := repo.Take(side, append([]string{caps}, paths...))
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() { err = errors.Join(err, snap.Close()) }()
+	src := rootFiles{root: snap.Root, dir: "."}
+	var b strings.Builder
+	defer func() {
+		for _, line := range strings.SplitAfter(b.String(), "\n") {
+			if line != "" {
+				fmt.Fprintf(stderr, "%s: %s", side.Desc, line)
+			}
+		}
+	}()
+	resolved, problems := readCapabilities(src, caps)
+	if problems.HasErrors() {
+		problems.Report(&b, "nothing was planned")
+		return nil, true, nil
+	}
+	policy, err := o.warnings.policy()
+	if err != nil {
+		return nil, false, err
+	}
+	var items []*yaml.RNode // a side without the paths: the models are added or removed
+	if len(paths) > 0 {
+		res, l := renderFilesWith(src, caps, paths, nil, policy)
+		l.Report(&b, "nothing was planned")
+		if l.HasErrors() {
+			return nil, true, nil
+		}
+		items = res.Items
+	}
+	p, err = plan.Compute(items, resolved)
+	return p, false, err
+}
+
+func writeDeltaTable(w io.Writer, d *plan.Delta, base string) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(deltaColumns, "\t"))
+	for _, r := range deltaRows(d) {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "\n"+deltaSummary(d, base))
+	return err
+}
+
+func writeDeltaMarkdown(w io.Writer, d *plan.Delta, base string) error {
+	var b strings.Builder
+	b.WriteString("#### GPU plan against `" + base + "`\n\n")
+	if !d.Changed() {
+		b.WriteString(deltaSummary(d, base) + "\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	b.WriteString("| " + strings.Join(deltaColumns, " | ") + " |\n")
+	b.WriteString(strings.Repeat("|---", len(deltaColumns)) + "|\n")
+	for _, r := range deltaRows(d) {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	b.WriteString("\n" + deltaSummary(d, base) + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+var deltaColumns = []string{"POOL", "GPUS", "NODES NEEDED", "COST/MONTH", "FITS", "MODELS CHANGED"}
+
+func deltaRows(d *plan.Delta) [][]string {
+	var rows [][]string
+	for _, p := range d.Pools {
+		name := p.Name
+		switch {
+		case !p.Before.Declared:
+			name += " (new pool)"
+		case !p.After.Declared:
+			name += " (pool removed)"
+		}
+		rows = append(rows, []string{
+			name,
+			change64(p.Before.GPUs, p.After.GPUs),
+			changeOptional(p.Before.NodesNeeded, p.After.NodesNeeded),
+			changeCost(p.Before.CostPerMonth, p.After.CostPerMonth, d.Currency),
+			yesNo(p.After.Fits),
+			modelChanges(p.Models),
+		})
+	}
+	return rows
+}
+
+func change64(before, after int64) string {
+	if before == after {
+		return strconv.FormatInt(after, 10)
+	}
+	return fmt.Sprintf("%d → %d (%+d)", before, after, after-before)
+}
+
+func changeOptional(before, after *int32) string {
+	if before != nil && after != nil {
+		return change64(int64(*before), int64(*after))
+	}
+	return optional(before) + " → " + optional(after)
+}
+
+func changeCost(before, after *float64, currency string) string {
+	if before == nil && after == nil {
+		return "-"
+	}
+	b, a := 0.0, 0.0
+	if before != nil {
+		b = *before
+	}
+	if after != nil {
+		a = *after
+	}
+	if a == b {
+		return cost(after, currency)
+	}
+	return fmt.Sprintf("%s → %s (%s%s %s)", money2(b), money2(a), sign(a-b), money2(abs(a-b)), currency)
+}
+
+func money2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+func sign(v float64) string {
+	if v < 0 {
+		return "-"
+	}
+	return "+"
+}
+
+func abs(v float64) float64 { return max(v, -v) }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "**no**"
+}
+
+func modelChanges(ms []plan.ModelDiff) string {
+	var out []string
+	for _, m := range ms {
+		id := m.Namespace + "/" + m.Name
+		switch {
+		case m.Before == (plan.Usage{}):
+			out = append(out, fmt.Sprintf("+%s (%d pod, %d GPU)", id, m.After.Pods, m.After.GPUs))
+		case m.After == (plan.Usage{}):
+			out = append(out, fmt.Sprintf("-%s (%d pod, %d GPU)", id, m.Before.Pods, m.Before.GPUs))
+		default:
+			out = append(out, fmt.Sprintf("%s (%d → %d pod, %d → %d GPU)", id, m.Before.Pods, m.After.Pods, m.Before.GPUs, m.After.GPUs))
+		}
+	}
+	if len(out) == 0 {
+		return "-"
+	}
+	return strings.Join(out, ", ")
+}
+
+func deltaSummary(d *plan.Delta, base string) string {
+	if !d.Changed() {
+		return fmt.Sprintf("No change to any pool's pods, GPUs, nodes or cost against %s.", base)
+	}
+	line := fmt.Sprintf("Against %s: ", base)
+	if d.After.CostPerMonth != nil || d.Before.CostPerMonth != nil {
+		line += "nodes in use cost " + changeCost(d.Before.CostPerMonth, d.After.CostPerMonth, d.Currency) + " a month; "
+	}
+	if d.After.Fits {
+		line += "every pool holds its pods."
+	} else {
+		line += "the change does NOT fit (run `airunway-render plan` for the pools that are short)."
+	}
+	return line
+}
