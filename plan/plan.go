@@ -174,12 +174,8 @@ func podGroups(items []*yaml.RNode) ([]Group, []string, error) {
 		if model == "" {
 			continue
 		}
-		data, err := n.MarshalJSON()
+		obj, err := toUnstructured(n)
 		if err != nil {
-			return nil, nil, err
-		}
-		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(data); err != nil {
 			return nil, nil, err
 		}
 		gs, handled, err := providers.WorkloadPodGroups(obj)
@@ -207,6 +203,35 @@ func podGroups(items []*yaml.RNode) ([]Group, []string, error) {
 		}
 	}
 	return out, notes, nil
+}
+
+// toUnstructured decodes a node tree into the JSON-shaped maps the
+// unstructured helpers read (integers as int64), straight from the tree:
+// going through JSON text took most of a plan's time.
+func toUnstructured(n *yaml.RNode) (*unstructured.Unstructured, error) {
+	var v map[string]any
+	if err := n.YNode().Decode(&v); err != nil {
+		return nil, err
+	}
+	return &unstructured.Unstructured{Object: jsonShaped(v).(map[string]any)}, nil
+}
+
+func jsonShaped(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = jsonShaped(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = jsonShaped(e)
+		}
+	case int:
+		return int64(t)
+	case uint64:
+		return float64(t)
+	}
+	return v
 }
 
 // poolFor is the pool whose selector the pods' required node labels

@@ -18,7 +18,7 @@ import (
 	"github.com/airunway-render/airunway-render/capabilities"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/examples.golden from this run")
+var update = flag.Bool("update", false, "rewrite testdata/examples.golden and testdata/plan-agreement.golden from this run")
 
 // The shipped examples and the shipped capability files ("" is the
 // embedded default). TestExampleMatrix runs every pair.
