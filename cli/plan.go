@@ -255,29 +255,36 @@ func planSummary(p *plan.Plan) []string {
 }
 
 func writePlanTable(w io.Writer, p *plan.Plan) error {
+	return writeTable(w, planColumns, planRows(p), strings.Join(planSummary(p), "\n"))
+}
+
+// writeTable prints rows under columns, aligned, then a blank line and
+// the summary.
+func writeTable(w io.Writer, columns []string, rows [][]string, summary string) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(planColumns, "\t"))
-	for _, r := range planRows(p) {
+	fmt.Fprintln(tw, strings.Join(columns, "\t"))
+	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, strings.Join(append([]string{""}, planSummary(p)...), "\n"))
+	_, err := fmt.Fprintf(w, "\n%s\n", summary)
 	return err
 }
 
 func writePlanMarkdown(w io.Writer, p *plan.Plan) error {
+	_, err := io.WriteString(w, markdownTable(planColumns, planRows(p))+"\n"+strings.Join(planSummary(p), "\n\n")+"\n")
+	return err
+}
+
+// markdownTable is rows under columns as a Markdown table.
+func markdownTable(columns []string, rows [][]string) string {
 	var b strings.Builder
-	b.WriteString("| " + strings.Join(planColumns, " | ") + " |\n")
-	b.WriteString(strings.Repeat("|---", len(planColumns)) + "|\n")
-	for _, r := range planRows(p) {
+	b.WriteString("| " + strings.Join(columns, " | ") + " |\n")
+	b.WriteString(strings.Repeat("|---", len(columns)) + "|\n")
+	for _, r := range rows {
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
-	b.WriteString("\n")
-	for _, l := range planSummary(p) {
-		b.WriteString(l + "\n\n")
-	}
-	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
-	return err
+	return b.String()
 }

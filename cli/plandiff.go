@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -124,33 +123,15 @@ func planSide(repo *gitsnap.Repo, side gitsnap.Side, caps string, paths []string
 }
 
 func writeDeltaTable(w io.Writer, d *plan.Delta, base string) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(deltaColumns, "\t"))
-	for _, r := range deltaRows(d) {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(w, "\n"+deltaSummary(d, base))
-	return err
+	return writeTable(w, deltaColumns, deltaRows(d), deltaSummary(d, base))
 }
 
 func writeDeltaMarkdown(w io.Writer, d *plan.Delta, base string) error {
-	var b strings.Builder
-	b.WriteString("#### GPU plan against `" + base + "`\n\n")
-	if !d.Changed() {
-		b.WriteString(deltaSummary(d, base) + "\n")
-		_, err := io.WriteString(w, b.String())
-		return err
+	out := "#### GPU plan against `" + base + "`\n\n"
+	if d.Changed() {
+		out += markdownTable(deltaColumns, deltaRows(d)) + "\n"
 	}
-	b.WriteString("| " + strings.Join(deltaColumns, " | ") + " |\n")
-	b.WriteString(strings.Repeat("|---", len(deltaColumns)) + "|\n")
-	for _, r := range deltaRows(d) {
-		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
-	}
-	b.WriteString("\n" + deltaSummary(d, base) + "\n")
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, out+deltaSummary(d, base)+"\n")
 	return err
 }
 

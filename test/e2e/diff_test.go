@@ -182,16 +182,24 @@ printf '%s\n' "$@" > "$GH_LOG"
 	require.Contains(t, res.stdout, "models/vllm-basic/modeldeployment.yaml: airunway.ai/v1alpha1/ModelDeployment/inference/llama-3-1-8b: moved `spec.image` to `spec.engine.image`")
 }
 
-// TestDiffReadmeSnippet runs the diff command of docs/gitops.md as written, in a
-// repository holding the examples, where a pull request moves prod's A100
-// pool to other nodes: only the model placed there changes.
-func TestDiffReadmeSnippet(t *testing.T) {
+// examplesRepo is a git repository holding the examples in one commit,
+// mirrored as origin/main.
+func examplesRepo(t *testing.T) string {
+	t.Helper()
 	repo := t.TempDir()
 	copyDir(t, filepath.Join(repoRoot, "examples"), filepath.Join(repo, "examples"))
 	gitCommit(t, repo, "init", "-q")
 	gitCommit(t, repo, "add", "-A")
 	gitCommit(t, repo, "commit", "-q", "-m", "base")
 	gitCommit(t, repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+	return repo
+}
+
+// TestDiffReadmeSnippet runs the diff command of docs/gitops.md as written, in a
+// repository holding the examples, where a pull request moves prod's A100
+// pool to other nodes: only the model placed there changes.
+func TestDiffReadmeSnippet(t *testing.T) {
+	repo := examplesRepo(t)
 	caps := filepath.Join(repo, "examples", "kustomize", "clusters", "prod", "capabilities.yaml")
 	editFile(t, caps, "      nvidia.com/gpu.product: NVIDIA-A100-PCIE-80GB\n", "      nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB\n")
 	gitCommit(t, repo, "commit", "-q", "-am", "A100 SXM nodes")
@@ -209,12 +217,7 @@ func TestDiffReadmeSnippet(t *testing.T) {
 // repository holding the examples, on the pull request it describes
 // (qwen3-0-6b gets three replicas), and finds its output in the README.
 func TestPlanReadmeSnippet(t *testing.T) {
-	repo := t.TempDir()
-	copyDir(t, filepath.Join(repoRoot, "examples"), filepath.Join(repo, "examples"))
-	gitCommit(t, repo, "init", "-q")
-	gitCommit(t, repo, "add", "-A")
-	gitCommit(t, repo, "commit", "-q", "-m", "base")
-	gitCommit(t, repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+	repo := examplesRepo(t)
 	model := filepath.Join(repo, "examples", "kustomize", "base", "qwen3-0-6b.yaml")
 	editFile(t, model, "      count: 1\n", "      count: 1\n  scaling:\n    replicas: 3\n")
 	gitCommit(t, repo, "commit", "-q", "-am", "three qwen replicas")
