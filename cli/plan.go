@@ -189,6 +189,8 @@ func available(p plan.Pool) string {
 
 func fits(p plan.Pool) string {
 	switch {
+	case p.PodsLargerThanANode > 0:
+		return fmt.Sprintf("no: %d pod(s) larger than a node", p.PodsLargerThanANode)
 	case p.NodesAvailable == nil || p.NodesNeeded == nil:
 		return "unknown"
 	case !p.Fits:

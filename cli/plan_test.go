@@ -171,3 +171,31 @@ Against HEAD~1: nodes in use cost 7300.00 → 14600.00 (+7300.00 USD) a month; e
 	require.Equal(t, 0, code)
 	require.Equal(t, "POOL  GPUS  NODES NEEDED  COST/MONTH  FITS  MODELS CHANGED\n\nNo change to any pool's pods, GPUs, nodes or cost against HEAD.\n", out)
 }
+
+// The pull request that first declares a cluster's pools compares against
+// an empty plan (with a note), not an error; pods that fit no pool show in
+// the diff's summary and fail it.
+func TestPlanBaseWithoutPoolsAndUnplacedPods(t *testing.T) {
+	r := newDiffTestRepo(t)
+	noPools := strings.SplitN(planCaps(1), "  nodePools:", 2)[0]
+	r.commit("base", map[string]string{
+		"clusters/prod/capabilities.yaml": noPools,
+		"models/qwen/model.yaml":          diffModel("qwen", 1, 2),
+	})
+	r.write(map[string]string{"clusters/prod/capabilities.yaml": planCaps(1)})
+	args := []string{"plan", "-C", r.dir, "--base", "HEAD", "--capabilities", "clusters/prod/capabilities.yaml", "models"}
+	out, stderr, code := run(t, "", args...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, "declares no node pools: nothing to plan there")
+	require.Contains(t, out, "gpu (new pool)")
+
+	// A Dynamo model on a cluster without a CPU pool: its frontend has no
+	// node labels, matches no pool, and the diff says so and fails.
+	withDynamo := strings.Replace(planCaps(1), "  - name: vllm\n", "  - name: dynamo\n    version: \"1.1.1\"\n  - name: vllm\n", 1)
+	r.commit("pools", map[string]string{"clusters/prod/capabilities.yaml": withDynamo})
+	r.write(map[string]string{"models/graph/model.yaml": strings.Replace(diffModel("graph", 1, 1), "name: vllm", "name: dynamo", 1)})
+	out, stderr, code = run(t, "", args...)
+	require.Equal(t, exitShort, code, stderr)
+	require.Contains(t, out, "1 pod(s) fit no pool (0 before)")
+	require.Contains(t, out, "the change does NOT fit")
+}

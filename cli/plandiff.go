@@ -119,6 +119,13 @@ func planSide(repo *gitsnap.Repo, side gitsnap.Side, caps string, paths []string
 		items = res.Items
 	}
 	p, err = plan.Compute(items, resolved)
+	if errors.Is(err, plan.ErrNoPools) {
+		// A side without pools has nothing to plan: the pull request that
+		// first declares a cluster's pools, or a cluster that declares
+		// none, compares against an empty plan instead of failing.
+		fmt.Fprintf(&b, "[note] %s declares no node pools: nothing to plan there\n", caps)
+		return &plan.Plan{Fits: true}, false, nil
+	}
 	return p, false, err
 }
 
@@ -128,7 +135,7 @@ func writeDeltaTable(w io.Writer, d *plan.Delta, base string) error {
 
 func writeDeltaMarkdown(w io.Writer, d *plan.Delta, base string) error {
 	out := "#### GPU plan against `" + base + "`\n\n"
-	if d.Changed() {
+	if len(d.Pools) > 0 {
 		out += markdownTable(deltaColumns, deltaRows(d)) + "\n"
 	}
 	_, err := io.WriteString(w, out+deltaSummary(d, base)+"\n")
@@ -228,12 +235,15 @@ func modelChanges(ms []plan.ModelDiff) string {
 }
 
 func deltaSummary(d *plan.Delta, base string) string {
-	if !d.Changed() {
+	if !d.Changed() && d.After.Fits {
 		return fmt.Sprintf("No change to any pool's pods, GPUs, nodes or cost against %s.", base)
 	}
 	line := fmt.Sprintf("Against %s: ", base)
 	if d.After.CostPerMonth != nil || d.Before.CostPerMonth != nil {
 		line += "nodes in use cost " + changeCost(d.Before.CostPerMonth, d.After.CostPerMonth, d.Currency) + " a month; "
+	}
+	if d.Before.Unplaced > 0 || d.After.Unplaced > 0 {
+		line += fmt.Sprintf("%d pod(s) fit no pool (%d before); ", d.After.Unplaced, d.Before.Unplaced)
 	}
 	if d.After.Fits {
 		line += "every pool holds its pods."

@@ -85,8 +85,9 @@ func Compare(before, after *Plan) *Delta {
 	return d
 }
 
-// Changed reports whether the change moves any pool's demand or cost.
-func (d *Delta) Changed() bool { return len(d.Pools) > 0 }
+// Changed reports whether the change moves any pool's demand or cost, or
+// the pods that fit no pool.
+func (d *Delta) Changed() bool { return len(d.Pools) > 0 || d.Before.Unplaced != d.After.Unplaced }
 
 func totals(p *Plan) Totals {
 	t := Totals{Fits: p.Fits, CostPerMonth: p.CostPerMonth}

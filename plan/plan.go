@@ -36,7 +36,8 @@ type Plan struct {
 	Fits bool `json:"fits"`
 	// Currency of every cost, when some pool has a price.
 	Currency string `json:"currency,omitempty"`
-	// CostPerMonth is the sum of the priced pools' CostPerMonth.
+	// CostPerMonth is the sum of the priced pools' CostPerMonth (each
+	// rounded to cents first).
 	CostPerMonth *float64 `json:"costPerMonth,omitempty"`
 	// Notes are what the plan had to assume.
 	Notes []string `json:"notes,omitempty"`
@@ -65,15 +66,19 @@ type Pool struct {
 	// NodesMin is an autoscaled pool's `min`.
 	NodesMin   *int32 `json:"nodesMin,omitempty"`
 	Autoscaled bool   `json:"autoscaled,omitempty"`
-	// Fits: NodesNeeded <= NodesAvailable, true when either is unknown.
+	// Fits: NodesNeeded <= NodesAvailable and no pod larger than a node;
+	// true when the size of the pool or of its nodes is unknown.
 	Fits bool `json:"fits"`
 	// ShortNodes is how many more nodes the pods need than the pool has
 	// (at `max` when autoscaled); ShortNodesAtMin at its `min`.
 	ShortNodes      int32  `json:"shortNodes"`
 	ShortNodesAtMin *int32 `json:"shortNodesAtMin,omitempty"`
 	// PendingPods would find no node: the pods packed onto the nodes the
-	// pool has, largest first.
+	// pool has, largest first, and any pod larger than a node.
 	PendingPods int32 `json:"pendingPods"`
+	// PodsLargerThanANode never schedule on this pool, whatever its size:
+	// the pool does not fit while there are any.
+	PodsLargerThanANode int32 `json:"podsLargerThanANode"`
 	// CostPerMonth is NodesNeeded nodes for HoursPerMonth at the pool's
 	// price; PoolCostPerMonth what the pool itself costs: its fixed
 	// `count`, or NodesNeeded kept between `min` and `max`.
@@ -142,19 +147,19 @@ func Compute(items []*yaml.RNode, caps *capabilities.Resolved) (*Plan, error) {
 		}
 		byPool[pool.Name] = append(byPool[pool.Name], g)
 	}
-	var total int64
+	var cents int64
 	priced := false
 	for i := range caps.NodePools {
 		pool := poolPlan(&caps.NodePools[i], byPool[caps.NodePools[i].Name])
 		p.Fits = p.Fits && pool.Fits
 		if price := caps.NodePools[i].PricePerNodeHour; price != nil && pool.NodesNeeded != nil {
 			priced, p.Currency = true, price.Currency
-			total += monthly(price, *pool.NodesNeeded)
+			cents += toCents(monthly(price, *pool.NodesNeeded))
 		}
 		p.Pools = append(p.Pools, pool)
 	}
 	if priced {
-		p.CostPerMonth = money(total)
+		p.CostPerMonth = money(cents)
 	}
 	return p, nil
 }
@@ -326,15 +331,20 @@ func poolPlan(np *hub.NodePool, groups []Group) Pool {
 	if !shape.known {
 		return p
 	}
-	needed, _ := shape.pack(steady, -1)
+	needed, oversize := shape.pack(steady, -1)
 	p.NodesNeeded = &needed
+	// A pod larger than a node never schedules, however many nodes the
+	// pool has (a helper's cpu beyond a CPU node's capacity, say).
+	p.PodsLargerThanANode, p.PendingPods = oversize, oversize
+	p.Fits = oversize == 0
 	if np.GPU != nil && np.GPU.PerNode > 0 {
 		p.IdleGPUs = int64(needed)*int64(np.GPU.PerNode) - p.GPUsRequested
 	}
-	during, _ := shape.pack(append(slices.Clone(steady), surge...), -1)
+	during, duringOversize := shape.pack(append(slices.Clone(steady), surge...), -1)
 	p.Rollout.Nodes = during - needed
+	p.Rollout.Fits = duringOversize == 0
 	if sized {
-		p.Fits, p.Rollout.Fits = needed <= hi, during <= hi
+		p.Fits, p.Rollout.Fits = p.Fits && needed <= hi, p.Rollout.Fits && during <= hi
 		p.ShortNodes = max(0, needed-hi)
 		if p.Autoscaled {
 			short := max(0, needed-lo)
@@ -343,7 +353,7 @@ func poolPlan(np *hub.NodePool, groups []Group) Pool {
 		_, p.PendingPods = shape.pack(steady, hi)
 	}
 	if price := np.PricePerNodeHour; price != nil {
-		p.CostPerMonth = money(monthly(price, needed))
+		p.CostPerMonth = money(toCents(monthly(price, needed)))
 		billed := needed
 		if sized {
 			billed = min(max(needed, lo), hi)
@@ -351,7 +361,7 @@ func poolPlan(np *hub.NodePool, groups []Group) Pool {
 				billed = hi
 			}
 		}
-		p.PoolCostPerMonth = money(monthly(price, billed))
+		p.PoolCostPerMonth = money(toCents(monthly(price, billed)))
 	}
 	return p
 }
@@ -362,8 +372,12 @@ func monthly(price *hub.Price, nodes int32) int64 {
 	return int64(math.Round(price.Amount*1e6)) * HoursPerMonth * int64(nodes)
 }
 
-// money turns micro-units into a figure rounded to cents.
-func money(micro int64) *float64 {
-	v := float64((micro+5000)/10000) / 100
+// toCents rounds micro-units to cents: each pool's cost is rounded once,
+// and the total is the sum of the rounded costs, as printed.
+func toCents(micro int64) int64 { return (micro + 5000) / 10000 }
+
+// money is cents as a figure.
+func money(cents int64) *float64 {
+	v := float64(cents) / 100
 	return &v
 }

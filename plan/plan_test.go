@@ -260,3 +260,35 @@ func orUnknown(v *int32) string {
 	}
 	return fmt.Sprint(*v)
 }
+
+// A pod larger than any node of its pool never schedules: the pool does
+// not fit, whatever its size (here a Dynamo frontend's 2 cpu on 1-cpu
+// CPU nodes).
+func TestPodLargerThanANodeDoesNotFit(t *testing.T) {
+	caps := strings.Replace(fmt.Sprintf(eightGPUCluster, 4), `capacity: {cpu: "16", memory: 64Gi}`, `capacity: {cpu: "1", memory: 2Gi}`, 1)
+	p := compute(t, caps, model("big", "dynamo", 8, 1, ""))
+	cpu := pool(t, p, "cpu")
+	require.Equal(t, int32(1), cpu.PodsLargerThanANode)
+	require.Equal(t, int32(1), cpu.PendingPods)
+	require.False(t, cpu.Fits)
+	require.False(t, p.Fits)
+}
+
+// The total is the sum of the pools' costs as printed, each rounded to
+// cents first.
+func TestTotalCostIsTheSumOfRoundedPoolCosts(t *testing.T) {
+	var pools strings.Builder
+	for _, name := range []string{"a", "b", "c"} {
+		fmt.Fprintf(&pools, "  - {name: %s, selector: {pool: %s}, gpu: {perNode: 1}, nodes: {count: 1}, pricePerNodeHour: {amount: 1.00001, currency: USD}}\n", name, name)
+	}
+	caps := "apiVersion: airunway.ai/v1alpha1\nkind: ClusterCapabilities\nmetadata: {name: t}\nspec:\n  providers: [{name: vllm}]\n  nodePools:\n" + pools.String()
+	var models []string
+	for _, name := range []string{"a", "b", "c"} {
+		models = append(models, strings.Replace(model(name, "vllm", 1, 1, ""), "  scaling:", "  nodeSelector: {pool: "+name+"}\n  scaling:", 1))
+	}
+	p := compute(t, caps, strings.Join(models, "---\n"))
+	for _, pl := range p.Pools {
+		require.Equal(t, 730.01, *pl.CostPerMonth)
+	}
+	require.Equal(t, 2190.03, *p.CostPerMonth)
+}

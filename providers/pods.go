@@ -71,7 +71,7 @@ func WorkloadPodGroups(obj *unstructured.Unstructured) ([]PodGroup, bool, error)
 // rolling update adds `maxSurge` whole groups, default 0.
 func leaderWorkerSetGroups(obj map[string]any) ([]PodGroup, bool, error) {
 	groups := ReplicaCount(obj, "spec", "replicas")
-	size := ReplicaCount(obj, "spec", "leaderWorkerTemplate", "size")
+	size := max(1, ReplicaCount(obj, "spec", "leaderWorkerTemplate", "size"))
 	surge, err := surgeOf(obj, groups, "0", "spec", "rolloutStrategy", "rollingUpdateConfiguration", "maxSurge")
 	if err != nil {
 		return nil, true, err

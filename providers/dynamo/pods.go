@@ -88,12 +88,19 @@ func serviceGroup(name string, svc map[string]any) (providers.PodGroup, error) {
 func serviceResources(name string, svc map[string]any) (corev1.ResourceRequirements, error) {
 	var out corev1.ResourceRequirements
 	for _, part := range []string{"requests", "limits"} {
-		m, ok, err := unstructured.NestedStringMap(svc, "resources", part)
+		raw, ok, err := unstructured.NestedMap(svc, "resources", part)
 		if err != nil {
 			return out, fmt.Errorf("`spec.services.%s.resources.%s`: %w", name, part, err)
 		}
 		if !ok {
 			continue
+		}
+		m := map[string]string{}
+		for k, v := range raw {
+			switch v.(type) {
+			case string, int64, float64: // `gpu: 2` as the API server takes it
+				m[k] = fmt.Sprint(v)
+			}
 		}
 		list := corev1.ResourceList{}
 		for key, field := range map[string]string{"cpu": "cpu", "memory": "memory", "gpu": gpuResourceName(m["gpuType"])} {

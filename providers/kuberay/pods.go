@@ -34,7 +34,7 @@ func (Provider) PodGroups(obj *unstructured.Unstructured) ([]providers.PodGroup,
 	head.Component, head.Pods = "head", 1
 	out := []providers.PodGroup{head}
 	groups, _, err := unstructured.NestedSlice(cluster, "workerGroupSpecs")
-	if err != nil {
+	if err != nil && cluster["workerGroupSpecs"] != nil { // null: no workers
 		return nil, true, fmt.Errorf("`spec.rayClusterConfig.workerGroupSpecs`: %w", err)
 	}
 	for i, raw := range groups {
