@@ -105,41 +105,15 @@ func runDiff(o diffOptions, s streams) error {
 // diffRefs renders both sides. failed means render problems were printed
 // on stderr; err is any other failure.
 func diffRefs(o diffOptions, stderr io.Writer) (result *objdiff.Result, failed bool, err error) {
-	repo, err := gitsnap.Open(o.dir)
+	sides, err := openSides(o.dir, o.capabilities, o.paths, "OLD_REF", o.oldRef, "NEW_REF", o.newRef, "NEW_REF (the working tree)")
 	if err != nil {
 		return nil, false, err
 	}
-	caps := ""
-	if o.capabilities != "" {
-		if caps, err = repo.RelPath(o.capabilities); err != nil {
-			return nil, false, fmt.Errorf("--capabilities %q %v", o.capabilities, err)
-		}
-	}
-	paths := make([]string, len(o.paths))
-	for i, p := range o.paths {
-		if paths[i], err = repo.RelPath(p); err != nil {
-			return nil, false, fmt.Errorf("PATH %q %v", p, err)
-		}
-	}
-	oldSide, err := repo.Resolve("OLD_REF", o.oldRef)
+	oldObjs, oldFailed, err := renderSide(sides.repo, sides.old, sides.caps, sides.oldPaths, stderr)
 	if err != nil {
 		return nil, false, err
 	}
-	newSide := gitsnap.WorkingTree("NEW_REF (the working tree)")
-	if o.newRef != "" {
-		if newSide, err = repo.Resolve("NEW_REF", o.newRef); err != nil {
-			return nil, false, err
-		}
-	}
-	oldPaths, newPaths, err := presentPaths(repo, oldSide, newSide, caps, paths, o.paths)
-	if err != nil {
-		return nil, false, err
-	}
-	oldObjs, oldFailed, err := renderSide(repo, oldSide, caps, oldPaths, stderr)
-	if err != nil {
-		return nil, false, err
-	}
-	newObjs, newFailed, err := renderSide(repo, newSide, caps, newPaths, stderr)
+	newObjs, newFailed, err := renderSide(sides.repo, sides.new, sides.caps, sides.newPaths, stderr)
 	if err != nil || oldFailed || newFailed {
 		return nil, oldFailed || newFailed, err
 	}
@@ -147,7 +121,50 @@ func diffRefs(o diffOptions, stderr io.Writer) (result *objdiff.Result, failed b
 	if err != nil {
 		return nil, false, err
 	}
-	return &objdiff.Result{Old: oldSide.Label(), New: newSide.Label(), Capabilities: caps, Changes: changes}, false, nil
+	return &objdiff.Result{Old: sides.old.Label(), New: sides.new.Label(), Capabilities: sides.caps, Changes: changes}, false, nil
+}
+
+// refSides are the two sides of a comparison in one repository: the
+// capability file's repository path and the PATHs present at each side.
+type refSides struct {
+	repo               *gitsnap.Repo
+	caps               string
+	old, new           gitsnap.Side
+	oldPaths, newPaths []string
+}
+
+// openSides opens the repository at dir, turns the capability file (may
+// be "") and the PATHs given into repository paths, and resolves the refs
+// (newRef "": the working tree, described as workingTree). The roles name
+// the refs in messages.
+func openSides(dir, capsFile string, given []string, oldRole, oldRef, newRole, newRef, workingTree string) (*refSides, error) {
+	repo, err := gitsnap.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &refSides{repo: repo}
+	if capsFile != "" {
+		if s.caps, err = repo.RelPath(capsFile); err != nil {
+			return nil, fmt.Errorf("--capabilities %q %v", capsFile, err)
+		}
+	}
+	paths := make([]string, len(given))
+	for i, p := range given {
+		if paths[i], err = repo.RelPath(p); err != nil {
+			return nil, fmt.Errorf("PATH %q %v", p, err)
+		}
+	}
+	if s.old, err = repo.Resolve(oldRole, oldRef); err != nil {
+		return nil, err
+	}
+	s.new = gitsnap.WorkingTree(workingTree)
+	if newRef != "" {
+		if s.new, err = repo.Resolve(newRole, newRef); err != nil {
+			return nil, err
+		}
+	}
+	s.oldPaths, s.newPaths, err = presentPaths(repo, s.old, s.new, s.caps, paths, given)
+	return s, err
 }
 
 // presentPaths returns the PATHs that exist at each side. A PATH at one side
@@ -188,6 +205,15 @@ func presentPaths(repo *gitsnap.Repo, oldSide, newSide gitsnap.Side, caps string
 	return oldPaths, newPaths, nil
 }
 
+// printSide prints a side's problems with the side in front of each line.
+func printSide(w io.Writer, side gitsnap.Side, text string) {
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if line != "" {
+			fmt.Fprintf(w, "%s: %s", side.Desc, line)
+		}
+	}
+}
+
 // renderSide renders one side the way `render` does, reading through the
 // side's os.Root. Problems are printed on stderr with the side in front of
 // each line, and name files by their repository paths; failed reports
@@ -205,10 +231,6 @@ func renderSide(repo *gitsnap.Repo, side gitsnap.Side, caps string, paths []stri
 	objs, problems := renderFiles(rootFiles{root: snap.Root, dir: "."}, caps, paths)
 	var b strings.Builder
 	problems.Report(&b, "nothing was rendered")
-	for _, line := range strings.SplitAfter(b.String(), "\n") {
-		if line != "" {
-			fmt.Fprintf(stderr, "%s: %s", side.Desc, line)
-		}
-	}
+	printSide(stderr, side, b.String())
 	return objs, problems.HasErrors(), nil
 }

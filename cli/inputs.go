@@ -107,19 +107,25 @@ func renderPaths(src files, capsFile string, paths []string, policy diag.Policy,
 
 // renderFilesWith is renderFiles with render.Options.Encode set to encode.
 func renderFilesWith(src files, capsFile string, paths []string, encode func(*yaml.RNode) ([]byte, string, error), policy diag.Policy) (render.Result, diag.List) {
+	var caps *capabilities.Resolved
 	var problems diag.List
-	opts := render.Options{Encode: encode, Warnings: policy}
 	if capsFile != "" {
-		caps, l := readCapabilities(src, capsFile)
-		problems = append(problems, l...)
-		opts.Capabilities = caps
+		caps, problems = readCapabilities(src, capsFile)
 	}
+	return renderInputs(src, caps, problems, paths, encode, policy)
+}
+
+// renderInputs renders paths for a capability file already read (nil: a
+// ClusterCapabilities among the inputs, else the embedded default);
+// problems are the reading's, reported with the rendering's.
+func renderInputs(src files, caps *capabilities.Resolved, problems diag.List, paths []string, encode func(*yaml.RNode) ([]byte, string, error), policy diag.Policy) (render.Result, diag.List) {
+	opts := render.Options{Capabilities: caps, Encode: encode, Warnings: policy}
 	items, l := readInputs(src, paths)
 	problems = append(problems, l...)
 	if problems.HasErrors() {
 		return render.Result{}, problems.Sorted()
 	}
-	if capsFile == "" && !hasCapabilities(items) {
+	if caps == nil && !hasCapabilities(items) {
 		problems.Warnf(diag.DefaultCapabilities, "", "%s", defaultCapabilitiesWarning())
 	}
 	res := render.Render(items, opts)

@@ -102,11 +102,7 @@ func runPlan(o planOptions, paths []string, s streams) error {
 	}
 	src := hostFiles{stdin: s.in}
 	caps, problems := readCapabilities(src, o.capsFile)
-	if problems.HasErrors() {
-		problems.Report(s.errOut, "nothing was planned")
-		return exitCode(1)
-	}
-	res, l := renderFilesWith(src, o.capsFile, paths, nil, policy)
+	res, l := renderInputs(src, caps, problems, paths, nil, policy)
 	l.Report(s.errOut, "nothing was planned")
 	if l.HasErrors() {
 		return exitCode(1)

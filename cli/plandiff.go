@@ -12,6 +12,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/internal/gitsnap"
 	"github.com/airunway-render/airunway-render/plan"
+	"github.com/airunway-render/airunway-render/render"
 )
 
 // `airunway-render plan --base REF`: the plan at a git revision and in the
@@ -49,34 +50,15 @@ func runPlanDiff(o planOptions, paths []string, s streams) error {
 
 // planRefs plans both sides; failed means problems were printed on stderr.
 func planRefs(o planOptions, given []string, stderr io.Writer) (*plan.Delta, bool, error) {
-	repo, err := gitsnap.Open(o.dir)
+	sides, err := openSides(o.dir, o.capsFile, given, "--base", o.base, "", "", "the working tree")
 	if err != nil {
 		return nil, false, err
 	}
-	caps, err := repo.RelPath(o.capsFile)
-	if err != nil {
-		return nil, false, fmt.Errorf("--capabilities %q %v", o.capsFile, err)
-	}
-	paths := make([]string, len(given))
-	for i, p := range given {
-		if paths[i], err = repo.RelPath(p); err != nil {
-			return nil, false, fmt.Errorf("PATH %q %v", p, err)
-		}
-	}
-	baseSide, err := repo.Resolve("--base", o.base)
+	before, baseFailed, err := planSide(sides.repo, sides.old, sides.caps, sides.oldPaths, o, stderr)
 	if err != nil {
 		return nil, false, err
 	}
-	headSide := gitsnap.WorkingTree("the working tree")
-	basePaths, headPaths, err := presentPaths(repo, baseSide, headSide, caps, paths, given)
-	if err != nil {
-		return nil, false, err
-	}
-	before, baseFailed, err := planSide(repo, baseSide, caps, basePaths, o, stderr)
-	if err != nil {
-		return nil, false, err
-	}
-	after, headFailed, err := planSide(repo, headSide, caps, headPaths, o, stderr)
+	after, headFailed, err := planSide(sides.repo, sides.new, sides.caps, sides.newPaths, o, stderr)
 	if err != nil || baseFailed || headFailed {
 		return nil, baseFailed || headFailed, err
 	}
@@ -93,30 +75,21 @@ func planSide(repo *gitsnap.Repo, side gitsnap.Side, caps string, paths []string
 	defer func() { err = errors.Join(err, snap.Close()) }()
 	src := rootFiles{root: snap.Root, dir: "."}
 	var b strings.Builder
-	defer func() {
-		for _, line := range strings.SplitAfter(b.String(), "\n") {
-			if line != "" {
-				fmt.Fprintf(stderr, "%s: %s", side.Desc, line)
-			}
-		}
-	}()
-	resolved, problems := readCapabilities(src, caps)
-	if problems.HasErrors() {
-		problems.Report(&b, "nothing was planned")
-		return nil, true, nil
-	}
+	defer func() { printSide(stderr, side, b.String()) }()
 	policy, err := o.warnings.policy()
 	if err != nil {
 		return nil, false, err
 	}
+	resolved, problems := readCapabilities(src, caps)
 	var items []*yaml.RNode // a side without the paths: the models are added or removed
 	if len(paths) > 0 {
-		res, l := renderFilesWith(src, caps, paths, nil, policy)
-		l.Report(&b, "nothing was planned")
-		if l.HasErrors() {
-			return nil, true, nil
-		}
+		var res render.Result
+		res, problems = renderInputs(src, resolved, problems, paths, nil, policy)
 		items = res.Items
+	}
+	problems.Report(&b, "nothing was planned")
+	if problems.HasErrors() {
+		return nil, true, nil
 	}
 	p, err = plan.Compute(items, resolved)
 	if errors.Is(err, plan.ErrNoPools) {

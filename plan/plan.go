@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -86,6 +88,9 @@ type Pool struct {
 	PoolCostPerMonth *float64 `json:"poolCostPerMonth,omitempty"`
 	// Models are the models with pods on the pool, by namespace and name.
 	Models []Model `json:"models"`
+
+	// costCents is CostPerMonth in cents, which the plan's total adds up.
+	costCents int64
 }
 
 // Rollout is the extra demand of rolling updates.
@@ -152,9 +157,9 @@ func Compute(items []*yaml.RNode, caps *capabilities.Resolved) (*Plan, error) {
 	for i := range caps.NodePools {
 		pool := poolPlan(&caps.NodePools[i], byPool[caps.NodePools[i].Name])
 		p.Fits = p.Fits && pool.Fits
-		if price := caps.NodePools[i].PricePerNodeHour; price != nil && pool.NodesNeeded != nil {
-			priced, p.Currency = true, price.Currency
-			cents += toCents(monthly(price, *pool.NodesNeeded))
+		if pool.CostPerMonth != nil {
+			priced, p.Currency = true, caps.NodePools[i].PricePerNodeHour.Currency
+			cents += pool.costCents
 		}
 		p.Pools = append(p.Pools, pool)
 	}
@@ -246,7 +251,7 @@ func poolFor(g Group, pools []hub.NodePool) (*hub.NodePool, string) {
 	var best *hub.NodePool
 	for i := range pools {
 		p := &pools[i]
-		if !contains(g.selector, p.Selector) {
+		if !labels.SelectorFromSet(p.Selector).Matches(labels.Set(g.selector)) {
 			continue
 		}
 		if best == nil || len(p.Selector) > len(best.Selector) {
@@ -254,41 +259,26 @@ func poolFor(g Group, pools []hub.NodePool) (*hub.NodePool, string) {
 		}
 	}
 	if best == nil {
-		return nil, fmt.Sprintf("its node labels %s contain no pool's selector", labels(g.selector))
+		return nil, fmt.Sprintf("its node labels %s contain no pool's selector", nodeLabels(g.selector))
 	}
 	for _, t := range best.Taints {
 		taint := corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)}
 		if taint.Effect == corev1.TaintEffectPreferNoSchedule {
 			continue
 		}
-		if !slices.ContainsFunc(g.tols, func(tol corev1.Toleration) bool { return tol.ToleratesTaint(klog.Background(), &taint, false) }) {
+		if !corev1helpers.TolerationsTolerateTaint(klog.Background(), g.tols, &taint, false) {
 			return nil, fmt.Sprintf("it selects pool %q but does not tolerate its taint %s", best.Name, taint.ToString())
 		}
 	}
 	return best, ""
 }
 
-func contains(have, want map[string]string) bool {
-	for k, v := range want {
-		if got, ok := have[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
-}
-
-func labels(m map[string]string) string {
+// nodeLabels prints required labels for a message.
+func nodeLabels(m map[string]string) string {
 	if len(m) == 0 {
 		return "(none)"
 	}
-	out := ""
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if out != "" {
-			out += ","
-		}
-		out += k + "=" + m[k]
-	}
-	return out
+	return labels.Set(m).String()
 }
 
 // poolPlan packs one pool's groups.
@@ -353,7 +343,8 @@ func poolPlan(np *hub.NodePool, groups []Group) Pool {
 		_, p.PendingPods = shape.pack(steady, hi)
 	}
 	if price := np.PricePerNodeHour; price != nil {
-		p.CostPerMonth = money(toCents(monthly(price, needed)))
+		p.costCents = toCents(monthly(price, needed))
+		p.CostPerMonth = money(p.costCents)
 		billed := needed
 		if sized {
 			billed = min(max(needed, lo), hi)

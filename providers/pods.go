@@ -123,18 +123,11 @@ func surgeOf(obj map[string]any, total int32, def string, fields ...string) (int
 	return int32(max(n, 0)), nil
 }
 
-// ReplicaCount reads a replica count; absent means 1, as Kubernetes
-// defaults it.
+// ReplicaCount reads a replica count as Fields.Int32 reads counts;
+// absent, or not a count, means 1, as Kubernetes defaults it.
 func ReplicaCount(obj map[string]any, fields ...string) int32 {
-	raw, ok, _ := unstructured.NestedFieldNoCopy(obj, fields...)
-	if !ok {
-		return 1
-	}
-	switch t := raw.(type) {
-	case int64:
-		return int32(max(min(t, math.MaxInt32), 0))
-	case float64:
-		return int32(max(min(t, math.MaxInt32), 0))
+	if n, ok := (&Fields{obj: obj, problems: &[]string{}}).Int32(fields...); ok {
+		return n
 	}
 	return 1
 }
