@@ -61,19 +61,22 @@ func (c agreementCase) String() string {
 	return fmt.Sprintf("%d node(s) of %d GPU: %s", c.nodes, c.gpusPerNode, strings.Join(ms, ", "))
 }
 
-func (c agreementCase) capabilities() string {
+// capabilities is the case's capability file. Its pool, and so its
+// nodes, are named after the case: the scheduler never meets a node name
+// whose pods from the case before it has not yet forgotten.
+func (c agreementCase) capabilities(pool string) string {
 	return fmt.Sprintf(`apiVersion: airunway.ai/v1alpha1
 kind: ClusterCapabilities
 metadata: {name: agreement}
 spec:
   providers: [{name: vllm}]
   nodePools:
-  - name: gpu
+  - name: %s
     selector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
     taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
     gpu: {product: NVIDIA-H100-80GB-HBM3, perNode: %d}
     nodes: {count: %d}
-`, c.gpusPerNode, c.nodes)
+`, pool, c.gpusPerNode, c.nodes)
 }
 
 // TestPlanAgreesWithScheduler holds `airunway-render plan` to the real
@@ -101,7 +104,7 @@ func TestPlanAgreesWithScheduler(t *testing.T) {
 		t.Run(fmt.Sprintf("case-%d", i), func(t *testing.T) {
 			dir := t.TempDir()
 			caps := filepath.Join(dir, "capabilities.yaml")
-			require.NoError(t, os.WriteFile(caps, []byte(c.capabilities()), 0o644))
+			require.NoError(t, os.WriteFile(caps, []byte(c.capabilities(fmt.Sprintf("agree%d", i))), 0o644))
 			var paths []string
 			for j, m := range c.models {
 				paths = append(paths, oneModel(t, fmt.Sprintf("m%d", j), fmt.Sprintf("  model: {id: Qwen/Qwen3-8B}\n  engine: {type: vllm}\n  resources: {gpu: {count: %d}}\n  scaling: {replicas: %d}\n", m.gpus, m.replicas)))
@@ -130,6 +133,9 @@ func TestPlanAgreesWithScheduler(t *testing.T) {
 			}
 			t.Logf("%s: plan needs %d node(s), %d pending, fits=%v; the scheduler bound %d and left %d Pending",
 				c, p.NodesNeeded, p.PendingPods, p.Fits, bound, pendingPods)
+			if p.PendingPods != pendingPods {
+				t.Logf("the scheduler's reasons:\n%s", schedulerEvents(t, ns))
+			}
 			require.Equal(t, p.PendingPods, pendingPods, "pods Pending: the plan against the scheduler")
 			require.Equal(t, p.Fits, pendingPods == 0, "fits: the plan against the scheduler")
 			require.Equal(t, total-pendingPods, bound)
@@ -213,11 +219,22 @@ func applyIn(t *testing.T, ns string, objs []*unstructured.Unstructured) {
 	}
 }
 
+// verdictQuiet is how long a namespace's pods must stay as they are before
+// settle believes a pod the scheduler marked unschedulable. The scheduler
+// may try a pod before its cache holds a node just created, or while it
+// still counts a deleted pod; the node or pod event that follows requeues
+// the pod, which is retried after its backoff (1 s, then 2 s).
+const verdictQuiet = 5 * time.Second
+
 // settle waits until the namespace has total pods, each bound or marked
-// unschedulable by the scheduler, and returns how many are which.
+// unschedulable by the scheduler, and returns how many are which. A bound
+// pod is final; a pod marked unschedulable counts once nothing has changed
+// for verdictQuiet.
 func settle(t *testing.T, ns string, total int) (bound, unschedulable int) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
+	var quietSince time.Time
+	lastBound := -1
 	for {
 		pods := &corev1.PodList{}
 		require.NoError(t, cluster.Client.List(context.Background(), pods, client.InNamespace(ns)))
@@ -231,7 +248,17 @@ func settle(t *testing.T, ns string, total int) (bound, unschedulable int) {
 			}
 		}
 		if len(pods.Items) == total && bound+unschedulable == total {
-			return bound, unschedulable
+			if unschedulable == 0 {
+				return bound, 0
+			}
+			if bound != lastBound {
+				lastBound, quietSince = bound, time.Now()
+			}
+			if time.Since(quietSince) >= verdictQuiet {
+				return bound, unschedulable
+			}
+		} else {
+			lastBound = -1
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("want %d pods bound or unschedulable, have %d pods, %d bound, %d unschedulable:\n%s", total, len(pods.Items), bound, unschedulable, podSummary(pods.Items))
