@@ -21,7 +21,7 @@ func newCapabilitiesCommand(s streams) *cobra.Command {
 		Args: cobra.NoArgs, // an argument is an unknown subcommand
 		RunE: func(*cobra.Command, []string) error { return usagef("a subcommand is required") },
 	}
-	caps.AddCommand(newCapabilitiesNodesCommand(s))
+	caps.AddCommand(newCapabilitiesNodesCommand(s), newCapabilitiesDiscoverCommand(s))
 	return caps
 }
 

@@ -138,7 +138,18 @@ func renderInputs(src files, caps *capabilities.Resolved, problems diag.List, pa
 	return res, problems
 }
 
+// readCapabilities reads and checks a capability file.
 func readCapabilities(src files, file string) (*capabilities.Resolved, diag.List) {
+	data, l := readCapabilitiesText(src, file)
+	if l.HasErrors() {
+		return nil, l
+	}
+	return resolveCapabilities(data, file)
+}
+
+// readCapabilitiesText reads a capability file, at most
+// hub.MaxObjectBytes of it.
+func readCapabilitiesText(src files, file string) ([]byte, diag.List) {
 	var l diag.List
 	budget := hub.MaxObjectBytes
 	data, err := readLimited(src, file, &budget)
@@ -154,6 +165,12 @@ func readCapabilities(src files, file string) (*capabilities.Resolved, diag.List
 		l.Errorf("", "cannot read the capability file: %v", err)
 		return nil, l.Attach(diag.Resource{}, file)
 	}
+	return data, nil
+}
+
+// resolveCapabilities checks a capability file's text.
+func resolveCapabilities(data []byte, file string) (*capabilities.Resolved, diag.List) {
+	var l diag.List
 	node, err := yaml.Parse(string(data))
 	if err != nil {
 		l.Errorf("", "is not a single YAML object: %s", yamlerr.Describe(err))

@@ -51,3 +51,29 @@ type GatewayStatus struct {
 	ModelName        string `json:"modelName,omitempty"`
 	GatewayNamespace string `json:"gatewayNamespace,omitempty"`
 }
+
+// ClusterCapabilitiesStatus is what the status reporter writes to an
+// applied ClusterCapabilities: whether the cluster still is what the file
+// says, and each difference it found.
+type ClusterCapabilitiesStatus struct {
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions holds CapabilitiesCurrent: True while the live cluster
+	// matches the file, False with the differences counted otherwise.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Differences are the declared facts the live cluster contradicts,
+	// sorted by field.
+	Differences []CapabilityDifference `json:"differences,omitempty"`
+}
+
+// CapabilityDifference is one declared fact the live cluster contradicts.
+type CapabilityDifference struct {
+	// Field is the path of the fact in the file, with list items named by
+	// their name, e.g. spec.nodePools[l4].taints.
+	Field string `json:"field"`
+	// Declared is what the file says, Live what the cluster has; either is
+	// empty when there is nothing to show (a pool without nodes).
+	Declared string `json:"declared,omitempty"`
+	Live     string `json:"live,omitempty"`
+	// Message says it in a sentence, naming nodes and objects.
+	Message string `json:"message"`
+}

@@ -1,0 +1,123 @@
+package discover
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+)
+
+// Cluster is what discovery reads of a cluster: a snapshot, so that
+// Discover and Compare are plain functions of it.
+type Cluster struct {
+	Nodes []corev1.Node
+	// CRDs are the CustomResourceDefinitions' metadata: their names say
+	// which kinds are served, their annotations which bundle they came from.
+	CRDs []metav1.PartialObjectMetadata
+	// Deployments are read for the operators' releases (their images,
+	// arguments and labels); only their metadata and pod template matter.
+	Deployments []appsv1.Deployment
+	// Gateways are the Gateway API Gateways' metadata.
+	Gateways []metav1.PartialObjectMetadata
+}
+
+// What Read lists.
+var (
+	nodesResource       = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	deploymentsResource = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	crdsResource        = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	gatewaysResource    = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
+)
+
+// Read lists a cluster's Nodes, CRDs, Deployments (every namespace) and
+// Gateways. CRDs and Gateways are read as metadata only. A cluster without
+// the Gateway API has no Gateways; any other failure (a forbidden list
+// names the verb and resource the ClusterRole in deploy/discover grants) is
+// an error.
+func Read(ctx context.Context, cfg *rest.Config) (*Cluster, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{}
+	if c.Nodes, err = listTyped[corev1.Node](ctx, dyn, nodesResource); err != nil {
+		return nil, err
+	}
+	if c.Deployments, err = listTyped[appsv1.Deployment](ctx, dyn, deploymentsResource); err != nil {
+		return nil, err
+	}
+	if c.CRDs, err = listMetadata(ctx, meta, crdsResource); err != nil {
+		return nil, err
+	}
+	if c.HasCRD(gatewayCRD) {
+		if c.Gateways, err = listMetadata(ctx, meta, gatewaysResource); err != nil {
+			return nil, err
+		}
+	}
+	c.Sort()
+	return c, nil
+}
+
+// listTyped lists a resource in every namespace through the dynamic client
+// and converts the items: the typed clientset would link every API group.
+func listTyped[T any](ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource) ([]T, error) {
+	list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
+	}
+	out := make([]T, len(list.Items))
+	for i := range list.Items {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &out[i]); err != nil {
+			return nil, fmt.Errorf("reading %s %q: %w", gvr.GroupResource(), list.Items[i].GetName(), err)
+		}
+	}
+	return out, nil
+}
+
+func listMetadata(ctx context.Context, meta metadata.Interface, gvr schema.GroupVersionResource) ([]metav1.PartialObjectMetadata, error) {
+	list, err := meta.Resource(gvr).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
+	}
+	return list.Items, nil
+}
+
+// Sort orders every list by namespace and name, so that what a Cluster
+// gives does not depend on the order the API server or a cache listed it.
+func (c *Cluster) Sort() {
+	slices.SortFunc(c.Nodes, func(a, b corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(c.Deployments, func(a, b appsv1.Deployment) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	byKey := func(a, b metav1.PartialObjectMetadata) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	}
+	slices.SortFunc(c.CRDs, byKey)
+	slices.SortFunc(c.Gateways, byKey)
+}
+
+// CRD returns the named CustomResourceDefinition's metadata, or nil.
+func (c *Cluster) CRD(name string) *metav1.PartialObjectMetadata {
+	for i := range c.CRDs {
+		if c.CRDs[i].Name == name {
+			return &c.CRDs[i]
+		}
+	}
+	return nil
+}
+
+// HasCRD reports whether the named CustomResourceDefinition is installed.
+func (c *Cluster) HasCRD(name string) bool { return c.CRD(name) != nil }

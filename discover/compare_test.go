@@ -1,0 +1,141 @@
+package discover
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/capabilities"
+)
+
+// exampleCluster is the cluster a capability file describes: its Nodes
+// as `capabilities nodes` generates them, the CRDs of its providers and
+// gateway, the operators' Deployments at the declared releases, and its
+// parent Gateway.
+func exampleCluster(t *testing.T, file string) (*hub.ClusterCapabilities, *Cluster) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	caps, problems := capabilities.Decode(data)
+	require.False(t, problems.HasErrors(), "%v", problems)
+	r, problems := capabilities.Resolve(caps)
+	require.False(t, problems.HasErrors(), "%v", problems)
+	c := &Cluster{Nodes: r.Nodes()}
+	images := map[string]string{
+		hub.ProviderKAITO:   "mcr.microsoft.com/aks/kaito/workspace:",
+		hub.ProviderDynamo:  "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:",
+		hub.ProviderKubeRay: "quay.io/kuberay/operator:v",
+	}
+	for _, p := range caps.Spec.Providers {
+		if o, ok := operatorFor(p.Name); ok && o.crd != "" {
+			c.CRDs = append(c.CRDs, crd(o.crd, nil))
+			c.Deployments = append(c.Deployments, deployment(p.Name+"-system", p.Name+"-operator", nil, images[p.Name]+p.Version))
+		}
+	}
+	if g := caps.Spec.Gateway; g != nil {
+		c.CRDs = append(c.CRDs, gatewayCRDs(g.GatewayAPIVersion, g.Channel)...)
+		c.CRDs = append(c.CRDs, crd(inferencePoolV1, kv{inferenceBundleKey: "v1.5.0"}))
+		c.Gateways = append(c.Gateways, gateway(g.ParentRef.Namespace, g.ParentRef.Name))
+	}
+	return caps, c
+}
+
+// TestCompare changes one fact of a cluster at a time and expects exactly
+// the differences that name it.
+func TestCompare(t *testing.T) {
+	const prod = "../examples/kustomize/clusters/prod/capabilities.yaml"
+	const gw = "../examples/gateway/capabilities.yaml"
+	nodeNamed := func(c *Cluster, name string) *corev1.Node {
+		for i := range c.Nodes {
+			if c.Nodes[i].Name == name {
+				return &c.Nodes[i]
+			}
+		}
+		t.Fatalf("no node %s", name)
+		return nil
+	}
+	cases := []struct {
+		name, file string
+		change     func(c *Cluster)
+		fields     []string
+	}{
+		{"as declared", prod, func(*Cluster) {}, nil},
+		{"gateway as declared", gw, func(*Cluster) {}, nil},
+		{"a pool relabelled", prod, func(c *Cluster) {
+			for _, n := range []string{"l4-0", "l4-1", "l4-2", "l4-3"} {
+				nodeNamed(c, n).Labels["nvidia.com/gpu.product"] = "NVIDIA-L4-SHARED"
+			}
+		}, []string{"spec.nodePools[l4].selector"}},
+		{"a node gone", prod, func(c *Cluster) { c.Nodes = c.Nodes[1:] }, []string{"spec.nodePools[l4].nodes.count"}},
+		{"an autoscaled pool under its minimum", prod, func(c *Cluster) {
+			var kept []corev1.Node
+			for _, n := range c.Nodes {
+				if n.Labels[hub.LabelNodePool] != "a100" {
+					kept = append(kept, n)
+				}
+			}
+			c.Nodes = kept
+		}, []string{"spec.nodePools[a100].selector"}},
+		{"fewer GPUs on a node, a taint lost, a memory label changed", prod, func(c *Cluster) {
+			n := nodeNamed(c, "a100-1")
+			n.Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("1")
+			nodeNamed(c, "l4-2").Spec.Taints = nil
+			nodeNamed(c, "a100-0").Labels["nvidia.com/gpu.memory"] = "40960"
+		}, []string{"spec.nodePools[a100].gpu.memoryMiB", "spec.nodePools[a100].gpu.perNode", "spec.nodePools[l4].taints"}},
+		{"a taint added to the CPU pool", prod, func(c *Cluster) {
+			nodeNamed(c, "cpu-0").Spec.Taints = []corev1.Taint{taint("dedicated", "system", corev1.TaintEffectNoSchedule)}
+		}, []string{"spec.nodePools[cpu].taints"}},
+		{"a provider CRD removed", prod, func(c *Cluster) {
+			c.CRDs = []metav1.PartialObjectMetadata{crd("dynamographdeployments.nvidia.com", nil)}
+		}, []string{"spec.providers[kaito]"}},
+		{"an operator upgraded", prod, func(c *Cluster) {
+			for i := range c.Deployments {
+				if c.Deployments[i].Name == "kaito-operator" {
+					c.Deployments[i].Spec.Template.Spec.Containers[0].Image = "mcr.microsoft.com/aks/kaito/workspace:0.13.0"
+				}
+			}
+		}, []string{"spec.providers[kaito].version"}},
+		{"the Gateway API bumped, the Gateway gone", gw, func(c *Cluster) {
+			c.CRDs = append(gatewayCRDs("v1.6.0", "experimental"), crd(inferencePoolV1, nil))
+			c.Gateways = nil
+		}, []string{"spec.gateway.channel", "spec.gateway.gatewayAPIVersion", "spec.gateway.parentRef"}},
+		{"the InferencePool CRD removed", gw, func(c *Cluster) {
+			c.CRDs = gatewayCRDs("v1.5.1", "standard")
+		}, []string{"spec.gateway.inferencePoolVersion"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			caps, c := exampleCluster(t, tc.file)
+			tc.change(c)
+			var fields []string
+			for _, d := range Compare(caps, c) {
+				fields = append(fields, d.Field)
+				require.NotEmpty(t, d.Message)
+			}
+			require.Equal(t, tc.fields, fields)
+		})
+	}
+}
+
+// TestCompareNamesTheChange reads one difference whole.
+func TestCompareNamesTheChange(t *testing.T) {
+	caps, c := exampleCluster(t, "../examples/kustomize/clusters/prod/capabilities.yaml")
+	c.Deployments = append(c.Deployments, appsv1.Deployment{})
+	for i := range c.Nodes {
+		if c.Nodes[i].Name == "l4-3" {
+			c.Nodes[i].Spec.Taints = nil
+		}
+	}
+	require.Equal(t, []Difference{{
+		Field: "spec.nodePools[l4].taints", Declared: "nvidia.com/gpu=present:NoSchedule",
+		Live:    "none on l4-3; nvidia.com/gpu=present:NoSchedule on l4-0, l4-1, l4-2",
+		Message: `pool "l4": the nodes' taints differ from the file's (nvidia.com/gpu=present:NoSchedule): none on l4-3; nvidia.com/gpu=present:NoSchedule on l4-0, l4-1, l4-2`,
+		Pool:    "l4",
+	}}, Compare(caps, c))
+}

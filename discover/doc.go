@@ -1,0 +1,27 @@
+// Package discover reads what a live cluster says about itself and sets it
+// beside a capability file: the cluster-facing half of the capability
+// file, kept out of the pure renderer.
+//
+// The pipeline has three steps, each usable alone:
+//
+//   - Read lists what discovery needs — Nodes, the metadata of
+//     CustomResourceDefinitions and Gateways, and Deployments — into a
+//     Cluster, a plain snapshot. Nothing else is read: no Secret, no Pod,
+//     no ConfigMap.
+//   - Discover turns a Cluster into a ClusterCapabilities: node pools
+//     grouped by the cloud's node-pool label (or GPU shape), their GPU
+//     Feature Discovery facts, taints and allocatable GPUs; the providers
+//     whose CRDs are installed, with the operator release their Deployment
+//     shows; the Gateway API bundle and the Inference Extension. Every guess
+//     is returned as a Note that Encode writes as a YAML comment beside the
+//     field it explains.
+//   - Compare holds a declared capability file against a Cluster and
+//     returns the declared facts the cluster contradicts. The status
+//     reporter runs it on its informer caches to write the
+//     CapabilitiesCurrent condition; `airunway-render capabilities
+//     discover --merge` uses Merge to update a hand-written file's facts
+//     and keep its names, selectors, prices and comments.
+//
+// The same Cluster gives the same output, byte for byte: every list is
+// sorted before it is read.
+package discover

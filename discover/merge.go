@@ -1,0 +1,357 @@
+package discover
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+)
+
+// Merge updates a hand-written capability file (its text, and declared,
+// the same file decoded) with what the cluster says, and returns the new
+// text and a note per change. It keeps what only people know — names,
+// selectors, prices, autoscaling ranges, images, engines, selection rules,
+// comments, layout — and updates the facts: operator releases, the
+// providers installed, the gateway's versions and parent Gateway, and each
+// pool's taints, GPUs, capacity and node count. A pool is matched to the
+// discovered pool whose every node its selector picks; a declared pool
+// that picks no node is dropped unless it scales from zero, a discovered
+// pool no declared one matches is added. vLLM and llm-d show no operator,
+// so they stay as declared.
+func Merge(text []byte, declared *hub.ClusterCapabilities, c *Cluster) ([]byte, []Note, error) {
+	c.Sort()
+	doc, err := yaml.Parse(string(text))
+	if err != nil {
+		return nil, nil, err
+	}
+	m := &merger{doc: doc, c: c}
+	found, _ := Discover(c, declared.Name)
+	steps := []func() error{
+		func() error { return m.providers(declared.Spec.Providers, found.Spec.Providers) },
+		func() error { return m.gateway(declared.Spec.Gateway, found.Spec.Gateway) },
+		func() error { return m.pools(declared.Spec.NodePools) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return []byte(doc.MustString()), m.changes, nil
+}
+
+type merger struct {
+	doc     *yaml.RNode
+	c       *Cluster
+	changes []Note
+}
+
+func (m *merger) changed(field, format string, args ...any) {
+	m.changes = append(m.changes, Note{Field: field, Text: fmt.Sprintf(format, args...)})
+}
+
+// listOf returns the spec's list field, created when create is set.
+func (m *merger) listOf(field string, create bool) (*yaml.RNode, error) {
+	if create {
+		return m.doc.Pipe(yaml.LookupCreate(yaml.SequenceNode, "spec", field))
+	}
+	return m.doc.Pipe(yaml.Lookup("spec", field))
+}
+
+func (m *merger) providers(declared, found []hub.ProviderCapability) error {
+	byName := func(list []hub.ProviderCapability, name string) *hub.ProviderCapability {
+		if i := slices.IndexFunc(list, func(p hub.ProviderCapability) bool { return p.Name == name }); i >= 0 {
+			return &list[i]
+		}
+		return nil
+	}
+	list, err := m.listOf("providers", false)
+	if err != nil {
+		return err
+	}
+	for _, p := range declared {
+		field := fmt.Sprintf("spec.providers[%s]", p.Name)
+		o, known := operatorFor(p.Name)
+		f := byName(found, p.Name)
+		switch {
+		case known && o.crd != "" && f == nil:
+			if err := list.PipeE(yaml.ElementSetter{Keys: []string{"name"}, Values: []string{p.Name}}); err != nil {
+				return err
+			}
+			m.changed(field, "removed: CRD %s is not installed", o.crd)
+		case f != nil && f.Version != "" && !sameRelease(p.Version, f.Version):
+			item, err := list.Pipe(yaml.Lookup("[name=" + p.Name + "]"))
+			if err != nil {
+				return err
+			}
+			if err := setScalar(item, "version", f.Version, yaml.NodeTagString); err != nil {
+				return err
+			}
+			m.changed(field+".version", "%s → %s", orNone(p.Version), f.Version)
+		}
+	}
+	for _, f := range found {
+		if f.Name == hub.ProviderVLLM || byName(declared, f.Name) != nil {
+			continue // vLLM is a choice, not a fact
+		}
+		if list, err = m.listOf("providers", true); err != nil {
+			return err
+		}
+		if err := appendItem(list, f); err != nil {
+			return err
+		}
+		m.changed(fmt.Sprintf("spec.providers[%s]", f.Name), "added: installed in the cluster")
+	}
+	return nil
+}
+
+func (m *merger) gateway(declared, found *hub.GatewayCapability) error {
+	const field = "spec.gateway"
+	spec, err := m.doc.Pipe(yaml.LookupCreate(yaml.MappingNode, "spec"))
+	if err != nil {
+		return err
+	}
+	switch {
+	case declared == nil && found == nil:
+		return nil
+	case found == nil:
+		m.changed(field, "removed: the cluster has no InferencePool CRD, Gateway API or Gateway")
+		return spec.PipeE(yaml.Clear("gateway"))
+	case declared == nil:
+		m.changed(field, "added: the cluster has the Inference Extension and a Gateway")
+		return setValue(spec, "gateway", found)
+	}
+	g, err := spec.Pipe(yaml.Lookup("gateway"))
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct{ key, was, now string }{
+		{"inferencePoolVersion", declared.InferencePoolVersion, found.InferencePoolVersion},
+		{"gatewayAPIVersion", declared.GatewayAPIVersion, found.GatewayAPIVersion},
+		{"channel", declared.Channel, found.Channel},
+	} {
+		if f.now != "" && f.now != f.was {
+			if err := setScalar(g, f.key, f.now, yaml.NodeTagString); err != nil {
+				return err
+			}
+			m.changed(field+"."+f.key, "%s → %s", orNone(f.was), f.now)
+		}
+	}
+	if ref := declared.ParentRef; ref == nil || !slices.ContainsFunc(m.c.Gateways, func(gw metaObject) bool {
+		return gw.Name == ref.Name && (ref.Namespace == "" || gw.Namespace == ref.Namespace)
+	}) {
+		m.changed(field+".parentRef", "→ %s/%s: the declared Gateway does not exist", found.ParentRef.Namespace, found.ParentRef.Name)
+		return setValue(g, "parentRef", found.ParentRef)
+	}
+	return nil
+}
+
+func (m *merger) pools(declared []hub.NodePool) error {
+	found, _ := discoverPools(m.c)
+	taken := make([]bool, len(found))
+	list, err := m.listOf("nodePools", false)
+	if err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	for i := range declared {
+		d := &declared[i]
+		names[d.Name] = true
+		field := fmt.Sprintf("spec.nodePools[%s]", d.Name)
+		j := matchPool(d, found, taken)
+		if j < 0 {
+			if len(d.Selector) == 0 {
+				continue // places nothing; nothing to match
+			}
+			if lo, _, ok := d.Nodes.Range(); ok && lo == 0 {
+				m.changed(field, "kept without nodes: it scales from zero")
+				continue
+			}
+			m.changed(field, "removed: no node has its labels %s", labels.SelectorFromSet(d.Selector))
+			if err := list.PipeE(yaml.ElementSetter{Keys: []string{"name"}, Values: []string{d.Name}}); err != nil {
+				return err
+			}
+			continue
+		}
+		taken[j] = true
+		item, err := list.Pipe(yaml.Lookup("[name=" + d.Name + "]"))
+		if err != nil {
+			return err
+		}
+		if err := m.poolFacts(item, field, d, &found[j].NodePool); err != nil {
+			return err
+		}
+	}
+	for j, f := range found {
+		if taken[j] {
+			continue
+		}
+		p := f.NodePool
+		for base, n := p.Name, 2; names[p.Name]; n++ {
+			p.Name = fmt.Sprintf("%s-%d", base, n)
+		}
+		names[p.Name] = true
+		if list, err = m.listOf("nodePools", true); err != nil {
+			return err
+		}
+		if err := appendItem(list, p); err != nil {
+			return err
+		}
+		m.changed(fmt.Sprintf("spec.nodePools[%s]", p.Name), "added: %d node(s) no declared pool picks", len(f.nodes))
+	}
+	return nil
+}
+
+// matchPool picks the discovered pool, not yet taken, with GPUs when the
+// declared one has them, whose every node the declared selector picks; a
+// pool of the declared GPU product first.
+func matchPool(d *hub.NodePool, found []foundPool, taken []bool) int {
+	if len(d.Selector) == 0 {
+		return -1
+	}
+	sel := labels.SelectorFromSet(d.Selector)
+	best := -1
+	for j, f := range found {
+		if taken[j] || (d.GPU == nil) != (f.GPU == nil) {
+			continue
+		}
+		if slices.ContainsFunc(f.nodes, func(n *corev1.Node) bool { return !sel.Matches(labels.Set(n.Labels)) }) {
+			continue
+		}
+		if d.GPU != nil && d.GPU.Product != "" && f.GPU.Product == d.GPU.Product {
+			return j
+		}
+		if best < 0 {
+			best = j
+		}
+	}
+	return best
+}
+
+// poolFacts updates a declared pool's taints, GPUs, capacity and node
+// count from the discovered pool.
+func (m *merger) poolFacts(item *yaml.RNode, field string, d, f *hub.NodePool) error {
+	if taintsKey(d.Taints) != taintsKey(f.Taints) {
+		m.changed(field+".taints", "%s → %s", orNone(taintsKey(d.Taints)), orNone(taintsKey(f.Taints)))
+		if err := setValue(item, "taints", f.Taints); err != nil {
+			return err
+		}
+	}
+	if f.GPU != nil {
+		g, err := item.Pipe(yaml.LookupCreate(yaml.MappingNode, "gpu"))
+		if err != nil {
+			return err
+		}
+		var was hub.PoolGPU
+		if d.GPU != nil {
+			was = *d.GPU
+		}
+		for _, s := range []struct {
+			key, was, now, tag string
+		}{
+			{"resourceName", d.GPUResource(), f.GPU.ResourceName, yaml.NodeTagString},
+			{"product", was.Product, f.GPU.Product, yaml.NodeTagString},
+			{"memoryMiB", strconv.FormatInt(was.MemoryMiB, 10), strconv.FormatInt(f.GPU.MemoryMiB, 10), yaml.NodeTagInt},
+			{"perNode", strconv.Itoa(int(was.PerNode)), strconv.Itoa(int(f.GPU.PerNode)), yaml.NodeTagInt},
+		} {
+			if s.now == "" || s.now == "0" || s.now == s.was {
+				continue
+			}
+			if err := setScalar(g, s.key, s.now, s.tag); err != nil {
+				return err
+			}
+			m.changed(field+".gpu."+s.key, "%s → %s", s.was, s.now)
+		}
+	}
+	if c := f.Capacity; c != nil && (d.Capacity == nil || *d.Capacity != *c) {
+		if err := setValue(item, "capacity", c); err != nil {
+			return err
+		}
+		m.changed(field+".capacity", "→ cpu %s, memory %s (the least a node allocates)", c.CPU, c.Memory)
+	}
+	live := *f.Nodes.Count
+	switch lo, hi, ok := d.Nodes.Range(); {
+	case d.Nodes.Autoscaled():
+		if live < lo || live > hi {
+			m.changed(field+".nodes", "kept %d to %d, though the cluster has %d node(s) now", lo, hi, live)
+		}
+	case !ok || lo != live:
+		if err := setValue(item, "nodes", f.Nodes); err != nil {
+			return err
+		}
+		m.changed(field+".nodes.count", "→ %d", live)
+	}
+	return nil
+}
+
+// setScalar sets a scalar field in place, keeping its quoting and
+// comments, or adds it.
+func setScalar(n *yaml.RNode, key, value, tag string) error {
+	if f := n.Field(key); f != nil && f.Value.YNode().Kind == yaml.ScalarNode {
+		f.Value.YNode().Value = value
+		f.Value.YNode().Tag = tag
+		return nil
+	}
+	return setField(n, key, yaml.NewRNode(&yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}))
+}
+
+// setField replaces a field's value, or inserts the field where keyOrder
+// puts it (before the first key that comes after it), so that an added
+// fact does not land below a pool's price.
+func setField(n *yaml.RNode, key string, value *yaml.RNode) error {
+	if n.Field(key) != nil {
+		return n.PipeE(yaml.SetField(key, value))
+	}
+	rank := func(k string) int {
+		if i := slices.Index(keyOrder, k); i >= 0 {
+			return i
+		}
+		return len(keyOrder)
+	}
+	content := n.YNode().Content
+	at := len(content)
+	for i := 0; i+1 < len(content); i += 2 {
+		if rank(content[i].Value) > rank(key) {
+			at = i
+			break
+		}
+	}
+	k := &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: key}
+	n.YNode().Content = slices.Insert(content, at, k, value.YNode())
+	return nil
+}
+
+// setValue replaces a field with a value encoded as the file's keys go.
+func setValue(n *yaml.RNode, key string, value any) error {
+	v, err := encodeValue(value)
+	if err != nil {
+		return err
+	}
+	return setField(n, key, v)
+}
+
+func appendItem(list *yaml.RNode, value any) error {
+	v, err := encodeValue(value)
+	if err != nil {
+		return err
+	}
+	return list.PipeE(yaml.Append(v.YNode()))
+}
+
+func encodeValue(value any) (*yaml.RNode, error) {
+	data, err := sigsyaml.Marshal(value)
+	if err != nil {
+		return nil, err
+	}
+	v, err := yaml.Parse(string(data))
+	if err != nil {
+		return nil, err
+	}
+	orderKeys(v.YNode())
+	return v, nil
+}

@@ -1,0 +1,66 @@
+package discover
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/airunway-render/airunway-render/capabilities"
+)
+
+// TestMerge updates the prod example after a season of changes in its
+// cluster — KAITO downgraded, Dynamo uninstalled, KubeRay installed, the L4
+// nodes replaced by two-GPU ones, the A100 pool gone, an H100 pool added —
+// and holds the result and the changes listed to a golden file. The
+// comments, the names, the prices and the layout stay; merging again
+// changes nothing.
+func TestMerge(t *testing.T) {
+	const file = "../examples/kustomize/clusters/prod/capabilities.yaml"
+	text, err := os.ReadFile(file)
+	require.NoError(t, err)
+	declared, c := exampleCluster(t, file)
+
+	var nodes []corev1.Node
+	for _, n := range c.Nodes {
+		switch n.Labels["render.airunway.ai/node-pool"] {
+		case "a100":
+			continue
+		case "l4":
+			n.Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("2")
+		}
+		nodes = append(nodes, n)
+	}
+	for i := range 2 {
+		nodes = append(nodes, node(fmt.Sprintf("h100-%d", i), with(kv{"kubernetes.azure.com/agentpool": "gpuh100"}, gfd("NVIDIA-H100-80GB-HBM3", "81559", "8")),
+			kv{"nvidia.com/gpu": "8"}, taint("sku", "gpu", corev1.TaintEffectNoSchedule)))
+	}
+	c.Nodes = nodes
+	c.CRDs = append(c.CRDs[:0:0], crd("workspaces.kaito.sh", nil), crd("rayservices.ray.io", nil))
+	c.Deployments[1].Spec.Template.Spec.Containers[0].Image = "mcr.microsoft.com/aks/kaito/workspace:0.11.0"
+	c.Deployments = append(c.Deployments, deployment("ray-system", "kuberay-operator", nil, "quay.io/kuberay/operator:v1.4.2"))
+
+	merged, changes, err := Merge(text, declared, c)
+	require.NoError(t, err)
+	var b strings.Builder
+	b.WriteString(string(merged))
+	b.WriteString("---\n# changes:\n")
+	for _, ch := range changes {
+		fmt.Fprintf(&b, "# %s: %s\n", ch.Field, ch.Text)
+	}
+	golden(t, "merge-prod.golden", []byte(b.String()))
+
+	again, problems := capabilities.Decode(merged)
+	require.False(t, problems.HasErrors(), "%v", problems)
+	_, problems = capabilities.Resolve(again)
+	require.False(t, problems.HasErrors(), "%v", problems)
+	require.Empty(t, Compare(again, c), "a merged file has no differences from its cluster")
+	twice, changes, err := Merge(merged, again, c)
+	require.NoError(t, err)
+	require.Empty(t, changes)
+	require.Equal(t, string(merged), string(twice))
+}
