@@ -34,7 +34,7 @@ help:
 	@echo "make verify-modules  go mod verify and go mod tidy -diff (part of make test)"
 	@echo "make lint     golangci-lint: layering (depguard), import groups, no init(), standard checks (part of make test)"
 	@echo "make image    build the function, Argo CD plugin and status reporter images with buildah"
-	@echo "make docs     regenerate the generated parts of docs/ (matrix, field reference, CLI reference)"
+	@echo "make docs     regenerate the generated parts of docs/ (matrix, field reference, CLI reference) and the ClusterCapabilities CRD of deploy/base"
 	@echo "make schemas  re-derive schemas/ and the deploy/ CRD from $(SHARED_CRDS)"
 
 build: bin/airunway-render bin/airunway-status-reporter
@@ -162,10 +162,13 @@ profile:
 	$(GO) tool pprof -top -cum -nodecount 40 bin/fn.test bin/cpu.pprof
 	$(GO) tool pprof -top -sample_index=alloc_space -nodecount 20 bin/fn.test bin/mem.pprof
 
-# The generated parts of docs/ (hack/gendocs); a test fails when they are
-# stale.
+# What is generated from the code: the generated parts of docs/
+# (hack/gendocs) and the ClusterCapabilities CRD of deploy/base, derived
+# from the capability file's Go types (hack/gencrd). A test of each fails
+# when its output is stale.
 docs:
 	$(GO) run ./hack/gendocs
+	$(GO) run ./hack/gencrd
 
 # SCHEMA_MODULES=false re-derives offline, keeping the files derived from Go
 # modules (hack/derive-schemas/modules.go) as they are.

@@ -36,10 +36,10 @@ make=${MAKE:-make}
 : "${TOOLS_DIR:?}" "${ENVTEST_DIR:?}" "${TWIN_DIR:?}" "${GITOPS_DIR:?}" "${KUSTOMIZE:?}"
 gitops_tests=${GITOPS_TESTS:-TestGitOps}
 module=$("$go" list -m)
-# The packages whose tests need the background builds: the reporter's
-# (kube-apiserver), the end-to-end ones (kustomize, buildah, kube-apiserver)
-# and the twin's (all of it).
-cluster_packages=("$module/reporter" "$module/test/e2e" "$module/test/twin")
+# The packages whose tests need the background builds: the reporter's and
+# deploy's (kube-apiserver), the end-to-end ones (kustomize, buildah,
+# kube-apiserver) and the twin's (all of it).
+cluster_packages=("$module/reporter" "$module/deploy" "$module/test/e2e" "$module/test/twin")
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath"
 
 t0=$SECONDS

@@ -82,6 +82,32 @@ func LoadChannel(group, kind, version, release, channel string) (*Validator, err
 	return v, nil
 }
 
+// ForCRD returns a validator for one version of a CRD that schemas/ does
+// not embed, such as one this repository generates (hack/gencrd), so a
+// test checks objects against exactly the CRD a cluster installs. It is
+// not cached.
+func ForCRD(crd *apiextensionsv1.CustomResourceDefinition, version string) (*Validator, error) {
+	for _, v := range crd.Spec.Versions {
+		if v.Name != version {
+			continue
+		}
+		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			return nil, fmt.Errorf("schemacheck: CRD %s version %s has no schema", crd.Name, version)
+		}
+		raw, err := json.Marshal(v.Schema.OpenAPIV3Schema)
+		if err != nil {
+			return nil, err
+		}
+		f := &schemaFile{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind, Version: version, Source: "CRD " + crd.Name, Schema: raw}
+		val, err := newValidator(f)
+		if err != nil {
+			return nil, fmt.Errorf("schemacheck: CRD %s: %w", crd.Name, err)
+		}
+		return val, nil
+	}
+	return nil, fmt.Errorf("schemacheck: CRD %s has no version %q", crd.Name, version)
+}
+
 // newValidator builds the same artefacts the API server builds for a served
 // CRD version (see customresource_handler.go in apiextensions-apiserver):
 // the OpenAPI schema validator on the internal types, the structural schema

@@ -25,6 +25,7 @@ func TestKustomizeBuildDeployBase(t *testing.T) {
 
 	requireObject(t, objs, "v1", "Namespace", "", ns)
 	requireObject(t, objs, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "modeldeployments.airunway.ai")
+	requireObject(t, objs, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "clustercapabilities.airunway.ai")
 	var sa corev1.ServiceAccount
 	decodeStrict(t, requireObject(t, objs, "v1", "ServiceAccount", ns, name), &sa)
 
@@ -52,7 +53,8 @@ func TestKustomizeBuildDeployBase(t *testing.T) {
 		for _, verb := range rule.Verbs {
 			require.Contains(t, []string{"get", "list", "watch", "patch"}, verb, "resources %v", rule.Resources)
 			if verb == "patch" {
-				require.Equal(t, []string{"modeldeployments/status"}, rule.Resources)
+				require.Len(t, rule.Resources, 1, "a patch rule names one status subresource")
+				require.Contains(t, []string{"modeldeployments/status", "clustercapabilities/status"}, rule.Resources[0])
 			}
 		}
 	}
@@ -65,5 +67,5 @@ func TestKustomizeBuildDeployBase(t *testing.T) {
 		decodeStrict(t, n, &b)
 		require.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}}, b.Subjects)
 	}
-	require.Len(t, objs, 8, "objects: %v", identities(objs))
+	require.Len(t, objs, 9, "objects: %v", identities(objs))
 }

@@ -1,0 +1,342 @@
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+)
+
+const repoRoot = ".."
+
+type obj = map[string]any
+
+// shippedCRD is base/'s ClusterCapabilities CRD, as users install it.
+func shippedCRD(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("base", "airunway.ai_clustercapabilities.yaml"))
+	require.NoError(t, err)
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	require.NoError(t, yaml.UnmarshalStrict(data, crd))
+	return crd
+}
+
+// startAPIServer starts kube-apiserver and etcd with the CRD installed.
+func startAPIServer(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) (*rest.Config, client.Client) {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test`, or `export KUBEBUILDER_ASSETS=$(make -s envtest)` (builds kube-apiserver and etcd once)")
+	}
+	ctrllog.SetLogger(logr.Discard())
+	env := &envtest.Environment{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	require.NoError(t, err, "starting envtest")
+	t.Cleanup(func() { require.NoError(t, env.Stop()) })
+	c, err := client.New(cfg, client.Options{})
+	require.NoError(t, err)
+	return cfg, c
+}
+
+// TestClusterCapabilitiesOnAPIServer installs the shipped CRD on a real
+// API server and applies the repository's capability files to it, and the
+// status the status reporter writes.
+func TestClusterCapabilitiesOnAPIServer(t *testing.T) {
+	crd := shippedCRD(t)
+	cfg, c := startAPIServer(t, crd)
+	ctx := context.Background()
+
+	// Every capability file is created as it is (unknown fields refused,
+	// as kubectl does) and read back with its spec unchanged: nothing is
+	// pruned, no number changes type. Only a file the renderer's own
+	// decoder refuses (a wrong type, an unknown field) may be refused, and
+	// must be.
+	t.Run("examples round-trip", func(t *testing.T) {
+		created := 0
+		for _, f := range capabilityFiles(t) {
+			u := &unstructured.Unstructured{Object: normalize(t, f.obj)}
+			err := c.Create(ctx, u, client.FieldValidation("Strict"))
+			data, jsonErr := json.Marshal(f.obj)
+			require.NoError(t, jsonErr)
+			if _, problems := v1.DecodeClusterCapabilities(data); problems.HasErrors() {
+				require.Error(t, err, "%s: the renderer refuses it (%v), the API server accepts it", f.source, problems)
+				continue
+			}
+			require.NoError(t, err, f.source)
+			created++
+			got := get(t, c, u)
+			require.Equal(t, normalize(t, f.obj)["spec"], normalize(t, got.Object)["spec"], "%s: the spec must round-trip", f.source)
+			require.NoError(t, c.Delete(ctx, got))
+		}
+		require.Greater(t, created, 20)
+	})
+
+	base := func() *unstructured.Unstructured {
+		data, err := os.ReadFile(filepath.Join(repoRoot, "examples", "capabilities", "prod-eastus.yaml"))
+		require.NoError(t, err)
+		u := &unstructured.Unstructured{}
+		require.NoError(t, yaml.Unmarshal(data, &u.Object))
+		u.Object = normalize(t, u.Object)
+		return u
+	}
+
+	// An unknown field is not in the structural schema: the API server
+	// refuses it under strict field validation and otherwise prunes it.
+	// A wrong type is refused with its field path.
+	t.Run("unknown fields and wrong types", func(t *testing.T) {
+		u := base()
+		u.SetName("unknown-field")
+		require.NoError(t, unstructured.SetNestedField(u.Object, "x", "spec", "bogus"))
+		err := c.Create(ctx, u.DeepCopy(), client.FieldValidation("Strict"))
+		require.ErrorContains(t, err, `unknown field "spec.bogus"`)
+		require.NoError(t, c.Create(ctx, u.DeepCopy()))
+		got := get(t, c, u)
+		_, found, _ := unstructured.NestedFieldNoCopy(got.Object, "spec", "bogus")
+		require.False(t, found, "the API server prunes an unknown field")
+		require.NoError(t, c.Delete(ctx, got))
+
+		u = base()
+		u.SetName("wrong-type")
+		pools, _, _ := unstructured.NestedSlice(u.Object, "spec", "nodePools")
+		require.NoError(t, unstructured.SetNestedField(pools[0].(obj), "x", "gpu", "perNode"))
+		require.NoError(t, unstructured.SetNestedSlice(u.Object, pools, "spec", "nodePools"))
+		require.ErrorContains(t, c.Create(ctx, u), `spec.nodePools[0].gpu.perNode: Invalid value: "string": spec.nodePools[0].gpu.perNode in body must be of type integer: "string"`)
+	})
+
+	// `selectionRules: []` means "no rules" and absent means "the built-in
+	// rules", so the API server must keep an empty list. A null is pruned
+	// (the schema is not nullable), which the renderer reads as absent too.
+	t.Run("empty lists and nulls", func(t *testing.T) {
+		u := base()
+		u.SetName("empty-rules")
+		providers, _, _ := unstructured.NestedSlice(u.Object, "spec", "providers")
+		providers[0].(obj)["selectionRules"] = []any{}
+		providers[1].(obj)["engines"] = nil
+		require.NoError(t, unstructured.SetNestedSlice(u.Object, providers, "spec", "providers"))
+		require.NoError(t, c.Create(ctx, u, client.FieldValidation("Strict")))
+		got := get(t, c, u)
+		providers, _, _ = unstructured.NestedSlice(got.Object, "spec", "providers")
+		rules, found, err := unstructured.NestedSlice(providers[0].(obj), "selectionRules")
+		require.NoError(t, err)
+		require.True(t, found, "an empty selectionRules must survive")
+		require.Empty(t, rules)
+		require.NotContains(t, providers[1].(obj), "engines", "a null is pruned")
+	})
+
+	// The status is the reporter's: written through the status
+	// subresource only, ignored when written with the object.
+	t.Run("status subresource", func(t *testing.T) {
+		u := base()
+		u.SetName("status")
+		u.Object["status"] = obj{"observedGeneration": int64(9)}
+		require.NoError(t, c.Create(ctx, u, client.FieldValidation("Strict")))
+		got := get(t, c, u)
+		require.NotContains(t, got.Object, "status", "a status sent with the object is dropped on create")
+		require.Equal(t, int64(1), got.GetGeneration())
+
+		// Local, as metav1.Time decodes it.
+		when := metav1.NewTime(time.Date(2026, 5, 4, 3, 2, 1, 0, time.UTC).Local())
+		status := v1.ClusterCapabilitiesStatus{
+			ObservedGeneration: 1,
+			Conditions: []metav1.Condition{{
+				Type: "CapabilitiesCurrent", Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: when,
+				Reason: "Differs", Message: "the live cluster differs from the file in 1 place",
+			}},
+			Differences: []v1.CapabilityDifference{{
+				Field: "spec.nodePools[l4].taints", Declared: "nvidia.com/gpu=present:NoSchedule", Live: "none",
+				Message: "node l4-0 has no taint nvidia.com/gpu=present:NoSchedule",
+			}},
+		}
+		got.Object["status"] = toUnstructured(t, &status)
+		require.NoError(t, c.Status().Update(ctx, got, client.FieldValidation("Strict")))
+		got = get(t, c, u)
+		require.Equal(t, status, statusOf(t, got))
+		require.Equal(t, int64(1), got.GetGeneration(), "a status write does not change the generation")
+
+		// Through the main resource: the spec change lands, the status
+		// change does not.
+		changed := status
+		changed.Conditions = []metav1.Condition{{Type: "CapabilitiesCurrent", Status: metav1.ConditionTrue, LastTransitionTime: when, Reason: "Matches", Message: ""}}
+		changed.Differences = nil
+		got.Object["status"] = toUnstructured(t, &changed)
+		require.NoError(t, unstructured.SetNestedField(got.Object, true, "spec", "requireVersions"))
+		require.NoError(t, c.Update(ctx, got, client.FieldValidation("Strict")))
+		got = get(t, c, u)
+		require.Equal(t, status, statusOf(t, got), "a status written with the object is ignored")
+		require.Equal(t, int64(2), got.GetGeneration())
+		requireVersions, _, _ := unstructured.NestedBool(got.Object, "spec", "requireVersions")
+		require.True(t, requireVersions)
+
+		// The status schema holds: a difference needs its message (which
+		// the Go type always sends, so only a hand-written status lacks it).
+		bad := toUnstructured(t, &status)
+		bad["differences"] = []any{obj{"field": "spec.providers[kaito].version"}}
+		got.Object["status"] = bad
+		require.ErrorContains(t, c.Status().Update(ctx, got), "status.differences[0].message: Required value")
+
+		// kubectl get shows the condition's status and reason.
+		require.Equal(t, []string{"status", "False", "Differs"}, tableRow(t, cfg, "status")[:3])
+	})
+}
+
+func get(t *testing.T, c client.Client, u *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(u.GroupVersionKind())
+	require.NoError(t, c.Get(context.Background(), client.ObjectKeyFromObject(u), got))
+	return got
+}
+
+func toUnstructured(t *testing.T, status *v1.ClusterCapabilitiesStatus) obj {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(status)
+	require.NoError(t, err)
+	return m
+}
+
+func statusOf(t *testing.T, u *unstructured.Unstructured) v1.ClusterCapabilitiesStatus {
+	t.Helper()
+	var s v1.ClusterCapabilitiesStatus
+	m, _, err := unstructured.NestedMap(u.Object, "status")
+	require.NoError(t, err)
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(m, &s))
+	return s
+}
+
+// tableRow reads an object as `kubectl get` does (the server's Table) and
+// returns its cells.
+func tableRow(t *testing.T, cfg *rest.Config, name string) []string {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(cfg)
+	require.NoError(t, err)
+	host := cfg.Host
+	if !strings.Contains(host, "://") {
+		host = "https://" + host
+	}
+	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(host, "/")+"/apis/airunway.ai/v1alpha1/clustercapabilities/"+name, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	resp, err := hc.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	var table metav1.Table
+	require.NoError(t, json.Unmarshal(body, &table))
+	var columns []string
+	for _, c := range table.ColumnDefinitions {
+		columns = append(columns, c.Name)
+	}
+	require.Equal(t, []string{"Name", "Current", "Reason", "Age"}, columns)
+	require.Len(t, table.Rows, 1)
+	var cells []string
+	for _, c := range table.Rows[0].Cells {
+		s, _ := c.(string)
+		cells = append(cells, s)
+	}
+	return cells
+}
+
+// normalize gives o the value types the API server's decoder produces
+// (int64 and float64, []any, map[string]any), so objects compare equal
+// whatever decoded them.
+func normalize(t *testing.T, o obj) obj {
+	t.Helper()
+	data, err := json.Marshal(o)
+	require.NoError(t, err)
+	var out obj
+	require.NoError(t, utiljson.Unmarshal(data, &out))
+	return out
+}
+
+// capabilityFile is one ClusterCapabilities object found in the repository.
+type capabilityFile struct {
+	source string
+	obj    obj
+}
+
+// capabilityFiles returns every distinct ClusterCapabilities object of
+// examples/, golden/ and capabilities/default.yaml: whole documents, and
+// the functionConfig and items of ResourceLists. (hack/gencrd's test
+// validates the same set in process.)
+func capabilityFiles(t *testing.T) []capabilityFile {
+	t.Helper()
+	files := []string{filepath.Join(repoRoot, "capabilities", "default.yaml")}
+	for _, dir := range []string{"examples", "golden"} {
+		require.NoError(t, filepath.WalkDir(filepath.Join(repoRoot, dir), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+				files = append(files, p)
+			}
+			return err
+		}))
+	}
+	var out []capabilityFile
+	seen := map[string]bool{}
+	add := func(source string, o any) {
+		m, ok := o.(obj)
+		if !ok || m["kind"] != "ClusterCapabilities" {
+			return
+		}
+		key, err := json.Marshal(m)
+		require.NoError(t, err)
+		if !seen[string(key)] {
+			seen[string(key)] = true
+			out = append(out, capabilityFile{source, m})
+		}
+	}
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		require.NoError(t, err)
+		if !bytes.Contains(data, []byte("kind: ClusterCapabilities")) {
+			continue
+		}
+		rel, _ := filepath.Rel(repoRoot, name)
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for i := 0; ; i++ {
+			doc, err := r.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err, rel)
+			js, err := yaml.YAMLToJSON(doc)
+			require.NoError(t, err, "%s document %d", rel, i)
+			var o obj
+			require.NoError(t, utiljson.Unmarshal(js, &o), "%s document %d", rel, i)
+			add(rel, o)
+			if o["kind"] == "ResourceList" {
+				add(rel+" functionConfig", o["functionConfig"])
+				items, _ := o["items"].([]any)
+				for _, item := range items {
+					add(rel+" items", item)
+				}
+			}
+		}
+	}
+	require.Greater(t, len(out), 20, "the capability files were not found")
+	return out
+}

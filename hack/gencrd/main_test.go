@@ -1,0 +1,381 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/internal/schemacheck"
+)
+
+const repoRoot = "../.."
+
+// TestCRDIsCurrent fails when the committed CRD is not what the Go types
+// generate now.
+func TestCRDIsCurrent(t *testing.T) {
+	want, err := generate(repoRoot)
+	require.NoError(t, err)
+	got, err := os.ReadFile(filepath.Join(repoRoot, outFile))
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got), "%s is stale: run `make docs` (or go run ./hack/gencrd)", outFile)
+	again, err := generate(repoRoot)
+	require.NoError(t, err)
+	require.Equal(t, want, again, "generation must be deterministic")
+}
+
+// committedCRD reads the CRD as a cluster would receive it.
+func committedCRD(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, outFile))
+	require.NoError(t, err)
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	require.NoError(t, yaml.UnmarshalStrict(data, crd))
+	return crd
+}
+
+// validateAsAPIServer runs what the API server runs when a CRD is created:
+// v1 defaulting, conversion to the internal type and the create
+// validation, which includes the structural schema rules (every node
+// typed, no additionalProperties beside properties, list-map keys
+// required, ...), printer column and subresource checks.
+func validateAsAPIServer(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	v1 := crd.DeepCopy()
+	scheme.Default(v1)
+	var internal apiextensions.CustomResourceDefinition
+	require.NoError(t, scheme.Convert(v1, &internal, nil))
+	internal.Status = apiextensions.CustomResourceDefinitionStatus{StoredVersions: []string{v1alpha1.Version}}
+	return validation.ValidateCustomResourceDefinition(context.Background(), &internal)
+}
+
+// structuralErrors checks the schema with apiextensions' structural
+// schema rules alone.
+func structuralErrors(t *testing.T, schema *apiextensionsv1.JSONSchemaProps) field.ErrorList {
+	t.Helper()
+	var internal apiextensions.JSONSchemaProps
+	require.NoError(t, apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(schema, &internal, nil))
+	s, err := structuralschema.NewStructural(&internal)
+	if err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath("openAPIV3Schema"), nil, err.Error())}
+	}
+	return structuralschema.ValidateStructural(field.NewPath("openAPIV3Schema"), s)
+}
+
+// TestCRDIsStructural: the API server accepts the CRD, its schema is
+// structural, and it says what the brief of the file promises (names,
+// scope, the status subresource, the printer columns, conditions as a
+// list-map keyed by type).
+func TestCRDIsStructural(t *testing.T) {
+	crd := committedCRD(t)
+	require.Empty(t, validateAsAPIServer(t, crd).ToAggregate())
+	require.Len(t, crd.Spec.Versions, 1)
+	v := crd.Spec.Versions[0]
+	require.Empty(t, structuralErrors(t, v.Schema.OpenAPIV3Schema))
+
+	require.Equal(t, "clustercapabilities.airunway.ai", crd.Name)
+	require.Equal(t, apiextensionsv1.CustomResourceDefinitionNames{
+		Kind: "ClusterCapabilities", ListKind: "ClusterCapabilitiesList", Plural: "clustercapabilities", Singular: "clustercapabilities",
+	}, crd.Spec.Names)
+	require.Equal(t, apiextensionsv1.ClusterScoped, crd.Spec.Scope)
+	require.True(t, v.Served)
+	require.True(t, v.Storage)
+	require.Equal(t, &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}}, v.Subresources)
+	var columns []string
+	for _, c := range v.AdditionalPrinterColumns {
+		columns = append(columns, c.Name+" "+c.JSONPath)
+	}
+	require.Equal(t, []string{
+		`Current .status.conditions[?(@.type=="CapabilitiesCurrent")].status`,
+		`Reason .status.conditions[?(@.type=="CapabilitiesCurrent")].reason`,
+		"Age .metadata.creationTimestamp",
+	}, columns)
+
+	root := v.Schema.OpenAPIV3Schema
+	require.Equal(t, []string{"apiVersion", "kind", "metadata", "spec", "status"}, slices.Sorted(maps.Keys(root.Properties)))
+	require.Equal(t, apiextensionsv1.JSONSchemaProps{Type: "object"}, root.Properties["metadata"])
+	conditions := root.Properties["status"].Properties["conditions"]
+	require.Equal(t, "map", *conditions.XListType)
+	require.Equal(t, []string{"type"}, conditions.XListMapKeys)
+	require.Equal(t, []string{"type", "status", "lastTransitionTime", "reason", "message"}, conditions.Items.Schema.Required)
+	require.Equal(t, "date-time", conditions.Items.Schema.Properties["lastTransitionTime"].Format)
+	gpu := root.Properties["spec"].Properties["nodePools"].Items.Schema.Properties["gpu"]
+	require.Equal(t, "int32", gpu.Properties["perNode"].Format)
+	require.Contains(t, gpu.Properties["perNode"].Description, "number of GPUs per node", "descriptions come from the doc comments")
+
+	// The check has teeth: an untyped property is not structural.
+	broken := crd.DeepCopy()
+	spec := broken.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	spec.Properties["bogus"] = apiextensionsv1.JSONSchemaProps{}
+	require.ErrorContains(t, structuralErrors(t, broken.Spec.Versions[0].Schema.OpenAPIV3Schema).ToAggregate(), "openAPIV3Schema.properties[spec].properties[bogus].type: Required value")
+}
+
+// TestUnsupportedTypes: a Go type whose JSON shape reflection cannot know
+// fails the generator instead of producing a wrong schema.
+func TestUnsupportedTypes(t *testing.T) {
+	g := newGenerator(repoRoot)
+	for _, tc := range []struct {
+		typ  reflect.Type
+		want string
+	}{
+		{reflect.TypeFor[struct {
+			Raw json.RawMessage `json:"raw"`
+		}](), "x.raw: json.RawMessage decodes itself (UnmarshalJSON or UnmarshalText); teach gencrd its JSON shape"},
+		{reflect.TypeFor[struct {
+			Counts map[string]int `json:"counts"`
+		}](), "x.counts: no schema for Go type map[string]int"},
+		{reflect.TypeFor[struct {
+			Any any `json:"any"`
+		}](), "x.any: no schema for Go type interface {}"},
+	} {
+		_, err := g.schema(tc.typ, "x")
+		require.EqualError(t, err, tc.want)
+	}
+}
+
+// TestStatusFromItsOwnType: the status schema is the reporter's status
+// type even when the object's Go type declares status otherwise (as
+// ModelDeployment's json.RawMessage, accepted and ignored by the renderer)
+// or not at all, and status is never required.
+func TestStatusFromItsOwnType(t *testing.T) {
+	status := reflect.TypeFor[v1alpha1.ClusterCapabilitiesStatus]()
+	want, err := newGenerator(repoRoot).schema(status, "status")
+	require.NoError(t, err)
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[v1alpha1.ClusterCapabilities](),
+		reflect.TypeFor[struct {
+			Spec   v1alpha1.CapabilitiesSpec `json:"spec"`
+			Status json.RawMessage           `json:"status"`
+		}](),
+	} {
+		s, err := newGenerator(repoRoot).object(typ, status)
+		require.NoError(t, err, typ)
+		require.Equal(t, want, s.Properties["status"], typ)
+		require.Equal(t, []string{"spec"}, s.Required, typ)
+	}
+}
+
+// capabilityFile is one ClusterCapabilities object found in the repository.
+type capabilityFile struct {
+	source string
+	obj    map[string]any
+}
+
+// capabilityFiles returns every distinct ClusterCapabilities object of
+// examples/, golden/ and capabilities/default.yaml: whole documents, and
+// the functionConfig and items of ResourceLists.
+func capabilityFiles(t *testing.T) []capabilityFile {
+	t.Helper()
+	var files []string
+	for _, dir := range []string{"examples", "golden"} {
+		require.NoError(t, filepath.WalkDir(filepath.Join(repoRoot, dir), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+				files = append(files, p)
+			}
+			return err
+		}))
+	}
+	files = append(files, filepath.Join(repoRoot, "capabilities", "default.yaml"))
+	var out []capabilityFile
+	seen := map[string]bool{}
+	add := func(source string, o any) {
+		m, ok := o.(map[string]any)
+		if !ok || m["kind"] != "ClusterCapabilities" {
+			return
+		}
+		key, err := json.Marshal(m)
+		require.NoError(t, err)
+		if !seen[string(key)] {
+			seen[string(key)] = true
+			out = append(out, capabilityFile{source, m})
+		}
+	}
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		require.NoError(t, err)
+		if !bytes.Contains(data, []byte("kind: ClusterCapabilities")) {
+			continue
+		}
+		rel, _ := filepath.Rel(repoRoot, name)
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for i := 0; ; i++ {
+			doc, err := r.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err, rel)
+			js, err := yaml.YAMLToJSON(doc)
+			require.NoError(t, err, "%s document %d", rel, i)
+			var o map[string]any
+			require.NoError(t, utiljson.Unmarshal(js, &o), "%s document %d", rel, i)
+			add(rel, o)
+			if o["kind"] == "ResourceList" {
+				add(rel+" functionConfig", o["functionConfig"])
+				items, _ := o["items"].([]any)
+				for _, item := range items {
+					add(rel+" items", item)
+				}
+			}
+		}
+	}
+	require.Greater(t, len(out), 20, "the examples were not found")
+	return out
+}
+
+func validator(t *testing.T) *schemacheck.Validator {
+	t.Helper()
+	v, err := schemacheck.ForCRD(committedCRD(t), v1alpha1.Version)
+	require.NoError(t, err)
+	return v
+}
+
+// renderer says whether the renderer refuses a capability file: when it
+// decodes it (strictly: unknown fields and wrong types are errors), and
+// when it resolves it (names, effects, versions, ...).
+func renderer(t *testing.T, o map[string]any) (decodeErr, resolveErr bool) {
+	t.Helper()
+	data, err := json.Marshal(o)
+	require.NoError(t, err)
+	c, problems := capabilities.Decode(data)
+	if problems.HasErrors() {
+		return true, false
+	}
+	_, problems = capabilities.Resolve(c)
+	return false, problems.HasErrors()
+}
+
+// TestExamplesValidate: every capability file of the repository that the
+// renderer accepts is accepted by the CRD, so a file that renders can be
+// applied; one the decoder refuses is refused by the CRD too.
+func TestExamplesValidate(t *testing.T) {
+	v := validator(t)
+	accepted := 0
+	for _, f := range capabilityFiles(t) {
+		problems := v.Validate(f.obj)
+		decodeErr, resolveErr := renderer(t, f.obj)
+		switch {
+		case decodeErr:
+			require.NotEmpty(t, problems, "%s: the renderer cannot decode it, but the CRD accepts it", f.source)
+		case resolveErr:
+			t.Logf("%s: the renderer refuses it (an error case); the CRD says %v", f.source, problems)
+		default:
+			require.Empty(t, problems, "%s: the renderer accepts it but the CRD refuses it", f.source)
+			accepted++
+		}
+	}
+	t.Logf("%d capability files accepted", accepted)
+	require.Greater(t, accepted, 20)
+}
+
+// TestBadCapabilitiesFail: mistakes in a capability file are refused with
+// their field path, by the schema and by the renderer's decoder alike. An
+// unknown field is not part of a structural schema: the API server prunes
+// it, and with strict field validation (kubectl's default) refuses it;
+// schemacheck reports it as kubectl would.
+func TestBadCapabilitiesFail(t *testing.T) {
+	v := validator(t)
+	type obj = map[string]any
+	base := func() obj {
+		return obj{
+			"apiVersion": "airunway.ai/v1alpha1",
+			"kind":       "ClusterCapabilities",
+			"metadata":   obj{"name": "bad"},
+			"spec": obj{
+				"providers": []any{obj{"name": "vllm", "images": obj{"vllm": "vllm/vllm-openai:v0.11.0"}}},
+				"nodePools": []any{obj{
+					"name":     "l4",
+					"selector": obj{"cloud.google.com/gke-accelerator": "nvidia-l4"},
+					"taints":   []any{obj{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}},
+					"gpu":      obj{"resourceName": "nvidia.com/gpu", "perNode": 1},
+				}},
+			},
+		}
+	}
+	spec := func(o obj) obj { return o["spec"].(obj) }
+	pool := func(o obj) obj { return spec(o)["nodePools"].([]any)[0].(obj) }
+	require.Empty(t, v.Validate(base()))
+	for _, tc := range []struct {
+		name   string
+		mutate func(obj)
+		want   string
+		// renders: the renderer accepts what the schema refuses (the Go
+		// field has no omitempty, but decoding does not require it).
+		renders bool
+	}{
+		{"perNode as a string", func(o obj) { pool(o)["gpu"].(obj)["perNode"] = "x" },
+			`spec.nodePools[0].gpu.perNode: Invalid value: "string": spec.nodePools[0].gpu.perNode in body must be of type integer: "string"`, false},
+		{"unknown spec field", func(o obj) { spec(o)["nodepools"] = []any{} },
+			"spec.nodepools: Unknown field", false},
+		{"unknown pool field", func(o obj) { pool(o)["gpus"] = 8 },
+			"spec.nodePools[0].gpus: Unknown field", false},
+		{"provider without a name", func(o obj) { delete(spec(o)["providers"].([]any)[0].(obj), "name") },
+			"spec.providers[0].name: Required value", false},
+		{"taint without an effect", func(o obj) { delete(pool(o)["taints"].([]any)[0].(obj), "effect") },
+			"spec.nodePools[0].taints[0].effect: Required value", false},
+		{"an unquoted YAML boolean as a label value", func(o obj) { pool(o)["selector"] = obj{"nvidia.com/gpu.present": true} },
+			`spec.nodePools[0].selector.nvidia.com/gpu.present: Invalid value: "boolean": spec.nodePools[0].selector.nvidia.com/gpu.present in body must be of type string: "boolean"`, false},
+		{"a price as a string", func(o obj) { pool(o)["pricePerNodeHour"] = obj{"amount": "0.80", "currency": "USD"} },
+			`spec.nodePools[0].pricePerNodeHour.amount: Invalid value: "string": spec.nodePools[0].pricePerNodeHour.amount in body must be of type number: "string"`, false},
+		{"a fractional GPU count", func(o obj) { pool(o)["gpu"].(obj)["perNode"] = 1.5 },
+			`spec.nodePools[0].gpu.perNode: Invalid value: "float64": spec.nodePools[0].gpu.perNode in body must be of type int32: "float64"`, false},
+		{"no spec", func(o obj) { delete(o, "spec") },
+			"spec: Required value", true},
+		{"a price without its amount", func(o obj) { pool(o)["pricePerNodeHour"] = obj{"currency": "USD"} },
+			"spec.nodePools[0].pricePerNodeHour.amount: Required value", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := base()
+			tc.mutate(o)
+			require.Contains(t, v.Validate(o), tc.want)
+			decodeErr, resolveErr := renderer(t, o)
+			require.Equal(t, !tc.renders, decodeErr || resolveErr, "the renderer refuses it: %v", decodeErr || resolveErr)
+		})
+	}
+
+	// Status is the reporter's: a condition needs its reason, and
+	// condition types are unique.
+	for _, tc := range []struct {
+		name       string
+		conditions []any
+		want       string
+	}{
+		{"condition without a reason", []any{obj{"type": conditionType, "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z", "message": ""}},
+			"status.conditions[0].reason: Required value"},
+		{"a condition type twice", []any{
+			obj{"type": conditionType, "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z", "reason": "Matches", "message": ""},
+			obj{"type": conditionType, "status": "False", "lastTransitionTime": "2026-01-01T00:00:00Z", "reason": "Drift", "message": ""},
+		}, `status.conditions[1]: Duplicate value: {"type":"CapabilitiesCurrent"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := base()
+			o["status"] = obj{"conditions": tc.conditions}
+			require.Contains(t, v.Validate(o), tc.want)
+		})
+	}
+}
