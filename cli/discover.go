@@ -15,6 +15,7 @@ import (
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/discover"
+	"github.com/airunway-render/airunway-render/discover/capsfile"
 )
 
 // discoverTimeout bounds the whole read of the cluster: four lists.
@@ -76,7 +77,7 @@ else ~/.kube/config, else the in-cluster service account.`,
 				return exitCode(1)
 			}
 			if declared != nil {
-				out, changes, err := discover.Merge(text, declared, cluster)
+				out, changes, err := capsfile.Merge(text, declared, cluster)
 				if err != nil {
 					fmt.Fprintf(s.errOut, "[error] merging into %s: %v\n", mergeFile, err)
 					return exitCode(1)
@@ -95,7 +96,7 @@ else ~/.kube/config, else the in-cluster service account.`,
 			}
 			caps, notes := discover.Discover(cluster, name)
 			header := fmt.Sprintf("Discovered by `airunway-render capabilities discover` from context %q.\nRead the comments, name the pools, add prices; --merge keeps them when you discover again.", contextName)
-			out, err := discover.Encode(caps, notes, header)
+			out, err := capsfile.Encode(caps, notes, header)
 			if err != nil {
 				fmt.Fprintf(s.errOut, "[error] %v\n", err)
 				return exitCode(1)

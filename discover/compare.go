@@ -3,13 +3,13 @@ package discover
 import (
 	"cmp"
 	"fmt"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/airunway-render/airunway-render/api/hub"
@@ -206,16 +206,16 @@ func compareProvider(p *hub.ProviderCapability, c *Cluster) []Difference {
 			Message: fmt.Sprintf("provider %q: CRD %s is not installed", p.Name, o.crd)}}
 	}
 	found, r, _ := o.findRelease(c.Deployments)
-	if !found || r.version == "" || p.Version == "" || sameRelease(p.Version, r.version) {
+	if !found || r.version == "" || p.Version == "" || SameRelease(p.Version, r.version) {
 		return nil // a release nobody can read is no difference
 	}
 	return []Difference{{Field: field + ".version", Declared: p.Version, Live: r.version, Provider: p.Name,
 		Message: fmt.Sprintf("provider %q: %s runs release %s, the file says %s", p.Name, r.from, r.version, p.Version)}}
 }
 
-// sameRelease compares releases as versions when both parse (0.10 is
+// SameRelease compares releases as versions when both parse (0.10 is
 // 0.10.0), else as strings.
-func sameRelease(a, b string) bool {
+func SameRelease(a, b string) bool {
 	va, errA := hub.ParseRelease(a)
 	vb, errB := hub.ParseRelease(b)
 	if errA != nil || errB != nil {
@@ -250,13 +250,17 @@ func compareGateway(g *hub.GatewayCapability, c *Cluster) []Difference {
 		out = append(out, Difference{Field: field + ".channel", Declared: g.Channel, Live: orNone(api.channel),
 			Message: fmt.Sprintf("gateway: the Gateway API CRDs are the %s channel, the file says %s", orNone(api.channel), g.Channel)})
 	}
-	if ref := g.ParentRef; ref != nil && !slices.ContainsFunc(c.Gateways, func(gw metaObject) bool {
-		return gw.Name == ref.Name && (ref.Namespace == "" || gw.Namespace == ref.Namespace)
-	}) {
+	if ref := g.ParentRef; ref != nil && !c.HasGateway(ref) {
 		out = append(out, Difference{Field: field + ".parentRef", Declared: ref.Namespace + "/" + ref.Name, Live: "none",
 			Message: fmt.Sprintf("gateway: Gateway %s/%s does not exist", ref.Namespace, ref.Name)})
 	}
 	return out
 }
 
-type metaObject = metav1.PartialObjectMetadata
+// HasGateway reports whether the Gateway a parentRef names exists; a ref
+// without a namespace matches the name in any namespace.
+func (c *Cluster) HasGateway(ref *hub.GatewayRef) bool {
+	return slices.ContainsFunc(c.Gateways, func(gw metav1.PartialObjectMetadata) bool {
+		return gw.Name == ref.Name && (ref.Namespace == "" || gw.Namespace == ref.Namespace)
+	})
+}

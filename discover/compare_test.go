@@ -1,7 +1,6 @@
-package discover
+package discover_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,40 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/capabilities"
+	. "github.com/airunway-render/airunway-render/discover"
+	"github.com/airunway-render/airunway-render/discover/discovertest"
 )
-
-// exampleCluster is the cluster a capability file describes: its Nodes
-// as `capabilities nodes` generates them, the CRDs of its providers and
-// gateway, the operators' Deployments at the declared releases, and its
-// parent Gateway.
-func exampleCluster(t *testing.T, file string) (*hub.ClusterCapabilities, *Cluster) {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	require.NoError(t, err)
-	caps, problems := capabilities.Decode(data)
-	require.False(t, problems.HasErrors(), "%v", problems)
-	r, problems := capabilities.Resolve(caps)
-	require.False(t, problems.HasErrors(), "%v", problems)
-	c := &Cluster{Nodes: r.Nodes()}
-	images := map[string]string{
-		hub.ProviderKAITO:   "mcr.microsoft.com/aks/kaito/workspace:",
-		hub.ProviderDynamo:  "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:",
-		hub.ProviderKubeRay: "quay.io/kuberay/operator:v",
-	}
-	for _, p := range caps.Spec.Providers {
-		if o, ok := operatorFor(p.Name); ok && o.crd != "" {
-			c.CRDs = append(c.CRDs, crd(o.crd, nil))
-			c.Deployments = append(c.Deployments, deployment(p.Name+"-system", p.Name+"-operator", nil, images[p.Name]+p.Version))
-		}
-	}
-	if g := caps.Spec.Gateway; g != nil {
-		c.CRDs = append(c.CRDs, gatewayCRDs(g.GatewayAPIVersion, g.Channel)...)
-		c.CRDs = append(c.CRDs, crd(inferencePoolV1, kv{inferenceBundleKey: "v1.5.0"}))
-		c.Gateways = append(c.Gateways, gateway(g.ParentRef.Namespace, g.ParentRef.Name))
-	}
-	return caps, c
-}
 
 // TestCompare changes one fact of a cluster at a time and expects exactly
 // the differences that name it.
@@ -89,10 +57,10 @@ func TestCompare(t *testing.T) {
 			nodeNamed(c, "a100-0").Labels["nvidia.com/gpu.memory"] = "40960"
 		}, []string{"spec.nodePools[a100].gpu.memoryMiB", "spec.nodePools[a100].gpu.perNode", "spec.nodePools[l4].taints"}},
 		{"a taint added to the CPU pool", prod, func(c *Cluster) {
-			nodeNamed(c, "cpu-0").Spec.Taints = []corev1.Taint{taint("dedicated", "system", corev1.TaintEffectNoSchedule)}
+			nodeNamed(c, "cpu-0").Spec.Taints = []corev1.Taint{discovertest.Taint("dedicated", "system", corev1.TaintEffectNoSchedule)}
 		}, []string{"spec.nodePools[cpu].taints"}},
 		{"a provider CRD removed", prod, func(c *Cluster) {
-			c.CRDs = []metav1.PartialObjectMetadata{crd("dynamographdeployments.nvidia.com", nil)}
+			c.CRDs = []metav1.PartialObjectMetadata{discovertest.CRD("dynamographdeployments.nvidia.com", nil)}
 		}, []string{"spec.providers[kaito]"}},
 		{"an operator upgraded", prod, func(c *Cluster) {
 			for i := range c.Deployments {
@@ -102,16 +70,16 @@ func TestCompare(t *testing.T) {
 			}
 		}, []string{"spec.providers[kaito].version"}},
 		{"the Gateway API bumped, the Gateway gone", gw, func(c *Cluster) {
-			c.CRDs = append(gatewayCRDs("v1.6.0", "experimental"), crd(inferencePoolV1, nil))
+			c.CRDs = append(discovertest.GatewayCRDs("v1.6.0", "experimental"), discovertest.CRD("inferencepools.inference.networking.k8s.io", nil))
 			c.Gateways = nil
 		}, []string{"spec.gateway.channel", "spec.gateway.gatewayAPIVersion", "spec.gateway.parentRef"}},
 		{"the InferencePool CRD removed", gw, func(c *Cluster) {
-			c.CRDs = gatewayCRDs("v1.5.1", "standard")
+			c.CRDs = discovertest.GatewayCRDs("v1.5.1", "standard")
 		}, []string{"spec.gateway.inferencePoolVersion"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			caps, c := exampleCluster(t, tc.file)
+			caps, c := discovertest.Example(t, tc.file)
 			tc.change(c)
 			var fields []string
 			for _, d := range Compare(caps, c) {
@@ -125,7 +93,7 @@ func TestCompare(t *testing.T) {
 
 // TestCompareNamesTheChange reads one difference whole.
 func TestCompareNamesTheChange(t *testing.T) {
-	caps, c := exampleCluster(t, "../examples/kustomize/clusters/prod/capabilities.yaml")
+	caps, c := discovertest.Example(t, "../examples/kustomize/clusters/prod/capabilities.yaml")
 	c.Deployments = append(c.Deployments, appsv1.Deployment{})
 	for i := range c.Nodes {
 		if c.Nodes[i].Name == "l4-3" {

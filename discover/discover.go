@@ -33,7 +33,7 @@ func Discover(c *Cluster, name string) (*hub.ClusterCapabilities, []Note) {
 	caps.Spec.Providers, notes = discoverProviders(c)
 	caps.Spec.Gateway, more = discoverGateway(c)
 	notes = append(notes, more...)
-	pools, more := discoverPools(c)
+	pools, more := Pools(c)
 	for _, p := range pools {
 		caps.Spec.NodePools = append(caps.Spec.NodePools, p.NodePool)
 	}

@@ -1,32 +1,17 @@
-package discover
+package discover_test
 
 import (
-	"flag"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/airunway-render/airunway-render/capabilities"
+	. "github.com/airunway-render/airunway-render/discover"
+	"github.com/airunway-render/airunway-render/discover/capsfile"
+	"github.com/airunway-render/airunway-render/discover/discovertest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from this run")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.MkdirAll("testdata", 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.Equal(t, string(want), string(got), "go test ./discover -update rewrites %s", path)
-}
 
 // TestDiscover holds what each fixture cluster discovers to a golden file,
 // checks that the file is one the renderer accepts, and that shuffling
@@ -35,9 +20,9 @@ func TestDiscover(t *testing.T) {
 	for name, c := range fixtures() {
 		t.Run(name, func(t *testing.T) {
 			caps, notes := Discover(c, name)
-			out, err := Encode(caps, notes, "discovered from fixture "+name)
+			out, err := capsfile.Encode(caps, notes, "discovered from fixture "+name)
 			require.NoError(t, err)
-			golden(t, name+".golden", out)
+			discovertest.Golden(t, name+".golden", out)
 
 			decoded, problems := capabilities.Decode(out)
 			require.False(t, problems.HasErrors(), "%v", problems)
@@ -58,7 +43,7 @@ func TestDiscover(t *testing.T) {
 					shuffled.Deployments[i], shuffled.Deployments[j] = shuffled.Deployments[j], shuffled.Deployments[i]
 				})
 				shuffledCaps, shuffledNotes := Discover(&shuffled, name)
-				again, err := Encode(shuffledCaps, shuffledNotes, "discovered from fixture "+name)
+				again, err := capsfile.Encode(shuffledCaps, shuffledNotes, "discovered from fixture "+name)
 				require.NoError(t, err)
 				require.Equal(t, string(out), string(again), "the same cluster listed in another order")
 			}

@@ -130,6 +130,9 @@ func compareTaints(a, b hub.Taint) int {
 	return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Value, b.Value), cmp.Compare(a.Effect, b.Effect))
 }
 
+// FormatTaints writes taints as kubectl does, comma-separated.
+func FormatTaints(taints []hub.Taint) string { return taintsKey(taints) }
+
 func taintsKey(taints []hub.Taint) string {
 	var parts []string
 	for _, t := range taints {
@@ -179,15 +182,15 @@ func gpuLast(g *group) int {
 	return 0
 }
 
-// foundPool is a discovered node pool and its nodes.
-type foundPool struct {
+// FoundPool is a discovered node pool and its nodes.
+type FoundPool struct {
 	hub.NodePool
-	nodes []*corev1.Node
+	Nodes []*corev1.Node
 }
 
-// discoverPools turns the cluster's nodes into node pools, with notes on
-// what was guessed.
-func discoverPools(c *Cluster) ([]foundPool, []Note) {
+// Pools groups the cluster's nodes into node pools, with notes on what
+// was guessed.
+func Pools(c *Cluster) ([]FoundPool, []Note) {
 	groups := groupNodes(c.Nodes)
 	names := poolNames(groups)
 	split := map[string]int{}
@@ -196,7 +199,7 @@ func discoverPools(c *Cluster) ([]foundPool, []Note) {
 			split[g.poolLabel+"="+g.poolValue]++
 		}
 	}
-	var pools []foundPool
+	var pools []FoundPool
 	var notes []Note
 	for i, g := range groups {
 		p := hub.NodePool{Name: names[i], Taints: g.taintList}
@@ -219,7 +222,7 @@ func discoverPools(c *Cluster) ([]foundPool, []Note) {
 			origin += "; its other nodes have other GPUs or taints, so it is split"
 		}
 		notes = append(notes, Note{Field: field, Text: origin})
-		pools = append(pools, foundPool{NodePool: p, nodes: g.nodes})
+		pools = append(pools, FoundPool{NodePool: p, Nodes: g.nodes})
 	}
 	return pools, notes
 }

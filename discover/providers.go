@@ -43,6 +43,13 @@ var operators = []operator{
 	{provider: hub.ProviderLLMD, images: []string{"/llm-d/llm-d-inference-scheduler"}},
 }
 
+// ProviderCRD names the CRD whose presence says a provider is installed;
+// "" for vLLM and llm-d, which install none.
+func ProviderCRD(provider string) string {
+	o, _ := operatorFor(provider)
+	return o.crd
+}
+
 // operatorFor returns the provider's entry in operators.
 func operatorFor(provider string) (operator, bool) {
 	i := slices.IndexFunc(operators, func(o operator) bool { return o.provider == provider })

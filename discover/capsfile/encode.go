@@ -1,4 +1,4 @@
-package discover
+package capsfile
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/discover"
 )
 
 // keyOrder is the order a capability file's keys are written in, as the
@@ -63,7 +64,7 @@ func orderKeys(n *yaml.Node) {
 // Encode writes a discovered capability file with each note as a comment
 // above the field it explains (a note on a field the file lacks goes on
 // its nearest parent).
-func Encode(caps *hub.ClusterCapabilities, notes []Note, header string) ([]byte, error) {
+func Encode(caps *hub.ClusterCapabilities, notes []discover.Note, header string) ([]byte, error) {
 	rn, err := toRNode(caps)
 	if err != nil {
 		return nil, err
@@ -89,7 +90,7 @@ func commentLines(text string) string {
 
 // addNotes puts each note on the key of the field it names, in the order
 // given; notes on one field are joined.
-func addNotes(rn *yaml.RNode, notes []Note) error {
+func addNotes(rn *yaml.RNode, notes []discover.Note) error {
 	for _, n := range notes {
 		key, err := keyNode(rn, n.Field)
 		if err != nil {

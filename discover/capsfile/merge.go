@@ -1,6 +1,7 @@
-package discover
+package capsfile
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/discover"
 )
 
 // Merge updates a hand-written capability file (its text, and declared,
@@ -24,14 +26,14 @@ import (
 // that picks no node is dropped unless it scales from zero, a discovered
 // pool no declared one matches is added. vLLM and llm-d show no operator,
 // so they stay as declared.
-func Merge(text []byte, declared *hub.ClusterCapabilities, c *Cluster) ([]byte, []Note, error) {
+func Merge(text []byte, declared *hub.ClusterCapabilities, c *discover.Cluster) ([]byte, []discover.Note, error) {
 	c.Sort()
 	doc, err := yaml.Parse(string(text))
 	if err != nil {
 		return nil, nil, err
 	}
 	m := &merger{doc: doc, c: c}
-	found, _ := Discover(c, declared.Name)
+	found, _ := discover.Discover(c, declared.Name)
 	steps := []func() error{
 		func() error { return m.providers(declared.Spec.Providers, found.Spec.Providers) },
 		func() error { return m.gateway(declared.Spec.Gateway, found.Spec.Gateway) },
@@ -47,12 +49,12 @@ func Merge(text []byte, declared *hub.ClusterCapabilities, c *Cluster) ([]byte, 
 
 type merger struct {
 	doc     *yaml.RNode
-	c       *Cluster
-	changes []Note
+	c       *discover.Cluster
+	changes []discover.Note
 }
 
 func (m *merger) changed(field, format string, args ...any) {
-	m.changes = append(m.changes, Note{Field: field, Text: fmt.Sprintf(format, args...)})
+	m.changes = append(m.changes, discover.Note{Field: field, Text: fmt.Sprintf(format, args...)})
 }
 
 // listOf returns the spec's list field, created when create is set.
@@ -76,15 +78,15 @@ func (m *merger) providers(declared, found []hub.ProviderCapability) error {
 	}
 	for _, p := range declared {
 		field := fmt.Sprintf("spec.providers[%s]", p.Name)
-		o, known := operatorFor(p.Name)
+		crd := discover.ProviderCRD(p.Name)
 		f := byName(found, p.Name)
 		switch {
-		case known && o.crd != "" && f == nil:
+		case crd != "" && f == nil:
 			if err := list.PipeE(yaml.ElementSetter{Keys: []string{"name"}, Values: []string{p.Name}}); err != nil {
 				return err
 			}
-			m.changed(field, "removed: CRD %s is not installed", o.crd)
-		case f != nil && f.Version != "" && !sameRelease(p.Version, f.Version):
+			m.changed(field, "removed: CRD %s is not installed", crd)
+		case f != nil && f.Version != "" && !discover.SameRelease(p.Version, f.Version):
 			item, err := list.Pipe(yaml.Lookup("[name=" + p.Name + "]"))
 			if err != nil {
 				return err
@@ -92,7 +94,7 @@ func (m *merger) providers(declared, found []hub.ProviderCapability) error {
 			if err := setScalar(item, "version", f.Version, yaml.NodeTagString); err != nil {
 				return err
 			}
-			m.changed(field+".version", "%s → %s", orNone(p.Version), f.Version)
+			m.changed(field+".version", "%s → %s", cmp.Or(p.Version, "none"), f.Version)
 		}
 	}
 	for _, f := range found {
@@ -139,12 +141,10 @@ func (m *merger) gateway(declared, found *hub.GatewayCapability) error {
 			if err := setScalar(g, f.key, f.now, yaml.NodeTagString); err != nil {
 				return err
 			}
-			m.changed(field+"."+f.key, "%s → %s", orNone(f.was), f.now)
+			m.changed(field+"."+f.key, "%s → %s", cmp.Or(f.was, "none"), f.now)
 		}
 	}
-	if ref := declared.ParentRef; ref == nil || !slices.ContainsFunc(m.c.Gateways, func(gw metaObject) bool {
-		return gw.Name == ref.Name && (ref.Namespace == "" || gw.Namespace == ref.Namespace)
-	}) {
+	if ref := declared.ParentRef; ref == nil || !m.c.HasGateway(ref) {
 		m.changed(field+".parentRef", "→ %s/%s: the declared Gateway does not exist", found.ParentRef.Namespace, found.ParentRef.Name)
 		return setValue(g, "parentRef", found.ParentRef)
 	}
@@ -152,7 +152,7 @@ func (m *merger) gateway(declared, found *hub.GatewayCapability) error {
 }
 
 func (m *merger) pools(declared []hub.NodePool) error {
-	found, _ := discoverPools(m.c)
+	found, _ := discover.Pools(m.c)
 	taken := make([]bool, len(found))
 	list, err := m.listOf("nodePools", false)
 	if err != nil {
@@ -202,7 +202,7 @@ func (m *merger) pools(declared []hub.NodePool) error {
 		if err := appendItem(list, p); err != nil {
 			return err
 		}
-		m.changed(fmt.Sprintf("spec.nodePools[%s]", p.Name), "added: %d node(s) no declared pool picks", len(f.nodes))
+		m.changed(fmt.Sprintf("spec.nodePools[%s]", p.Name), "added: %d node(s) no declared pool picks", len(f.Nodes))
 	}
 	return nil
 }
@@ -210,7 +210,7 @@ func (m *merger) pools(declared []hub.NodePool) error {
 // matchPool picks the discovered pool, not yet taken, with GPUs when the
 // declared one has them, whose every node the declared selector picks; a
 // pool of the declared GPU product first.
-func matchPool(d *hub.NodePool, found []foundPool, taken []bool) int {
+func matchPool(d *hub.NodePool, found []discover.FoundPool, taken []bool) int {
 	if len(d.Selector) == 0 {
 		return -1
 	}
@@ -220,7 +220,7 @@ func matchPool(d *hub.NodePool, found []foundPool, taken []bool) int {
 		if taken[j] || (d.GPU == nil) != (f.GPU == nil) {
 			continue
 		}
-		if slices.ContainsFunc(f.nodes, func(n *corev1.Node) bool { return !sel.Matches(labels.Set(n.Labels)) }) {
+		if slices.ContainsFunc(f.Nodes, func(n *corev1.Node) bool { return !sel.Matches(labels.Set(n.Labels)) }) {
 			continue
 		}
 		if d.GPU != nil && d.GPU.Product != "" && f.GPU.Product == d.GPU.Product {
@@ -236,8 +236,8 @@ func matchPool(d *hub.NodePool, found []foundPool, taken []bool) int {
 // poolFacts updates a declared pool's taints, GPUs, capacity and node
 // count from the discovered pool.
 func (m *merger) poolFacts(item *yaml.RNode, field string, d, f *hub.NodePool) error {
-	if taintsKey(d.Taints) != taintsKey(f.Taints) {
-		m.changed(field+".taints", "%s → %s", orNone(taintsKey(d.Taints)), orNone(taintsKey(f.Taints)))
+	if was, now := discover.FormatTaints(d.Taints), discover.FormatTaints(f.Taints); was != now {
+		m.changed(field+".taints", "%s → %s", cmp.Or(was, "none"), cmp.Or(now, "none"))
 		if err := setValue(item, "taints", f.Taints); err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package discover
+package capsfile_test
 
 import (
 	"fmt"
@@ -11,6 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/discover"
+	"github.com/airunway-render/airunway-render/discover/capsfile"
+	. "github.com/airunway-render/airunway-render/discover/discovertest"
 )
 
 // TestMerge updates the prod example after a season of changes in its
@@ -20,10 +23,10 @@ import (
 // comments, the names, the prices and the layout stay; merging again
 // changes nothing.
 func TestMerge(t *testing.T) {
-	const file = "../examples/kustomize/clusters/prod/capabilities.yaml"
+	const file = "../../examples/kustomize/clusters/prod/capabilities.yaml"
 	text, err := os.ReadFile(file)
 	require.NoError(t, err)
-	declared, c := exampleCluster(t, file)
+	declared, c := Example(t, file)
 
 	var nodes []corev1.Node
 	for _, n := range c.Nodes {
@@ -36,15 +39,15 @@ func TestMerge(t *testing.T) {
 		nodes = append(nodes, n)
 	}
 	for i := range 2 {
-		nodes = append(nodes, node(fmt.Sprintf("h100-%d", i), with(kv{"kubernetes.azure.com/agentpool": "gpuh100"}, gfd("NVIDIA-H100-80GB-HBM3", "81559", "8")),
-			kv{"nvidia.com/gpu": "8"}, taint("sku", "gpu", corev1.TaintEffectNoSchedule)))
+		nodes = append(nodes, Node(fmt.Sprintf("h100-%d", i), With(KV{"kubernetes.azure.com/agentpool": "gpuh100"}, GFD("NVIDIA-H100-80GB-HBM3", "81559", "8")),
+			KV{"nvidia.com/gpu": "8"}, Taint("sku", "gpu", corev1.TaintEffectNoSchedule)))
 	}
 	c.Nodes = nodes
-	c.CRDs = append(c.CRDs[:0:0], crd("workspaces.kaito.sh", nil), crd("rayservices.ray.io", nil))
+	c.CRDs = append(c.CRDs[:0:0], CRD("workspaces.kaito.sh", nil), CRD("rayservices.ray.io", nil))
 	c.Deployments[1].Spec.Template.Spec.Containers[0].Image = "mcr.microsoft.com/aks/kaito/workspace:0.11.0"
-	c.Deployments = append(c.Deployments, deployment("ray-system", "kuberay-operator", nil, "quay.io/kuberay/operator:v1.4.2"))
+	c.Deployments = append(c.Deployments, Deployment("ray-system", "kuberay-operator", nil, "quay.io/kuberay/operator:v1.4.2"))
 
-	merged, changes, err := Merge(text, declared, c)
+	merged, changes, err := capsfile.Merge(text, declared, c)
 	require.NoError(t, err)
 	var b strings.Builder
 	b.WriteString(string(merged))
@@ -52,14 +55,14 @@ func TestMerge(t *testing.T) {
 	for _, ch := range changes {
 		fmt.Fprintf(&b, "# %s: %s\n", ch.Field, ch.Text)
 	}
-	golden(t, "merge-prod.golden", []byte(b.String()))
+	Golden(t, "merge-prod.golden", []byte(b.String()))
 
 	again, problems := capabilities.Decode(merged)
 	require.False(t, problems.HasErrors(), "%v", problems)
 	_, problems = capabilities.Resolve(again)
 	require.False(t, problems.HasErrors(), "%v", problems)
-	require.Empty(t, Compare(again, c), "a merged file has no differences from its cluster")
-	twice, changes, err := Merge(merged, again, c)
+	require.Empty(t, discover.Compare(again, c), "a merged file has no differences from its cluster")
+	twice, changes, err := capsfile.Merge(merged, again, c)
 	require.NoError(t, err)
 	require.Empty(t, changes)
 	require.Equal(t, string(merged), string(twice))
