@@ -35,6 +35,7 @@ type reconciler struct {
 	// before a write (see confirm).
 	live       client.Reader
 	kinds      *kinds
+	drift      *drift
 	reporters  map[string]providers.Reporter
 	staleAfter time.Duration
 	now        func() time.Time
@@ -149,6 +150,9 @@ func (r *reconciler) observe(ctx context.Context, md *unstructured.Unstructured,
 		log.FromContext(ctx).Info("ignoring unreadable status", "error", err.Error())
 	}
 	o.Previous = prev
+	if r.drift != nil {
+		o.Capabilities = r.drift.check(o.Annotations)
+	}
 	rep, ok := r.reporters[provider]
 	if !ok {
 		o.Unsupported = provider

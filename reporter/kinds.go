@@ -47,7 +47,10 @@ type kinds struct {
 	// every one's (when a kind appears or disappears).
 	enqueue    func(context.Context, types.NamespacedName)
 	enqueueAll func(context.Context) error
-	log        logr.Logger
+	// changed asks for the ClusterCapabilities to be compared again (a
+	// Gateway or a ClusterCapabilities changed).
+	changed func()
+	log     logr.Logger
 
 	mu     sync.RWMutex
 	active map[schema.GroupVersionKind]*kindCache

@@ -115,7 +115,9 @@ var (
 // registerMetrics puts the counters on controller-runtime's registry, once
 // per process however many reporters it starts (the tests start several);
 // in New rather than init, so importing the package registers nothing.
-var registerMetrics = sync.OnceFunc(func() { metrics.Registry.MustRegister(statusWrites, goneWrites) })
+var registerMetrics = sync.OnceFunc(func() {
+	metrics.Registry.MustRegister(statusWrites, goneWrites, capabilityDifferences, modelsDrifted)
+})
 
 // Reporter is a configured manager plus the counters tests read.
 type Reporter struct {
@@ -151,8 +153,10 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 	}
 	events := make(chan event.GenericEvent, 4096)
 	rep := &Reporter{Manager: mgr}
+	d := newDrift(cfg)
 	k := &kinds{
-		cfg: cfg, disco: disco, namespaces: o.Namespaces, interval: o.DiscoveryInterval,
+		changed: d.poke,
+		cfg:     cfg, disco: disco, namespaces: o.Namespaces, interval: o.DiscoveryInterval,
 		wanted: wantedKinds(), log: o.Logger.WithName("kinds"),
 		active: map[schema.GroupVersionKind]*kindCache{}, synced: make(chan struct{}),
 		failed: map[schema.GroupVersionKind]error{}, misses: map[schema.GroupVersionKind]int{},
@@ -179,8 +183,17 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 	if err := mgr.Add(k); err != nil {
 		return nil, err
 	}
+	d.kinds, d.writer, d.reconcil, d.interval, d.log = k, mgr.GetClient(), k.enqueueAll, o.DiscoveryInterval, o.Logger.WithName("capabilities")
+	d.models = func(ctx context.Context) (*unstructured.UnstructuredList, error) {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(ModelDeploymentGVK.GroupVersion().WithKind(ModelDeploymentGVK.Kind + "List"))
+		return list, mgr.GetCache().List(ctx, list)
+	}
+	if err := mgr.Add(d); err != nil {
+		return nil, err
+	}
 	r := &reconciler{
-		client: mgr.GetClient(), live: mgr.GetAPIReader(), kinds: k, reporters: reporters(), staleAfter: o.StaleAfter, now: time.Now, writeTimeout: o.ReconcileTimeout,
+		client: mgr.GetClient(), live: mgr.GetAPIReader(), kinds: k, drift: d, reporters: reporters(), staleAfter: o.StaleAfter, now: time.Now, writeTimeout: o.ReconcileTimeout,
 		wrote:      func() { statusWrites.Inc(); rep.writes.Add(1) },
 		reconciled: func() { rep.reconciles.Add(1) },
 		failed:     func() { rep.failures.Add(1) },
@@ -288,7 +301,8 @@ func managerOptions(o Options) manager.Options {
 }
 
 // wantedKinds are the primary kinds of every built-in provider, plus the
-// HTTPRoutes the gateway renders and the Gateways they attach to.
+// HTTPRoutes the gateway renders, the Gateways they attach to, and the
+// applied ClusterCapabilities.
 func wantedKinds() []watchedKind {
 	var out []watchedKind
 	seen := map[schema.GroupVersionKind]bool{}
@@ -305,7 +319,14 @@ func wantedKinds() []watchedKind {
 	}
 	out = append(out,
 		watchedKind{gvk: routeGVK, owners: generatedFrom},
-		watchedKind{gvk: gatewayGVK, everything: true, owners: gatewayOwners})
+		watchedKind{gvk: gatewayGVK, everything: true, owners: func(k *kinds, gw *unstructured.Unstructured) []types.NamespacedName {
+			k.changed() // a parent Gateway may have come or gone
+			return gatewayOwners(k, gw)
+		}},
+		watchedKind{gvk: ClusterCapabilitiesGVK, everything: true, owners: func(k *kinds, _ *unstructured.Unstructured) []types.NamespacedName {
+			k.changed()
+			return nil // the comparison enqueues the models it concerns
+		}})
 	slices.SortFunc(out, func(a, b watchedKind) int { return strings.Compare(a.gvk.String(), b.gvk.String()) })
 	return out
 }

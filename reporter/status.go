@@ -60,6 +60,10 @@ type Observation struct {
 	WatchError string
 	// Gateway is where the gateway serves the model, nil without one.
 	Gateway *v1.GatewayStatus
+	// Capabilities is what the comparison of the applied
+	// ClusterCapabilities with the cluster found for the model's node
+	// pools and provider; nil when none is applied.
+	Capabilities *CapabilitiesCheck
 	// StaleAfter overrides the package's StaleAfter when positive.
 	StaleAfter time.Duration
 	// Previous is the status the ModelDeployment has now; its conditions'
@@ -131,8 +135,28 @@ func Compute(o Observation) v1.ModelDeploymentStatus {
 	default:
 		setCondition(&s, o, metav1.Condition{Type: ConditionReconciling, Status: metav1.ConditionTrue, Reason: ReasonProgressing, Message: s.Message})
 	}
+	if c := o.Capabilities; c != nil {
+		setCondition(&s, o, capabilitiesCondition(c))
+	}
 	bound(&s)
 	return s
+}
+
+// capabilitiesCondition warns, without touching Ready, when the node pool
+// or the provider the model was rendered for is no longer what the
+// applied ClusterCapabilities says.
+func capabilitiesCondition(c *CapabilitiesCheck) metav1.Condition {
+	cond := metav1.Condition{Type: ConditionCapabilitiesCurrent, Status: metav1.ConditionTrue, Reason: ReasonCapabilitiesCurrent,
+		Message: fmt.Sprintf("the node pool and provider it was rendered for match the cluster (ClusterCapabilities %s)", strings.Join(c.Files, ", "))}
+	if len(c.Pool)+len(c.Provider) == 0 {
+		return cond
+	}
+	cond.Status, cond.Reason = metav1.ConditionFalse, ReasonNodePoolChanged
+	if len(c.Provider) > 0 {
+		cond.Reason = ReasonProviderChanged
+	}
+	cond.Message = "rendered for a cluster that has changed: " + strings.Join(append(slices.Clone(c.Provider), c.Pool...), "; ") + "; render again with a current capability file"
+	return cond
 }
 
 // joinBounded joins problems with "; ", stopping once the text is past
