@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -316,7 +317,7 @@ func (d *drift) compare(ctx context.Context, c cache.Cache) error {
 	}
 	slices.Sort(state.files)
 	d.mu.Lock()
-	changed := !equality.Semantic.DeepEqual(d.state, state)
+	changed := !reflect.DeepEqual(d.state, state)
 	d.state = state
 	d.mu.Unlock()
 	if changed {

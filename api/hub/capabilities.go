@@ -7,8 +7,9 @@ import (
 // ClusterCapabilities is the per-cluster capability file: the facts about a
 // cluster that a pure renderer cannot ask the cluster for. It replaces
 // upstream's InferenceProviderConfig listing, CRD discovery and health
-// probes. It is a local-config object: consumed by the renderer, never
-// applied.
+// probes. kustomize and kpt read it as a local-config object and never
+// apply it; applied to the cluster (deploy/base has its CRD), it is what
+// the status reporter holds the live cluster against.
 type ClusterCapabilities struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

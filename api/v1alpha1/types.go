@@ -25,11 +25,13 @@ type ModelDeployment struct {
 }
 
 // ClusterCapabilities is the capability file as airunway.ai/v1alpha1
-// serves it.
+// serves it. Its status is accepted and ignored: a file exported from a
+// cluster carries the ClusterCapabilitiesStatus the status reporter wrote.
 type ClusterCapabilities struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              CapabilitiesSpec `json:"spec"`
+	Status            json.RawMessage  `json:"status,omitempty"`
 }
 
 // The spec types of v1alpha1 are the hub's: the hub holds every field a

@@ -84,17 +84,23 @@ func run(m *testing.M) int {
 	return code
 }
 
-// installCRDs installs the ModelDeployment CRD as deploy/base ships it.
+// installCRDs installs the ModelDeployment and ClusterCapabilities CRDs as
+// deploy/base ships them.
 func installCRDs(ctx context.Context) error {
-	data, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "base", "airunway.ai_modeldeployments.yaml"))
-	if err != nil {
-		return err
+	for _, file := range []string{"airunway.ai_modeldeployments.yaml", "airunway.ai_clustercapabilities.yaml"} {
+		data, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "base", file))
+		if err != nil {
+			return err
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := sigsyaml.Unmarshal(data, crd); err != nil {
+			return err
+		}
+		if err := createCRD(ctx, crd); err != nil {
+			return err
+		}
 	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := sigsyaml.Unmarshal(data, crd); err != nil {
-		return err
-	}
-	return createCRD(ctx, crd)
+	return nil
 }
 
 // installCRDDir creates every CRD of a directory (install-twin.sh copies

@@ -21,7 +21,7 @@ import (
 // startReporter runs the status reporter binary against the twin, as a
 // user would out of cluster: a kubeconfig (leader election then switches
 // itself off) and the test's namespace; endpoints off.
-func startReporter(t *testing.T, ns string) {
+func startReporter(t *testing.T, ns string, flags ...string) {
 	t.Helper()
 	bin := os.Getenv("AIRUNWAY_STATUS_REPORTER_BIN")
 	require.NotEmpty(t, bin, "AIRUNWAY_STATUS_REPORTER_BIN must name the status reporter binary (make twin sets it)")
@@ -31,8 +31,10 @@ func startReporter(t *testing.T, ns string) {
 	require.NoError(t, err)
 	// Discovery every 2s, not 30s: a provider CRD removed by a test is
 	// noticed in seconds.
-	cmd := exec.Command(bin, "--kubeconfig", cluster.Kubeconfig, "--namespace", ns,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--discovery-interval", "2s")
+	// Flags given later win: pflag keeps the last value.
+	args := append([]string{"--kubeconfig", cluster.Kubeconfig, "--namespace", ns,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--discovery-interval", "2s"}, flags...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
