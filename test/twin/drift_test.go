@@ -248,4 +248,3 @@ func scrape(t *testing.T, addr, sample string) float64 {
 	require.NoError(t, err)
 	return v
 }
-
