@@ -38,24 +38,16 @@ import (
 var discoveryGroups = []string{"kaito.sh", "nvidia.com", "ray.io", "gateway.networking.k8s.io", "gateway.networking.x-k8s.io",
 	"inference.networking.k8s.io", "inference.networking.x-k8s.io"}
 
-// isolateCRDs deletes every CRD of discoveryGroups other tests installed
-// and puts them back when the test ends, so the cluster has exactly the
-// CRDs the test installs.
+// isolateCRDs deletes every CRD of discoveryGroups other tests installed,
+// so that the cluster has exactly the CRDs the test installs, and when the
+// test ends deletes those and puts the others back: the tests after it
+// find the CRDs as they were (their installers run once).
 func isolateCRDs(t *testing.T) {
 	t.Helper()
-	ctx := context.Background()
-	list := &apiextensionsv1.CustomResourceDefinitionList{}
-	require.NoError(t, cluster.Client.List(ctx, list))
-	var stashed []apiextensionsv1.CustomResourceDefinition
-	for _, crd := range list.Items {
-		if slices.Contains(discoveryGroups, crd.Spec.Group) {
-			stashed = append(stashed, crd)
-			deleteCRD(t, crd.Name)
-		}
-	}
+	stashed := removeDiscoveryCRDs(t)
 	t.Cleanup(func() {
+		removeDiscoveryCRDs(t)
 		for _, crd := range stashed {
-			deleteCRD(t, crd.Name) // the test's own copy
 			fresh := &apiextensionsv1.CustomResourceDefinition{
 				ObjectMeta: metav1.ObjectMeta{Name: crd.Name, Labels: crd.Labels, Annotations: crd.Annotations},
 				Spec:       crd.Spec,
@@ -65,6 +57,21 @@ func isolateCRDs(t *testing.T) {
 			cancel()
 		}
 	})
+}
+
+// removeDiscoveryCRDs deletes the CRDs of discoveryGroups and returns them.
+func removeDiscoveryCRDs(t *testing.T) []apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	list := &apiextensionsv1.CustomResourceDefinitionList{}
+	require.NoError(t, cluster.Client.List(context.Background(), list))
+	var removed []apiextensionsv1.CustomResourceDefinition
+	for _, crd := range list.Items {
+		if slices.Contains(discoveryGroups, crd.Spec.Group) {
+			removed = append(removed, crd)
+			deleteCRD(t, crd.Name)
+		}
+	}
+	return removed
 }
 
 // deleteCRD deletes a CRD and waits until it is gone.
