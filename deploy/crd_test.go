@@ -1,13 +1,9 @@
 package deploy
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -30,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/internal/schemacheck"
 )
 
 const repoRoot = ".."
@@ -78,18 +74,18 @@ func TestClusterCapabilitiesOnAPIServer(t *testing.T) {
 	t.Run("examples round-trip", func(t *testing.T) {
 		created := 0
 		for _, f := range capabilityFiles(t) {
-			u := &unstructured.Unstructured{Object: normalize(t, f.obj)}
+			u := &unstructured.Unstructured{Object: normalize(t, f.Object)}
 			err := c.Create(ctx, u, client.FieldValidation("Strict"))
-			data, jsonErr := json.Marshal(f.obj)
+			data, jsonErr := json.Marshal(f.Object)
 			require.NoError(t, jsonErr)
 			if _, problems := v1.DecodeClusterCapabilities(data); problems.HasErrors() {
-				require.Error(t, err, "%s: the renderer refuses it (%v), the API server accepts it", f.source, problems)
+				require.Error(t, err, "%s: the renderer refuses it (%v), the API server accepts it", f.Source, problems)
 				continue
 			}
-			require.NoError(t, err, f.source)
+			require.NoError(t, err, f.Source)
 			created++
 			got := get(t, c, u)
-			require.Equal(t, normalize(t, f.obj)["spec"], normalize(t, got.Object)["spec"], "%s: the spec must round-trip", f.source)
+			require.Equal(t, normalize(t, f.Object)["spec"], normalize(t, got.Object)["spec"], "%s: the spec must round-trip", f.Source)
 			require.NoError(t, c.Delete(ctx, got))
 		}
 		require.Greater(t, created, 20)
@@ -274,69 +270,13 @@ func normalize(t *testing.T, o obj) obj {
 	return out
 }
 
-// capabilityFile is one ClusterCapabilities object found in the repository.
-type capabilityFile struct {
-	source string
-	obj    obj
-}
-
 // capabilityFiles returns every distinct ClusterCapabilities object of
-// examples/, golden/ and capabilities/default.yaml: whole documents, and
-// the functionConfig and items of ResourceLists. (hack/gencrd's test
-// validates the same set in process.)
-func capabilityFiles(t *testing.T) []capabilityFile {
+// examples/, golden/ and capabilities/default.yaml (hack/gencrd's test
+// validates the same set in process).
+func capabilityFiles(t *testing.T) []schemacheck.CapabilityFile {
 	t.Helper()
-	files := []string{filepath.Join(repoRoot, "capabilities", "default.yaml")}
-	for _, dir := range []string{"examples", "golden"} {
-		require.NoError(t, filepath.WalkDir(filepath.Join(repoRoot, dir), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
-				files = append(files, p)
-			}
-			return err
-		}))
-	}
-	var out []capabilityFile
-	seen := map[string]bool{}
-	add := func(source string, o any) {
-		m, ok := o.(obj)
-		if !ok || m["kind"] != "ClusterCapabilities" {
-			return
-		}
-		key, err := json.Marshal(m)
-		require.NoError(t, err)
-		if !seen[string(key)] {
-			seen[string(key)] = true
-			out = append(out, capabilityFile{source, m})
-		}
-	}
-	for _, name := range files {
-		data, err := os.ReadFile(name)
-		require.NoError(t, err)
-		if !bytes.Contains(data, []byte("kind: ClusterCapabilities")) {
-			continue
-		}
-		rel, _ := filepath.Rel(repoRoot, name)
-		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-		for i := 0; ; i++ {
-			doc, err := r.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			require.NoError(t, err, rel)
-			js, err := yaml.YAMLToJSON(doc)
-			require.NoError(t, err, "%s document %d", rel, i)
-			var o obj
-			require.NoError(t, utiljson.Unmarshal(js, &o), "%s document %d", rel, i)
-			add(rel, o)
-			if o["kind"] == "ResourceList" {
-				add(rel+" functionConfig", o["functionConfig"])
-				items, _ := o["items"].([]any)
-				for _, item := range items {
-					add(rel+" items", item)
-				}
-			}
-		}
-	}
-	require.Greater(t, len(out), 20, "the capability files were not found")
+	out, err := schemacheck.CapabilityFiles(repoRoot)
+	require.NoError(t, err)
+	require.Greater(t, len(out), 20, "the examples were not found")
 	return out
 }

@@ -1,19 +1,13 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,9 +17,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/runtime"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
@@ -181,69 +173,12 @@ func TestStatusFromItsOwnType(t *testing.T) {
 	}
 }
 
-// capabilityFile is one ClusterCapabilities object found in the repository.
-type capabilityFile struct {
-	source string
-	obj    map[string]any
-}
-
 // capabilityFiles returns every distinct ClusterCapabilities object of
-// examples/, golden/ and capabilities/default.yaml: whole documents, and
-// the functionConfig and items of ResourceLists.
-func capabilityFiles(t *testing.T) []capabilityFile {
+// examples/, golden/ and capabilities/default.yaml.
+func capabilityFiles(t *testing.T) []schemacheck.CapabilityFile {
 	t.Helper()
-	var files []string
-	for _, dir := range []string{"examples", "golden"} {
-		require.NoError(t, filepath.WalkDir(filepath.Join(repoRoot, dir), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
-				files = append(files, p)
-			}
-			return err
-		}))
-	}
-	files = append(files, filepath.Join(repoRoot, "capabilities", "default.yaml"))
-	var out []capabilityFile
-	seen := map[string]bool{}
-	add := func(source string, o any) {
-		m, ok := o.(map[string]any)
-		if !ok || m["kind"] != "ClusterCapabilities" {
-			return
-		}
-		key, err := json.Marshal(m)
-		require.NoError(t, err)
-		if !seen[string(key)] {
-			seen[string(key)] = true
-			out = append(out, capabilityFile{source, m})
-		}
-	}
-	for _, name := range files {
-		data, err := os.ReadFile(name)
-		require.NoError(t, err)
-		if !bytes.Contains(data, []byte("kind: ClusterCapabilities")) {
-			continue
-		}
-		rel, _ := filepath.Rel(repoRoot, name)
-		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-		for i := 0; ; i++ {
-			doc, err := r.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			require.NoError(t, err, rel)
-			js, err := yaml.YAMLToJSON(doc)
-			require.NoError(t, err, "%s document %d", rel, i)
-			var o map[string]any
-			require.NoError(t, utiljson.Unmarshal(js, &o), "%s document %d", rel, i)
-			add(rel, o)
-			if o["kind"] == "ResourceList" {
-				add(rel+" functionConfig", o["functionConfig"])
-				items, _ := o["items"].([]any)
-				for _, item := range items {
-					add(rel+" items", item)
-				}
-			}
-		}
-	}
+	out, err := schemacheck.CapabilityFiles(repoRoot)
+	require.NoError(t, err)
 	require.Greater(t, len(out), 20, "the examples were not found")
 	return out
 }
@@ -277,15 +212,15 @@ func TestExamplesValidate(t *testing.T) {
 	v := validator(t)
 	accepted := 0
 	for _, f := range capabilityFiles(t) {
-		problems := v.Validate(f.obj)
-		decodeErr, resolveErr := renderer(t, f.obj)
+		problems := v.Validate(f.Object)
+		decodeErr, resolveErr := renderer(t, f.Object)
 		switch {
 		case decodeErr:
-			require.NotEmpty(t, problems, "%s: the renderer cannot decode it, but the CRD accepts it", f.source)
+			require.NotEmpty(t, problems, "%s: the renderer cannot decode it, but the CRD accepts it", f.Source)
 		case resolveErr:
-			t.Logf("%s: the renderer refuses it (an error case); the CRD says %v", f.source, problems)
+			t.Logf("%s: the renderer refuses it (an error case); the CRD says %v", f.Source, problems)
 		default:
-			require.Empty(t, problems, "%s: the renderer accepts it but the CRD refuses it", f.source)
+			require.Empty(t, problems, "%s: the renderer accepts it but the CRD refuses it", f.Source)
 			accepted++
 		}
 	}
