@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -22,7 +23,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -131,9 +134,17 @@ func installCRDDir(dir string) error {
 	return nil
 }
 
-// createCRD creates a CRD and waits until the API server serves it.
+// createCRD creates a CRD and waits until the API server serves it: it is
+// Established, and discovery lists it in every served version. A client's
+// REST mapper reads discovery, which follows Established by a moment; a
+// create in that moment (more likely for a CRD deleted and created again)
+// fails with "no matches for kind".
 func createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
 	if err := cluster.Client.Create(ctx, crd); err != nil {
+		return err
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cluster.Config)
+	if err != nil {
 		return err
 	}
 	for {
@@ -142,7 +153,7 @@ func createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinitio
 			return err
 		}
 		for _, c := range got.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue && discovered(disco, got) {
 				return nil
 			}
 		}
@@ -152,6 +163,21 @@ func createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinitio
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// discovered reports whether discovery lists the CRD's kind in every
+// version it serves.
+func discovered(disco discovery.DiscoveryInterface, crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		list, err := disco.ServerResourcesForGroupVersion(crd.Spec.Group + "/" + v.Name)
+		if err != nil || !slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == crd.Spec.Names.Plural }) {
+			return false
+		}
+	}
+	return true
 }
 
 func printTable() {
