@@ -3,6 +3,7 @@ package reporter
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -297,6 +298,7 @@ func (d *drift) compare(ctx context.Context, c cache.Cache) error {
 		return err
 	}
 	state := driftState{pools: map[string][]string{}, providers: map[string][]string{}}
+	var errs []error
 	capabilityDifferences.Reset()
 	for i := range files.Items {
 		file := &files.Items[i]
@@ -311,8 +313,10 @@ func (d *drift) compare(ctx context.Context, c cache.Cache) error {
 			}
 		}
 		capabilityDifferences.WithLabelValues(file.GetName()).Set(float64(len(diffs)))
+		// A status that cannot be written (RBAC, a conflict) does not keep
+		// the models from their warning; the write is retried next time.
 		if err := d.writeStatus(ctx, file, CapabilitiesStatus(file.GetGeneration(), diffs, invalid, capabilitiesStatusOf(file), d.now())); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
 	slices.Sort(state.files)
@@ -321,11 +325,9 @@ func (d *drift) compare(ctx context.Context, c cache.Cache) error {
 	d.state = state
 	d.mu.Unlock()
 	if changed {
-		if err := d.reconcil(ctx); err != nil {
-			return err
-		}
+		errs = append(errs, d.reconcil(ctx))
 	}
-	return d.countDrifted(ctx, state)
+	return errors.Join(append(errs, d.countDrifted(ctx, state))...)
 }
 
 // compareFile decodes an applied ClusterCapabilities as the renderer

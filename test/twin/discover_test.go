@@ -180,10 +180,17 @@ func discoverKubeconfig(t *testing.T) string {
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "ci", Name: "discover"}},
 	}
 	require.NoError(t, createIgnoringExisting(ctx, binding))
+	return impersonating(t, "system:serviceaccount:ci:discover")
+}
+
+// impersonating is the twin's kubeconfig acting as another user (a
+// ServiceAccount), who has only the RBAC bound to it.
+func impersonating(t *testing.T, user string) string {
+	t.Helper()
 	cfg, err := clientcmd.LoadFromFile(cluster.Kubeconfig)
 	require.NoError(t, err)
-	for _, user := range cfg.AuthInfos {
-		user.Impersonate = "system:serviceaccount:ci:discover"
+	for _, auth := range cfg.AuthInfos {
+		auth.Impersonate = user
 	}
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, clientcmd.WriteToFile(*cfg, path))

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,9 +57,30 @@ spec:
     nodes: {count: 2}
 `
 
+// reporterServiceAccount applies deploy/base's namespace, ServiceAccount
+// and RBAC, and returns a kubeconfig acting as that ServiceAccount: the
+// drift test holds the reporter to the least privilege it ships with.
+func reporterServiceAccount(t *testing.T) string {
+	t.Helper()
+	const system = "airunway-system"
+	for _, file := range []string{"namespace.yaml", "rbac.yaml"} {
+		data := mustRead(t, filepath.Join(repoRoot, "deploy", "base", file))
+		for _, doc := range strings.Split(string(data), "\n---\n") {
+			obj := &unstructured.Unstructured{}
+			require.NoError(t, sigsyaml.Unmarshal([]byte(doc), &obj.Object))
+			switch obj.GetKind() {
+			case "ServiceAccount", "Role", "RoleBinding":
+				obj.SetNamespace(system) // as the kustomization does
+			}
+			require.NoError(t, createIgnoringExisting(context.Background(), obj))
+		}
+	}
+	return impersonating(t, "system:serviceaccount:"+system+":airunway-status-reporter")
+}
+
 // TestCapabilitiesDrift applies a capability file to the twin as a
 // ClusterCapabilities, beside a model rendered with it, runs the status
-// reporter, and changes the cluster one fact at a time: a pool's node
+// reporter as its own ServiceAccount with deploy/base's RBAC, and changes the cluster one fact at a time: a pool's node
 // relabelled, a pool's nodes removed, a provider CRD removed, an operator
 // upgraded, the Gateway API bundle bumped. Each change turns
 // CapabilitiesCurrent False within seconds, with a difference naming the
@@ -83,7 +105,7 @@ func TestCapabilitiesDrift(t *testing.T) {
 	model := oneModel(t, "qwen3", "  model: {id: Qwen/Qwen3-0.6B}\n  provider: {name: vllm}\n  engine: {type: vllm}\n  resources: {gpu: {count: 1}}\n")
 	ns, _ := deploy(t, render(t, caps, model))
 	metrics := freeLoopbackAddr(t)
-	startReporter(t, ns, "--metrics-bind-address", metrics)
+	startReporter(t, ns, "--metrics-bind-address", metrics, "--kubeconfig", reporterServiceAccount(t))
 
 	current := func(want string, start time.Time) (time.Duration, *unstructured.Unstructured) {
 		t.Helper()
