@@ -165,9 +165,12 @@ func readMergeFile(src files, file string) ([]byte, *hub.ClusterCapabilities, di
 	if problems.HasErrors() {
 		return nil, nil, problems
 	}
-	if _, problems := resolveCapabilities(data, file); problems.HasErrors() {
-		return nil, nil, problems
-	}
 	caps, problems := capabilities.Decode(data)
-	return data, caps, problems.Attach(diag.Resource{Kind: hub.KindClusterCapabilities, Name: caps.GetName()}, file)
+	ref := diag.Resource{Kind: hub.KindClusterCapabilities}
+	if caps != nil {
+		_, resolved := capabilities.Resolve(caps)
+		problems = append(problems, resolved...)
+		ref.APIVersion, ref.Name = caps.APIVersion, caps.Name
+	}
+	return data, caps, problems.Attach(ref, file)
 }

@@ -144,7 +144,14 @@ func readCapabilities(src files, file string) (*capabilities.Resolved, diag.List
 	if l.HasErrors() {
 		return nil, l
 	}
-	return resolveCapabilities(data, file)
+	node, err := yaml.Parse(string(data))
+	if err != nil {
+		l.Errorf("", "is not a single YAML object: %s", yamlerr.Describe(err))
+		return nil, l.Attach(diag.Resource{}, file)
+	}
+	caps, l := capabilities.ResolveNode(node)
+	ref := diag.Resource{APIVersion: node.GetApiVersion(), Kind: node.GetKind(), Name: node.GetName()}
+	return caps, l.Attach(ref, file)
 }
 
 // readCapabilitiesText reads a capability file, at most
@@ -166,19 +173,6 @@ func readCapabilitiesText(src files, file string) ([]byte, diag.List) {
 		return nil, l.Attach(diag.Resource{}, file)
 	}
 	return data, nil
-}
-
-// resolveCapabilities checks a capability file's text.
-func resolveCapabilities(data []byte, file string) (*capabilities.Resolved, diag.List) {
-	var l diag.List
-	node, err := yaml.Parse(string(data))
-	if err != nil {
-		l.Errorf("", "is not a single YAML object: %s", yamlerr.Describe(err))
-		return nil, l.Attach(diag.Resource{}, file)
-	}
-	caps, l := capabilities.ResolveNode(node)
-	ref := diag.Resource{APIVersion: node.GetApiVersion(), Kind: node.GetKind(), Name: node.GetName()}
-	return caps, l.Attach(ref, file)
 }
 
 // defaultCapabilitiesWarning is the warning of a run without a capability

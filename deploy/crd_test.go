@@ -3,11 +3,8 @@ package deploy
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -25,7 +22,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/discover"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
+	"github.com/airunway-render/airunway-render/reporter"
 )
 
 const repoRoot = ".."
@@ -73,8 +72,10 @@ func TestClusterCapabilitiesOnAPIServer(t *testing.T) {
 	// must be.
 	t.Run("examples round-trip", func(t *testing.T) {
 		created := 0
-		for _, f := range capabilityFiles(t) {
-			u := &unstructured.Unstructured{Object: normalize(t, f.Object)}
+		files, err := schemacheck.CapabilityFiles(repoRoot)
+		require.NoError(t, err)
+		for _, f := range files {
+			u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(f.Object)}
 			err := c.Create(ctx, u, client.FieldValidation("Strict"))
 			data, jsonErr := json.Marshal(f.Object)
 			require.NoError(t, jsonErr)
@@ -85,7 +86,7 @@ func TestClusterCapabilitiesOnAPIServer(t *testing.T) {
 			require.NoError(t, err, f.Source)
 			created++
 			got := get(t, c, u)
-			require.Equal(t, normalize(t, f.Object)["spec"], normalize(t, got.Object)["spec"], "%s: the spec must round-trip", f.Source)
+			require.Equal(t, f.Object["spec"], got.Object["spec"], "%s: the spec must round-trip", f.Source)
 			require.NoError(t, c.Delete(ctx, got))
 		}
 		require.Greater(t, created, 20)
@@ -94,9 +95,10 @@ func TestClusterCapabilitiesOnAPIServer(t *testing.T) {
 	base := func() *unstructured.Unstructured {
 		data, err := os.ReadFile(filepath.Join(repoRoot, "examples", "capabilities", "prod-eastus.yaml"))
 		require.NoError(t, err)
+		js, err := yaml.YAMLToJSON(data)
+		require.NoError(t, err)
 		u := &unstructured.Unstructured{}
-		require.NoError(t, yaml.Unmarshal(data, &u.Object))
-		u.Object = normalize(t, u.Object)
+		require.NoError(t, u.UnmarshalJSON(js))
 		return u
 	}
 
@@ -154,19 +156,14 @@ func TestClusterCapabilitiesOnAPIServer(t *testing.T) {
 		require.NotContains(t, got.Object, "status", "a status sent with the object is dropped on create")
 		require.Equal(t, int64(1), got.GetGeneration())
 
+		// The status the reporter writes for one difference, its time
 		// Local, as metav1.Time decodes it.
 		when := metav1.NewTime(time.Date(2026, 5, 4, 3, 2, 1, 0, time.UTC).Local())
-		status := v1.ClusterCapabilitiesStatus{
-			ObservedGeneration: 1,
-			Conditions: []metav1.Condition{{
-				Type: "CapabilitiesCurrent", Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: when,
-				Reason: "Differs", Message: "the live cluster differs from the file in 1 place",
-			}},
-			Differences: []v1.CapabilityDifference{{
-				Field: "spec.nodePools[l4].taints", Declared: "nvidia.com/gpu=present:NoSchedule", Live: "none",
-				Message: "node l4-0 has no taint nvidia.com/gpu=present:NoSchedule",
-			}},
-		}
+		status := reporter.CapabilitiesStatus(1, []discover.Difference{{
+			Field: "spec.nodePools[l4].taints", Declared: "nvidia.com/gpu=present:NoSchedule", Live: "none on l4-0",
+			Message: `pool "l4": the nodes' taints differ from the file's`, Pool: "l4",
+		}}, "", nil, when.Time)
+		status.Conditions[0].LastTransitionTime = when
 		got.Object["status"] = toUnstructured(t, &status)
 		require.NoError(t, c.Status().Update(ctx, got, client.FieldValidation("Strict")))
 		got = get(t, c, u)
@@ -175,9 +172,7 @@ func TestClusterCapabilitiesOnAPIServer(t *testing.T) {
 
 		// Through the main resource: the spec change lands, the status
 		// change does not.
-		changed := status
-		changed.Conditions = []metav1.Condition{{Type: "CapabilitiesCurrent", Status: metav1.ConditionTrue, LastTransitionTime: when, Reason: "Matches", Message: ""}}
-		changed.Differences = nil
+		changed := reporter.CapabilitiesStatus(1, nil, "", &status, when.Time)
 		got.Object["status"] = toUnstructured(t, &changed)
 		require.NoError(t, unstructured.SetNestedField(got.Object, true, "spec", "requireVersions"))
 		require.NoError(t, c.Update(ctx, got, client.FieldValidation("Strict")))
@@ -195,7 +190,7 @@ func TestClusterCapabilitiesOnAPIServer(t *testing.T) {
 		require.ErrorContains(t, c.Status().Update(ctx, got), "status.differences[0].message: Required value")
 
 		// kubectl get shows the condition's status and reason.
-		require.Equal(t, []string{"status", "False", "Differs"}, tableRow(t, cfg, "status")[:3])
+		require.Equal(t, []string{"status", "False", reporter.ReasonCapabilitiesDrifted}, tableRow(t, cfg, "status")[:3])
 	})
 }
 
@@ -227,21 +222,11 @@ func statusOf(t *testing.T, u *unstructured.Unstructured) v1.ClusterCapabilities
 // returns its cells.
 func tableRow(t *testing.T, cfg *rest.Config, name string) []string {
 	t.Helper()
-	hc, err := rest.HTTPClientFor(cfg)
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
 	require.NoError(t, err)
-	host := cfg.Host
-	if !strings.Contains(host, "://") {
-		host = "https://" + host
-	}
-	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(host, "/")+"/apis/airunway.ai/v1alpha1/clustercapabilities/"+name, nil)
-	require.NoError(t, err)
-	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-	resp, err := hc.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	body, err := disco.RESTClient().Get().AbsPath("/apis/airunway.ai/v1alpha1/clustercapabilities", name).
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(context.Background())
+	require.NoError(t, err, string(body))
 	var table metav1.Table
 	require.NoError(t, json.Unmarshal(body, &table))
 	var columns []string
@@ -256,27 +241,4 @@ func tableRow(t *testing.T, cfg *rest.Config, name string) []string {
 		cells = append(cells, s)
 	}
 	return cells
-}
-
-// normalize gives o the value types the API server's decoder produces
-// (int64 and float64, []any, map[string]any), so objects compare equal
-// whatever decoded them.
-func normalize(t *testing.T, o obj) obj {
-	t.Helper()
-	data, err := json.Marshal(o)
-	require.NoError(t, err)
-	var out obj
-	require.NoError(t, utiljson.Unmarshal(data, &out))
-	return out
-}
-
-// capabilityFiles returns every distinct ClusterCapabilities object of
-// examples/, golden/ and capabilities/default.yaml (hack/gencrd's test
-// validates the same set in process).
-func capabilityFiles(t *testing.T) []schemacheck.CapabilityFile {
-	t.Helper()
-	out, err := schemacheck.CapabilityFiles(repoRoot)
-	require.NoError(t, err)
-	require.Greater(t, len(out), 20, "the examples were not found")
-	return out
 }

@@ -67,7 +67,6 @@ func Read(ctx context.Context, cfg *rest.Config) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	c.Sort()
 	return c, nil
 }
 
@@ -97,6 +96,7 @@ func listMetadata(ctx context.Context, meta metadata.Interface, gvr schema.Group
 
 // Sort orders every list by namespace and name, so that what a Cluster
 // gives does not depend on the order the API server or a cache listed it.
+// Discover, Compare and Pools sort before they read; callers need not.
 func (c *Cluster) Sort() {
 	slices.SortFunc(c.Nodes, func(a, b corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(c.Deployments, func(a, b appsv1.Deployment) int {

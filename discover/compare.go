@@ -57,10 +57,10 @@ func Compare(declared *hub.ClusterCapabilities, c *Cluster) []Difference {
 	return out
 }
 
-// PoolNodes returns the nodes a pool's selector picks: for a pool without
+// poolNodes returns the nodes a pool's selector picks: for a pool without
 // GPUs, only the nodes without GPUs (a CPU pool's kubernetes.io/os=linux
 // picks every node, but CPU workloads go to the nodes without GPUs).
-func PoolNodes(p *hub.NodePool, nodes []corev1.Node) []*corev1.Node {
+func poolNodes(p *hub.NodePool, nodes []corev1.Node) []*corev1.Node {
 	if len(p.Selector) == 0 {
 		return nil
 	}
@@ -87,7 +87,7 @@ func comparePool(p *hub.NodePool, c *Cluster) []Difference {
 	if len(p.Selector) == 0 {
 		return nil // places nothing, so nothing to hold against the nodes
 	}
-	nodes := PoolNodes(p, c.Nodes)
+	nodes := poolNodes(p, c.Nodes)
 	lo, hi, sized := p.Nodes.Range()
 	selector := labels.SelectorFromSet(p.Selector).String()
 	if len(nodes) == 0 {
@@ -110,8 +110,8 @@ func comparePool(p *hub.NodePool, c *Cluster) []Difference {
 	if p.GPU != nil {
 		out = append(out, compareGPUs(p, nodes, diff)...)
 	}
-	want := taintsKey(p.Taints)
-	if live := byNode(nodes, func(n *corev1.Node) string { return taintsKey(poolTaints(n.Spec.Taints)) }); live.differsFrom(want) {
+	want := FormatTaints(p.Taints)
+	if live := byNode(nodes, func(n *corev1.Node) string { return FormatTaints(poolTaints(n.Spec.Taints)) }); live.differsFrom(want) {
 		out = append(out, diff(".taints", orNone(want), live.String(), "the nodes' taints differ from the file's (%s): %s", orNone(want), live))
 	}
 	return out
@@ -133,10 +133,7 @@ func compareGPUs(p *hub.NodePool, nodes []*corev1.Node, diff func(sub, declared,
 	case p.GPU.PerNode > 0 && count.differsFrom(strconv.Itoa(int(p.GPU.PerNode))):
 		out = append(out, diff(".gpu.perNode", strconv.Itoa(int(p.GPU.PerNode)), count.String(), "allocatable %s differs from the file's %d per node: %s", res, p.GPU.PerNode, count))
 	}
-	productLabel := labelNVIDIAProduct
-	if res == "amd.com/gpu" {
-		productLabel = labelAMDProduct
-	}
+	productLabel := productLabelOf(res)
 	if want := p.GPU.Product; want != "" {
 		if live := byNode(nodes, labelOf(productLabel)); live.differsFrom(want) {
 			out = append(out, diff(".gpu.product", want, live.String(), "label %s differs from the file's %s: %s", productLabel, want, live))

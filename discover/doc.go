@@ -13,14 +13,16 @@
 //     Feature Discovery facts, taints and allocatable GPUs; the providers
 //     whose CRDs are installed, with the operator release their Deployment
 //     shows; the Gateway API bundle and the Inference Extension. Every guess
-//     is returned as a Note that Encode writes as a YAML comment beside the
-//     field it explains.
+//     is returned as a Note, which package capsfile writes as a YAML
+//     comment beside the field it explains.
 //   - Compare holds a declared capability file against a Cluster and
 //     returns the declared facts the cluster contradicts. The status
 //     reporter runs it on its informer caches to write the
-//     CapabilitiesCurrent condition; `airunway-render capabilities
-//     discover --merge` uses Merge to update a hand-written file's facts
-//     and keep its names, selectors, prices and comments.
+//     CapabilitiesCurrent condition.
+//
+// Writing capability files — a discovered one, or a hand-written one
+// merged with a Cluster's facts (`capabilities discover --merge`) — is
+// package capsfile's, so that the reporter links no YAML library.
 //
 // The same Cluster gives the same output, byte for byte: every list is
 // sorted before it is read.

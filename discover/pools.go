@@ -49,6 +49,15 @@ const (
 	labelOS             = "kubernetes.io/os"
 )
 
+// productLabelOf is the node label that names the GPU product of a GPU
+// resource: AMD's node labeller's, else GPU Feature Discovery's.
+func productLabelOf(resource string) string {
+	if resource == "amd.com/gpu" {
+		return labelAMDProduct
+	}
+	return labelNVIDIAProduct
+}
+
 // transientTaints are put on and taken off by the node lifecycle, the
 // cluster autoscaler, Karpenter or a CNI; they say nothing about the pool.
 var transientTaints = []string{
@@ -62,7 +71,7 @@ var transientTaints = []string{
 type shape struct {
 	poolLabel, poolValue string
 	gpu                  hub.PoolGPU // ResourceName empty: no GPUs
-	taints               string      // taintsKey of the pool's taints
+	taints               string      // FormatTaints of the pool's taints
 }
 
 // group is the nodes of one shape.
@@ -92,7 +101,7 @@ func nodeShape(n *corev1.Node) (shape, []hub.Taint) {
 		}
 	}
 	taints := poolTaints(n.Spec.Taints)
-	s.taints = taintsKey(taints)
+	s.taints = FormatTaints(taints)
 	return s, taints
 }
 
@@ -130,10 +139,9 @@ func compareTaints(a, b hub.Taint) int {
 	return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Value, b.Value), cmp.Compare(a.Effect, b.Effect))
 }
 
-// FormatTaints writes taints as kubectl does, comma-separated.
-func FormatTaints(taints []hub.Taint) string { return taintsKey(taints) }
-
-func taintsKey(taints []hub.Taint) string {
+// FormatTaints writes taints as kubectl does, comma-separated; sorted
+// taints give the same text, so it doubles as a key.
+func FormatTaints(taints []hub.Taint) string {
 	var parts []string
 	for _, t := range taints {
 		parts = append(parts, formatTaint(t))
@@ -191,6 +199,7 @@ type FoundPool struct {
 // Pools groups the cluster's nodes into node pools, with notes on what
 // was guessed.
 func Pools(c *Cluster) ([]FoundPool, []Note) {
+	c.Sort()
 	groups := groupNodes(c.Nodes)
 	names := poolNames(groups)
 	split := map[string]int{}
@@ -307,10 +316,7 @@ func (g *group) gpuNotes(field string) []Note {
 // selector that also picks other nodes comes with a note saying so.
 func (g *group) selector(all []corev1.Node) (map[string]string, string) {
 	var candidates []map[string]string
-	productLabel := labelNVIDIAProduct
-	if g.gpu.ResourceName == "amd.com/gpu" {
-		productLabel = labelAMDProduct
-	}
+	productLabel := productLabelOf(g.gpu.ResourceName)
 	if g.gpu.Product != "" {
 		candidates = append(candidates, map[string]string{productLabel: g.gpu.Product})
 	}

@@ -192,27 +192,38 @@ func (r *reconciler) observe(ctx context.Context, md *unstructured.Unstructured,
 // owning exactly the fields it sets: what it stops setting is removed, and
 // fields other managers own stay.
 func (r *reconciler) apply(ctx context.Context, md *unstructured.Unstructured, status v1.ModelDeploymentStatus) error {
-	var fields map[string]any
-	if err := convert(status, &fields); err != nil {
-		return err
-	}
-	patch := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": ModelDeploymentGVK.GroupVersion().String(),
-		"kind":       ModelDeploymentGVK.Kind,
-		"metadata":   map[string]any{"name": md.GetName(), "namespace": md.GetNamespace()},
-		"status":     fields,
-	}}
 	// A write that has started finishes even when the reporter is told to
 	// stop (a rolling update): cancelled halfway, it might or might not
 	// land, and the next leader would write the same status again. The
 	// manager waits for it before releasing the Lease.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.writeTimeout)
 	defer cancel()
-	err := r.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(patch), client.FieldOwner(FieldManager), client.ForceOwnership)
-	if err != nil {
-		return fmt.Errorf("applying the status of ModelDeployment %s/%s: %w", md.GetNamespace(), md.GetName(), err)
+	if err := applyStatus(ctx, r.client, ModelDeploymentGVK, client.ObjectKeyFromObject(md), status); err != nil {
+		return err
 	}
 	r.wrote()
+	return nil
+}
+
+// applyStatus writes an object's status by server-side apply of its
+// status subresource, as FieldManager: the reporter owns exactly the
+// fields it sets, so what it stops setting is removed and fields other
+// managers own stay.
+func applyStatus(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, key types.NamespacedName, status any) error {
+	var fields map[string]any
+	if err := convert(status, &fields); err != nil {
+		return err
+	}
+	metadata, name := map[string]any{"name": key.Name}, key.Name
+	if key.Namespace != "" {
+		metadata["namespace"], name = key.Namespace, key.String()
+	}
+	patch := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind, "metadata": metadata, "status": fields,
+	}}
+	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(patch), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying the status of %s %s: %w", gvk.Kind, name, err)
+	}
 	return nil
 }
 

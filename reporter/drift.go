@@ -41,7 +41,7 @@ var ClusterCapabilitiesGVK = schema.GroupVersionKind{Group: hub.Group, Version: 
 // the conditions kstatus or the Argo CD health check read: drift is a
 // warning, the model may still serve.
 const (
-	ConditionCapabilitiesCurrent = "CapabilitiesCurrent"
+	ConditionCapabilitiesCurrent = v1.ConditionCapabilitiesCurrent
 
 	ReasonCapabilitiesCurrent = "CapabilitiesMatch"
 	ReasonCapabilitiesDrifted = "CapabilitiesDrifted"
@@ -114,15 +114,16 @@ func modelPools(annotation string) []string {
 // writes the outcome to the ClusterCapabilities' status and hands it to
 // the ModelDeployment reconciler.
 type drift struct {
-	cfg      *rest.Config
-	kinds    *kinds
-	writer   client.Client
-	models   func(context.Context) (*unstructured.UnstructuredList, error)
-	reconcil func(context.Context) error // enqueue every ModelDeployment
-	interval time.Duration
-	now      func() time.Time
-	log      logr.Logger
-	poked    chan struct{}
+	cfg    *rest.Config
+	kinds  *kinds
+	writer client.Client
+	models func(context.Context) (*unstructured.UnstructuredList, error)
+	// enqueueAll asks for every ModelDeployment's reconcile.
+	enqueueAll func(context.Context) error
+	interval   time.Duration
+	now        func() time.Time
+	log        logr.Logger
+	poked      chan struct{}
 
 	mu    sync.RWMutex
 	state driftState
@@ -278,7 +279,6 @@ func (d *drift) snapshot(ctx context.Context, c cache.Cache) (*discover.Cluster,
 			cluster.Gateways = append(cluster.Gateways, metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: gw.GetNamespace(), Name: gw.GetName()}})
 		}
 	}
-	cluster.Sort()
 	return cluster, nil
 }
 
@@ -325,7 +325,7 @@ func (d *drift) compare(ctx context.Context, c cache.Cache) error {
 	d.state = state
 	d.mu.Unlock()
 	if changed {
-		errs = append(errs, d.reconcil(ctx))
+		errs = append(errs, d.enqueueAll(ctx))
 	}
 	return errors.Join(append(errs, d.countDrifted(ctx, state))...)
 }
@@ -334,8 +334,9 @@ func (d *drift) compare(ctx context.Context, c cache.Cache) error {
 // would read the file and compares it with the cluster; invalid says why
 // it cannot be read.
 func compareFile(file *unstructured.Unstructured, cluster *discover.Cluster) (diffs []discover.Difference, invalid string) {
-	obj := map[string]any{}
-	maps.Copy(obj, file.Object)
+	// The file's size limits are for what a person wrote: leave out what
+	// the server adds (the status this reporter writes, managedFields).
+	obj := maps.Clone(file.Object)
 	delete(obj, "status")
 	if m, ok := obj["metadata"].(map[string]any); ok {
 		m = maps.Clone(m)
@@ -408,21 +409,7 @@ func (d *drift) writeStatus(ctx context.Context, file *unstructured.Unstructured
 	if prev := capabilitiesStatusOf(file); prev != nil && equality.Semantic.DeepEqual(*prev, status) {
 		return nil
 	}
-	var fields map[string]any
-	if err := convert(status, &fields); err != nil {
-		return err
-	}
-	patch := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": ClusterCapabilitiesGVK.GroupVersion().String(),
-		"kind":       ClusterCapabilitiesGVK.Kind,
-		"metadata":   map[string]any{"name": file.GetName()},
-		"status":     fields,
-	}}
-	err := d.writer.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(patch), client.FieldOwner(FieldManager), client.ForceOwnership)
-	if err != nil {
-		return fmt.Errorf("applying the status of ClusterCapabilities %s: %w", file.GetName(), err)
-	}
-	return nil
+	return applyStatus(ctx, d.writer, ClusterCapabilitiesGVK, client.ObjectKeyFromObject(file), status)
 }
 
 // countDrifted sets the gauge of ModelDeployments with a difference.

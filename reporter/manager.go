@@ -168,10 +168,14 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 			}
 		},
 	}
-	k.enqueueAll = func(ctx context.Context) error {
+	models := func(ctx context.Context) (*unstructured.UnstructuredList, error) {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(ModelDeploymentGVK.GroupVersion().WithKind(ModelDeploymentGVK.Kind + "List"))
-		if err := mgr.GetCache().List(ctx, list); err != nil {
+		return list, mgr.GetCache().List(ctx, list)
+	}
+	k.enqueueAll = func(ctx context.Context) error {
+		list, err := models(ctx)
+		if err != nil {
 			return err
 		}
 		for i := range list.Items {
@@ -183,12 +187,8 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 	if err := mgr.Add(k); err != nil {
 		return nil, err
 	}
-	d.kinds, d.writer, d.reconcil, d.interval, d.log = k, mgr.GetClient(), k.enqueueAll, o.DiscoveryInterval, o.Logger.WithName("capabilities")
-	d.models = func(ctx context.Context) (*unstructured.UnstructuredList, error) {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(ModelDeploymentGVK.GroupVersion().WithKind(ModelDeploymentGVK.Kind + "List"))
-		return list, mgr.GetCache().List(ctx, list)
-	}
+	d.kinds, d.writer, d.models, d.enqueueAll = k, mgr.GetClient(), models, k.enqueueAll
+	d.interval, d.log = o.DiscoveryInterval, o.Logger.WithName("capabilities")
 	if err := mgr.Add(d); err != nil {
 		return nil, err
 	}

@@ -52,6 +52,11 @@ type GatewayStatus struct {
 	GatewayNamespace string `json:"gatewayNamespace,omitempty"`
 }
 
+// ConditionCapabilitiesCurrent is the condition the status reporter writes
+// on an applied ClusterCapabilities (and on the ModelDeployments rendered
+// for it): whether the live cluster still is what the file says.
+const ConditionCapabilitiesCurrent = "CapabilitiesCurrent"
+
 // ClusterCapabilitiesStatus is what the status reporter writes to an
 // applied ClusterCapabilities: whether the cluster still is what the file
 // says, and each difference it found.

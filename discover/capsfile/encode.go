@@ -22,18 +22,27 @@ var keyOrder = []string{
 	"capacity", "cpu", "memory", "nodes", "count", "min", "max", "pricePerNodeHour", "amount", "currency",
 }
 
-// toRNode encodes a capability file as a YAML node, keys in keyOrder.
-func toRNode(caps *hub.ClusterCapabilities) (*yaml.RNode, error) {
-	data, err := sigsyaml.Marshal(caps)
+// keyRank is a key's place in keyOrder; unknown keys come last.
+func keyRank(k string) int {
+	if i := slices.Index(keyOrder, k); i >= 0 {
+		return i
+	}
+	return len(keyOrder)
+}
+
+// encodeValue encodes a value (a whole capability file, or one field's
+// value) as a YAML node, keys in keyOrder.
+func encodeValue(value any) (*yaml.RNode, error) {
+	data, err := sigsyaml.Marshal(value)
 	if err != nil {
 		return nil, err
 	}
-	rn, err := yaml.Parse(string(data))
+	v, err := yaml.Parse(string(data))
 	if err != nil {
 		return nil, err
 	}
-	orderKeys(rn.YNode())
-	return rn, nil
+	orderKeys(v.YNode())
+	return v, nil
 }
 
 // orderKeys sorts every mapping's keys by keyOrder, recursively.
@@ -44,13 +53,7 @@ func orderKeys(n *yaml.Node) {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			pairs = append(pairs, pair{n.Content[i], n.Content[i+1]})
 		}
-		rank := func(k string) int {
-			if i := slices.Index(keyOrder, k); i >= 0 {
-				return i
-			}
-			return len(keyOrder)
-		}
-		slices.SortStableFunc(pairs, func(a, b pair) int { return rank(a.k.Value) - rank(b.k.Value) })
+		slices.SortStableFunc(pairs, func(a, b pair) int { return keyRank(a.k.Value) - keyRank(b.k.Value) })
 		n.Content = n.Content[:0]
 		for _, p := range pairs {
 			n.Content = append(n.Content, p.k, p.v)
@@ -65,7 +68,7 @@ func orderKeys(n *yaml.Node) {
 // above the field it explains (a note on a field the file lacks goes on
 // its nearest parent).
 func Encode(caps *hub.ClusterCapabilities, notes []discover.Note, header string) ([]byte, error) {
-	rn, err := toRNode(caps)
+	rn, err := encodeValue(caps)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/discover"
@@ -27,7 +26,6 @@ import (
 // pool no declared one matches is added. vLLM and llm-d show no operator,
 // so they stay as declared.
 func Merge(text []byte, declared *hub.ClusterCapabilities, c *discover.Cluster) ([]byte, []discover.Note, error) {
-	c.Sort()
 	doc, err := yaml.Parse(string(text))
 	if err != nil {
 		return nil, nil, err
@@ -307,16 +305,10 @@ func setField(n *yaml.RNode, key string, value *yaml.RNode) error {
 	if n.Field(key) != nil {
 		return n.PipeE(yaml.SetField(key, value))
 	}
-	rank := func(k string) int {
-		if i := slices.Index(keyOrder, k); i >= 0 {
-			return i
-		}
-		return len(keyOrder)
-	}
 	content := n.YNode().Content
 	at := len(content)
 	for i := 0; i+1 < len(content); i += 2 {
-		if rank(content[i].Value) > rank(key) {
+		if keyRank(content[i].Value) > keyRank(key) {
 			at = i
 			break
 		}
@@ -341,17 +333,4 @@ func appendItem(list *yaml.RNode, value any) error {
 		return err
 	}
 	return list.PipeE(yaml.Append(v.YNode()))
-}
-
-func encodeValue(value any) (*yaml.RNode, error) {
-	data, err := sigsyaml.Marshal(value)
-	if err != nil {
-		return nil, err
-	}
-	v, err := yaml.Parse(string(data))
-	if err != nil {
-		return nil, err
-	}
-	orderKeys(v.YNode())
-	return v, nil
 }

@@ -25,11 +25,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
@@ -42,8 +42,6 @@ const (
 	// module is this module's path: types under it get their doc comments
 	// as descriptions, read from the source below the repository root.
 	module = "github.com/airunway-render/airunway-render"
-	// conditionType is the condition the status reporter writes.
-	conditionType = "CapabilitiesCurrent"
 )
 
 var (
@@ -115,14 +113,15 @@ func generate(root string) ([]byte, error) {
 // buildCRD assembles the CRD from the Go types.
 func buildCRD(root string) (*apiextensionsv1.CustomResourceDefinition, error) {
 	g := newGenerator(root)
-	schema, err := g.object(reflect.TypeFor[v1alpha1.ClusterCapabilities](), reflect.TypeFor[v1alpha1.ClusterCapabilitiesStatus]())
+	g.status = reflect.TypeFor[v1alpha1.ClusterCapabilitiesStatus]()
+	schema, err := g.schema(reflect.TypeFor[v1alpha1.ClusterCapabilities](), "")
 	if err != nil {
 		return nil, err
 	}
 	if schema.Properties["status"].Description == "" {
 		return nil, fmt.Errorf("no doc comment found for ClusterCapabilitiesStatus under %s: is -root the repository root?", root)
 	}
-	current := `.status.conditions[?(@.type=="` + conditionType + `")]`
+	current := `.status.conditions[?(@.type=="` + v1alpha1.ConditionCapabilitiesCurrent + `")]`
 	return &apiextensionsv1.CustomResourceDefinition{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
 		ObjectMeta: metav1.ObjectMeta{Name: "clustercapabilities." + hub.Group},
@@ -156,30 +155,13 @@ type generator struct {
 	root   string
 	docs   map[string]string // "pkgpath.Type" and "pkgpath.Type.Field" to doc comment
 	parsed map[string]bool   // packages whose source was read
-	status reflect.Type      // the top-level status, whatever the object's Go type declares
+	// status is the top-level status's type, whatever the object's Go type
+	// declares (the renderer's accepts and ignores an opaque status).
+	status reflect.Type
 }
 
 func newGenerator(root string) *generator {
 	return &generator{root: root, docs: map[string]string{}, parsed: map[string]bool{}}
-}
-
-// object is the schema of a top-level object whose status is the status
-// type: the renderer's Go type need not declare a status (or declares an
-// opaque one, as ModelDeployment's json.RawMessage), and status is never
-// required.
-func (g *generator) object(t, status reflect.Type) (apiextensionsv1.JSONSchemaProps, error) {
-	g.status = status
-	s, err := g.schema(t, "")
-	if err != nil {
-		return s, err
-	}
-	if _, ok := s.Properties["status"]; !ok {
-		if s.Properties["status"], err = g.schema(status, "status"); err != nil {
-			return s, err
-		}
-	}
-	s.Required = slices.DeleteFunc(s.Required, func(name string) bool { return name == "status" })
-	return s, nil
 }
 
 // schema is the schema of t, at path (for error messages). It follows
@@ -214,7 +196,7 @@ func (g *generator) schema(t reflect.Type, path string) (apiextensionsv1.JSONSch
 		}
 		s := apiextensionsv1.JSONSchemaProps{Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &items}}
 		if t.Elem() == conditionElem {
-			s.XListType, s.XListMapKeys = ptr("map"), []string{"type"}
+			s.XListType, s.XListMapKeys = ptr.To("map"), []string{"type"}
 		}
 		return s, nil
 	case reflect.Map:
@@ -334,5 +316,3 @@ func oneLine(doc, fallback *ast.CommentGroup) string {
 	}
 	return strings.Join(strings.Fields(doc.Text()), " ")
 }
-
-func ptr[T any](v T) *T { return &v }

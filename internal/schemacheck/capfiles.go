@@ -26,7 +26,8 @@ type CapabilityFile struct {
 
 // CapabilityFiles returns every distinct ClusterCapabilities object under
 // the repository root's examples/ and golden/, and capabilities/default.yaml:
-// whole documents, and the functionConfig and items of ResourceLists.
+// whole documents, and the functionConfig and items of ResourceLists. Fewer
+// than 20 means root is not the repository's, and is an error.
 func CapabilityFiles(root string) ([]CapabilityFile, error) {
 	files := []string{filepath.Join(root, "capabilities", "default.yaml")}
 	for _, dir := range []string{"examples", "golden"} {
@@ -66,7 +67,7 @@ func CapabilityFiles(root string) ([]CapabilityFile, error) {
 			continue
 		}
 		rel, _ := filepath.Rel(root, name)
-		if err := eachDocument(data, func(i int, o map[string]any) error {
+		if err := eachDocument(data, func(o map[string]any) error {
 			if err := add(rel, o); err != nil || o["kind"] != "ResourceList" {
 				return err
 			}
@@ -84,11 +85,14 @@ func CapabilityFiles(root string) ([]CapabilityFile, error) {
 			return nil, fmt.Errorf("%s: %w", rel, err)
 		}
 	}
+	if len(out) < 20 {
+		return nil, fmt.Errorf("only %d capability files under %s: is it the repository root?", len(out), root)
+	}
 	return out, nil
 }
 
 // eachDocument decodes every document of a YAML stream.
-func eachDocument(data []byte, fn func(int, map[string]any) error) error {
+func eachDocument(data []byte, fn func(map[string]any) error) error {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for i := 0; ; i++ {
 		doc, err := r.Read()
@@ -106,7 +110,7 @@ func eachDocument(data []byte, fn func(int, map[string]any) error) error {
 		if err := utiljson.Unmarshal(js, &o); err != nil {
 			return fmt.Errorf("document %d: %w", i, err)
 		}
-		if err := fn(i, o); err != nil {
+		if err := fn(o); err != nil {
 			return err
 		}
 	}

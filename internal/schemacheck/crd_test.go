@@ -1,7 +1,6 @@
 package schemacheck
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,11 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
@@ -22,31 +17,12 @@ import (
 // whose stored form is larger cannot be created.
 const etcdRequestLimit = 1536 * 1024
 
-var crdScheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	install.Install(s)
-	return s
-}()
-
-// validateAsAPIServer runs what the API server runs when a CRD is created:
-// v1 defaulting, conversion to the internal type, the registry's
-// PrepareForCreate (status reset, storedVersions), and the create
-// validation (names, structural schemas, defaults, CEL compilation and
-// cost limits, printer column and subresource paths, API approval).
+// validateAsAPIServer is ValidateCRD in a test.
 func validateAsAPIServer(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
 	t.Helper()
-	v1 := crd.DeepCopy()
-	crdScheme.Default(v1)
-	var internal apiextensions.CustomResourceDefinition
-	require.NoError(t, crdScheme.Convert(v1, &internal, nil))
-	internal.Status = apiextensions.CustomResourceDefinitionStatus{}
-	for _, v := range internal.Spec.Versions {
-		if v.Storage {
-			internal.Status.StoredVersions = []string{v.Name}
-			break
-		}
-	}
-	return validation.ValidateCustomResourceDefinition(context.Background(), &internal)
+	errs, err := ValidateCRD(crd)
+	require.NoError(t, err)
+	return errs
 }
 
 type crdCase struct {

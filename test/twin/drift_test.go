@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,11 +17,12 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/internal/twin"
 	"github.com/airunway-render/airunway-render/reporter"
 )
 
@@ -64,10 +63,7 @@ func reporterServiceAccount(t *testing.T) string {
 	t.Helper()
 	const system = "airunway-system"
 	for _, file := range []string{"namespace.yaml", "rbac.yaml"} {
-		data := mustRead(t, filepath.Join(repoRoot, "deploy", "base", file))
-		for _, doc := range strings.Split(string(data), "\n---\n") {
-			obj := &unstructured.Unstructured{}
-			require.NoError(t, sigsyaml.Unmarshal([]byte(doc), &obj.Object))
+		for _, obj := range decodeObjects(t, mustRead(t, filepath.Join(repoRoot, "deploy", "base", file))) {
 			switch obj.GetKind() {
 			case "ServiceAccount", "Role", "RoleBinding":
 				obj.SetNamespace(system) // as the kustomization does
@@ -104,33 +100,22 @@ func TestCapabilitiesDrift(t *testing.T) {
 
 	model := oneModel(t, "qwen3", "  model: {id: Qwen/Qwen3-0.6B}\n  provider: {name: vllm}\n  engine: {type: vllm}\n  resources: {gpu: {count: 1}}\n")
 	ns, _ := deploy(t, render(t, caps, model))
-	metrics := freeLoopbackAddr(t)
+	metrics := "127.0.0.1:" + twin.FreePort()
 	startReporter(t, ns, "--metrics-bind-address", metrics, "--kubeconfig", reporterServiceAccount(t))
 
+	const differences = `airunway_status_reporter_capabilities_differences{clustercapabilities="drift"}`
 	current := func(want string, start time.Time) (time.Duration, *unstructured.Unstructured) {
 		t.Helper()
-		got := &unstructured.Unstructured{}
-		require.Eventually(t, func() bool {
-			got.SetGroupVersionKind(reporter.ClusterCapabilitiesGVK)
-			require.NoError(t, cluster.Client.Get(ctx, client.ObjectKey{Name: "drift"}, got))
-			return conditionStatus(got, reporter.ConditionCapabilitiesCurrent) == want
-		}, 30*time.Second, 100*time.Millisecond, "CapabilitiesCurrent %s; status: %v", want, got.Object["status"])
+		got := waitCondition(t, reporter.ClusterCapabilitiesGVK, client.ObjectKey{Name: "drift"}, want, "")
 		return time.Since(start), got
 	}
 	modelCondition := func(want, reason string) {
 		t.Helper()
-		md := &unstructured.Unstructured{}
-		require.Eventually(t, func() bool {
-			md.SetAPIVersion("airunway.ai/v1alpha1")
-			md.SetKind(hub.KindModelDeployment)
-			require.NoError(t, cluster.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "qwen3"}, md))
-			return conditionStatus(md, reporter.ConditionCapabilitiesCurrent) == want &&
-				conditionField(md, reporter.ConditionCapabilitiesCurrent, "reason") == reason
-		}, 30*time.Second, 100*time.Millisecond, "the model's CapabilitiesCurrent %s %s; status: %v", want, reason, md.Object["status"])
+		waitCondition(t, reporter.ModelDeploymentGVK, client.ObjectKey{Namespace: ns, Name: "qwen3"}, want, reason)
 	}
 	current("True", time.Now())
 	modelCondition("True", reporter.ReasonCapabilitiesCurrent)
-	require.Equal(t, 0.0, scrape(t, metrics, `airunway_status_reporter_capabilities_differences{clustercapabilities="drift"}`))
+	waitMetric(t, metrics, differences, func(v float64) bool { return v == 0 })
 
 	gatewayCRDs := func() []apiextensionsv1.CustomResourceDefinition {
 		list := &apiextensionsv1.CustomResourceDefinitionList{}
@@ -164,38 +149,25 @@ func TestCapabilitiesDrift(t *testing.T) {
 		d.Spec.Template.Spec.Containers[0].Image = "mcr.microsoft.com/aks/kaito/workspace:" + tag
 		require.NoError(t, cluster.Client.Patch(ctx, d, patch))
 	}
-	cpuNodes := func() []corev1.Node {
-		var out []corev1.Node
-		for _, n := range nodes {
-			if poolOf(&n) == "cpu" {
-				out = append(out, n)
-			}
-		}
-		return out
-	}
-	kaitoCRD := func() *apiextensionsv1.CustomResourceDefinition {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		require.NoError(t, cluster.Client.Get(ctx, client.ObjectKey{Name: "workspaces.kaito.sh"}, crd))
-		return crd
-	}()
+	kaitoCRD := &apiextensionsv1.CustomResourceDefinition{}
+	require.NoError(t, cluster.Client.Get(ctx, client.ObjectKey{Name: "workspaces.kaito.sh"}, kaitoCRD))
+	l4 := poolNodes(nodes, "l4")[0].Name
 	steps := []struct {
 		name, field, modelReason string
 		change, undo             func()
 	}{
 		{"a pool's node relabelled", "spec.nodePools[l4].nodes.count", reporter.ReasonNodePoolChanged,
-			func() { setLabel("l4-0", "nvidia.com/gpu.product", "NVIDIA-L4-SHARED") },
-			func() { setLabel("l4-0", "nvidia.com/gpu.product", "NVIDIA-L4") }},
+			func() { setLabel(l4, "nvidia.com/gpu.product", "NVIDIA-L4-SHARED") },
+			func() { setLabel(l4, "nvidia.com/gpu.product", "NVIDIA-L4") }},
 		{"a pool's nodes removed", "spec.nodePools[cpu].selector", "",
 			func() {
-				for _, n := range cpuNodes() {
+				for _, n := range poolNodes(nodes, "cpu") {
 					require.NoError(t, cluster.Client.Delete(ctx, &n))
 				}
 			},
 			func() {
-				for _, n := range cpuNodes() {
-					fresh := n.DeepCopy()
-					fresh.ResourceVersion, fresh.UID = "", ""
-					require.NoError(t, cluster.Client.Create(ctx, fresh))
+				for _, n := range poolNodes(nodes, "cpu") {
+					require.NoError(t, cluster.Client.Create(ctx, n.DeepCopy()))
 				}
 			}},
 		{"a provider CRD removed", "spec.providers[kaito]", "",
@@ -219,14 +191,15 @@ func TestCapabilitiesDrift(t *testing.T) {
 			fields = append(fields, d.(map[string]any)["field"].(string))
 		}
 		require.Contains(t, fields, s.field, "%s: the difference names the field", s.name)
-		require.Positive(t, scrape(t, metrics, `airunway_status_reporter_capabilities_differences{clustercapabilities="drift"}`))
+		waitMetric(t, metrics, differences, func(v float64) bool { return v > 0 })
 		if s.modelReason != "" {
 			modelCondition("False", s.modelReason)
-			require.Equal(t, 1.0, scrape(t, metrics, "airunway_status_reporter_modeldeployments_capabilities_drifted"))
+			waitMetric(t, metrics, "airunway_status_reporter_modeldeployments_capabilities_drifted", func(v float64) bool { return v == 1 })
 		}
 		start = time.Now()
 		s.undo()
 		back, _ := current("True", start)
+		waitMetric(t, metrics, differences, func(v float64) bool { return v == 0 })
 		if s.modelReason != "" {
 			modelCondition("True", reporter.ReasonCapabilitiesCurrent)
 		}
@@ -235,14 +208,37 @@ func TestCapabilitiesDrift(t *testing.T) {
 	}
 }
 
-// freeLoopbackAddr is a free TCP address on 127.0.0.1.
-func freeLoopbackAddr(t *testing.T) string {
+// waitCondition waits until the object's CapabilitiesCurrent condition has
+// the status (and, unless "", the reason), and returns the object; it
+// fails with the object's last status.
+func waitCondition(t *testing.T, gvk schema.GroupVersionKind, key client.ObjectKey, status, reason string) *unstructured.Unstructured {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
+	got := &unstructured.Unstructured{}
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		got.SetGroupVersionKind(gvk)
+		if err = cluster.Client.Get(context.Background(), key, got); err == nil &&
+			conditionStatus(got, reporter.ConditionCapabilitiesCurrent) == status &&
+			(reason == "" || conditionField(got, reporter.ConditionCapabilitiesCurrent, "reason") == reason) {
+			return got
+		}
+	}
+	t.Fatalf("%s %s: CapabilitiesCurrent is not %s %s after 30s (last error %v); status: %v", gvk.Kind, key, status, reason, err, got.Object["status"])
+	return nil
+}
+
+// waitMetric waits until a sample of the reporter's /metrics satisfies ok
+// (a sample that is not there reads -1): the gauges are set a moment after
+// the status is written.
+func waitMetric(t *testing.T, addr, sample string, ok func(float64) bool) {
+	t.Helper()
+	var v float64
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if v = scrape(t, addr, sample); ok(v) {
+			return
+		}
+	}
+	t.Fatalf("%s is %v after 30s", sample, v)
 }
 
 // scrape reads one sample from the reporter's /metrics, waiting for the
