@@ -163,8 +163,8 @@ profile:
 	$(GO) tool pprof -top -sample_index=alloc_space -nodecount 20 bin/fn.test bin/mem.pprof
 
 # What is generated from the code: the generated parts of docs/
-# (hack/gendocs) and the ClusterCapabilities CRD of deploy/base, derived
-# from the capability file's Go types (hack/gencrd). A test of each fails
+# (hack/gendocs) and the two CRDs of deploy/base, derived
+# from the Go types (hack/gencrd). A test of each fails
 # when its output is stale.
 docs:
 	$(GO) run ./hack/gendocs
@@ -173,8 +173,7 @@ docs:
 # SCHEMA_MODULES=false re-derives offline, keeping the files derived from Go
 # modules (hack/derive-schemas/modules.go) as they are.
 schemas:
-	$(GO) run ./hack/derive-schemas -crds $(SHARED_CRDS) -out schemas -modules=$(or $(SCHEMA_MODULES),true) \
-	  -deploy-crd deploy/base/airunway.ai_modeldeployments.yaml
+	$(GO) run ./hack/derive-schemas -crds $(SHARED_CRDS) -out schemas -modules=$(or $(SCHEMA_MODULES),true)
 
 fmt: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) fmt ./...

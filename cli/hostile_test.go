@@ -195,7 +195,7 @@ func hostileCases() []hostileCase {
 		{
 			name:  "wrong apiVersions",
 			input: strings.Replace(md("m", ""), "v1alpha1", "v1", 1) + "---\napiVersion: airunway.ai/v1beta1\nkind: ClusterCapabilities\nmetadata: {name: c, annotations: {config.kubernetes.io/local-config: \"true\"}}\n",
-			cli: "[error] airunway.ai/v1/ModelDeployment/team-a/m apiVersion: \"airunway.ai/v1\" is not supported: ModelDeployment must use apiVersion \"airunway.ai/v1alpha1\"" + file + "\n" +
+			cli: "[error] airunway.ai/v1/ModelDeployment/team-a/m apiVersion: \"airunway.ai/v1\" is not supported: ModelDeployment must use apiVersion \"airunway.ai/v1alpha1\" or \"airunway.ai/v1alpha2\"" + file + "\n" +
 				"[error] airunway.ai/v1beta1/ClusterCapabilities/c apiVersion: \"airunway.ai/v1beta1\" is not supported: ClusterCapabilities must use apiVersion \"airunway.ai/v1alpha1\"" + file + "\n" +
 				"airunway-render: 2 error(s), 0 warning(s); nothing was rendered\n",
 		},

@@ -276,3 +276,81 @@ func TestMigrateLeavesOtherVersions(t *testing.T) {
 		t.Errorf("rendering does not refuse the version: %v", l)
 	}
 }
+
+// A v1alpha1 model exported from a cluster (its v1alpha2 fields in the
+// conversion annotation, its stored `replicas: 1` default) goes up to
+// v1alpha2 with the fields in spec, and back down to the annotation;
+// both forms render the same objects, and the other objects and the
+// model's comments stay as they were.
+func TestMigrateToVersion(t *testing.T) {
+	const exported = `apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata:
+  name: qwen
+  namespace: models
+  annotations:
+    airunway.ai/v1alpha2-fields: '{"gateway":{"parentRef":{"name":"team-gw"}}}'
+spec:
+  model:
+    id: Qwen/Qwen3-0.6B # the small one
+  engine:
+    type: vllm
+  resources:
+    gpu:
+      count: 1
+  scaling:
+    replicas: 2
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: untouched
+`
+	const up = `apiVersion: airunway.ai/v1alpha2
+kind: ModelDeployment
+metadata:
+  name: qwen
+  namespace: models
+spec:
+  model:
+    id: Qwen/Qwen3-0.6B # the small one
+  engine:
+    type: vllm
+  resources:
+    gpu:
+      count: 1
+  scaling:
+    replicas: 2
+  gateway:
+    parentRef:
+      name: team-gw
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: untouched
+`
+	file := filepath.Join(t.TempDir(), "m.yaml")
+	writeFile(t, file, exported)
+	if code, stdout, stderr := mainArgs("migrate", "--to", "airunway.ai/v1alpha2", file); code != 0 ||
+		!strings.Contains(stdout, "converted to airunway.ai/v1alpha2") || !strings.Contains(stdout, "moved `spec.gateway.parentRef` out of annotation airunway.ai/v1alpha2-fields") {
+		t.Fatalf("--to v1alpha2: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if got := readFile(t, file); got != up {
+		t.Fatalf("converted:\n%s\nwant:\n%s", got, up)
+	}
+	if code, stdout, _ := mainArgs("migrate", "--check", "--to", "airunway.ai/v1alpha2", file); code != 0 || stdout != "" {
+		t.Fatalf("a second run changes something: exit %d, %q", code, stdout)
+	}
+	if code, stdout, stderr := mainArgs("migrate", "--to", "airunway.ai/v1alpha1", file); code != 0 || !strings.Contains(stdout, "moved `spec.gateway.parentRef` into annotation") {
+		t.Fatalf("--to v1alpha1: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	down := readFile(t, file)
+	if !strings.Contains(down, "airunway.ai/v1alpha2-fields: '{\"gateway\":{\"parentRef\":{\"name\":\"team-gw\"}}}'") || strings.Contains(down, "parentRef:\n") || !strings.Contains(down, "# the small one") {
+		t.Fatalf("converted down:\n%s", down)
+	}
+
+	if code, _, stderr := mainArgs("migrate", "--to", "airunway.ai/v1beta1", file); code != 1 || !strings.Contains(stderr, "`--to` must be a served apiVersion") {
+		t.Fatalf("an unserved --to: exit %d: %s", code, stderr)
+	}
+}

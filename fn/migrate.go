@@ -6,6 +6,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/migrations"
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/render"
@@ -13,10 +15,11 @@ import (
 
 // RunMigrate is `airunway-render migrate` as a KRM function (kpt fn eval
 // --exec "airunway-render migrate"): the ModelDeployments among the items
-// move to the newest form of their served version (versions.Migrate), each
+// move to the newest form of their served version (versions.Migrate), and
+// to the served version to when it is not empty (migrations.Convert), each
 // change reported as an info result. On an error the items are returned as
 // they came, with the error results, and the exit code is 1.
-func RunMigrate(stdin io.Reader, stdout, stderr io.Writer) int {
+func RunMigrate(stdin io.Reader, stdout, stderr io.Writer, to string) int {
 	in, ok := readStdin(stdin, stderr)
 	if !ok {
 		return 1
@@ -30,7 +33,7 @@ func RunMigrate(stdin io.Reader, stdout, stderr io.Writer) int {
 	copies := make([]*yaml.RNode, len(rl.items))
 	for i, n := range rl.items {
 		copies[i] = n.Copy()
-		changes, err := MigrateItem(copies[i])
+		changes, err := MigrateItem(copies[i], to)
 		if err != nil {
 			problems = append(problems, diag.Problem{Severity: diag.Error, Resource: ItemRef(n), Message: err.Error()})
 		}
@@ -70,12 +73,18 @@ func RunMigrate(stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // MigrateItem migrates one item in place, if it is a ModelDeployment of a
-// served version, and says what changed; the CLI migrates files with it.
-func MigrateItem(n *yaml.RNode) ([]string, error) {
+// served version, and converts it to the served version to unless to is
+// empty; it says what changed. The CLI migrates files with it.
+func MigrateItem(n *yaml.RNode, to string) ([]string, error) {
 	if _, bad := render.CheckShape(n); bad {
 		return nil, nil // kyaml's accessors cannot read it; rendering reports it
 	}
-	return versions.Migrate(n)
+	changes, err := versions.Migrate(n)
+	if err != nil || to == "" || n.GetKind() != hub.KindModelDeployment || !versions.Serves(n.GetApiVersion(), hub.KindModelDeployment) {
+		return changes, err
+	}
+	converted, err := migrations.Convert(n, to)
+	return append(changes, converted...), err
 }
 
 // ItemRef names an item in problems; nothing when its shape is not one

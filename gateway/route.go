@@ -46,14 +46,19 @@ func (f RouteField) Served(release *version.Version, channel string) bool {
 	return err == nil && release.AtLeast(v)
 }
 
-// httpRoute renders the route from the declared parent Gateway to the
-// pool, matching the model name header, then drops what the declared
-// Gateway API release and channel do not serve, with a warning: a field
-// the API server does not know would be pruned or rejected in the cluster.
+// httpRoute renders the route from the parent Gateway (the model's own,
+// else the capability file's) to the pool, matching the model name header,
+// then drops what the declared Gateway API release and channel do not
+// serve, with a warning: a field the API server does not know would be
+// pruned or rejected in the cluster.
 func (pl *plan) httpRoute() (providers.Object, diag.List) {
-	parent := map[string]any{"name": pl.caps.ParentRef.Name}
-	if pl.caps.ParentRef.Namespace != "" {
-		parent["namespace"] = pl.caps.ParentRef.Namespace
+	ref := pl.caps.ParentRef
+	if own := pl.md.Spec.GatewayParentRef(); own != nil {
+		ref = own
+	}
+	parent := map[string]any{"name": ref.Name}
+	if ref.Namespace != "" {
+		parent["namespace"] = ref.Namespace
 	}
 	backend := map[string]any{"group": pl.group, "kind": PoolKind, "name": pl.pool.name}
 	if pl.pool.namespace != pl.md.Namespace {

@@ -67,7 +67,7 @@ func classify(items []*yaml.RNode) classified {
 		case isLocalConfig(n):
 			c.passThrough = append(c.passThrough, n)
 		case group == hub.Group && kind == hub.KindModelDeployment:
-			if _, served := versions.Lookup(apiVersion); !served {
+			if !versions.Serves(apiVersion, kind) {
 				c.problems = append(c.problems, diag.Problem{Severity: diag.Error, Resource: identity(n), File: fileOf(n), Field: "apiVersion",
 					Message: versions.NotServed(apiVersion, kind)})
 				continue

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
@@ -168,4 +169,17 @@ func TestCPUWorkloadWithoutCPUPool(t *testing.T) {
 	require.Equal(t, "l4", pl.For(providers.ComponentMain).Pool)
 	require.Len(t, l, 1)
 	require.Contains(t, l[0].Message, `placed on GPU pool "l4" because the capability file declares no pool without GPUs`)
+}
+
+// Until a provider renders them, LoRA adapters and autoscaling fail the
+// model at their field, naming the provider, rather than being dropped.
+func TestUnrenderedV1alpha2Features(t *testing.T) {
+	md := &hub.ModelDeployment{Spec: hub.ModelDeploymentSpec{Adapters: []hub.Adapter{{Name: "a", Source: "hf://o/r"}},
+		Scaling: &hub.ScalingSpec{Autoscaling: &hub.AutoscalingSpec{}}}}
+	l := unrenderedFeatures(md, hub.ProviderVLLM)
+	require.Len(t, l.Errors(), 2)
+	require.Equal(t, "spec.adapters", l.Errors()[0].Field)
+	require.Contains(t, l.Errors()[0].Message, `for the vllm provider`)
+	require.Equal(t, "spec.scaling.autoscaling", l.Errors()[1].Field)
+	require.Empty(t, unrenderedFeatures(&hub.ModelDeployment{}, hub.ProviderVLLM))
 }

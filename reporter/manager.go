@@ -78,7 +78,10 @@ type Options struct {
 	// 4): a burst of provider changes is written this many at a time
 	// instead of one status PATCH round trip after another.
 	Workers int
-	Logger  logr.Logger
+	// Conversion configures the ModelDeployment conversion webhook; its
+	// zero value serves none.
+	Conversion ConversionOptions
+	Logger     logr.Logger
 }
 
 // Defaults of the Options (and the command's flags).
@@ -218,6 +221,11 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 		Complete(r)
 	if err != nil {
 		return nil, err
+	}
+	if o.Conversion.Addr != "" {
+		if err := addConversionWebhook(mgr, o.Conversion, o.Logger.WithName("conversion")); err != nil {
+			return nil, err
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err

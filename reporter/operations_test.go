@@ -284,6 +284,10 @@ func TestRunsAsItsServiceAccount(t *testing.T) {
 	cmd := exec.Command(reporterBinary(t), "--kubeconfig", kubeconfig, "--namespace", ns,
 		"--leader-election-namespace", system, "--leader-election-id", "reporter-"+ns,
 		"--metrics-bind-address", metrics, "--health-probe-bind-address", probes,
+		// The conversion webhook keeps its certificate in a Secret of its
+		// namespace; this envtest's CRD converts without a webhook (the
+		// webhook itself is tested in deploy/conversion_test.go).
+		"--conversion-bind-address", freePort(t), "--conversion-hosts", "127.0.0.1",
 		"--discovery-interval", "500ms", "-v", "1")
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	require.NoError(t, cmd.Start())
@@ -298,6 +302,9 @@ func TestRunsAsItsServiceAccount(t *testing.T) {
 
 	waitHTTP(t, "http://"+probes+"/readyz", "ok")
 	waitHTTP(t, "http://"+probes+"/healthz", "ok")
+	webhookSecret := &corev1.Secret{}
+	require.NoError(t, c.admin.Get(ctx, types.NamespacedName{Namespace: system, Name: reporter.DefaultConversionSecret}, webhookSecret),
+		"ready means the webhook has its certificate, kept in a Secret the shipped RBAC lets it create")
 	c.waitFor(t, key(md), want{phase: "Deploying"})
 	c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})

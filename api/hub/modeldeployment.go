@@ -2,6 +2,7 @@ package hub
 
 import (
 	"encoding/json"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,7 +47,20 @@ const (
 	DefaultModelCacheMountPath       = "/model-cache"
 	DefaultCompilationCacheMountPath = "/compilation-cache"
 	DefaultAccessMode                = "ReadWriteMany"
+
+	// The autoscaling metrics of v1alpha2.
+	MetricQueueDepth      = "queueDepth"
+	MetricRunningRequests = "runningRequests"
+	MetricKVCacheUsage    = "kvCacheUsage"
+
+	// AdapterSourceScheme is the one adapter source scheme upstream's LoRA
+	// branch accepts.
+	AdapterSourceScheme = "hf://"
 )
+
+// AutoscalingMetrics lists the metrics `spec.scaling.autoscaling.metric`
+// accepts.
+var AutoscalingMetrics = []string{MetricQueueDepth, MetricRunningRequests, MetricKVCacheUsage}
 
 // Engines lists the engine types in upstream's auto-selection preference
 // order: vllm > sglang > trtllm > llamacpp.
@@ -61,9 +75,10 @@ type ModelDeployment struct {
 	Spec              ModelDeploymentSpec `json:"spec"`
 }
 
-// ModelDeploymentSpec holds every field any served version can say. Today
-// that is upstream's v1alpha1 spec, field for field, including the legacy
-// `image` that v1alpha1 still serves.
+// ModelDeploymentSpec holds every field any served version can say:
+// upstream's v1alpha1 spec, field for field, including the legacy `image`
+// that v1alpha1 still serves, and the fields v1alpha2 adds (`adapters`,
+// `scaling.autoscaling`, `gateway.parentRef`).
 type ModelDeploymentSpec struct {
 	Model        ModelSpec           `json:"model"`
 	Provider     *ProviderSpec       `json:"provider,omitempty"`
@@ -78,7 +93,22 @@ type ModelDeploymentSpec struct {
 	Gateway      *GatewaySpec        `json:"gateway,omitempty"`
 	NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
 	Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
+	// Adapters are LoRA adapters served beside the base model, each under
+	// its own model name (v1alpha2).
+	Adapters []Adapter `json:"adapters,omitempty"`
 }
+
+// Adapter is one LoRA adapter, in the shape of upstream's LoRA branch:
+// clients ask for Name as their request's model; Source is where its
+// weights are, `hf://<org>/<repo>`.
+type Adapter struct {
+	Name   string `json:"name"`
+	Source string `json:"source"`
+}
+
+// HFRepo returns the Hugging Face repository ID of the adapter's source,
+// "org/repo"; validation has checked the scheme.
+func (a *Adapter) HFRepo() string { return strings.TrimPrefix(a.Source, AdapterSourceScheme) }
 
 // ModelSpec names the model and where its weights live.
 type ModelSpec struct {
@@ -135,6 +165,26 @@ type ScalingSpec struct {
 	Replicas *int32                `json:"replicas,omitempty"`
 	Prefill  *ComponentScalingSpec `json:"prefill,omitempty"`
 	Decode   *ComponentScalingSpec `json:"decode,omitempty"`
+	// Autoscaling hands the replica count to an autoscaler (v1alpha2); it
+	// scales the model server, or the decode workers when disaggregated.
+	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
+}
+
+// AutoscalingSpec sizes the model server by its load: between MinReplicas
+// and MaxReplicas, keeping Metric per replica near Target, and waiting
+// ScaleDownDelaySeconds of lower load before removing a replica.
+type AutoscalingSpec struct {
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+	// Metric is the engine's load signal: queueDepth (requests waiting),
+	// runningRequests (requests being served) or kvCacheUsage (percent of
+	// the KV cache in use).
+	Metric string `json:"metric,omitempty"`
+	// Target is the value of Metric per replica the autoscaler keeps to:
+	// requests for queueDepth and runningRequests, percent (1–100) for
+	// kvCacheUsage.
+	Target                *int32 `json:"target,omitempty"`
+	ScaleDownDelaySeconds *int32 `json:"scaleDownDelaySeconds,omitempty"`
 }
 
 // ComponentScalingSpec sizes the prefill or decode component.
@@ -179,6 +229,9 @@ type GatewaySpec struct {
 	Enabled      *bool  `json:"enabled,omitempty"`
 	ModelName    string `json:"modelName,omitempty"`
 	HTTPRouteRef string `json:"httpRouteRef,omitempty"`
+	// ParentRef is the model's own Gateway, overriding the capability
+	// file's `spec.gateway.parentRef` (v1alpha2).
+	ParentRef *GatewayRef `json:"parentRef,omitempty"`
 }
 
 // GPUCount returns the aggregated GPU count, 0 when unset.
@@ -244,6 +297,24 @@ func (s *ModelDeploymentSpec) Replicas() int32 {
 		return 1
 	}
 	return *s.Scaling.Replicas
+}
+
+// Autoscaling returns the autoscaling spec, nil when the replica count is
+// fixed.
+func (s *ModelDeploymentSpec) Autoscaling() *AutoscalingSpec {
+	if s.Scaling == nil {
+		return nil
+	}
+	return s.Scaling.Autoscaling
+}
+
+// GatewayParentRef returns the model's own Gateway, nil when it uses the
+// capability file's.
+func (s *ModelDeploymentSpec) GatewayParentRef() *GatewayRef {
+	if s.Gateway == nil {
+		return nil
+	}
+	return s.Gateway.ParentRef
 }
 
 // ReplicaCount returns a component's replicas, 1 when unset.

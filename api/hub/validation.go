@@ -23,6 +23,12 @@ const (
 	MaxReplicas = 32
 	MaxGPUCount = 64
 	MaxVolumes  = 8
+	// MaxAdapters is upstream's LoRA branch's `maxItems` for
+	// `spec.adapters`.
+	MaxAdapters = 64
+	// MaxScaleDownDelaySeconds bounds `scaleDownDelaySeconds` at an hour,
+	// the HPA's own ceiling for a stabilization window.
+	MaxScaleDownDelaySeconds = 3600
 )
 
 var (
@@ -33,7 +39,10 @@ var (
 	// where /var/run usually points (the service account token lives
 	// below both).
 	forbiddenMountAt = []string{"/dev", "/proc", "/sys", "/etc", "/var/run", "/run"}
-	AccessModes      = []string{"ReadWriteOnce", "ReadWriteMany", "ReadOnlyMany", "ReadWriteOncePod"}
+	// AdapterSourceRe is a Hugging Face repository as an adapter source:
+	// hf://<org>/<repo>, with the characters the Hub allows in each part.
+	AdapterSourceRe = regexp.MustCompile(`^hf://[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$`)
+	AccessModes     = []string{"ReadWriteOnce", "ReadWriteMany", "ReadOnlyMany", "ReadWriteOncePod"}
 )
 
 // Override keys upstream bans at any depth: the first group would let a
@@ -70,6 +79,9 @@ func ValidateModelDeployment(md *ModelDeployment) diag.List {
 	validateOverrides(s, &l)
 	validateStorage(md, &l)
 	validateEnv(s, &l)
+	validateAdapters(s, &l)
+	validateAutoscaling(s, &l)
+	validateGatewayRef(s, &l)
 	return l
 }
 

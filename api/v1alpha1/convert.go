@@ -1,11 +1,35 @@
 package v1alpha1
 
 import (
+	"bytes"
+	"encoding/json"
+	"maps"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 )
 
-// ToHub decodes, defaults and converts a v1alpha1 ModelDeployment: the
+// AnnotationV1alpha2Fields carries, on a v1alpha1 object, the fields of a
+// later served version that v1alpha1 has no place for, as JSON in that
+// version's shape: `{"adapters": [...], "scaling": {"autoscaling": {...}},
+// "gateway": {"parentRef": {...}}}`. Conversion to v1alpha1 writes it and
+// conversion back reads it, so an object stored as v1alpha1 in a cluster
+// loses nothing; it is machine-written, not for authors.
+const AnnotationV1alpha2Fields = "airunway.ai/v1alpha2-fields"
+
+// laterFields are the fields v1alpha1 lacks, in the shape of the
+// annotation.
+type laterFields struct {
+	Adapters []hub.Adapter `json:"adapters,omitempty"`
+	Scaling  *struct {
+		Autoscaling *hub.AutoscalingSpec `json:"autoscaling,omitempty"`
+	} `json:"scaling,omitempty"`
+	Gateway *struct {
+		ParentRef *hub.GatewayRef `json:"parentRef,omitempty"`
+	} `json:"gateway,omitempty"`
+}
+
+// ToHub decodes, converts and defaults a v1alpha1 ModelDeployment: the
 // whole path from this version's JSON to the hub the renderer reads. Its
 // problems include the deprecated fields of v1alpha1, each naming the
 // replacement. The result is nil only when decoding failed: after a
@@ -16,29 +40,137 @@ func ToHub(data []byte) (*hub.ModelDeployment, diag.List) {
 	if l.HasErrors() {
 		return nil, l
 	}
-	if DefaultModelDeployment(md) {
+	out, cl := md.ConvertToHub()
+	l = append(l, cl...)
+	if out.Default() {
 		l.Infof("spec.resources.gpu", "defaulted to 1 %s, as upstream's admission webhook does for a GPU engine without resources", hub.DefaultGPUResource)
 	}
-	out, cl := md.ConvertToHub()
-	return out, append(l, cl...)
+	return out, l
 }
 
-// ConvertToHub converts a defaulted ModelDeployment. The legacy
-// `spec.image` is the one field of v1alpha1 with a replacement: it is
-// deprecated, and it must agree with `spec.engine.image` when both are
-// set. The hub keeps it, because upstream's defaults read it (it
-// suppresses the webhook's GPU default).
+// DefaultModelDeployment applies, in place, the defaults a v1alpha1
+// ModelDeployment gets in a cluster (hub.ModelDeployment.Default); it
+// returns true when upstream's webhook GPU default was applied.
+func DefaultModelDeployment(md *ModelDeployment) (gpuDefaulted bool) {
+	h, _ := md.ConvertToHub()
+	gpuDefaulted = h.Default()
+	typeMeta := md.TypeMeta
+	*md = *ConvertFromHub(h)
+	md.TypeMeta = typeMeta
+	return gpuDefaulted
+}
+
+// ConvertToHub converts a ModelDeployment, reading the fields of later
+// versions back from AnnotationV1alpha2Fields. The legacy `spec.image` is
+// deprecated (hub.CheckLegacyImage). It neither defaults nor validates.
 func (in *ModelDeployment) ConvertToHub() (*hub.ModelDeployment, diag.List) {
-	var l diag.List
 	s := &in.Spec
-	switch {
-	case s.Image == "":
-	case s.Engine != nil && s.Engine.Image != "" && s.Image != s.Engine.Image:
-		l.Errorf("spec.engine.image", "%q conflicts with `spec.image` %q: when both are set they must be equal (prefer `spec.engine.image` and remove the legacy `spec.image`)", s.Engine.Image, s.Image)
-	default:
-		l.Warnf(diag.DeprecatedField, "spec.image", "is deprecated: set the image as `spec.engine.image` (`airunway-render migrate` moves it)")
+	out := &hub.ModelDeployment{TypeMeta: in.TypeMeta, ObjectMeta: in.ObjectMeta, Spec: hub.ModelDeploymentSpec{
+		Model: s.Model, Provider: s.Provider, Engine: s.Engine, Serving: s.Serving, Resources: s.Resources,
+		Image: s.Image, Env: s.Env, PodTemplate: s.PodTemplate, Secrets: s.Secrets,
+		NodeSelector: s.NodeSelector, Tolerations: s.Tolerations,
+	}}
+	l := hub.CheckLegacyImage(&out.Spec)
+	if sc := s.Scaling; sc != nil {
+		out.Spec.Scaling = &hub.ScalingSpec{Replicas: sc.Replicas, Prefill: sc.Prefill, Decode: sc.Decode}
 	}
-	return &hub.ModelDeployment{TypeMeta: in.TypeMeta, ObjectMeta: in.ObjectMeta, Spec: in.Spec}, l
+	if g := s.Gateway; g != nil {
+		out.Spec.Gateway = &hub.GatewaySpec{Enabled: g.Enabled, ModelName: g.ModelName, HTTPRouteRef: g.HTTPRouteRef}
+	}
+	raw, ok := in.Annotations[AnnotationV1alpha2Fields]
+	if !ok {
+		return out, l
+	}
+	out.Annotations = withoutAnnotation(in.Annotations, AnnotationV1alpha2Fields)
+	var later laterFields
+	if problems := hub.DecodeStrict([]byte(raw), &later, "the annotation"); problems.HasErrors() {
+		l.Errorf("metadata.annotations."+AnnotationV1alpha2Fields, "must hold the fields of airunway.ai/v1alpha2 that v1alpha1 lacks, as JSON written by conversion: %s", problems[0].Message)
+		return out, l
+	}
+	restoreLaterFields(&out.Spec, &later)
+	return out, l
+}
+
+// restoreLaterFields puts the annotation's fields back into the spec. A
+// v1alpha1 object stored in a cluster has its CRD's `replicas: 1` defaults,
+// which v1alpha2 does not give an autoscaled model: the autoscaler owns the
+// count, so the default is dropped again.
+func restoreLaterFields(s *hub.ModelDeploymentSpec, later *laterFields) {
+	s.Adapters = later.Adapters
+	if later.Scaling != nil && later.Scaling.Autoscaling != nil {
+		if s.Scaling == nil {
+			s.Scaling = &hub.ScalingSpec{}
+		}
+		s.Scaling.Autoscaling = later.Scaling.Autoscaling
+		s.Scaling.Replicas = nil
+		if s.Mode() == hub.ModeDisaggregated && s.Scaling.Decode != nil {
+			s.Scaling.Decode.Replicas = nil
+		}
+	}
+	if later.Gateway != nil && later.Gateway.ParentRef != nil {
+		if s.Gateway == nil {
+			s.Gateway = &hub.GatewaySpec{}
+		}
+		s.Gateway.ParentRef = later.Gateway.ParentRef
+	}
+}
+
+// ConvertFromHub converts the hub to v1alpha1, writing the fields v1alpha1
+// lacks into AnnotationV1alpha2Fields (and removing a stale one when there
+// are none). It neither defaults nor validates; the hub is not changed.
+func ConvertFromHub(in *hub.ModelDeployment) *ModelDeployment {
+	s := &in.Spec
+	out := &ModelDeployment{TypeMeta: in.TypeMeta, ObjectMeta: in.ObjectMeta, Spec: ModelDeploymentSpec{
+		Model: s.Model, Provider: s.Provider, Engine: s.Engine, Serving: s.Serving, Resources: s.Resources,
+		Image: s.Image, Env: s.Env, PodTemplate: s.PodTemplate, Secrets: s.Secrets,
+		NodeSelector: s.NodeSelector, Tolerations: s.Tolerations,
+	}}
+	out.APIVersion = APIVersion
+	var later laterFields
+	later.Adapters = s.Adapters
+	if sc := s.Scaling; sc != nil {
+		out.Spec.Scaling = &ScalingSpec{Replicas: sc.Replicas, Prefill: sc.Prefill, Decode: sc.Decode}
+		if sc.Autoscaling != nil {
+			later.Scaling = &struct {
+				Autoscaling *hub.AutoscalingSpec `json:"autoscaling,omitempty"`
+			}{sc.Autoscaling}
+		}
+	}
+	if g := s.Gateway; g != nil {
+		out.Spec.Gateway = &GatewaySpec{Enabled: g.Enabled, ModelName: g.ModelName, HTTPRouteRef: g.HTTPRouteRef}
+		if g.ParentRef != nil {
+			later.Gateway = &struct {
+				ParentRef *hub.GatewayRef `json:"parentRef,omitempty"`
+			}{g.ParentRef}
+		}
+	}
+	out.Annotations = withoutAnnotation(in.Annotations, AnnotationV1alpha2Fields)
+	if later.Adapters != nil || later.Scaling != nil || later.Gateway != nil {
+		raw, err := json.Marshal(later)
+		if err != nil {
+			panic(err) // plain structs of strings and integers always marshal
+		}
+		out.Annotations = maps.Clone(out.Annotations)
+		if out.Annotations == nil {
+			out.Annotations = map[string]string{}
+		}
+		out.Annotations[AnnotationV1alpha2Fields] = string(bytes.TrimSpace(raw))
+	}
+	return out
+}
+
+// withoutAnnotation returns a copy of annotations without key, nil when
+// nothing is left, so that converting never writes into the input's map.
+func withoutAnnotation(annotations map[string]string, key string) map[string]string {
+	if _, ok := annotations[key]; !ok {
+		return annotations
+	}
+	out := maps.Clone(annotations)
+	delete(out, key)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // CapabilitiesToHub decodes and converts a v1alpha1 ClusterCapabilities;

@@ -193,7 +193,7 @@ func TestStorageVolumeHelpers(t *testing.T) {
 
 func TestSpecAccessors(t *testing.T) {
 	md := decodeYAML(t, mdDoc("", `{model: {id: m}}`))
-	s := &md.Spec
+	s := &hubOf(t, md).Spec
 	require.Equal(t, hub.ModeAggregated, s.Mode())
 	require.Equal(t, int32(1), s.Replicas())
 	require.Equal(t, int32(0), s.GPUCount())
@@ -205,7 +205,7 @@ func TestSpecAccessors(t *testing.T) {
 	require.Equal(t, int32(0), nilComponent.GPUCount())
 
 	md = decodeYAML(t, mdDoc("", `{model: {id: m}, image: legacy, engine: {type: sglang, image: new}, provider: {name: dynamo}, serving: {mode: disaggregated}, scaling: {replicas: 3, prefill: {replicas: 2, gpu: {count: 4}}}, resources: {gpu: {count: 2}}}`))
-	s = &md.Spec
+	s = &hubOf(t, md).Spec
 	require.Equal(t, hub.ModeDisaggregated, s.Mode())
 	require.Equal(t, int32(3), s.Replicas())
 	require.Equal(t, int32(2), s.GPUCount())
@@ -216,5 +216,12 @@ func TestSpecAccessors(t *testing.T) {
 	require.Equal(t, int32(4), s.Scaling.Prefill.GPUCount())
 
 	md = decodeYAML(t, mdDoc("", `{model: {id: m}, image: legacy}`))
-	require.Equal(t, "legacy", md.Spec.EngineImage())
+	require.Equal(t, "legacy", hubOf(t, md).Spec.EngineImage())
+}
+
+// hubOf converts md to the hub, where the spec's accessors are.
+func hubOf(t *testing.T, md *ModelDeployment) *hub.ModelDeployment {
+	t.Helper()
+	h, _ := md.ConvertToHub()
+	return h
 }

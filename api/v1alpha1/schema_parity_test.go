@@ -424,8 +424,9 @@ func crdDefaulted(t *testing.T, spec any) map[string]any {
 	require.NoError(t, err)
 	md, problems := DecodeModelDeployment(doc)
 	require.Emptyf(t, problems, "skeleton %s does not decode", doc)
-	applyCRDDefaults(&md.Spec)
-	out, err := json.Marshal(md.Spec)
+	h, _ := md.ConvertToHub()
+	hub.ApplyCRDDefaults(&h.Spec)
+	out, err := json.Marshal(h.Spec)
 	require.NoError(t, err)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(out, &m))

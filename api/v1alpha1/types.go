@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"encoding/json"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/airunway-render/airunway-render/api/hub"
@@ -34,25 +35,56 @@ type ClusterCapabilities struct {
 	Status            json.RawMessage  `json:"status,omitempty"`
 }
 
-// The spec types of v1alpha1 are the hub's: the hub holds every field a
-// served version can say, and today v1alpha1 is the only one. A later
-// version that differs declares its own types here and in its conversion.
+// ModelDeploymentSpec is upstream's v1alpha1 spec, field for field. It
+// lacks the `adapters` of v1alpha2, which conversion carries in the
+// AnnotationV1alpha2Fields annotation.
+type ModelDeploymentSpec struct {
+	Model        ModelSpec           `json:"model"`
+	Provider     *ProviderSpec       `json:"provider,omitempty"`
+	Engine       *EngineSpec         `json:"engine,omitempty"`
+	Serving      *ServingSpec        `json:"serving,omitempty"`
+	Scaling      *ScalingSpec        `json:"scaling,omitempty"`
+	Resources    *ResourceSpec       `json:"resources,omitempty"`
+	Image        string              `json:"image,omitempty"`
+	Env          []corev1.EnvVar     `json:"env,omitempty"`
+	PodTemplate  *PodTemplateSpec    `json:"podTemplate,omitempty"`
+	Secrets      *SecretsSpec        `json:"secrets,omitempty"`
+	Gateway      *GatewaySpec        `json:"gateway,omitempty"`
+	NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
+	Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// ScalingSpec sizes the deployment; it lacks v1alpha2's `autoscaling`.
+type ScalingSpec struct {
+	Replicas *int32                `json:"replicas,omitempty"`
+	Prefill  *ComponentScalingSpec `json:"prefill,omitempty"`
+	Decode   *ComponentScalingSpec `json:"decode,omitempty"`
+}
+
+// GatewaySpec configures Gateway API Inference Extension routing; it lacks
+// v1alpha2's `parentRef`.
+type GatewaySpec struct {
+	Enabled      *bool  `json:"enabled,omitempty"`
+	ModelName    string `json:"modelName,omitempty"`
+	HTTPRouteRef string `json:"httpRouteRef,omitempty"`
+}
+
+// The other spec types of v1alpha1 are the hub's: no served version
+// changes them. A type a later version changes gets its own declaration
+// here, as the three above did for v1alpha2.
 type (
-	ModelDeploymentSpec  = hub.ModelDeploymentSpec
 	ModelSpec            = hub.ModelSpec
 	StorageSpec          = hub.StorageSpec
 	StorageVolume        = hub.StorageVolume
 	ProviderSpec         = hub.ProviderSpec
 	EngineSpec           = hub.EngineSpec
 	ServingSpec          = hub.ServingSpec
-	ScalingSpec          = hub.ScalingSpec
 	ComponentScalingSpec = hub.ComponentScalingSpec
 	GPUSpec              = hub.GPUSpec
 	ResourceSpec         = hub.ResourceSpec
 	PodTemplateSpec      = hub.PodTemplateSpec
 	PodTemplateMetadata  = hub.PodTemplateMetadata
 	SecretsSpec          = hub.SecretsSpec
-	GatewaySpec          = hub.GatewaySpec
 
 	CapabilitiesSpec     = hub.CapabilitiesSpec
 	ProviderCapability   = hub.ProviderCapability

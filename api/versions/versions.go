@@ -7,8 +7,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/migrations"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
-	"github.com/airunway-render/airunway-render/api/v1alpha1/migrations"
+	"github.com/airunway-render/airunway-render/api/v1alpha2"
 	"github.com/airunway-render/airunway-render/diag"
 )
 
@@ -18,17 +19,20 @@ type Version struct {
 	APIVersion string
 	// ModelDeployment decodes, defaults and converts a ModelDeployment.
 	ModelDeployment func(data []byte) (*hub.ModelDeployment, diag.List)
-	// ClusterCapabilities decodes and converts a capability file.
+	// ClusterCapabilities decodes and converts a capability file; nil for
+	// a version that does not serve ClusterCapabilities.
 	ClusterCapabilities func(data []byte) (*hub.ClusterCapabilities, diag.List)
 	// Migrate rewrites a ModelDeployment of this version, as YAML, to the
 	// version's newest form in place, saying what changed.
 	Migrate func(obj *yaml.RNode) ([]string, error)
 }
 
-// Served lists the served versions, oldest first; the last is the newest,
-// the form `airunway-render migrate` writes.
+// Served lists the served versions, oldest first; the last is the newest.
+// ClusterCapabilities is served only as v1alpha1: v1alpha2 changed the
+// ModelDeployment alone.
 var Served = []Version{
-	{APIVersion: v1alpha1.APIVersion, ModelDeployment: v1alpha1.ToHub, ClusterCapabilities: v1alpha1.CapabilitiesToHub, Migrate: migrations.Apply},
+	{APIVersion: v1alpha1.APIVersion, ModelDeployment: v1alpha1.ToHub, ClusterCapabilities: v1alpha1.CapabilitiesToHub, Migrate: migrations.ForVersion(v1alpha1.ToHub)},
+	{APIVersion: v1alpha2.APIVersion, ModelDeployment: v1alpha2.ToHub, Migrate: migrations.ForVersion(v1alpha2.ToHub)},
 }
 
 // Newest is the apiVersion new manifests should use.
@@ -45,14 +49,26 @@ func Lookup(apiVersion string) (Version, bool) {
 	return Version{}, false
 }
 
-// NotServed is the message for an apiVersion no version serves, naming the
-// ones that are.
+// NotServed is the message for an apiVersion no version serves for kind,
+// naming the ones that do.
 func NotServed(apiVersion, kind string) string {
-	names := make([]string, len(Served))
-	for i, v := range Served {
-		names[i] = fmt.Sprintf("%q", v.APIVersion)
+	var names []string
+	for _, v := range Served {
+		if serves(v, kind) {
+			names = append(names, fmt.Sprintf("%q", v.APIVersion))
+		}
 	}
 	return fmt.Sprintf("%q is not supported: %s must use apiVersion %s", apiVersion, kind, strings.Join(names, " or "))
+}
+
+// Serves reports whether apiVersion is served for kind.
+func Serves(apiVersion, kind string) bool {
+	v, ok := Lookup(apiVersion)
+	return ok && serves(v, kind)
+}
+
+func serves(v Version, kind string) bool {
+	return kind != hub.KindClusterCapabilities || v.ClusterCapabilities != nil
 }
 
 // DecodeModelDeployment turns a ModelDeployment of any served version into
@@ -75,13 +91,20 @@ func DecodeClusterCapabilities(apiVersion string, data []byte) (*hub.ClusterCapa
 	return c, append(l, dl...)
 }
 
+// lookupOrNewest returns the version of apiVersion, else, with an error,
+// the newest version that serves kind.
 func lookupOrNewest(apiVersion, kind string) (Version, diag.List) {
-	if v, ok := Lookup(apiVersion); ok {
+	if Serves(apiVersion, kind) {
+		v, _ := Lookup(apiVersion)
 		return v, nil
 	}
 	var l diag.List
 	l.Errorf("apiVersion", "%s", NotServed(apiVersion, kind))
-	return Served[len(Served)-1], l
+	for i := len(Served) - 1; ; i-- {
+		if serves(Served[i], kind) {
+			return Served[i], l
+		}
+	}
 }
 
 // Migrate rewrites a ModelDeployment, as YAML, to the newest form of the
@@ -98,4 +121,13 @@ func Migrate(obj *yaml.RNode) ([]string, error) {
 		return nil, nil
 	}
 	return v.Migrate(obj)
+}
+
+// Names lists the served apiVersions, oldest first.
+func Names() []string {
+	names := make([]string, len(Served))
+	for i, v := range Served {
+		names[i] = v.APIVersion
+	}
+	return names
 }

@@ -13,24 +13,28 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/v1alpha2"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
 
 func TestServed(t *testing.T) {
-	require.Equal(t, v1alpha1.APIVersion, Newest(), "migrate writes the newest version")
+	require.Equal(t, v1alpha2.APIVersion, Newest())
 	seen := map[string]bool{}
 	for _, v := range Served {
 		require.True(t, strings.HasPrefix(v.APIVersion, hub.Group+"/"), v.APIVersion)
 		require.False(t, seen[v.APIVersion], "%s is listed twice", v.APIVersion)
 		seen[v.APIVersion] = true
 		require.NotNil(t, v.ModelDeployment, v.APIVersion)
-		require.NotNil(t, v.ClusterCapabilities, v.APIVersion)
+		require.Equal(t, v.APIVersion == v1alpha1.APIVersion, v.ClusterCapabilities != nil, "only v1alpha1 serves ClusterCapabilities")
+		require.True(t, Serves(v.APIVersion, hub.KindModelDeployment))
 		got, ok := Lookup(v.APIVersion)
 		require.True(t, ok)
 		require.Equal(t, v.APIVersion, got.APIVersion)
 	}
 	_, ok := Lookup("airunway.ai/v1")
 	require.False(t, ok)
+	require.False(t, Serves(v1alpha2.APIVersion, hub.KindClusterCapabilities))
+	require.Equal(t, []string{v1alpha1.APIVersion, v1alpha2.APIVersion}, Names())
 }
 
 // An apiVersion that is not served is an error naming the served ones, and
@@ -41,7 +45,7 @@ func TestNotServed(t *testing.T) {
 	require.Nil(t, got, "the unknown field fails decoding")
 	require.Len(t, l.Errors(), 2, "%v", l)
 	require.Equal(t, "apiVersion", l.Errors()[0].Field)
-	require.Equal(t, `"airunway.ai/v1beta1" is not supported: ModelDeployment must use apiVersion "airunway.ai/v1alpha1"`, l.Errors()[0].Message)
+	require.Equal(t, `"airunway.ai/v1beta1" is not supported: ModelDeployment must use apiVersion "airunway.ai/v1alpha1" or "airunway.ai/v1alpha2"`, l.Errors()[0].Message)
 	require.Equal(t, "spec.replicas", l.Errors()[1].Field)
 
 	caps := []byte(`{"apiVersion":"example.com/v1","kind":"ClusterCapabilities","metadata":{"name":"c"},"spec":{}}`)
@@ -49,6 +53,14 @@ func TestNotServed(t *testing.T) {
 	require.NotNil(t, c)
 	require.Len(t, l, 1)
 	require.Contains(t, l[0].Message, `ClusterCapabilities must use apiVersion "airunway.ai/v1alpha1"`)
+
+	// v1alpha2 serves ModelDeployments only: a capability file written as
+	// v1alpha2 is refused, naming v1alpha1, and still read as v1alpha1.
+	caps = []byte(`{"apiVersion":"airunway.ai/v1alpha2","kind":"ClusterCapabilities","metadata":{"name":"c"},"spec":{}}`)
+	c, l = DecodeClusterCapabilities(v1alpha2.APIVersion, caps)
+	require.NotNil(t, c)
+	require.Len(t, l, 1)
+	require.Equal(t, `"airunway.ai/v1alpha2" is not supported: ClusterCapabilities must use apiVersion "airunway.ai/v1alpha1"`, l[0].Message)
 }
 
 // The deprecation warnings come from the served version's conversion.
@@ -107,7 +119,7 @@ func requireSameJSON(t *testing.T, want, got any) {
 
 // shippedObjects reads the airunway.ai objects of the golden inputs and the
 // examples (not the expected outputs).
-func shippedObjects(t *testing.T) []*kyaml.RNode {
+func shippedObjects(t testing.TB) []*kyaml.RNode {
 	t.Helper()
 	var out []*kyaml.RNode
 	for _, root := range []string{"../../golden/testdata", "../../examples"} {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -43,6 +44,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.StaleAfter, "stale-after", reporter.StaleAfter, "how long a not-ready provider object may go without an update before Ready is Unknown")
 	fs.IntVar(&o.Workers, "workers", reporter.DefaultWorkers, "ModelDeployments reconciled at once")
 	fs.DurationVar(&o.SyncPeriod, "sync-period", reporter.DefaultSyncPeriod, "how often every ModelDeployment is re-checked without an event")
+	fs.StringVar(&o.Conversion.Addr, "conversion-bind-address", ":9443", "HTTPS address of the ModelDeployment conversion webhook ("+reporter.ConversionPath+"); \"0\" disables it")
+	fs.StringVar(&o.Conversion.CertDir, "conversion-cert-dir", "", "serve tls.crt and tls.key from this directory (cert-manager); default: keep a certificate in a Secret and write its CA into the CRD")
+	fs.StringVar(&o.Conversion.Secret.Name, "conversion-secret", reporter.DefaultConversionSecret, "the Secret, in the pod's namespace, holding the webhook's own certificate")
+	fs.StringSliceVar(&o.Conversion.Hosts, "conversion-hosts", nil, "DNS names or IP addresses the webhook's own certificate is for; default: those of Service airunway-status-reporter in the pod's namespace")
 	verbosity := fs.IntP("v", "v", 0, "log verbosity")
 	printVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
@@ -61,6 +66,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	klog.SetLogger(o.Logger) // client-go's reflectors log through klog
 
 	if err := leaderElectionOutOfCluster(&o, fs.Changed("leader-elect")); err != nil {
+		fmt.Fprintf(stderr, "airunway-status-reporter: %v\n", err)
+		return 2
+	}
+	if err := conversionOutOfCluster(&o, fs.Changed("conversion-bind-address")); err != nil {
 		fmt.Fprintf(stderr, "airunway-status-reporter: %v\n", err)
 		return 2
 	}
@@ -103,6 +112,35 @@ func leaderElectionOutOfCluster(o *reporter.Options, explicit bool) error {
 	}
 	o.LeaderElection = false
 	o.Logger.Info("leader election is off: not running in a pod and no `--leader-election-namespace` given; run a single replica, or pass `--leader-election-namespace NAMESPACE` to elect one through a Lease")
+	return nil
+}
+
+// conversionOutOfCluster settles the conversion webhook's namespace: its
+// Secret lives in the pod's namespace (or the Lease's, when that is
+// given). Outside a cluster there is none, and no Service could reach the
+// webhook anyway: unless --conversion-bind-address was asked for
+// explicitly the webhook is switched off, with a log line; asked for, it
+// needs --conversion-cert-dir or --leader-election-namespace.
+func conversionOutOfCluster(o *reporter.Options, explicit bool) error {
+	c := &o.Conversion
+	if c.Addr == "0" {
+		c.Addr = ""
+	}
+	if c.Addr == "" || c.CertDir != "" {
+		return nil
+	}
+	c.Secret.Namespace = o.LeaderElectionNamespace
+	if ns, err := os.ReadFile(serviceAccountNamespace); err == nil && c.Secret.Namespace == "" {
+		c.Secret.Namespace = strings.TrimSpace(string(ns))
+	}
+	if c.Secret.Namespace != "" {
+		return nil
+	}
+	if explicit {
+		return fmt.Errorf("`--conversion-bind-address` needs a namespace for the webhook's Secret, and outside a cluster there is no pod namespace to default to: pass `--leader-election-namespace NAMESPACE` or `--conversion-cert-dir DIR`")
+	}
+	c.Addr = ""
+	o.Logger.Info("the conversion webhook is off: not running in a pod; pass `--conversion-bind-address` with `--conversion-cert-dir DIR` to serve it")
 	return nil
 }
 

@@ -65,3 +65,37 @@ func TestLeaderElectionOutOfCluster(t *testing.T) {
 		t.Errorf("in a pod: err %v, election %t; want it on", err, o.LeaderElection)
 	}
 }
+
+// The conversion webhook's Secret lives in the pod's namespace: out of a
+// cluster the webhook is off by default, and an explicit address needs a
+// namespace or a certificate directory; "0" turns it off.
+func TestConversionOutOfCluster(t *testing.T) {
+	serviceAccountNamespace = filepath.Join(t.TempDir(), "namespace") // not in a pod
+	var logs bytes.Buffer
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&logs)))
+
+	o := reporter.Options{Logger: logger, Conversion: reporter.ConversionOptions{Addr: ":9443"}}
+	if err := conversionOutOfCluster(&o, false); err != nil || o.Conversion.Addr != "" || !strings.Contains(logs.String(), "conversion webhook is off") {
+		t.Errorf("default: err %v, address %q, logs %q; want it off, said so", err, o.Conversion.Addr, logs.String())
+	}
+	o = reporter.Options{Logger: logger, Conversion: reporter.ConversionOptions{Addr: ":9443"}}
+	if err := conversionOutOfCluster(&o, true); err == nil || !strings.Contains(err.Error(), "`--conversion-cert-dir DIR`") {
+		t.Errorf("explicit: err %v, want one naming the flags it needs", err)
+	}
+	o = reporter.Options{Logger: logger, LeaderElectionNamespace: "ops", Conversion: reporter.ConversionOptions{Addr: ":9443"}}
+	if err := conversionOutOfCluster(&o, true); err != nil || o.Conversion.Secret.Namespace != "ops" {
+		t.Errorf("with the Lease's namespace: err %v, Secret namespace %q", err, o.Conversion.Secret.Namespace)
+	}
+	o = reporter.Options{Logger: logger, Conversion: reporter.ConversionOptions{Addr: "0"}}
+	if err := conversionOutOfCluster(&o, true); err != nil || o.Conversion.Addr != "" {
+		t.Errorf("\"0\": err %v, address %q; want it off", err, o.Conversion.Addr)
+	}
+
+	if err := os.WriteFile(serviceAccountNamespace, []byte("airunway-system\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o = reporter.Options{Logger: logger, Conversion: reporter.ConversionOptions{Addr: ":9443"}}
+	if err := conversionOutOfCluster(&o, false); err != nil || o.Conversion.Secret.Namespace != "airunway-system" || o.Conversion.Addr != ":9443" {
+		t.Errorf("in a pod: err %v, %+v; want the pod's namespace", err, o.Conversion)
+	}
+}

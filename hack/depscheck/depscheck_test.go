@@ -354,7 +354,7 @@ func TestReporterLinksNoRenderEngine(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list -deps ./cmd/airunway-status-reporter: %v", err)
 	}
-	forbidden := []string{module + "render", module + "capabilities", module + "api/versions", module + "api/v1alpha1/migrations",
+	forbidden := []string{module + "render", module + "capabilities", module + "api/versions", module + "api/migrations",
 		module + "fn", module + "cli", "github.com/google/cel-go/", "sigs.k8s.io/kustomize/kyaml/"}
 	var found []string
 	for pkg := range strings.Lines(string(out)) {

@@ -17,13 +17,12 @@
 //	go run ./hack/derive-schemas -crds ../shared/crds -out schemas
 //	go run ./hack/derive-schemas -crds ../shared/crds -out schemas -check
 //	go run ./hack/derive-schemas -crds ../shared/crds -out schemas -modules=false # offline
-//	go run ./hack/derive-schemas -crds ../shared/crds -out schemas -deploy-crd deploy/base/airunway.ai_modeldeployments.yaml
 //
 // Besides each version's schema, the JSON files keep what an installable
 // CRD needs (names, scope, subresources, printer columns, the API-approval
 // annotation), so internal/schemacheck.CRD can rebuild one for envtest
-// without ../shared. -deploy-crd writes the ModelDeployment CRD our
-// deployment bundle installs, derived the same way (descriptions removed).
+// without ../shared. hack/gencrd builds the ModelDeployment CRD that
+// deploy/base installs from the airunway.ai file derived here.
 //
 // The output is deterministic (sorted, no timestamps), so running it twice
 // gives identical bytes and -check can be used to detect drift in CI.
@@ -71,9 +70,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	check := fset.Bool("check", false, "do not write; exit 1 if the files on disk differ from what would be written")
 	modules := fset.Bool("modules", true, "also derive the CRDs declared in modules.go from their Go modules (runs `go mod download`); "+
 		"with -modules=false the files derived from them are left as they are, for offline use")
-	deployOut := fset.String("deploy-crd", "", "also write the installable CRD derived from -deploy-crd-source (descriptions removed) to this file, "+
-		"e.g. deploy/base/airunway.ai_modeldeployments.yaml; with -check, compare it instead")
-	deploySource := fset.String("deploy-crd-source", defaultDeployCRDSource, "upstream CRD file for -deploy-crd, relative to -crds")
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
@@ -88,13 +84,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	files := d.files
-	var deployData []byte
-	if *deployOut != "" {
-		if deployData, err = deployCRD(*crdsDir, *deploySource, *deployOut); err != nil {
-			fmt.Fprintf(stderr, "derive-schemas: %v\n", err)
-			return 2
-		}
-	}
 
 	if *check {
 		diffs, err := compare(*outDir, files, d.kept)
@@ -102,26 +91,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "derive-schemas: %v\n", err)
 			return 2
 		}
-		where, is := *outDir, "is"
-		if *deployOut != "" {
-			diff, err := compareFile(*deployOut, deployData)
-			if err != nil {
-				fmt.Fprintf(stderr, "derive-schemas: %v\n", err)
-				return 2
-			}
-			if diff != "" {
-				diffs = append(diffs, diff)
-			}
-			where, is = where+" and "+*deployOut, "are"
-		}
 		if len(diffs) > 0 {
-			fmt.Fprintf(stderr, "derive-schemas: %d file(s) in %s are out of date; run: %s\n", len(diffs), where, deployCommand(*deployOut, *deploySource))
+			fmt.Fprintf(stderr, "derive-schemas: %d file(s) in %s are out of date; run: %s\n", len(diffs), *outDir, regenerateCommand)
 			for _, d := range diffs {
 				fmt.Fprintf(stderr, "  %s\n", d)
 			}
 			return 1
 		}
-		fmt.Fprintf(stdout, "derive-schemas: %s %s up to date (%d files%s)\n", where, is, len(files), keptNote(d.kept))
+		fmt.Fprintf(stdout, "derive-schemas: %s is up to date (%d files%s)\n", *outDir, len(files), keptNote(d.kept))
 		return 0
 	}
 
@@ -130,13 +107,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fmt.Fprintf(stdout, "derive-schemas: wrote %d files to %s%s\n", len(files), *outDir, keptNote(d.kept))
-	if *deployOut != "" {
-		if err := writeFile(*deployOut, deployData); err != nil {
-			fmt.Fprintf(stderr, "derive-schemas: %v\n", err)
-			return 2
-		}
-		fmt.Fprintf(stdout, "derive-schemas: wrote %s from %s\n", *deployOut, *deploySource)
-	}
 	return 0
 }
 

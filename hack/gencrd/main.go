@@ -1,14 +1,21 @@
-// Command gencrd writes deploy/base/airunway.ai_clustercapabilities.yaml,
-// the CustomResourceDefinition of the capability file (ClusterCapabilities,
-// airunway.ai/v1alpha1), so a cluster's capability file can be applied and
-// the status reporter can write its status.
+// Command gencrd writes the two CustomResourceDefinitions of deploy/base:
 //
-// The schema is derived by reflection from the Go types the renderer
-// decodes (v1alpha1.ClusterCapabilities, with
-// v1alpha1.ClusterCapabilitiesStatus as its status), so what a cluster
-// accepts cannot drift from what the renderer reads; each property's
-// description is its Go doc comment. `make docs` runs it; with -check it
-// changes nothing and fails when the file is stale (its test does the same).
+//   - airunway.ai_clustercapabilities.yaml, the capability file
+//     (ClusterCapabilities, airunway.ai/v1alpha1), so a cluster's
+//     capability file can be applied and the status reporter can write its
+//     status. The schema is derived by reflection from the Go types the
+//     renderer decodes (v1alpha1.ClusterCapabilities, with
+//     v1alpha1.ClusterCapabilitiesStatus as its status), so what a cluster
+//     accepts cannot drift from what the renderer reads; each property's
+//     description is its Go doc comment.
+//   - airunway.ai_modeldeployments.yaml, the ModelDeployment serving
+//     v1alpha1 (upstream's schema as hack/derive-schemas derived it, the
+//     storage version) and v1alpha2 (that schema plus the v1alpha2 fields,
+//     derived from the hub's Go types), converted by the status reporter's
+//     webhook (modeldeployments.go).
+//
+// `make docs` runs it; with -check it changes nothing and fails when a
+// file is stale (its test does the same).
 //
 // Usage: go run ./hack/gencrd [-check] [-root DIR]
 package main
@@ -37,8 +44,10 @@ import (
 )
 
 const (
-	// outFile is where the CRD is written, relative to the repository root.
-	outFile = "deploy/base/airunway.ai_clustercapabilities.yaml"
+	// outFile is where the ClusterCapabilities CRD is written, relative to
+	// the repository root; mdOutFile the ModelDeployment CRD.
+	outFile   = "deploy/base/airunway.ai_clustercapabilities.yaml"
+	mdOutFile = "deploy/base/airunway.ai_modeldeployments.yaml"
 	// module is this module's path: types under it get their doc comments
 	// as descriptions, read from the source below the repository root.
 	module = "github.com/airunway-render/airunway-render"
@@ -54,23 +63,28 @@ func main() {
 	check := flag.Bool("check", false, "change nothing; fail when the CRD is stale")
 	root := flag.String("root", ".", "the repository root")
 	flag.Parse()
-	want, err := generate(*root)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gencrd:", err)
-		os.Exit(1)
-	}
-	path := filepath.Join(*root, filepath.FromSlash(outFile))
-	if *check {
-		got, err := os.ReadFile(path)
-		if err != nil || !bytes.Equal(got, want) {
-			fmt.Fprintf(os.Stderr, "gencrd: stale: %s; run `make docs`\n", outFile)
+	for _, out := range []struct {
+		file     string
+		generate func(root string) ([]byte, error)
+	}{{outFile, generate}, {mdOutFile, generateModelDeployments}} {
+		want, err := out.generate(*root)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gencrd:", err)
 			os.Exit(1)
 		}
-		return
-	}
-	if err := os.WriteFile(path, want, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "gencrd:", err)
-		os.Exit(1)
+		path := filepath.Join(*root, filepath.FromSlash(out.file))
+		if *check {
+			got, err := os.ReadFile(path)
+			if err != nil || !bytes.Equal(got, want) {
+				fmt.Fprintf(os.Stderr, "gencrd: stale: %s; run `make docs`\n", out.file)
+				os.Exit(1)
+			}
+			continue
+		}
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "gencrd:", err)
+			os.Exit(1)
+		}
 	}
 }
 
@@ -81,20 +95,7 @@ func generate(root string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Through a generic map, to drop what the typed struct always emits
-	// but a manifest must not carry (an empty status, a null
-	// creationTimestamp), as hack/derive-schemas does.
-	typed, err := json.Marshal(crd)
-	if err != nil {
-		return nil, err
-	}
-	var generic map[string]any
-	if err := json.Unmarshal(typed, &generic); err != nil {
-		return nil, err
-	}
-	delete(generic, "status")
-	delete(generic["metadata"].(map[string]any), "creationTimestamp")
-	body, err := yaml.Marshal(generic)
+	body, err := encodeCRD(crd)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +109,24 @@ func generate(root string) ([]byte, error) {
 		"# Regenerate from the repository root with:\n" +
 		"#   go run ./hack/gencrd\n"
 	return append([]byte(header), body...), nil
+}
+
+// encodeCRD writes a CRD as YAML with sorted keys, through a generic map
+// to drop what the typed struct always emits but a manifest must not
+// carry (an empty status, a null creationTimestamp), as
+// hack/derive-schemas does.
+func encodeCRD(crd *apiextensionsv1.CustomResourceDefinition) ([]byte, error) {
+	typed, err := json.Marshal(crd)
+	if err != nil {
+		return nil, err
+	}
+	var generic map[string]any
+	if err := json.Unmarshal(typed, &generic); err != nil {
+		return nil, err
+	}
+	delete(generic, "status")
+	delete(generic["metadata"].(map[string]any), "creationTimestamp")
+	return yaml.Marshal(generic)
 }
 
 // buildCRD assembles the CRD from the Go types.

@@ -267,3 +267,38 @@ func TestBadCapabilitiesFail(t *testing.T) {
 		})
 	}
 }
+
+// The ModelDeployment CRD is current, the API server accepts it, v1alpha1
+// is upstream's derived schema unchanged and the storage version, and
+// v1alpha2 says the v1alpha2 fields with the rules the renderer checks.
+func TestModelDeploymentCRD(t *testing.T) {
+	want, err := generateModelDeployments(repoRoot)
+	require.NoError(t, err)
+	got, err := os.ReadFile(filepath.Join(repoRoot, mdOutFile))
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(got), "%s is stale: run `make docs` (or go run ./hack/gencrd)", mdOutFile)
+
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	require.NoError(t, yaml.UnmarshalStrict(got, crd))
+	require.Empty(t, validateAsAPIServer(t, crd).ToAggregate())
+	require.Len(t, crd.Spec.Versions, 2)
+	v1, v2 := crd.Spec.Versions[0], crd.Spec.Versions[1]
+	require.True(t, v1.Storage && v1.Served && v2.Served && !v2.Storage)
+	require.Equal(t, apiextensionsv1.WebhookConverter, crd.Spec.Conversion.Strategy)
+
+	upstream, err := os.ReadFile(filepath.Join(repoRoot, upstreamSchema))
+	require.NoError(t, err)
+	var derived derivedVersion
+	require.NoError(t, json.Unmarshal(upstream, &derived))
+	require.Equal(t, derived.Schema, *v1.Schema.OpenAPIV3Schema, "v1alpha1 is upstream's schema")
+
+	spec := v2.Schema.OpenAPIV3Schema.Properties["spec"]
+	adapters := spec.Properties["adapters"]
+	require.Equal(t, int64(64), *adapters.MaxItems)
+	require.Equal(t, []string{"name", "source"}, adapters.Items.Schema.Required)
+	scaling := spec.Properties["scaling"]
+	require.Nil(t, scaling.Properties["replicas"].Default, "an autoscaled model has no default count")
+	require.Equal(t, []string{"maxReplicas", "target"}, scaling.Properties["autoscaling"].Required)
+	require.Contains(t, spec.Properties["gateway"].Properties, "parentRef")
+	require.NotContains(t, v1.Schema.OpenAPIV3Schema.Properties["spec"].Properties, "adapters")
+}

@@ -30,6 +30,12 @@ func Rendered(obj map[string]any, caps *capabilities.Resolved) []string {
 	kind, _ := obj["kind"].(string)
 	group, version, _ := strings.Cut(apiVersion, "/")
 	switch {
+	case group == hub.Group && kind == hub.KindModelDeployment:
+		v, err := Own(kind, version)
+		if err != nil {
+			return []string{err.Error()}
+		}
+		return v.Validate(obj)
 	case group == gatewayGroup:
 		if caps.Gateway == nil {
 			return []string{"a Gateway API object was rendered without a declared gateway"}

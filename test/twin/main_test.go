@@ -33,6 +33,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/internal/conversiontest"
 	"github.com/airunway-render/airunway-render/internal/twin"
 )
 
@@ -88,8 +89,15 @@ func run(m *testing.M) int {
 }
 
 // installCRDs installs the ModelDeployment and ClusterCapabilities CRDs as
-// deploy/base ships them.
+// deploy/base ships them, the ModelDeployment's conversion webhook served
+// on 127.0.0.1 by the status reporter's handler (conversiontest): the
+// controller-manager's namespace and garbage collectors, and Argo CD, read
+// every kind in its preferred version, v1alpha2, through it.
 func installCRDs(ctx context.Context) error {
+	webhook, err := conversiontest.Start()
+	if err != nil {
+		return err
+	}
 	for _, file := range []string{"airunway.ai_modeldeployments.yaml", "airunway.ai_clustercapabilities.yaml"} {
 		data, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "base", file))
 		if err != nil {
@@ -99,6 +107,7 @@ func installCRDs(ctx context.Context) error {
 		if err := sigsyaml.Unmarshal(data, crd); err != nil {
 			return err
 		}
+		webhook.Point(crd)
 		if err := createCRD(ctx, crd); err != nil {
 			return err
 		}

@@ -1,16 +1,18 @@
-// Package migrations rewrites airunway.ai/v1alpha1 ModelDeployments to the
-// newest form of the version: each deprecated field moves to its
-// replacement, in the YAML the author wrote (comments, key order and
-// sequence indentation kept), and only when the model means the same
-// afterwards. `airunway-render migrate` drives it over files and, as a KRM
-// function, over a ResourceList.
+// Package migrations rewrites ModelDeployments in the YAML their authors
+// wrote (comments, key order and sequence indentation kept), and only when
+// the model means the same afterwards. `airunway-render migrate` drives it
+// over files and, as a KRM function, over a ResourceList:
 //
-// It is a package of its own, not part of package v1alpha1, because it
-// edits YAML node trees: the status reporter imports v1alpha1 for its status
-// types and must not link a YAML library for it.
+//   - within a served version, each deprecated field moves to its
+//     replacement (ForVersion): `spec.image` moves to `spec.engine.image`,
+//     in v1alpha1 and v1alpha2 alike;
+//   - between served versions (Convert, `migrate --to`), the apiVersion
+//     changes and the fields v1alpha1 lacks move between `spec` and the
+//     v1alpha1 conversion annotation.
 //
-// Migrations of v1alpha1:
-//   - `spec.image` moves to `spec.engine.image`.
+// It is a package of its own, not part of the version packages, because it
+// edits YAML node trees: the status reporter imports the version packages
+// for their types and conversions and must not link a YAML library.
 package migrations
 
 import (
@@ -23,16 +25,26 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
 
-// Apply migrates one v1alpha1 ModelDeployment in place and says what
-// changed. A spec that is not a mapping is left alone (rendering reports
-// it). A move that would change what the model means is refused with an
-// error, and obj is then left as it was only if the caller discards it:
-// callers migrate a copy.
-func Apply(obj *yaml.RNode) ([]string, error) {
+// ToHub decodes, converts and defaults one served version's
+// ModelDeployment, as the version packages' ToHub functions do.
+type ToHub func(data []byte) (*hub.ModelDeployment, diag.List)
+
+// ForVersion returns the migration of a served version whose objects
+// toHub reads. The migration changes one ModelDeployment in place and says
+// what changed. A spec that is not a mapping is left alone (rendering
+// reports it). A move that would change what the model means is refused
+// with an error, and obj is then left as it was only if the caller
+// discards it: callers migrate a copy.
+func ForVersion(toHub ToHub) func(obj *yaml.RNode) ([]string, error) {
+	return func(obj *yaml.RNode) ([]string, error) { return apply(obj, toHub) }
+}
+
+func apply(obj *yaml.RNode, toHub ToHub) ([]string, error) {
 	spec := obj.Field("spec")
 	if spec == nil || spec.Value.YNode().Kind != yaml.MappingNode {
 		return nil, nil
@@ -42,11 +54,11 @@ func Apply(obj *yaml.RNode) ([]string, error) {
 	if err != nil || len(changes) == 0 {
 		return changes, err
 	}
-	before, decoded := effectiveSpec(orig)
+	before, decoded := effectiveSpec(orig, toHub)
 	if !decoded {
 		return changes, nil
 	}
-	after, _ := effectiveSpec(obj)
+	after, _ := effectiveSpec(obj, toHub)
 	if diffs := specDifferences(before, after); len(diffs) > 0 {
 		return nil, fmt.Errorf("`spec.image` was not moved: as `spec.engine.image` it would change what the model means, because upstream's defaults would then set %s; decide those fields, write them in `spec` with the values you want, then run migrate again", strings.Join(diffs, ", "))
 	}
@@ -60,16 +72,15 @@ func Apply(obj *yaml.RNode) ([]string, error) {
 // CRD defaults, and `spec.image` alone suppresses the webhook's GPU
 // default). It is false for an object the renderer cannot decode; that
 // object is migrated on its structure alone and refused when rendered.
-func effectiveSpec(n *yaml.RNode) (map[string]string, bool) {
+func effectiveSpec(n *yaml.RNode, toHub ToHub) (map[string]string, bool) {
 	js, l := yamlerr.ObjectJSON(n)
 	if l.HasErrors() {
 		return nil, false
 	}
-	md, l := v1alpha1.DecodeModelDeployment(js)
+	md, l := toHub(js)
 	if l.HasErrors() {
 		return nil, false
 	}
-	v1alpha1.DefaultModelDeployment(md)
 	image := md.Spec.EngineImage()
 	md.Spec.Image = ""
 	if md.Spec.Engine != nil {

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/api/v1alpha1"
 )
 
 const head = "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata: {name: m}\nspec:\n  model: {id: Qwen/Qwen3-0.6B}\n  resources: {gpu: {count: 1}}\n"
@@ -35,7 +37,7 @@ func TestApply(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := yaml.MustParse(head + tc.spec)
-			changes, err := Apply(obj)
+			changes, err := ForVersion(v1alpha1.ToHub)(obj)
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return
@@ -49,7 +51,7 @@ func TestApply(t *testing.T) {
 
 func TestApplyLeavesAnUnreadableSpec(t *testing.T) {
 	obj := yaml.MustParse("apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nspec: [image]\n")
-	changes, err := Apply(obj)
+	changes, err := ForVersion(v1alpha1.ToHub)(obj)
 	require.NoError(t, err)
 	require.Empty(t, changes)
 }
