@@ -64,11 +64,14 @@ func (pl *plan) httpRoute() (providers.Object, diag.List) {
 	if pl.pool.namespace != pl.md.Namespace {
 		backend["namespace"] = pl.pool.namespace
 	}
+	// One match for the model and one per LoRA adapter: the model server
+	// serves each adapter under its own name, from the same pool.
+	matches := []any{modelMatch(pl.modelName)}
+	for _, a := range pl.md.Spec.Adapters {
+		matches = append(matches, modelMatch(a.Name))
+	}
 	rule := map[string]any{
-		"matches": []any{map[string]any{
-			"path":    map[string]any{"type": "PathPrefix", "value": "/"},
-			"headers": []any{map[string]any{"type": "Exact", "name": ModelHeader, "value": pl.modelName}},
-		}},
+		"matches":     matches,
 		"backendRefs": []any{backend},
 		"timeouts":    map[string]any{"request": RequestTimeout},
 	}
@@ -165,5 +168,13 @@ func (pl *plan) referenceGrant() providers.Object {
 			"from": []any{map[string]any{"group": GatewayGroup, "kind": "HTTPRoute", "namespace": pl.md.Namespace}},
 			"to":   []any{map[string]any{"group": pl.group, "kind": PoolKind, "name": pl.pool.name}},
 		},
+	}
+}
+
+// modelMatch matches requests for one model name.
+func modelMatch(name string) map[string]any {
+	return map[string]any{
+		"path":    map[string]any{"type": "PathPrefix", "value": "/"},
+		"headers": []any{map[string]any{"type": "Exact", "name": ModelHeader, "value": name}},
 	}
 }

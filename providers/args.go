@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
@@ -115,4 +116,51 @@ func (c *CommandLine) AddModelFlags(md *hub.ModelDeployment) {
 // verbatim, and returns the tokens.
 func (c *CommandLine) Finish() []string {
 	return append(append(c.args, SortedArgs(c.engine.Args)...), c.engine.ExtraArgs...)
+}
+
+// DefaultMaxLoRAs is how many adapters vLLM serves in one batch, from
+// GPU memory, unless `engine.args` says otherwise: vLLM's own default, 1,
+// would serialise requests for different adapters; each slot reserves GPU
+// memory for an adapter of `--max-lora-rank` (vLLM's default 16).
+const DefaultMaxLoRAs = 4
+
+// loraModule is one adapter as vLLM's `--lora-modules` reads it in its
+// JSON form, which takes any path (the `name=path` form breaks on '=').
+type loraModule struct {
+	Name          string `json:"name"`
+	Path          string `json:"path"`
+	BaseModelName string `json:"base_model_name,omitempty"`
+}
+
+// AddLoRA appends vLLM's flags for `spec.adapters`: --enable-lora;
+// --max-loras, the adapters served in one batch (all of them, up to
+// DefaultMaxLoRAs); --max-cpu-loras, so that every listed adapter stays
+// cached in host memory; and --lora-modules with one JSON object per
+// adapter. vLLM downloads a Hugging Face repository ID given as the path
+// (with HF_TOKEN when `secrets.huggingFaceToken` is set). Each flag steps
+// aside for the user's own; --max-cpu-loras also for a user --max-loras,
+// which vLLM then takes as its default.
+func (c *CommandLine) AddLoRA(md *hub.ModelDeployment) {
+	adapters := md.Spec.Adapters
+	if len(adapters) == 0 {
+		return
+	}
+	c.Add("enable-lora")
+	if !c.UserSet("max-loras") {
+		c.Add("max-loras", strconv.Itoa(min(len(adapters), DefaultMaxLoRAs)))
+		c.Add("max-cpu-loras", strconv.Itoa(len(adapters)))
+	}
+	base := md.Spec.Model.ServedName
+	if base == "" {
+		base = md.Spec.Model.ID
+	}
+	modules := make([]string, len(adapters))
+	for i, a := range adapters {
+		b, err := json.Marshal(loraModule{Name: a.Name, Path: a.HFRepo(), BaseModelName: base})
+		if err != nil {
+			panic(err) // three strings always marshal
+		}
+		modules[i] = string(b)
+	}
+	c.Add("lora-modules", modules...)
 }

@@ -5,13 +5,15 @@ import (
 	"github.com/airunway-render/airunway-render/diag"
 )
 
-// unrenderedFeatures refuses the v1alpha2 fields no provider renders yet
-// (LoRA adapters and autoscaling), so that a model asking for them fails
-// closed instead of being deployed without them. Each provider takes them
-// over in its own Check and Render (issue 26), and this list shrinks.
+// unrenderedFeatures refuses the v1alpha2 fields a provider does not
+// render yet (Dynamo's LoRA adapters, autoscaling), so that a model asking
+// for them fails closed instead of being deployed without them. Each
+// provider takes them over in its own Check and Render (issue 26), and
+// this list shrinks; the vllm and llmd providers render adapters, the
+// kaito and kuberay providers refuse them in their Check.
 func unrenderedFeatures(md *hub.ModelDeployment, provider string) diag.List {
 	var l diag.List
-	if len(md.Spec.Adapters) > 0 {
+	if len(md.Spec.Adapters) > 0 && provider == hub.ProviderDynamo {
 		l.Errorf("spec.adapters", "LoRA adapters are not rendered for the %s provider by this release of airunway-render; remove `spec.adapters` or serve the adapters through `spec.engine.extraArgs`", provider)
 	}
 	if md.Spec.Autoscaling() != nil {

@@ -176,10 +176,12 @@ func TestCPUWorkloadWithoutCPUPool(t *testing.T) {
 func TestUnrenderedV1alpha2Features(t *testing.T) {
 	md := &hub.ModelDeployment{Spec: hub.ModelDeploymentSpec{Adapters: []hub.Adapter{{Name: "a", Source: "hf://o/r"}},
 		Scaling: &hub.ScalingSpec{Autoscaling: &hub.AutoscalingSpec{}}}}
-	l := unrenderedFeatures(md, hub.ProviderVLLM)
+	l := unrenderedFeatures(md, hub.ProviderDynamo)
 	require.Len(t, l.Errors(), 2)
 	require.Equal(t, "spec.adapters", l.Errors()[0].Field)
-	require.Contains(t, l.Errors()[0].Message, `for the vllm provider`)
+	require.Contains(t, l.Errors()[0].Message, `for the dynamo provider`)
 	require.Equal(t, "spec.scaling.autoscaling", l.Errors()[1].Field)
+	l = unrenderedFeatures(md, hub.ProviderVLLM)
+	require.Len(t, l.Errors(), 1, "vllm renders adapters")
 	require.Empty(t, unrenderedFeatures(&hub.ModelDeployment{}, hub.ProviderVLLM))
 }

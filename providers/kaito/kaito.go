@@ -69,6 +69,9 @@ func (Provider) Check(req *providers.Request) diag.List {
 			l.Errorf("spec.engine.image", "llamacpp engine requires an image on KAITO: set `spec.engine.image` (or the legacy `spec.image`), or pin `images.llamacpp` for kaito in the capability file")
 		}
 	}
+	if len(s.Adapters) > 0 {
+		l.Errorf("spec.adapters", "%s cannot load adapters from Hugging Face: a Workspace takes `inference.adapters` only as container images (KAITO 0.6 and later) or volumes (0.10 and later) and refuses URLs; package each adapter as an image and set `inference.adapters` through spec.provider.overrides, or serve the adapters with the vllm or llmd provider", rel)
+	}
 	// Other engines and disaggregated serving are refused by the render
 	// engine from the capability catalogue.
 	if s.Mode() == hub.ModeAggregated && s.Replicas() == 0 {

@@ -69,6 +69,9 @@ func (Provider) Check(req *providers.Request) diag.List {
 	s := &req.MD.Spec
 	checkName(req, &l)
 	checkEngineArgs(s.Engine, &l)
+	if len(s.Adapters) > 0 {
+		l.Errorf("spec.adapters", "cannot be served by the kuberay provider: Ray Serve LLM loads LoRA adapters only from object storage (`lora_config.dynamic_lora_loading_path`, s3:// or gs://), not from Hugging Face; mirror the adapters there and set `lora_config` through spec.provider.overrides, or serve them with the vllm or llmd provider")
+	}
 	return l
 }
 

@@ -230,6 +230,9 @@ func Args(md *hub.ModelDeployment, gpus int32, kvTransfer string) []string {
 	if kvTransfer != "" {
 		c.Add("kv-transfer-config", kvTransfer)
 	}
+	// Prefill and decode both load the adapters: a request for one
+	// passes through both.
+	c.AddLoRA(md)
 	return c.Finish()
 }
 

@@ -141,6 +141,7 @@ func Args(md *hub.ModelDeployment) []string {
 	if n := md.Spec.GPUCount(); n > 1 {
 		c.Add("tensor-parallel-size", strconv.Itoa(int(n)))
 	}
+	c.AddLoRA(md)
 	return c.Finish()
 }
 
