@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -112,7 +113,7 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 		l.Errorf("kind", "must be %q, got %q", hub.KindClusterCapabilities, c.Kind)
 	}
 	r := &Resolved{
-		ResolvedCapabilities: hub.ResolvedCapabilities{Name: c.Name, Source: "ClusterCapabilities " + fmt.Sprintf("%q", c.Name), Gateway: c.Spec.Gateway, NodePools: c.Spec.NodePools},
+		ResolvedCapabilities: hub.ResolvedCapabilities{Name: c.Name, Source: "ClusterCapabilities " + fmt.Sprintf("%q", c.Name), Gateway: c.Spec.Gateway, NodePools: c.Spec.NodePools, Autoscaling: c.Spec.Autoscaling},
 		rules:                map[string][]Rule{},
 	}
 	seen := map[string]int{}
@@ -133,6 +134,7 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 	checkGateway(c.Spec.Gateway, &l)
 	checkNodePools(c.Spec.NodePools, &l)
 	checkCurrencies(c.Spec.NodePools, &l)
+	checkAutoscaling(c.Spec.Autoscaling, &l)
 	r.Warnings = resolveWarnings(c.Spec.Warnings, &l)
 	return r, l
 }
@@ -278,6 +280,28 @@ func checkGateway(g *hub.GatewayCapability, l *diag.List) {
 	}
 	if g.ParentRef == nil || g.ParentRef.Name == "" {
 		l.Errorf("spec.gateway.parentRef.name", "is required: generated HTTPRoutes attach to this Gateway")
+	}
+}
+
+// checkAutoscaling checks the cluster's autoscaling: something declared,
+// the only metrics API is the custom one, a Prometheus address is a URL.
+func checkAutoscaling(a *hub.AutoscalingCapability, l *diag.List) {
+	if a == nil {
+		return
+	}
+	if a.KEDA == nil && a.MetricsAPI == "" {
+		l.Errorf("spec.autoscaling", "must declare `keda`, `metricsAPI` or both: what autoscales a model server in this cluster")
+	}
+	if a.MetricsAPI != "" && a.MetricsAPI != hub.MetricsAPICustom {
+		l.Errorf("spec.autoscaling.metricsAPI", "%q is not supported: must be %q, the API a Prometheus adapter serves the engine's Pods metrics on", a.MetricsAPI, hub.MetricsAPICustom)
+	}
+	// KEDA without a Prometheus is a valid file (discover writes it: no
+	// cluster says where Prometheus is); a model autoscaled through KEDA
+	// is refused until the address is set.
+	if p := a.Prometheus; p != nil {
+		if u, err := url.Parse(p.ServerAddress); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			l.Errorf("spec.autoscaling.prometheus.serverAddress", "%q must be an http:// or https:// URL", p.ServerAddress)
+		}
 	}
 }
 

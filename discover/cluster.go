@@ -28,6 +28,10 @@ type Cluster struct {
 	Deployments []appsv1.Deployment
 	// Gateways are the Gateway API Gateways' metadata.
 	Gateways []metav1.PartialObjectMetadata
+	// APIServices are the aggregated APIs' metadata: one named
+	// v1beta1.custom.metrics.k8s.io says a metrics adapter serves Pods
+	// metrics to HorizontalPodAutoscalers.
+	APIServices []metav1.PartialObjectMetadata
 }
 
 // What Read lists.
@@ -36,10 +40,12 @@ var (
 	deploymentsResource = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	crdsResource        = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	gatewaysResource    = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
+	apiServicesResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 )
 
-// Read lists a cluster's Nodes, CRDs, Deployments (every namespace) and
-// Gateways. CRDs and Gateways are read as metadata only. A cluster without
+// Read lists a cluster's Nodes, CRDs, Deployments (every namespace),
+// Gateways and APIServices. CRDs, Gateways and APIServices are read as
+// metadata only. A cluster without
 // the Gateway API has no Gateways; any other failure (a forbidden list
 // names the verb and resource the ClusterRole in deploy/discover grants) is
 // an error.
@@ -66,6 +72,9 @@ func Read(ctx context.Context, cfg *rest.Config) (*Cluster, error) {
 		if c.Gateways, err = listMetadata(ctx, meta, gatewaysResource); err != nil {
 			return nil, err
 		}
+	}
+	if c.APIServices, err = listMetadata(ctx, meta, apiServicesResource); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -107,6 +116,7 @@ func (c *Cluster) Sort() {
 	}
 	slices.SortFunc(c.CRDs, byKey)
 	slices.SortFunc(c.Gateways, byKey)
+	slices.SortFunc(c.APIServices, byKey)
 }
 
 // CRD returns the named CustomResourceDefinition's metadata, or nil.

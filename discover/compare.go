@@ -51,6 +51,7 @@ func Compare(declared *hub.ClusterCapabilities, c *Cluster) []Difference {
 	if g := declared.Spec.Gateway; g != nil {
 		out = append(out, compareGateway(g, c)...)
 	}
+	out = append(out, compareAutoscaling(declared.Spec.Autoscaling, c)...)
 	slices.SortStableFunc(out, func(a, b Difference) int {
 		return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Message, b.Message))
 	})

@@ -33,6 +33,8 @@ func Discover(c *Cluster, name string) (*hub.ClusterCapabilities, []Note) {
 	caps.Spec.Providers, notes = discoverProviders(c)
 	caps.Spec.Gateway, more = discoverGateway(c)
 	notes = append(notes, more...)
+	caps.Spec.Autoscaling, more = discoverAutoscaling(c)
+	notes = append(notes, more...)
 	pools, more := Pools(c)
 	for _, p := range pools {
 		caps.Spec.NodePools = append(caps.Spec.NodePools, p.NodePool)

@@ -26,6 +26,11 @@ type CapabilitiesSpec struct {
 	Gateway *GatewayCapability `json:"gateway,omitempty"`
 	// NodePools are where workloads may land.
 	NodePools []NodePool `json:"nodePools,omitempty"`
+	// Autoscaling says what can autoscale a model server in this cluster:
+	// KEDA, or a metrics API a HorizontalPodAutoscaler reads the engine's
+	// metrics from. Nil means nothing can, and a model that asks for
+	// `spec.scaling.autoscaling` is refused.
+	Autoscaling *AutoscalingCapability `json:"autoscaling,omitempty"`
 	// RequireVersions makes every operator provider's `version` mandatory;
 	// without it an unset version renders for the newest supported release,
 	// with a warning.
@@ -111,6 +116,37 @@ type GatewayCapability struct {
 	// configuration; a provider's own (llm-d's scheduler) wins over it.
 	EndpointPicker *EndpointPicker `json:"endpointPicker,omitempty"`
 }
+
+// AutoscalingCapability is the cluster's autoscaling: with KEDA, models are
+// scaled by KEDA ScaledObjects whose prometheus trigger queries Prometheus;
+// without, by HorizontalPodAutoscalers reading Pods metrics from
+// MetricsAPI (a Prometheus adapter).
+type AutoscalingCapability struct {
+	// KEDA, when set, says KEDA is installed; it is the only way to scale a
+	// model to zero.
+	KEDA *KEDACapability `json:"keda,omitempty"`
+	// Prometheus is where KEDA reads the engine's metrics.
+	Prometheus *PrometheusServer `json:"prometheus,omitempty"`
+	// MetricsAPI is the API serving the engine's metrics as Pods metrics,
+	// for HorizontalPodAutoscalers when KEDA is absent: custom.metrics.k8s.io.
+	MetricsAPI string `json:"metricsAPI,omitempty"`
+}
+
+// KEDACapability is an installed KEDA.
+type KEDACapability struct {
+	// Version is KEDA's release, for the record (`discover` reads it).
+	Version string `json:"version,omitempty"`
+}
+
+// PrometheusServer is a Prometheus HTTP API.
+type PrometheusServer struct {
+	// ServerAddress is its URL, as KEDA's prometheus trigger takes it.
+	ServerAddress string `json:"serverAddress"`
+}
+
+// MetricsAPICustom is the metrics API HorizontalPodAutoscalers read Pods
+// metrics from.
+const MetricsAPICustom = "custom.metrics.k8s.io"
 
 // GatewayRef names the parent Gateway of generated HTTPRoutes.
 type GatewayRef struct {

@@ -15,6 +15,8 @@ type ResolvedCapabilities struct {
 	Providers []*ResolvedProvider // sorted by name
 	Gateway   *GatewayCapability
 	NodePools []NodePool
+	// Autoscaling is what can autoscale a model server; nil when nothing.
+	Autoscaling *AutoscalingCapability
 	// Warnings is the capability file's warning policy.
 	Warnings diag.Policy
 }

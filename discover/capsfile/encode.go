@@ -20,6 +20,7 @@ var keyOrder = []string{
 	"providers", "version", "gateway", "inferencePoolVersion", "gatewayAPIVersion", "channel", "parentRef",
 	"nodePools", "selector", "taints", "key", "value", "effect", "gpu", "resourceName", "product", "memoryMiB", "perNode",
 	"capacity", "cpu", "memory", "nodes", "count", "min", "max", "pricePerNodeHour", "amount", "currency",
+	"autoscaling", "keda", "prometheus", "serverAddress", "metricsAPI",
 }
 
 // keyRank is a key's place in keyOrder; unknown keys come last.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -36,6 +37,7 @@ func Merge(text []byte, declared *hub.ClusterCapabilities, c *discover.Cluster) 
 		func() error { return m.providers(declared.Spec.Providers, found.Spec.Providers) },
 		func() error { return m.gateway(declared.Spec.Gateway, found.Spec.Gateway) },
 		func() error { return m.pools(declared.Spec.NodePools) },
+		func() error { return m.autoscaling(declared.Spec.Autoscaling, found.Spec.Autoscaling) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -285,6 +287,72 @@ func (m *merger) poolFacts(item *yaml.RNode, field string, d, f *hub.NodePool) e
 		m.changed(field+".nodes.count", "→ %d", live)
 	}
 	return nil
+}
+
+// autoscaling updates what autoscales: KEDA (and its release) and the
+// custom metrics API come and go with the cluster; the Prometheus address,
+// which no cluster says, is kept.
+func (m *merger) autoscaling(declared, found *hub.AutoscalingCapability) error {
+	const field = "spec.autoscaling"
+	spec, err := m.doc.Pipe(yaml.LookupCreate(yaml.MappingNode, "spec"))
+	if err != nil {
+		return err
+	}
+	switch {
+	case declared == nil && found == nil:
+		return nil
+	case found == nil:
+		m.changed(field, "removed: the cluster has neither KEDA nor a custom metrics API")
+		return spec.PipeE(yaml.Clear("autoscaling"))
+	case declared == nil:
+		m.changed(field, "added: the cluster can autoscale (%s)", autoscalers(found))
+		return setValue(spec, "autoscaling", found)
+	}
+	a, err := spec.Pipe(yaml.Lookup("autoscaling"))
+	if err != nil {
+		return err
+	}
+	switch {
+	case found.KEDA == nil && declared.KEDA != nil:
+		m.changed(field+".keda", "removed: KEDA's ScaledObject CRD is not installed")
+		if err := a.PipeE(yaml.Clear("keda")); err != nil {
+			return err
+		}
+	case found.KEDA != nil && declared.KEDA == nil:
+		m.changed(field+".keda", "added: KEDA is installed")
+		if err := setValue(a, "keda", found.KEDA); err != nil {
+			return err
+		}
+	case found.KEDA != nil && found.KEDA.Version != "" && !discover.SameRelease(found.KEDA.Version, declared.KEDA.Version):
+		k, err := a.Pipe(yaml.Lookup("keda"))
+		if err != nil {
+			return err
+		}
+		m.changed(field+".keda.version", "%s → %s", cmp.Or(declared.KEDA.Version, "none"), found.KEDA.Version)
+		if err := setScalar(k, "version", found.KEDA.Version, yaml.NodeTagString); err != nil {
+			return err
+		}
+	}
+	if found.MetricsAPI != declared.MetricsAPI {
+		m.changed(field+".metricsAPI", "%s → %s", cmp.Or(declared.MetricsAPI, "none"), cmp.Or(found.MetricsAPI, "none"))
+		if found.MetricsAPI == "" {
+			return a.PipeE(yaml.Clear("metricsAPI"))
+		}
+		return setScalar(a, "metricsAPI", found.MetricsAPI, yaml.NodeTagString)
+	}
+	return nil
+}
+
+// autoscalers names what autoscales, for a change note.
+func autoscalers(a *hub.AutoscalingCapability) string {
+	var names []string
+	if a.KEDA != nil {
+		names = append(names, "KEDA")
+	}
+	if a.MetricsAPI != "" {
+		names = append(names, a.MetricsAPI)
+	}
+	return strings.Join(names, ", ")
 }
 
 // setScalar sets a scalar field in place, keeping its quoting and

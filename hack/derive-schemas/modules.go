@@ -58,6 +58,13 @@ var moduleSources = []moduleSource{
 		"v1.0.0"),
 	gatewayAPI("config/crd/standard/gateway.networking.k8s.io_gateways.yaml", "Gateway", "standard", "v1",
 		"v1.7.0"),
+	// Autoscaling: the ScaledObjects rendered for `spec.scaling.autoscaling`
+	// when the capability file declares KEDA.
+	{
+		Module: "github.com/kedacore/keda/v2", Repo: "github.com/kedacore/keda", License: "Apache-2.0",
+		File: "config/crd/bases/keda.sh_scaledobjects.yaml", Provider: "keda",
+		Group: "keda.sh", Kind: "ScaledObject", Versions: []string{"v1alpha1"}, Releases: []string{"v2.21.0"},
+	},
 	// Not provider kinds: the GitOps examples (examples/argocd, examples/flux)
 	// are validated against the CRDs of the tools that read them.
 	{

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -34,6 +35,7 @@ var builtins = map[string]builtinKind{
 		newObj: func() any { return &corev1.Service{} },
 		check:  func(o any) []string { return checkService(o.(*corev1.Service)) },
 	},
+	"autoscaling/v2 HorizontalPodAutoscaler":   {newObj: func() any { return &autoscalingv2.HorizontalPodAutoscaler{} }},
 	"v1 ServiceAccount":                        {newObj: func() any { return &corev1.ServiceAccount{} }},
 	"v1 ConfigMap":                             {newObj: func() any { return &corev1.ConfigMap{} }},
 	"v1 PersistentVolumeClaim":                 {newObj: func() any { return &corev1.PersistentVolumeClaim{} }},

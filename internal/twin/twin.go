@@ -42,11 +42,14 @@ import (
 // controller whose `default` account every namespace's pods need, and the
 // node lifecycle controller, which lifts the not-ready taint the API server
 // puts on every new Node once KWOK reports it Ready (and would taint it
-// again, were KWOK's heartbeats to stop).
+// again, were KWOK's heartbeats to stop), and the HorizontalPodAutoscaler
+// controller, which scales the autoscaled models' Deployments through their
+// scale subresource (the twin serves no metrics, so it only keeps them
+// within their bounds).
 var Controllers = []string{
 	"deployment-controller", "replicaset-controller", "statefulset-controller", "job-controller",
 	"garbage-collector-controller", "serviceaccount-controller", "namespace-controller",
-	"node-lifecycle-controller",
+	"node-lifecycle-controller", "horizontal-pod-autoscaler-controller",
 }
 
 // PodCIDR is where KWOK allocates pod addresses: loopback.

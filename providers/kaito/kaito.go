@@ -69,6 +69,9 @@ func (Provider) Check(req *providers.Request) diag.List {
 			l.Errorf("spec.engine.image", "llamacpp engine requires an image on KAITO: set `spec.engine.image` (or the legacy `spec.image`), or pin `images.llamacpp` for kaito in the capability file")
 		}
 	}
+	if s.Autoscaling() != nil {
+		l.Errorf("spec.scaling.autoscaling", "cannot be rendered for the kaito provider: a Workspace has no scale subresource for KEDA or a HorizontalPodAutoscaler to scale (KAITO abandoned its proposal for one); KAITO's InferenceSet (alpha in 0.8, beta in 0.11) has one, but the renderer does not render InferenceSets yet; set a fixed `spec.scaling.replicas`, or serve the model with the vllm or llmd provider")
+	}
 	if len(s.Adapters) > 0 {
 		l.Errorf("spec.adapters", "%s cannot load adapters from Hugging Face: a Workspace takes `inference.adapters` only as container images (KAITO 0.6 and later) or volumes (0.10 and later) and refuses URLs; package each adapter as an image and set `inference.adapters` through spec.provider.overrides, or serve the adapters with the vllm or llmd provider", rel)
 	}

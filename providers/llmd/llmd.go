@@ -13,6 +13,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/internal/autoscale"
 	"github.com/airunway-render/airunway-render/providers/internal/podserver"
 )
 
@@ -45,6 +46,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 	var l diag.List
 	md := req.MD
 	s := &md.Spec
+	autoscale.Check(req, &l)
 	// Each Deployment name is also a Service name and the `app` label
 	// value, so it must be a DNS-1035 label; `-prefill` makes it longer.
 	for _, name := range serverNames(md) {
@@ -70,6 +72,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 	checkOverrides(overrides, &l)
 	var deployments []*appsv1.Deployment
 	var services []*corev1.Service
+	var scaled string // the Deployment an autoscaler scales
 	if md.Spec.Mode() == hub.ModeDisaggregated {
 		// Decode first: upstream tracks status on the first object, and
 		// decode pods are the ones that serve user requests.
@@ -83,7 +86,12 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 			}
 			res := podserver.Resources(c.spec.GPUCount(), gpuType(c.spec.GPU), c.spec.Memory, "")
 			container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, c.spec.GPUCount(), c.kvTransfer), res, providers.ContainerEnv(md))
-			deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: name, Component: c.role, Replicas: c.spec.ReplicaCount(), Routable: c.routable, Container: container}))
+			// Autoscaling scales the decode workers, which take the requests.
+			autoscaled := c.routable && md.Spec.Autoscaling() != nil
+			deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: name, Component: c.role, Replicas: c.spec.ReplicaCount(), Autoscaled: autoscaled, Routable: c.routable, Container: container}))
+			if autoscaled {
+				scaled = name
+			}
 			services = append(services, podserver.Service(req, name))
 		}
 	} else {
@@ -95,10 +103,15 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 			res = podserver.Resources(md.Spec.GPUCount(), gpuType(r.GPU), r.Memory, r.CPU)
 		}
 		container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, md.Spec.GPUCount(), ""), res, providers.ContainerEnv(md))
-		deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Routable: true, Container: container}))
+		deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Autoscaled: md.Spec.Autoscaling() != nil, Routable: true, Container: container}))
 		services = append(services, podserver.Service(req, md.Name))
+		scaled = md.Name
 	}
-	return podserver.Objects(deployments, services, overrides, &l), l
+	objs := podserver.Objects(deployments, services, overrides, &l)
+	if a := podserver.Autoscaler(req, scaled); a != nil {
+		objs = append(objs, a)
+	}
+	return objs, l
 }
 
 // component is one role of disaggregated serving.

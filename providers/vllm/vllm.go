@@ -17,6 +17,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/internal/autoscale"
 	"github.com/airunway-render/airunway-render/providers/internal/podserver"
 )
 
@@ -51,6 +52,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 	}
 	checkArgs(s.Engine, &l)
 	podserver.WarnFloatingDefault(req, hub.ProviderVLLM, DefaultImage, PinnedImage, &l)
+	autoscale.Check(req, &l)
 	return l
 }
 
@@ -87,6 +89,9 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 	}
 	warnUnmanagedVolumes(md, &l)
 	objs := podserver.Objects([]*appsv1.Deployment{deployment(req)}, []*corev1.Service{podserver.Service(req, md.Name)}, podserver.Overrides(md), &l)
+	if a := podserver.Autoscaler(req, md.Name); a != nil {
+		objs = append(objs, a)
+	}
 	return objs, l
 }
 
@@ -109,7 +114,7 @@ func deployment(req *providers.Request) *appsv1.Deployment {
 	c.StartupProbe = healthProbe(10, 60)
 	c.LivenessProbe = healthProbe(10, 3)
 	c.ReadinessProbe = healthProbe(5, 3)
-	return podserver.Deployment(req, podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Routable: true, Container: c, Volumes: volumes})
+	return podserver.Deployment(req, podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Autoscaled: md.Spec.Autoscaling() != nil, Routable: true, Container: c, Volumes: volumes})
 }
 
 func healthProbe(period, failureThreshold int32) *corev1.Probe {

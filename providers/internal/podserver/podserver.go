@@ -19,6 +19,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/internal/autoscale"
 )
 
 // The container both providers run, as upstream names it.
@@ -37,6 +38,9 @@ type Server struct {
 	// `app` selector label.
 	Name     string
 	Replicas int32
+	// Autoscaled leaves the replica count out: an autoscaler owns it, and
+	// a count in Git would be written back over the autoscaler's.
+	Autoscaled bool
 	// Component is the placement component the pods belong to
 	// (providers.ComponentMain, ComponentPrefill or ComponentDecode).
 	Component string
@@ -81,7 +85,10 @@ func Deployment(req *providers.Request, s Server) *appsv1.Deployment {
 		// receive user requests never carry it, even from podTemplate.
 		delete(podLabels, hub.LabelModelDeployment)
 	}
-	replicas := s.Replicas
+	var replicas *int32
+	if !s.Autoscaled {
+		replicas = &s.Replicas
+	}
 	placed := req.Placement.For(s.Component)
 	return &appsv1.Deployment{
 		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
@@ -92,7 +99,7 @@ func Deployment(req *providers.Request, s Server) *appsv1.Deployment {
 			Annotations: providers.GeneratedAnnotations(md, providers.PodTemplateAnnotations(md)),
 		},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
+			Replicas: replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(md, s.Name)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: providers.PodTemplateAnnotations(md)},
@@ -227,4 +234,19 @@ func Overrides(md *hub.ModelDeployment) json.RawMessage {
 		return nil
 	}
 	return md.Spec.Provider.Overrides
+}
+
+// ServedName is the `model_name` label of vLLM's metrics: the served model
+// name, else the model ID vLLM serves under.
+func ServedName(md *hub.ModelDeployment) string {
+	if n := md.Spec.Model.ServedName; n != "" {
+		return n
+	}
+	return md.Spec.Model.ID
+}
+
+// Autoscaler is the autoscaler of the Deployment named name, nil when the
+// model is not autoscaled.
+func Autoscaler(req *providers.Request, name string) providers.Object {
+	return autoscale.Render(req, autoscale.Target{APIVersion: "apps/v1", Kind: "Deployment", Name: name, ModelName: ServedName(req.MD)})
 }
