@@ -171,16 +171,16 @@ func TestCPUWorkloadWithoutCPUPool(t *testing.T) {
 	require.Contains(t, l[0].Message, `placed on GPU pool "l4" because the capability file declares no pool without GPUs`)
 }
 
-// Until a provider renders them, LoRA adapters and autoscaling fail the
-// model at their field, naming the provider, rather than being dropped.
+// Until Dynamo renders them, LoRA adapters fail the model at their field,
+// naming the provider, rather than being dropped.
 func TestUnrenderedV1alpha2Features(t *testing.T) {
 	md := &hub.ModelDeployment{Spec: hub.ModelDeploymentSpec{Adapters: []hub.Adapter{{Name: "a", Source: "hf://o/r"}},
 		Scaling: &hub.ScalingSpec{Autoscaling: &hub.AutoscalingSpec{}}}}
 	l := unrenderedFeatures(md, hub.ProviderDynamo)
-	require.Len(t, l.Errors(), 2)
+	require.Len(t, l.Errors(), 1)
 	require.Equal(t, "spec.adapters", l.Errors()[0].Field)
 	require.Contains(t, l.Errors()[0].Message, `for the dynamo provider`)
-	require.Equal(t, "spec.scaling.autoscaling", l.Errors()[1].Field)
+	require.Empty(t, unrenderedFeatures(md, hub.ProviderKubeRay), "kuberay checks its own")
 	require.Empty(t, unrenderedFeatures(md, hub.ProviderVLLM), "vllm renders both")
 	require.Empty(t, unrenderedFeatures(&hub.ModelDeployment{}, hub.ProviderVLLM))
 }

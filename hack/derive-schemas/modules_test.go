@@ -112,10 +112,11 @@ func TestModuleTable(t *testing.T) {
 		"argo-cd/argoproj.io_application_v1alpha1_v3.6.1.json",
 		"flux/kustomize.toolkit.fluxcd.io_kustomization_v1_v1.10.1.json",
 		"flux/source.toolkit.fluxcd.io_gitrepository_v1_v1.10.1.json",
+		"keda/keda.sh_scaledobject_v1alpha1_v2.21.0.json",
 	} {
 		require.Contains(t, seen, p)
 	}
-	require.Len(t, seen, 23)
+	require.Len(t, seen, 24)
 }
 
 func TestDeriveModuleErrors(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/internal/autoscale"
 )
 
 // Identity of the rendered object and upstream's constants.
@@ -20,7 +21,9 @@ const (
 	LabelModelID = "airunway.ai/model-id"
 
 	// Service names: upstream uses the Vllm* names for every engine.
-	ServiceEpp           = "Epp"
+	ServiceEpp = "Epp"
+	// ScalingAdapterKind is the operator's per-service scaling adapter.
+	ScalingAdapterKind   = "DynamoGraphDeploymentScalingAdapter"
 	ServiceFrontend      = "Frontend"
 	ServiceWorker        = "VllmWorker"
 	ServicePrefillWorker = "VllmPrefillWorker"
@@ -64,6 +67,10 @@ func (Provider) Check(req *providers.Request) diag.List {
 			l.Errorf("spec.engine.args", "%v", err)
 		}
 	}
+	autoscale.Check(req, &l)
+	if s.Autoscaling() != nil && req.Engine != hub.EngineVLLM {
+		l.Errorf("spec.scaling.autoscaling", "is rendered for Dynamo's vllm backend only: the autoscaler reads vLLM's own metrics, which the %q backend does not export", req.Engine)
+	}
 	return l
 }
 
@@ -91,6 +98,12 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		l.Errorf(overridesField, "%v", err)
 	}
 	out := []providers.Object{obj}
+	// The autoscaler scales the service's scaling adapter, which the
+	// operator creates and owns: it is not rendered.
+	if a := autoscale.Render(req, autoscale.Target{APIVersion: APIVersion, Kind: ScalingAdapterKind,
+		Name: md.Name + "-" + strings.ToLower(r.autoscaledService()), ModelName: autoscale.ServedName(md)}); a != nil {
+		out = append(out, a)
+	}
 	storage, err := storageObjects(md, req.Engine, req.Placement.ForCPU())
 	if err != nil {
 		l.Errorf("", "internal error rendering storage objects: %v", err)

@@ -82,7 +82,7 @@ func TestEppAndFrontend(t *testing.T) {
 		r := renderSpec(t, base, withGateway(t))
 		epp := r.svc(t, ServiceEpp)
 		require.Equal(t, "epp", epp.ComponentType)
-		require.Equal(t, int32(1), epp.Replicas)
+		require.Equal(t, int32(1), *epp.Replicas)
 		require.Equal(t, "nvcr.io/nvidia/ai-dynamo/dynamo-frontend:1.1.1", epp.ExtraPodSpec.MainContainer.Image)
 		require.Equal(t, []corev1.EnvVar{{Name: "DYN_DECODE_FALLBACK", Value: "true"}, {Name: "DYN_ENFORCE_DISAGG", Value: "false"}}, epp.ExtraPodSpec.MainContainer.Env)
 		cfg := epp.EppConfig.Config
@@ -111,7 +111,7 @@ func TestEppAndFrontend(t *testing.T) {
 		r := renderSpec(t, base)
 		f := r.svc(t, ServiceFrontend)
 		require.Equal(t, "frontend", f.ComponentType)
-		require.Equal(t, int32(1), f.Replicas)
+		require.Equal(t, int32(1), *f.Replicas)
 		require.Equal(t, &resources{Requests: &resourceItem{CPU: "2", Memory: "4Gi"}}, f.Resources)
 		require.Equal(t, "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.1.1", f.ExtraPodSpec.MainContainer.Image)
 		require.Equal(t, []corev1.EnvVar{{Name: "DYN_ROUTER_MODE", Value: "round-robin"}}, f.ExtraPodSpec.MainContainer.Env)
@@ -139,10 +139,10 @@ func TestDisaggregated(t *testing.T) {
 		p, d := r.svc(t, ServicePrefillWorker), r.svc(t, ServiceDecodeWorker)
 		require.Equal(t, "worker", p.ComponentType)
 		require.Equal(t, "prefill", p.SubComponentType)
-		require.Equal(t, int32(2), p.Replicas)
+		require.Equal(t, int32(2), *p.Replicas)
 		require.Equal(t, &resources{Limits: &resourceItem{GPU: "2", Memory: "64Gi"}, Requests: &resourceItem{GPU: "2"}}, p.Resources)
 		require.Equal(t, "decode", d.SubComponentType)
-		require.Equal(t, int32(3), d.Replicas)
+		require.Equal(t, int32(3), *d.Replicas)
 		require.Equal(t, &resources{Limits: &resourceItem{GPU: "1", Memory: "32Gi"}, Requests: &resourceItem{GPU: "1"}}, d.Resources)
 	})
 	t.Run("item 89: role flags, NIXL kv-transfer-config and side-channel host for vllm", func(t *testing.T) {
@@ -166,7 +166,7 @@ func TestDisaggregated(t *testing.T) {
 	})
 	t.Run("component replicas 0 pass through verbatim", func(t *testing.T) {
 		r := renderSpec(t, "model: {id: m}\nprovider: {name: dynamo}\nengine: {type: vllm}\nserving: {mode: disaggregated}\nscaling: {prefill: {replicas: 0, gpu: {count: 1}}, decode: {gpu: {count: 1}}}")
-		require.Equal(t, int32(0), r.svc(t, ServicePrefillWorker).Replicas)
+		require.Equal(t, int32(0), *r.svc(t, ServicePrefillWorker).Replicas)
 		require.Equal(t, 0.0, dig(r.obj, "spec", "services", ServicePrefillWorker, "replicas"), "replicas: 0 is rendered, not omitted")
 	})
 }
@@ -430,13 +430,13 @@ func TestOverrides(t *testing.T) {
 	t.Run("typed frontend and epp settings", func(t *testing.T) {
 		r := render(t, request(t, "", base, withOverrides(`{"frontend":{"replicas":2,"resources":{"cpu":"4","memory":"8Gi"}}}`)))
 		f := r.svc(t, ServiceFrontend)
-		require.Equal(t, int32(2), f.Replicas)
+		require.Equal(t, int32(2), *f.Replicas)
 		require.Equal(t, &resourceItem{CPU: "4", Memory: "8Gi"}, f.Resources.Requests)
 		require.Nil(t, r.obj["frontend"])
 
 		r = render(t, request(t, "", base, withGateway(t), withOverrides(`{"epp":{"replicas":2,"image":"my/epp:1"}}`)))
 		e := r.svc(t, ServiceEpp)
-		require.Equal(t, int32(2), e.Replicas)
+		require.Equal(t, int32(2), *e.Replicas)
 		require.Equal(t, "my/epp:1", e.ExtraPodSpec.MainContainer.Image)
 		require.Nil(t, r.obj["epp"])
 	})

@@ -98,7 +98,7 @@ func (r *renderer) frontend() *service {
 	}
 	return &service{
 		ComponentType: componentFrontend,
-		Replicas:      replicas,
+		Replicas:      &replicas,
 		Resources:     &resources{Requests: &resourceItem{CPU: cpu, Memory: memory}},
 		ExtraPodSpec: &extraPodSpec{MainContainer: &container{
 			Image: r.image,
@@ -130,7 +130,7 @@ func (r *renderer) epp(disagg bool) *service {
 	}
 	return &service{
 		ComponentType: componentEpp,
-		Replicas:      replicas,
+		Replicas:      &replicas,
 		ExtraPodSpec: &extraPodSpec{MainContainer: &container{
 			Image: image,
 			Env:   []corev1.EnvVar{{Name: envDecodeFallbk, Value: fallback}, {Name: envEnforceDisagg, Value: enforce}},
@@ -178,13 +178,18 @@ func eppPlugins(disagg bool) eppPluginConfig {
 func (r *renderer) worker(role string, c *hub.ComponentScalingSpec) *service {
 	md := r.md
 	w := &service{ComponentType: componentWorker, SubComponentType: role}
+	replicas := md.Spec.Replicas()
 	if role == "" {
-		w.Replicas = md.Spec.Replicas()
 		w.Resources = r.aggregatedResources()
 	} else {
 		// Component replicas pass through verbatim, as upstream.
-		w.Replicas = c.ReplicaCount()
+		replicas = c.ReplicaCount()
 		w.Resources = componentResources(c)
+	}
+	if r.autoscaled(role) {
+		w.ScalingAdapter = &scalingAdapter{Enabled: true}
+	} else {
+		w.Replicas = &replicas
 	}
 	main := &container{Image: r.image, Command: r.command(), Args: r.workerArgs(role), Env: r.workerEnv()}
 	if r.mocker {
@@ -204,6 +209,21 @@ func (r *renderer) worker(role string, c *hub.ComponentScalingSpec) *service {
 	w.EnvFromSecret = r.hfSecret()
 	w.VolumeMounts = volumeMounts(md)
 	return w
+}
+
+// autoscaled reports whether the worker of role is the autoscaled one: the
+// aggregated worker, or the decode worker when disaggregated (Dynamo's
+// autoscaling guide scales decode; prefill keeps its count).
+func (r *renderer) autoscaled(role string) bool {
+	return r.md.Spec.Autoscaling() != nil && (role == "" || role == subDecode)
+}
+
+// autoscaledService names the service an autoscaler scales.
+func (r *renderer) autoscaledService() string {
+	if r.md.Spec.Mode() == hub.ModeDisaggregated {
+		return ServiceDecodeWorker
+	}
+	return ServiceWorker
 }
 
 // aggregatedResources maps spec.resources: GPUs as limits and requests under

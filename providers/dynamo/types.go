@@ -32,16 +32,25 @@ type pvcRef struct {
 }
 
 type service struct {
-	ComponentType    string        `json:"componentType"`
-	SubComponentType string        `json:"subComponentType,omitempty"`
-	Replicas         int32         `json:"replicas"`
-	Resources        *resources    `json:"resources,omitempty"`
-	ExtraPodMetadata *podMetadata  `json:"extraPodMetadata,omitempty"`
-	ExtraPodSpec     *extraPodSpec `json:"extraPodSpec,omitempty"`
-	EnvFromSecret    string        `json:"envFromSecret,omitempty"`
-	VolumeMounts     []volumeMount `json:"volumeMounts,omitempty"`
-	FrontendSidecar  *sidecar      `json:"frontendSidecar,omitempty"`
-	EppConfig        *eppConfig    `json:"eppConfig,omitempty"`
+	ComponentType    string          `json:"componentType"`
+	SubComponentType string          `json:"subComponentType,omitempty"`
+	Replicas         *int32          `json:"replicas,omitempty"`
+	ScalingAdapter   *scalingAdapter `json:"scalingAdapter,omitempty"`
+	Resources        *resources      `json:"resources,omitempty"`
+	ExtraPodMetadata *podMetadata    `json:"extraPodMetadata,omitempty"`
+	ExtraPodSpec     *extraPodSpec   `json:"extraPodSpec,omitempty"`
+	EnvFromSecret    string          `json:"envFromSecret,omitempty"`
+	VolumeMounts     []volumeMount   `json:"volumeMounts,omitempty"`
+	FrontendSidecar  *sidecar        `json:"frontendSidecar,omitempty"`
+	EppConfig        *eppConfig      `json:"eppConfig,omitempty"`
+}
+
+// scalingAdapter opts a service into the DynamoGraphDeploymentScalingAdapter
+// the operator creates for it (`<graph>-<service, lowercased>`): autoscalers
+// scale the adapter through its scale subresource, and the operator copies
+// the count into the service, whose `replicas` Git then leaves alone.
+type scalingAdapter struct {
+	Enabled bool `json:"enabled"`
 }
 
 type resources struct {

@@ -69,10 +69,29 @@ func (Provider) Check(req *providers.Request) diag.List {
 	s := &req.MD.Spec
 	checkName(req, &l)
 	checkEngineArgs(s.Engine, &l)
+	checkAutoscaling(s, &l)
 	if len(s.Adapters) > 0 {
 		l.Errorf("spec.adapters", "cannot be served by the kuberay provider: Ray Serve LLM loads LoRA adapters only from object storage (`lora_config.dynamic_lora_loading_path`, s3:// or gs://), not from Hugging Face; mirror the adapters there and set `lora_config` through spec.provider.overrides, or serve them with the vllm or llmd provider")
 	}
 	return l
+}
+
+// checkAutoscaling refuses what Ray Serve's own autoscaling cannot do. A
+// RayService has no scale subresource, so neither KEDA nor an HPA can
+// scale it; Ray Serve scales a deployment on its ongoing requests per
+// replica, and Ray's in-tree autoscaler adds the workers. Nothing in the
+// capability file is needed.
+func checkAutoscaling(s *hub.ModelDeploymentSpec, l *diag.List) {
+	a := s.Autoscaling()
+	if a == nil {
+		return
+	}
+	if s.Mode() == hub.ModeDisaggregated {
+		l.Errorf("spec.scaling.autoscaling", "is rendered for aggregated serving only on the kuberay provider: Ray Serve's autoscaling sizes the one VLLMDeployment of the serve config")
+	}
+	if a.Metric != hub.MetricRunningRequests {
+		l.Errorf("spec.scaling.autoscaling.metric", "%q cannot be used on the kuberay provider: Ray Serve autoscales only on the requests each replica serves (`target_ongoing_requests`), so set %q; a RayService has no scale subresource for KEDA or a HorizontalPodAutoscaler to act on %s", a.Metric, hub.MetricRunningRequests, a.Metric)
+	}
 }
 
 // operatorVersion is the KubeRay release the capability file declares,

@@ -92,22 +92,22 @@ func TestUpstreamChecklist(t *testing.T) {
 			require.Equal(t, map[string]string{"dashboard-host": "0.0.0.0"}, rs.Spec.RayClusterConfig.HeadGroupSpec.RayStartParams)
 			require.Len(t, rs.Spec.RayClusterConfig.WorkerGroupSpecs, 1)
 			g := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0]
-			require.Equal(t, []int32{1, 1, 1}, []int32{g.Replicas, g.MinReplicas, g.MaxReplicas})
+			require.Equal(t, []int32{1, 1, 1}, []int32{*g.Replicas, g.MinReplicas, g.MaxReplicas})
 			require.Equal(t, "test-model", g.Template.Labels["airunway.ai/model-deployment"])
 			require.Equal(t, "test-model", rs.Spec.RayClusterConfig.HeadGroupSpec.Template.Labels["airunway.ai/model-deployment"])
 		}},
 		{"item 101: scaling.replicas 3 gives num_replicas 3", base + "scaling: {replicas: 3}", func(t *testing.T, _ providers.Object, rs *rayService) {
 			require.Contains(t, rs.Spec.ServeConfigV2, "num_replicas: 3\n")
 			g := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0]
-			require.Equal(t, []int32{3, 3, 3}, []int32{g.Replicas, g.MinReplicas, g.MaxReplicas})
+			require.Equal(t, []int32{3, 3, 3}, []int32{*g.Replicas, g.MinReplicas, g.MaxReplicas})
 		}},
 		{"item 102: disaggregated gives prefill then decode groups", disagg, func(t *testing.T, _ providers.Object, rs *rayService) {
 			groups := rs.Spec.RayClusterConfig.WorkerGroupSpecs
 			require.Len(t, groups, 2)
 			require.Equal(t, "prefill-workers", groups[0].GroupName)
-			require.Equal(t, []int32{2, 2, 2}, []int32{groups[0].Replicas, groups[0].MinReplicas, groups[0].MaxReplicas})
+			require.Equal(t, []int32{2, 2, 2}, []int32{*groups[0].Replicas, groups[0].MinReplicas, groups[0].MaxReplicas})
 			require.Equal(t, "decode-workers", groups[1].GroupName)
-			require.Equal(t, []int32{3, 3, 3}, []int32{groups[1].Replicas, groups[1].MinReplicas, groups[1].MaxReplicas})
+			require.Equal(t, []int32{3, 3, 3}, []int32{*groups[1].Replicas, groups[1].MinReplicas, groups[1].MaxReplicas})
 			require.Equal(t, "32Gi", limit(worker(rs, 0), "memory"), "missing component memory defaults to 32Gi")
 			require.Equal(t, "1", limit(worker(rs, 0), "amd.com/gpu"))
 			require.Equal(t, "48Gi", limit(worker(rs, 1), "memory"))
@@ -118,7 +118,7 @@ func TestUpstreamChecklist(t *testing.T) {
 		{"item 103: aggregated worker group replicas and limits", base + "scaling: {replicas: 2}\nresources: {gpu: {count: 4}}", func(t *testing.T, _ providers.Object, rs *rayService) {
 			g := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0]
 			require.Equal(t, "gpu-workers", g.GroupName)
-			require.Equal(t, int32(2), g.Replicas)
+			require.Equal(t, int32(2), *g.Replicas)
 			require.Equal(t, corev1.ResourceList{"nvidia.com/gpu": mustQ("4"), "memory": mustQ("32Gi")}, worker(rs, 0).Resources.Limits)
 			require.Nil(t, worker(rs, 0).Resources.Requests)
 		}},
@@ -372,7 +372,7 @@ func TestScaleToZeroIsExplicit(t *testing.T) {
 	obj, rs, l := render(t, base+"scaling: {replicas: 0}")
 	require.Contains(t, rs.Spec.ServeConfigV2, "num_replicas: 0\n")
 	g := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0]
-	require.Equal(t, []int32{0, 0, 0}, []int32{g.Replicas, g.MinReplicas, g.MaxReplicas})
+	require.Equal(t, []int32{0, 0, 0}, []int32{*g.Replicas, g.MinReplicas, g.MaxReplicas})
 	require.Len(t, l, 1)
 	require.Equal(t, diag.Warning, l[0].Severity)
 	require.Equal(t, "spec.scaling.replicas", l[0].Field)

@@ -28,8 +28,18 @@ type rayServiceSpec struct {
 }
 
 type rayClusterSpec struct {
-	HeadGroupSpec    headGroupSpec     `json:"headGroupSpec"`
-	WorkerGroupSpecs []workerGroupSpec `json:"workerGroupSpecs"`
+	// EnableInTreeAutoscaling runs Ray's autoscaler beside the head: it
+	// sizes the worker groups for the Serve replicas autoscaling asks for.
+	EnableInTreeAutoscaling *bool              `json:"enableInTreeAutoscaling,omitempty"`
+	AutoscalerOptions       *autoscalerOptions `json:"autoscalerOptions,omitempty"`
+	HeadGroupSpec           headGroupSpec      `json:"headGroupSpec"`
+	WorkerGroupSpecs        []workerGroupSpec  `json:"workerGroupSpecs"`
+}
+
+// autoscalerOptions tunes Ray's autoscaler: how long a worker stays idle
+// before it is removed.
+type autoscalerOptions struct {
+	IdleTimeoutSeconds *int32 `json:"idleTimeoutSeconds,omitempty"`
 }
 
 // RayStartParams has no omitempty and is never nil: KubeRay 1.3's schema
@@ -39,9 +49,11 @@ type headGroupSpec struct {
 	Template       corev1.PodTemplateSpec `json:"template"`
 }
 
+// Replicas is left out of an autoscaled group: Ray's autoscaler sets it
+// on the RayCluster, between MinReplicas and MaxReplicas.
 type workerGroupSpec struct {
 	GroupName      string                 `json:"groupName"`
-	Replicas       int32                  `json:"replicas"`
+	Replicas       *int32                 `json:"replicas,omitempty"`
 	MinReplicas    int32                  `json:"minReplicas"`
 	MaxReplicas    int32                  `json:"maxReplicas"`
 	RayStartParams map[string]string      `json:"rayStartParams"`
@@ -62,8 +74,34 @@ func ServeConfig(numReplicas int32) string {
 `, numReplicas)
 }
 
+// AutoscaledServeConfig is ServeConfig with Ray Serve's own autoscaling in
+// place of a fixed count: between min and max replicas, keeping target
+// ongoing requests per replica, waiting delay seconds before removing one.
+func AutoscaledServeConfig(a *hub.AutoscalingSpec) string {
+	return fmt.Sprintf(`applications:
+  - name: llm
+    route_prefix: /
+    import_path: vllm_serve:deployment
+    deployments:
+      - name: VLLMDeployment
+        autoscaling_config:
+          min_replicas: %d
+          max_replicas: %d
+          target_ongoing_requests: %d
+          downscale_delay_s: %d
+`, *a.MinReplicas, *a.MaxReplicas, *a.Target, *a.ScaleDownDelaySeconds)
+}
+
 func buildRayService(req *providers.Request) *rayService {
 	md := req.MD
+	serve := ServeConfig(md.Spec.Replicas())
+	cluster := rayClusterSpec{HeadGroupSpec: headGroup(req), WorkerGroupSpecs: workerGroups(req)}
+	if a := md.Spec.Autoscaling(); a != nil {
+		serve = AutoscaledServeConfig(a)
+		enabled := true
+		cluster.EnableInTreeAutoscaling = &enabled
+		cluster.AutoscalerOptions = &autoscalerOptions{IdleTimeoutSeconds: a.ScaleDownDelaySeconds}
+	}
 	// The labels the renderer owns win over podTemplate labels, so the
 	// status reporter and re-rendering always find the object.
 	return &rayService{
@@ -74,13 +112,7 @@ func buildRayService(req *providers.Request) *rayService {
 			Labels:      providers.Merge(providers.PodTemplateLabels(md), providers.BaseLabels(md, req.Engine)),
 			Annotations: providers.GeneratedAnnotations(md, providers.PodTemplateAnnotations(md)),
 		},
-		Spec: rayServiceSpec{
-			ServeConfigV2: ServeConfig(md.Spec.Replicas()),
-			RayClusterConfig: rayClusterSpec{
-				HeadGroupSpec:    headGroup(req),
-				WorkerGroupSpecs: workerGroups(req),
-			},
-		},
+		Spec: rayServiceSpec{ServeConfigV2: serve, RayClusterConfig: cluster},
 	}
 }
 
@@ -151,7 +183,12 @@ func workerGroups(req *providers.Request) []workerGroupSpec {
 		if s.Resources != nil && s.Resources.GPU != nil && s.Resources.GPU.Type != "" {
 			gpuType = s.Resources.GPU.Type
 		}
-		return []workerGroupSpec{workerGroup(req, AggregatedGroup, providers.ComponentMain, s.Replicas(), s.GPUCount(), gpuType, memory)}
+		group := workerGroup(req, AggregatedGroup, providers.ComponentMain, s.Replicas(), s.GPUCount(), gpuType, memory)
+		if a := s.Autoscaling(); a != nil {
+			// One worker per Serve replica, as without autoscaling.
+			group.Replicas, group.MinReplicas, group.MaxReplicas = nil, *a.MinReplicas, *a.MaxReplicas
+		}
+		return []workerGroupSpec{group}
 	}
 	var groups []workerGroupSpec
 	if s.Scaling == nil {
@@ -196,7 +233,7 @@ func workerGroup(req *providers.Request, name, component string, replicas, gpus 
 	}
 	return workerGroupSpec{
 		GroupName:      name,
-		Replicas:       replicas,
+		Replicas:       &replicas,
 		MinReplicas:    replicas,
 		MaxReplicas:    replicas,
 		RayStartParams: map[string]string{},

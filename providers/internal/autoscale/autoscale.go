@@ -161,6 +161,15 @@ func quantity(g gauge, value int32) string {
 	return strconv.Itoa(int(value))
 }
 
+// ServedName is the `model_name` label of vLLM's metrics: the served model
+// name, else the model ID vLLM serves under.
+func ServedName(md *hub.ModelDeployment) string {
+	if n := md.Spec.Model.ServedName; n != "" {
+		return n
+	}
+	return md.Spec.Model.ID
+}
+
 func toAny(m map[string]string) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {

@@ -236,17 +236,8 @@ func Overrides(md *hub.ModelDeployment) json.RawMessage {
 	return md.Spec.Provider.Overrides
 }
 
-// ServedName is the `model_name` label of vLLM's metrics: the served model
-// name, else the model ID vLLM serves under.
-func ServedName(md *hub.ModelDeployment) string {
-	if n := md.Spec.Model.ServedName; n != "" {
-		return n
-	}
-	return md.Spec.Model.ID
-}
-
 // Autoscaler is the autoscaler of the Deployment named name, nil when the
 // model is not autoscaled.
 func Autoscaler(req *providers.Request, name string) providers.Object {
-	return autoscale.Render(req, autoscale.Target{APIVersion: "apps/v1", Kind: "Deployment", Name: name, ModelName: ServedName(req.MD)})
+	return autoscale.Render(req, autoscale.Target{APIVersion: "apps/v1", Kind: "Deployment", Name: name, ModelName: autoscale.ServedName(req.MD)})
 }
