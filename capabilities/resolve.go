@@ -270,6 +270,11 @@ func checkGateway(g *hub.GatewayCapability, l *diag.List) {
 	if !slices.Contains(InferencePoolVersions, g.InferencePoolVersion) {
 		l.Errorf("spec.gateway.inferencePoolVersion", "%q is not supported: must be one of %s", g.InferencePoolVersion, hub.QuoteList(InferencePoolVersions))
 	}
+	if v := g.InferenceExtensionVersion; v != "" {
+		if _, err := hub.ParseRelease(v); err != nil {
+			l.Errorf("spec.gateway.inferenceExtensionVersion", "%q is not a release: give the Inference Extension's bundle-version, e.g. \"v1.5.0\"", v)
+		}
+	}
 	if g.Channel != "" && !slices.Contains(GatewayChannels, g.Channel) {
 		l.Errorf("spec.gateway.channel", "%q is not supported: must be one of %s", g.Channel, hub.QuoteList(GatewayChannels))
 	}

@@ -232,6 +232,10 @@ func compareGateway(g *hub.GatewayCapability, c *Cluster) []Difference {
 				Message: fmt.Sprintf("gateway: CRD %s is not installed", inferencePoolVersions[i].crd)})
 		}
 	}
+	if _, bundle := inferencePoolVersion(c); g.InferenceExtensionVersion != "" && bundle != "" && !SameRelease(bundle, g.InferenceExtensionVersion) {
+		out = append(out, Difference{Field: field + ".inferenceExtensionVersion", Declared: g.InferenceExtensionVersion, Live: bundle,
+			Message: fmt.Sprintf("gateway: the Inference Extension CRDs are bundle %s, the file says %s", bundle, g.InferenceExtensionVersion)})
+	}
 	api, ok := readGatewayAPI(c)
 	if !ok {
 		if g.GatewayAPIVersion != "" || g.ParentRef != nil {

@@ -80,12 +80,12 @@ func discoverGateway(c *Cluster) (*hub.GatewayCapability, []Note) {
 	case len(c.Gateways) == 0:
 		return nil, []Note{{Field: "spec", Text: fmt.Sprintf("%s and Gateway API %s are installed, but no Gateway exists for routes to attach to: no gateway", poolVersion, api.version)}}
 	}
-	g := &hub.GatewayCapability{InferencePoolVersion: poolVersion, GatewayAPIVersion: api.version, Channel: api.channel}
+	g := &hub.GatewayCapability{InferencePoolVersion: poolVersion, InferenceExtensionVersion: bundle, GatewayAPIVersion: api.version, Channel: api.channel}
 	first := c.Gateways[0]
 	g.ParentRef = &hub.GatewayRef{Name: first.Name, Namespace: first.Namespace}
 	var notes []Note
 	if bundle != "" {
-		notes = append(notes, Note{Field: field + ".inferencePoolVersion", Text: "Inference Extension CRDs " + bundle})
+		notes = append(notes, Note{Field: field + ".inferenceExtensionVersion", Text: "the InferencePool CRD's bundle-version"})
 	} else if poolVersion == inferencePoolVersions[1].apiVersion {
 		notes = append(notes, Note{Field: field + ".inferencePoolVersion", Text: "Inference Extension CRDs before v1.0 (no bundle-version annotation)"})
 	}

@@ -71,6 +71,7 @@ func Render(req *providers.Request, p providers.Provider) ([]providers.Object, d
 		}
 		objs = append(objs, pl.inferencePool())
 		objs = append(objs, picker...)
+		objs = append(objs, pl.adapterObjects()...)
 	}
 	if pl.md.Spec.Gateway == nil || pl.md.Spec.Gateway.HTTPRouteRef == "" {
 		route, rl := pl.httpRoute()

@@ -64,16 +64,25 @@ func (pl *plan) httpRoute() (providers.Object, diag.List) {
 	if pl.pool.namespace != pl.md.Namespace {
 		backend["namespace"] = pl.pool.namespace
 	}
-	// One match for the model and one per LoRA adapter: the model server
-	// serves each adapter under its own name, from the same pool.
-	matches := []any{modelMatch(pl.modelName)}
+	backends := []any{backend}
+	rules := []any{map[string]any{"matches": []any{modelMatch(pl.modelName)}, "backendRefs": backends, "timeouts": map[string]any{"request": RequestTimeout}}}
+	// Each LoRA adapter is served by the model's pods under its own name:
+	// one more match to the same pool, or, where the Inference Extension
+	// has objectives, a rule of its own that names the adapter's.
 	for _, a := range pl.md.Spec.Adapters {
-		matches = append(matches, modelMatch(a.Name))
-	}
-	rule := map[string]any{
-		"matches":     matches,
-		"backendRefs": []any{backend},
-		"timeouts":    map[string]any{"request": RequestTimeout},
+		if pl.adapterKind() != KindObjective {
+			first := rules[0].(map[string]any)
+			first["matches"] = append(first["matches"].([]any), modelMatch(a.Name))
+			continue
+		}
+		rules = append(rules, map[string]any{
+			"matches": []any{modelMatch(a.Name)},
+			"filters": []any{map[string]any{"type": "RequestHeaderModifier", "requestHeaderModifier": map[string]any{
+				"set": []any{map[string]any{"name": ObjectiveHeader, "value": pl.adapterObjectName(a)}},
+			}}},
+			"backendRefs": backends,
+			"timeouts":    map[string]any{"request": RequestTimeout},
+		})
 	}
 	route := providers.Object{
 		"apiVersion": RouteAPIVersion,
@@ -81,7 +90,7 @@ func (pl *plan) httpRoute() (providers.Object, diag.List) {
 		"metadata":   pl.meta(pl.md.Name, pl.md.Namespace, pl.objectLabels()),
 		"spec": map[string]any{
 			"parentRefs": []any{parent},
-			"rules":      []any{rule},
+			"rules":      rules,
 		},
 	}
 	return route, pl.limitToRelease(route)

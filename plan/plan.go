@@ -177,6 +177,10 @@ func podGroups(items []*yaml.RNode) ([]Group, []string, error) {
 			counters = append(counters, c)
 		}
 	}
+	scaled, err := autoscalers(items)
+	if err != nil {
+		return nil, nil, err
+	}
 	var out []Group
 	var notes []string
 	for _, n := range items {
@@ -199,6 +203,7 @@ func podGroups(items []*yaml.RNode) ([]Group, []string, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s %q in namespace %q: %w", obj.GetKind(), obj.GetName(), obj.GetNamespace(), err)
 		}
+		notes = append(notes, scaleToPeak(obj, gs, scaled, model)...)
 		for _, g := range gs {
 			if g.Pods == 0 && g.Surge == 0 {
 				continue

@@ -292,3 +292,36 @@ func TestTotalCostIsTheSumOfRoundedPoolCosts(t *testing.T) {
 	}
 	require.Equal(t, 2190.03, *p.CostPerMonth)
 }
+
+// An autoscaled workload is planned at its peak: the KEDA-scaled vLLM
+// Deployment (rendered without replicas) at its maxReplicaCount, the
+// HPA-scaled llm-d decode Deployment at its maxReplicas beside prefill's
+// fixed count, each with a note giving the range.
+func TestAutoscaledPlannedAtPeak(t *testing.T) {
+	for _, tc := range []struct {
+		goldenCase string
+		pods       int32
+		note       string
+	}{
+		{"v1alpha2-vllm-autoscaling-keda", 4, `Deployment/qwen (model "qwen"): autoscaled between 0 and 4 replicas; planned at 4, its peak`},
+		{"v1alpha2-llmd-autoscaling-hpa", 2 + 6, `Deployment/qwen3-32b-decode (model "qwen3-32b"): autoscaled between 1 and 6 replicas; planned at 6, its peak`},
+	} {
+		t.Run(tc.goldenCase, func(t *testing.T) {
+			dir := filepath.Join("..", "golden", "testdata", tc.goldenCase)
+			data, err := os.ReadFile(filepath.Join(dir, "expected.yaml"))
+			require.NoError(t, err)
+			items, err := (&kio.ByteReader{Reader: bytes.NewReader(data)}).Read()
+			require.NoError(t, err)
+			text, err := os.ReadFile(filepath.Join(dir, "functionConfig", "capabilities.yaml"))
+			require.NoError(t, err)
+			p, err := plan.Compute(items, resolve(t, string(text)))
+			require.NoError(t, err)
+			var pods int32
+			for _, pl := range p.Pools {
+				pods += pl.Pods
+			}
+			require.Equal(t, tc.pods, pods)
+			require.Contains(t, p.Notes, tc.note)
+		})
+	}
+}

@@ -108,10 +108,16 @@ type SelectionRule struct {
 
 // GatewayCapability describes the cluster's Gateway API Inference Extension.
 type GatewayCapability struct {
-	InferencePoolVersion string      `json:"inferencePoolVersion,omitempty"`
-	GatewayAPIVersion    string      `json:"gatewayAPIVersion,omitempty"`
-	Channel              string      `json:"channel,omitempty"`
-	ParentRef            *GatewayRef `json:"parentRef,omitempty"`
+	InferencePoolVersion string `json:"inferencePoolVersion,omitempty"`
+	// InferenceExtensionVersion is the Gateway API Inference Extension
+	// release whose CRDs the cluster runs (their bundle-version, v1.5.0):
+	// it decides which object names each LoRA adapter to the endpoint
+	// picker (an InferenceModel before v1.0, an InferenceObjective from
+	// v1.0 to v1.5, none from v1.6). Unset, none is rendered.
+	InferenceExtensionVersion string      `json:"inferenceExtensionVersion,omitempty"`
+	GatewayAPIVersion         string      `json:"gatewayAPIVersion,omitempty"`
+	Channel                   string      `json:"channel,omitempty"`
+	ParentRef                 *GatewayRef `json:"parentRef,omitempty"`
 	// EndpointPicker is the cluster's default picker image and plugin
 	// configuration; a provider's own (llm-d's scheduler) wins over it.
 	EndpointPicker *EndpointPicker `json:"endpointPicker,omitempty"`

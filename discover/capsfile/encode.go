@@ -17,7 +17,7 @@ import (
 // the order they came.
 var keyOrder = []string{
 	"apiVersion", "kind", "metadata", "name", "namespace", "annotations", "spec",
-	"providers", "version", "gateway", "inferencePoolVersion", "gatewayAPIVersion", "channel", "parentRef",
+	"providers", "version", "gateway", "inferencePoolVersion", "inferenceExtensionVersion", "gatewayAPIVersion", "channel", "parentRef",
 	"nodePools", "selector", "taints", "key", "value", "effect", "gpu", "resourceName", "product", "memoryMiB", "perNode",
 	"capacity", "cpu", "memory", "nodes", "count", "min", "max", "pricePerNodeHour", "amount", "currency",
 	"autoscaling", "keda", "prometheus", "serverAddress", "metricsAPI",

@@ -134,6 +134,7 @@ func (m *merger) gateway(declared, found *hub.GatewayCapability) error {
 	}
 	for _, f := range []struct{ key, was, now string }{
 		{"inferencePoolVersion", declared.InferencePoolVersion, found.InferencePoolVersion},
+		{"inferenceExtensionVersion", declared.InferenceExtensionVersion, found.InferenceExtensionVersion},
 		{"gatewayAPIVersion", declared.GatewayAPIVersion, found.GatewayAPIVersion},
 		{"channel", declared.Channel, found.Channel},
 	} {

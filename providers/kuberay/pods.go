@@ -60,9 +60,16 @@ func (Provider) PodGroups(obj *unstructured.Unstructured) ([]providers.PodGroup,
 
 // workerPods is clamp(replicas, minReplicas, maxReplicas) × numOfHosts,
 // KubeRay's defaults for what is unset (replicas and numOfHosts 1,
-// minReplicas 0, maxReplicas unbounded).
+// minReplicas 0, maxReplicas unbounded). A group without replicas but with
+// maxReplicas is sized by Ray's autoscaler (an autoscaled model): it is
+// counted at maxReplicas, the GPUs it may take at its peak.
 func workerPods(wg map[string]any) int32 {
 	n := providers.ReplicaCount(wg, "replicas")
+	if _, set := wg["replicas"]; !set {
+		if _, bounded := wg["maxReplicas"]; bounded {
+			n = providers.ReplicaCount(wg, "maxReplicas")
+		}
+	}
 	if _, ok := wg["minReplicas"]; ok {
 		n = max(n, providers.ReplicaCount(wg, "minReplicas"))
 	}
