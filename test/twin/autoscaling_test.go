@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,11 +28,9 @@ import (
 // is taken back to its count from Git by self-heal, so the check can fail.
 func TestGitOpsArgoCDAutoscaling(t *testing.T) {
 	startArgoCD(t)
-	const name, path = "models-autoscaling", "examples/kustomize/clusters/autoscaling"
+	const name, path = "models-autoscaling", autoscalingOverlay
 	useCluster(t, filepath.Join("test", "twin", "testdata", "autoscaling", "capabilities.yaml"))
-	r := usePlatformRepo(t)
-	require.NoError(t, os.CopyFS(filepath.Join(r.work, filepath.FromSlash(path)), os.DirFS(filepath.Join("testdata", "autoscaling"))))
-	require.NoError(t, r.commitAll("an autoscaled model"))
+	r := useAutoscalingOverlay(t)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: exampleNamespace}}
 	t.Cleanup(func() { deleteNamespace(t, ns) })
 
@@ -82,6 +81,104 @@ func TestGitOpsArgoCDAutoscaling(t *testing.T) {
 	}
 	require.Equal(t, int32(3), replicas(t, "chat"), "self-heal left the autoscaled count alone")
 	addGitOpsRow("argocd (real) | %s (%s) | autoscaled Deployment scaled 1 → 3 through /scale: Synced after a refresh and a sync, still 3; the fixed one reverted 3 → 1 by self-heal | %s | -", name, path, h)
+}
+
+// autoscalingOverlay is where the autoscaling tests' overlay
+// (testdata/autoscaling) lives in the platform repository.
+const autoscalingOverlay = "examples/kustomize/clusters/autoscaling"
+
+var overlayOnce sync.Once
+
+// useAutoscalingOverlay commits testdata/autoscaling into the platform
+// repository as a cluster overlay, once.
+func useAutoscalingOverlay(t *testing.T) *platformRepo {
+	t.Helper()
+	r := usePlatformRepo(t)
+	var err error
+	overlayOnce.Do(func() {
+		if err = os.CopyFS(filepath.Join(r.work, filepath.FromSlash(autoscalingOverlay)), os.DirFS(filepath.Join("testdata", "autoscaling"))); err == nil {
+			err = r.commitAll("an autoscaled model")
+		}
+	})
+	require.NoError(t, err)
+	return r
+}
+
+// TestGitOpsFluxAutoscaling applies the same overlay, rendered into a
+// directory as for Flux (examples/flux), with the real Flux controllers
+// (server-side apply, reconciling every 5 s): the autoscaled Deployment,
+// scaled through /scale, keeps its count through a reconcile, the
+// Kustomization Ready; the fixed one is taken back to its count from Git.
+func TestGitOpsFluxAutoscaling(t *testing.T) {
+	startFlux(t)
+	useCluster(t, filepath.Join("test", "twin", "testdata", "autoscaling", "capabilities.yaml"))
+	r := useAutoscalingOverlay(t)
+	const rendered = "examples/flux/rendered/autoscaling"
+	out := runRender(t, "build", filepath.Join(r.work, filepath.FromSlash(autoscalingOverlay)))
+	dir := filepath.Join(r.work, filepath.FromSlash(rendered))
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	namespace := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + exampleNamespace + "\n---\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "models.yaml"), append([]byte(namespace), out...), 0o644))
+	require.NoError(t, r.commitAll("the autoscaling overlay, rendered"))
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: exampleNamespace}}
+	t.Cleanup(func() { deleteNamespace(t, ns) })
+
+	ctx := context.Background()
+	require.NoError(t, createIgnoringExisting(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fluxNamespace}}))
+	const name = "autoscaling"
+	objs := []*unstructured.Unstructured{
+		{Object: map[string]any{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+			"metadata": map[string]any{"name": name, "namespace": fluxNamespace},
+			"spec":     map[string]any{"interval": "5s", "url": r.URL, "ref": map[string]any{"branch": "main"}}}},
+		{Object: map[string]any{"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+			"metadata": map[string]any{"name": name, "namespace": fluxNamespace},
+			"spec": map[string]any{"interval": "5s", "retryInterval": "5s", "timeout": "30s", "prune": true,
+				"path": "./" + rendered, "sourceRef": map[string]any{"kind": "GitRepository", "name": name}}}},
+	}
+	for _, o := range objs {
+		require.NoError(t, cluster.Client.Create(ctx, o))
+		t.Cleanup(func() { _ = cluster.Client.Delete(ctx, o) })
+	}
+	h := &healthTimeline{}
+	waitKustomization(t, name, h, 2*time.Minute, func(s string) bool { return s == "True" })
+	require.Equal(t, int32(1), replicas(t, "chat"), "without replicas in Git, the API server's default")
+
+	scale(t, "chat", 3)
+	reconcileKustomization(t, name)
+	status, msg, _ := kustomizationReady(t, name)
+	require.Equal(t, "True", status, msg)
+	require.Equal(t, int32(3), replicas(t, "chat"), "a reconcile wrote the replica count back over the autoscaler's")
+
+	scale(t, "batch", 3)
+	reconcileKustomization(t, name)
+	require.Equal(t, int32(1), replicas(t, "batch"), "Flux did not take the fixed Deployment back to its count from Git: the drift check cannot fail")
+	require.Equal(t, int32(3), replicas(t, "chat"))
+	addGitOpsRow("flux (real) | %s (%s) | autoscaled Deployment scaled 1 → 3 through /scale: still 3 after a reconcile, Ready; the fixed one reverted 3 → 1 | %s | -", name, rendered, h)
+}
+
+// reconcileKustomization asks kustomize-controller to apply again now, as
+// `flux reconcile kustomization` does, and waits until it has.
+func reconcileKustomization(t *testing.T, name string) {
+	t.Helper()
+	_, _, k := kustomizationReady(t, name)
+	at := time.Now().Format(time.RFC3339Nano)
+	patch := client.MergeFrom(k.DeepCopy())
+	annotations := k.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations["reconcile.fluxcd.io/requestedAt"] = at
+	k.SetAnnotations(annotations)
+	require.NoError(t, cluster.Client.Patch(context.Background(), k, patch))
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, _, k = kustomizationReady(t, name)
+		if handled, _, _ := unstructured.NestedString(k.Object, "status", "lastHandledReconcileAt"); handled == at {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "kustomize-controller did not reconcile %s", name)
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // replicas is a Deployment's spec.replicas in the example namespace.
