@@ -1,5 +1,7 @@
 package hub
 
+import "github.com/airunway-render/airunway-render/diag"
+
 // Default applies, in place, the defaults a ModelDeployment gets in a
 // cluster: first the CRD `default:` markers (which the API server applies
 // only where the parent object exists), then upstream's mutating webhook.
@@ -11,6 +13,16 @@ package hub
 func (md *ModelDeployment) Default() (gpuDefaulted bool) {
 	ApplyCRDDefaults(&md.Spec)
 	return applyWebhookDefaults(md)
+}
+
+// Defaulted applies Default to a converted ModelDeployment and adds to its
+// conversion's problems the one default worth saying: upstream's GPU
+// default. Every served version's ToHub ends with it.
+func Defaulted(md *ModelDeployment, problems diag.List) (*ModelDeployment, diag.List) {
+	if md.Default() {
+		problems.Infof("spec.resources.gpu", "defaulted to 1 %s, as upstream's admission webhook does for a GPU engine without resources", DefaultGPUResource)
+	}
+	return md, problems
 }
 
 // Defaults of `spec.scaling.autoscaling` (v1alpha2): one replica at least,

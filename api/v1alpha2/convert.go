@@ -28,11 +28,7 @@ func ToHub(data []byte) (*hub.ModelDeployment, diag.List) {
 		return nil, l
 	}
 	out, cl := md.ConvertToHub()
-	l = append(l, cl...)
-	if out.Default() {
-		l.Infof("spec.resources.gpu", "defaulted to 1 %s, as upstream's admission webhook does for a GPU engine without resources", hub.DefaultGPUResource)
-	}
-	return out, l
+	return hub.Defaulted(out, append(l, cl...))
 }
 
 // ConvertToHub converts a ModelDeployment; it neither defaults nor

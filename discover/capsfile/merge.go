@@ -118,15 +118,10 @@ func (m *merger) gateway(declared, found *hub.GatewayCapability) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case declared == nil && found == nil:
-		return nil
-	case found == nil:
-		m.changed(field, "removed: the cluster has no InferencePool CRD, Gateway API or Gateway")
-		return spec.PipeE(yaml.Clear("gateway"))
-	case declared == nil:
-		m.changed(field, "added: the cluster has the Inference Extension and a Gateway")
-		return setValue(spec, "gateway", found)
+	if merge, err := m.section(spec, "gateway", declared != nil, found != nil, found,
+		"removed: the cluster has no InferencePool CRD, Gateway API or Gateway",
+		"added: the cluster has the Inference Extension and a Gateway"); !merge || err != nil {
+		return err
 	}
 	g, err := spec.Pipe(yaml.Lookup("gateway"))
 	if err != nil {
@@ -299,15 +294,13 @@ func (m *merger) autoscaling(declared, found *hub.AutoscalingCapability) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case declared == nil && found == nil:
-		return nil
-	case found == nil:
-		m.changed(field, "removed: the cluster has neither KEDA nor a custom metrics API")
-		return spec.PipeE(yaml.Clear("autoscaling"))
-	case declared == nil:
-		m.changed(field, "added: the cluster can autoscale (%s)", autoscalers(found))
-		return setValue(spec, "autoscaling", found)
+	added := ""
+	if found != nil {
+		added = "added: the cluster can autoscale (" + autoscalers(found) + ")"
+	}
+	if merge, err := m.section(spec, "autoscaling", declared != nil, found != nil, found,
+		"removed: the cluster has neither KEDA nor a custom metrics API", added); !merge || err != nil {
+		return err
 	}
 	a, err := spec.Pipe(yaml.Lookup("autoscaling"))
 	if err != nil {
@@ -342,6 +335,24 @@ func (m *merger) autoscaling(declared, found *hub.AutoscalingCapability) error {
 		return setScalar(a, "metricsAPI", found.MetricsAPI, yaml.NodeTagString)
 	}
 	return nil
+}
+
+// section settles a spec section (key) the cluster gained or lost: it is
+// removed when nothing was found, added whole when nothing was declared.
+// merge is true when both exist and the caller merges field by field.
+func (m *merger) section(spec *yaml.RNode, key string, declared, found bool, value any, removed, added string) (merge bool, err error) {
+	field := "spec." + key
+	switch {
+	case !declared && !found:
+		return false, nil
+	case !found:
+		m.changed(field, "%s", removed)
+		return false, spec.PipeE(yaml.Clear(key))
+	case !declared:
+		m.changed(field, "%s", added)
+		return false, setValue(spec, key, value)
+	}
+	return true, nil
 }
 
 // autoscalers names what autoscales, for a change note.

@@ -60,31 +60,29 @@ type workerGroupSpec struct {
 	Template       corev1.PodTemplateSpec `json:"template"`
 }
 
-// ServeConfig is upstream's Serve configuration, byte for byte: one
-// application whose single deployment runs numReplicas replicas. It is a
-// fixed text, so its key order never depends on map iteration.
-func ServeConfig(numReplicas int32) string {
-	return fmt.Sprintf(`applications:
+// serveApplication is upstream's Serve configuration up to its one
+// deployment's sizing: one application whose single deployment is
+// VLLMDeployment. It is a fixed text, so its key order never depends on
+// map iteration.
+const serveApplication = `applications:
   - name: llm
     route_prefix: /
     import_path: vllm_serve:deployment
     deployments:
       - name: VLLMDeployment
-        num_replicas: %d
-`, numReplicas)
+`
+
+// ServeConfig is upstream's Serve configuration, byte for byte: the
+// deployment runs numReplicas replicas.
+func ServeConfig(numReplicas int32) string {
+	return serveApplication + fmt.Sprintf("        num_replicas: %d\n", numReplicas)
 }
 
 // AutoscaledServeConfig is ServeConfig with Ray Serve's own autoscaling in
 // place of a fixed count: between min and max replicas, keeping target
 // ongoing requests per replica, waiting delay seconds before removing one.
 func AutoscaledServeConfig(a *hub.AutoscalingSpec) string {
-	return fmt.Sprintf(`applications:
-  - name: llm
-    route_prefix: /
-    import_path: vllm_serve:deployment
-    deployments:
-      - name: VLLMDeployment
-        autoscaling_config:
+	return serveApplication + fmt.Sprintf(`        autoscaling_config:
           min_replicas: %d
           max_replicas: %d
           target_ongoing_requests: %d
