@@ -18,18 +18,22 @@ import (
 // (GAIE: api/v1alpha2 at v0.5.1, apix/v1alpha2 at v1.0.0–v1.5.0, removed
 // by #2973 in v1.6.0.)
 const (
-	ObjectiveHeader     = "x-gateway-inference-objective"
-	AdapterAPIVersion   = PoolGroupV1Alpha2 + "/v1alpha2"
-	KindInferenceModel  = "InferenceModel"
-	KindObjective       = "InferenceObjective"
-	objectivesSince     = "1.0.0"
-	objectivesRemovedIn = "1.6.0"
+	ObjectiveHeader    = "x-gateway-inference-objective"
+	AdapterAPIVersion  = PoolGroupV1Alpha2 + "/v1alpha2"
+	KindInferenceModel = "InferenceModel"
+	KindObjective      = "InferenceObjective"
 )
 
-// adapterKind is the kind that names each adapter to the picker for the
+// The releases that changed them.
+var (
+	objectivesSince     = version.MustParseGeneric("1.0.0")
+	objectivesRemovedIn = version.MustParseGeneric("1.6.0")
+)
+
+// adapterKindFor is the kind that names each adapter to the picker for the
 // declared Inference Extension release; "" when none (no adapters, no
-// release declared, or v1.6 and later).
-func (pl *plan) adapterKind() string {
+// release declared, or v1.6 and later). newPlan decides it once.
+func (pl *plan) adapterKindFor() string {
 	if len(pl.md.Spec.Adapters) == 0 || pl.caps.InferenceExtensionVersion == "" {
 		return ""
 	}
@@ -38,9 +42,9 @@ func (pl *plan) adapterKind() string {
 		return "" // refused when the capability file was resolved
 	}
 	switch {
-	case v.LessThan(version.MustParseGeneric(objectivesSince)):
+	case v.LessThan(objectivesSince):
 		return KindInferenceModel
-	case v.LessThan(version.MustParseGeneric(objectivesRemovedIn)):
+	case v.LessThan(objectivesRemovedIn):
 		return KindObjective
 	}
 	return ""
@@ -52,7 +56,7 @@ func (pl *plan) adapterObjectName(a hub.Adapter) string { return pl.md.Name + "-
 // adapterObjects are one InferenceModel or InferenceObjective per adapter,
 // beside the pool they refer to.
 func (pl *plan) adapterObjects() []providers.Object {
-	kind := pl.adapterKind()
+	kind := pl.adapterKind
 	if kind == "" {
 		return nil
 	}

@@ -41,6 +41,9 @@ type plan struct {
 	backend        providers.Backend
 	modelName      string
 	placement      *providers.PoolPlacement
+	// adapterKind names each LoRA adapter to the picker: InferenceModel,
+	// InferenceObjective, or "" for no object (adapters.go).
+	adapterKind string
 }
 
 // poolRef names the InferencePool the route sends traffic to.
@@ -103,6 +106,7 @@ func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan,
 	pl := &plan{md: md, caps: caps, engine: engineGateway(req), placement: req.Placement.ForCPU()}
 	pl.group, pl.version, _ = strings.Cut(caps.InferencePoolVersion, "/")
 	pl.pool = poolFor(md, pl.engine)
+	pl.adapterKind = pl.adapterKindFor()
 	n := len(*l)
 	if !pl.pool.managed {
 		r, ok := p.(providers.Routable)

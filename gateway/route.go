@@ -65,25 +65,27 @@ func (pl *plan) httpRoute() (providers.Object, diag.List) {
 		backend["namespace"] = pl.pool.namespace
 	}
 	backends := []any{backend}
-	rules := []any{map[string]any{"matches": []any{modelMatch(pl.modelName)}, "backendRefs": backends, "timeouts": map[string]any{"request": RequestTimeout}}}
+	timeouts := map[string]any{"request": RequestTimeout}
 	// Each LoRA adapter is served by the model's pods under its own name:
 	// one more match to the same pool, or, where the Inference Extension
 	// has objectives, a rule of its own that names the adapter's.
+	matches := []any{modelMatch(pl.modelName)}
+	var adapterRules []any
 	for _, a := range pl.md.Spec.Adapters {
-		if pl.adapterKind() != KindObjective {
-			first := rules[0].(map[string]any)
-			first["matches"] = append(first["matches"].([]any), modelMatch(a.Name))
+		if pl.adapterKind != KindObjective {
+			matches = append(matches, modelMatch(a.Name))
 			continue
 		}
-		rules = append(rules, map[string]any{
+		adapterRules = append(adapterRules, map[string]any{
 			"matches": []any{modelMatch(a.Name)},
 			"filters": []any{map[string]any{"type": "RequestHeaderModifier", "requestHeaderModifier": map[string]any{
 				"set": []any{map[string]any{"name": ObjectiveHeader, "value": pl.adapterObjectName(a)}},
 			}}},
 			"backendRefs": backends,
-			"timeouts":    map[string]any{"request": RequestTimeout},
+			"timeouts":    timeouts,
 		})
 	}
+	rules := append([]any{map[string]any{"matches": matches, "backendRefs": backends, "timeouts": timeouts}}, adapterRules...)
 	route := providers.Object{
 		"apiVersion": RouteAPIVersion,
 		"kind":       "HTTPRoute",

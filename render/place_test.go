@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
@@ -169,18 +168,4 @@ func TestCPUWorkloadWithoutCPUPool(t *testing.T) {
 	require.Equal(t, "l4", pl.For(providers.ComponentMain).Pool)
 	require.Len(t, l, 1)
 	require.Contains(t, l[0].Message, `placed on GPU pool "l4" because the capability file declares no pool without GPUs`)
-}
-
-// Until Dynamo renders them, LoRA adapters fail the model at their field,
-// naming the provider, rather than being dropped.
-func TestUnrenderedV1alpha2Features(t *testing.T) {
-	md := &hub.ModelDeployment{Spec: hub.ModelDeploymentSpec{Adapters: []hub.Adapter{{Name: "a", Source: "hf://o/r"}},
-		Scaling: &hub.ScalingSpec{Autoscaling: &hub.AutoscalingSpec{}}}}
-	l := unrenderedFeatures(md, hub.ProviderDynamo)
-	require.Len(t, l.Errors(), 1)
-	require.Equal(t, "spec.adapters", l.Errors()[0].Field)
-	require.Contains(t, l.Errors()[0].Message, `for the dynamo provider`)
-	require.Empty(t, unrenderedFeatures(md, hub.ProviderKubeRay), "kuberay checks its own")
-	require.Empty(t, unrenderedFeatures(md, hub.ProviderVLLM), "vllm renders both")
-	require.Empty(t, unrenderedFeatures(&hub.ModelDeployment{}, hub.ProviderVLLM))
 }

@@ -170,7 +170,6 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 	if b := capabilities.BuiltinFor(d.Provider); b != nil {
 		l = append(l, checkEligible(b, md, d.Engine)...)
 	}
-	l = append(l, unrenderedFeatures(md, d.Provider)...)
 	if l = append(l, p.Check(req)...); l.HasErrors() {
 		return nil, l
 	}

@@ -42,7 +42,9 @@ type ConversionOptions struct {
 const (
 	DefaultConversionSecret = "airunway-status-reporter-webhook-tls"
 	DefaultConversionCRD    = "modeldeployments." + hub.Group
-	webhookServiceName      = "airunway-status-reporter"
+	// WebhookService is the Service in front of every replica's webhook
+	// (deploy/base/service.yaml), which the CRD names.
+	WebhookService = "airunway-status-reporter"
 )
 
 // ServiceHosts are the DNS names of a Service, as the API server dials a
@@ -68,7 +70,7 @@ func addConversionWebhook(mgr manager.Manager, o ConversionOptions, log logr.Log
 			return errors.New("the conversion webhook keeps its certificate in a Secret and needs its namespace")
 		}
 		if len(o.Hosts) == 0 {
-			o.Hosts = ServiceHosts(webhookServiceName, o.Secret.Namespace)
+			o.Hosts = ServiceHosts(WebhookService, o.Secret.Namespace)
 		}
 		if o.CRD == "" {
 			o.CRD = DefaultConversionCRD

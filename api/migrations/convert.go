@@ -48,7 +48,7 @@ func Convert(obj *yaml.RNode, to string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	before, ok := effectiveSpec(yamlOf(js), toHubOf(from))
+	before, ok := specOf(js, toHubOf(from))
 	after, ok2 := effectiveSpec(obj, toHubOf(to))
 	if ok && ok2 {
 		if diffs := specDifferences(before, after); len(diffs) > 0 {
@@ -63,15 +63,6 @@ func toHubOf(apiVersion string) ToHub {
 		return v1alpha1.ToHub
 	}
 	return v1alpha2.ToHub
-}
-
-// yamlOf parses the JSON of the object as it was, for the meaning check.
-func yamlOf(js []byte) *yaml.RNode {
-	n, err := yaml.Parse(string(js))
-	if err != nil {
-		return yaml.NewMapRNode(nil)
-	}
-	return n
 }
 
 // up converts v1alpha1 to v1alpha2: the annotation's fields, as v1alpha1's

@@ -77,6 +77,11 @@ func effectiveSpec(n *yaml.RNode, toHub ToHub) (map[string]string, bool) {
 	if l.HasErrors() {
 		return nil, false
 	}
+	return specOf(js, toHub)
+}
+
+// specOf is effectiveSpec of an object already read as JSON.
+func specOf(js []byte, toHub ToHub) (map[string]string, bool) {
 	md, l := toHub(js)
 	if l.HasErrors() {
 		return nil, false

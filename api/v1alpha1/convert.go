@@ -21,12 +21,16 @@ const AnnotationV1alpha2Fields = "airunway.ai/v1alpha2-fields"
 // annotation.
 type laterFields struct {
 	Adapters []hub.Adapter `json:"adapters,omitempty"`
-	Scaling  *struct {
-		Autoscaling *hub.AutoscalingSpec `json:"autoscaling,omitempty"`
-	} `json:"scaling,omitempty"`
-	Gateway *struct {
-		ParentRef *hub.GatewayRef `json:"parentRef,omitempty"`
-	} `json:"gateway,omitempty"`
+	Scaling  *laterScaling `json:"scaling,omitempty"`
+	Gateway  *laterGateway `json:"gateway,omitempty"`
+}
+
+type laterScaling struct {
+	Autoscaling *hub.AutoscalingSpec `json:"autoscaling,omitempty"`
+}
+
+type laterGateway struct {
+	ParentRef *hub.GatewayRef `json:"parentRef,omitempty"`
 }
 
 // ToHub decodes, converts and defaults a v1alpha1 ModelDeployment: the
@@ -127,17 +131,13 @@ func ConvertFromHub(in *hub.ModelDeployment) *ModelDeployment {
 	if sc := s.Scaling; sc != nil {
 		out.Spec.Scaling = &ScalingSpec{Replicas: sc.Replicas, Prefill: sc.Prefill, Decode: sc.Decode}
 		if sc.Autoscaling != nil {
-			later.Scaling = &struct {
-				Autoscaling *hub.AutoscalingSpec `json:"autoscaling,omitempty"`
-			}{sc.Autoscaling}
+			later.Scaling = &laterScaling{Autoscaling: sc.Autoscaling}
 		}
 	}
 	if g := s.Gateway; g != nil {
 		out.Spec.Gateway = &GatewaySpec{Enabled: g.Enabled, ModelName: g.ModelName, HTTPRouteRef: g.HTTPRouteRef}
 		if g.ParentRef != nil {
-			later.Gateway = &struct {
-				ParentRef *hub.GatewayRef `json:"parentRef,omitempty"`
-			}{g.ParentRef}
+			later.Gateway = &laterGateway{ParentRef: g.ParentRef}
 		}
 	}
 	out.Annotations = withoutAnnotation(in.Annotations, AnnotationV1alpha2Fields)

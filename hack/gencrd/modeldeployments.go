@@ -14,6 +14,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/api/v1alpha2"
+	"github.com/airunway-render/airunway-render/reporter"
 )
 
 // upstreamSchema is upstream's v1alpha1 ModelDeployment as
@@ -21,14 +22,10 @@ import (
 // published); the schemas README names its source.
 const upstreamSchema = "schemas/airunway/airunway.ai_modeldeployment_v1alpha1_v0.7.0.json"
 
-// The conversion webhook: the status reporter serves it behind the Service
-// of deploy/base/service.yaml. Kustomize's namespace transformer rewrites
-// the namespace with the rest of deploy/base.
-const (
-	webhookService   = "airunway-status-reporter"
-	webhookNamespace = "airunway-system"
-	webhookPath      = "/convert"
-)
+// webhookNamespace is the namespace of the conversion webhook's Service
+// (reporter.WebhookService, deploy/base/service.yaml); kustomize's
+// namespace transformer rewrites it with the rest of deploy/base.
+const webhookNamespace = "airunway-system"
 
 // dnsLabel is the pattern of a Kubernetes DNS label.
 const dnsLabel = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
@@ -52,7 +49,7 @@ func generateModelDeployments(root string) ([]byte, error) {
 		"hack/derive-schemas derived it into "+upstreamSchema,
 		"(its README names the upstream file). v1alpha2 is that schema plus the",
 		"fields v1alpha2 adds, derived from the Go types of api/hub. The status",
-		"reporter converts between them (webhook at "+webhookPath+"): see",
+		"reporter converts between them (webhook at "+reporter.ConversionPath+"): see",
 		"docs/versioning.md.")
 }
 
@@ -93,7 +90,7 @@ func buildModelDeploymentCRD(root string) (*apiextensionsv1.CustomResourceDefini
 				Webhook: &apiextensionsv1.WebhookConversion{
 					ConversionReviewVersions: []string{"v1"},
 					ClientConfig: &apiextensionsv1.WebhookClientConfig{Service: &apiextensionsv1.ServiceReference{
-						Name: webhookService, Namespace: webhookNamespace, Path: ptr.To(webhookPath), Port: ptr.To[int32](443),
+						Name: reporter.WebhookService, Namespace: webhookNamespace, Path: ptr.To(reporter.ConversionPath), Port: ptr.To[int32](443),
 					}},
 				},
 			},

@@ -67,6 +67,12 @@ func (Provider) Check(req *providers.Request) diag.List {
 			l.Errorf("spec.engine.args", "%v", err)
 		}
 	}
+	if len(s.Adapters) > 0 {
+		// Dynamo serves adapters through one DynamoModel per adapter, whose
+		// CRD the renderer has no schema to validate against yet: refused,
+		// never deployed without them.
+		l.Errorf("spec.adapters", "LoRA adapters are not rendered for the dynamo provider by this release of airunway-render; remove `spec.adapters` or serve the adapters through `spec.engine.extraArgs`")
+	}
 	autoscale.Check(req, &l)
 	if s.Autoscaling() != nil && req.Engine != hub.EngineVLLM {
 		l.Errorf("spec.scaling.autoscaling", "is rendered for Dynamo's vllm backend only: the autoscaler reads vLLM's own metrics, which the %q backend does not export", req.Engine)

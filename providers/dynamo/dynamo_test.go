@@ -297,6 +297,17 @@ func TestArgKeys(t *testing.T) {
 	}
 }
 
+// Until Dynamo renders them (one DynamoModel per adapter), LoRA adapters
+// fail the model at their field rather than being dropped.
+func TestAdaptersRefused(t *testing.T) {
+	req := request(t, "", base)
+	req.MD.Spec.Adapters = []hub.Adapter{{Name: "a", Source: "hf://o/r"}}
+	l := Provider{}.Check(req).Errors()
+	require.Len(t, l, 1, "%v", l)
+	require.Equal(t, "spec.adapters", l[0].Field)
+	require.Contains(t, l[0].Message, "for the dynamo provider")
+}
+
 func TestCommands(t *testing.T) {
 	for _, e := range []string{"vllm", "sglang", "trtllm"} {
 		t.Run("item 85: "+e, func(t *testing.T) {
