@@ -171,9 +171,11 @@ docs:
 	$(GO) run ./hack/gencrd
 
 # SCHEMA_MODULES=false re-derives offline, keeping the files derived from Go
-# modules (hack/derive-schemas/modules.go) as they are.
+# modules (hack/derive-schemas/modules.go) as they are. SCHEMA_PINNED=DIR
+# also re-derives the pinned Git files from DIR/<repository>/<path>; without
+# it they are kept (schemas/README.md says where each comes from).
 schemas:
-	$(GO) run ./hack/derive-schemas -crds $(SHARED_CRDS) -out schemas -modules=$(or $(SCHEMA_MODULES),true)
+	$(GO) run ./hack/derive-schemas -crds $(SHARED_CRDS) -out schemas -modules=$(or $(SCHEMA_MODULES),true) $(if $(SCHEMA_PINNED),-pinned $(SCHEMA_PINNED))
 
 fmt: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) fmt ./...

@@ -10,13 +10,16 @@
 //
 // A few CRDs are read from Go modules instead (modules.go): the Gateway API
 // releases and channels ../shared/crds does not hold, fetched with
-// `go mod download`.
+// `go mod download`. Fewer still are pinned Git files (modules.go too): a
+// file of a repository whose Go module the proxy does not serve, named by
+// commit and sha256 and read from a directory given with -pinned.
 //
 // Usage (from the repository root):
 //
 //	go run ./hack/derive-schemas -crds ../shared/crds -out schemas
 //	go run ./hack/derive-schemas -crds ../shared/crds -out schemas -check
 //	go run ./hack/derive-schemas -crds ../shared/crds -out schemas -modules=false # offline
+//	go run ./hack/derive-schemas -crds ../shared/crds -out schemas -pinned DIR    # also the pinned Git files
 //
 // Besides each version's schema, the JSON files keep what an installable
 // CRD needs (names, scope, subresources, printer columns, the API-approval
@@ -70,6 +73,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	check := fset.Bool("check", false, "do not write; exit 1 if the files on disk differ from what would be written")
 	modules := fset.Bool("modules", true, "also derive the CRDs declared in modules.go from their Go modules (runs `go mod download`); "+
 		"with -modules=false the files derived from them are left as they are, for offline use")
+	pinned := fset.String("pinned", "", "directory holding the pinned Git files of modules.go, each at <repository>/<path>, "+
+		"for example DIR/github.com/ai-dynamo/dynamo/deploy/...; without it the files derived from them are left as they are")
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
@@ -78,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	d, err := derive(*crdsDir, *outDir, *modules)
+	d, err := derive(*crdsDir, *outDir, sourceOptions{modules: *modules, pinnedDir: *pinned})
 	if err != nil {
 		fmt.Fprintf(stderr, "derive-schemas: %v\n", err)
 		return 2
@@ -114,7 +119,7 @@ func keptNote(kept map[string]bool) string {
 	if len(kept) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d module-derived files not re-derived (-modules=false)", len(kept))
+	return fmt.Sprintf("; %d module-derived or pinned files not re-derived (-modules=false, or no -pinned)", len(kept))
 }
 
 // derivedSchema describes one output JSON file.
@@ -142,11 +147,18 @@ type derived struct {
 	kept  map[string]bool
 }
 
-// derive reads every CRD under crdsDir and, with withModules, every module
-// source. Without it, the module-derived files already in outDir are kept
-// and their README rows carried over, so an offline run changes nothing
-// they describe.
-func derive(crdsDir, outDir string, withModules bool) (*derived, error) {
+// sourceOptions says which sources of modules.go a run reads: the Go
+// modules (modules) and the pinned Git files (from pinnedDir, when set).
+type sourceOptions struct {
+	modules   bool
+	pinnedDir string
+}
+
+// derive reads every CRD under crdsDir and the sources of modules.go that
+// opts selects. The files derived from the others, already in outDir, are
+// kept and their README rows carried over, so an offline run changes
+// nothing they describe.
+func derive(crdsDir, outDir string, opts sourceOptions) (*derived, error) {
 	st, err := os.Stat(crdsDir)
 	if err != nil {
 		return nil, fmt.Errorf("CRD directory %q is not available (%v); it is expected to hold the upstream CRDs, see the -crds flag", crdsDir, err)
@@ -200,28 +212,36 @@ func derive(crdsDir, outDir string, withModules bool) (*derived, error) {
 		}
 	}
 
-	if withModules {
-		for _, j := range moduleJobs(moduleSources) {
-			out, err := deriveModule(j, fetchModule)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", j.source(), err)
-			}
-			if err := add(j.source(), out); err != nil {
-				return nil, err
-			}
+	var skipped []moduleJob
+	for _, j := range moduleJobs(moduleSources) {
+		var out []output
+		var err error
+		switch {
+		case j.pinned() && opts.pinnedDir != "":
+			out, err = deriveModule(j, pinnedFetcher(opts.pinnedDir))
+		case !j.pinned() && opts.modules:
+			out, err = deriveModule(j, fetchModule)
+		default:
+			skipped = append(skipped, j)
+			continue
 		}
-	} else {
-		carried, err := carryOver(outDir, moduleJobs(moduleSources))
 		if err != nil {
+			return nil, fmt.Errorf("%s: %w", j.source(), err)
+		}
+		if err := add(j.source(), out); err != nil {
 			return nil, err
 		}
-		for _, e := range carried {
-			if _, dup := d.files[e.OutPath]; dup || d.kept[e.OutPath] {
-				return nil, fmt.Errorf("%s: output %s is produced by more than one source", e.Source, e.OutPath)
-			}
-			d.kept[e.OutPath] = true
-			entries = append(entries, e)
+	}
+	carried, err := carryOver(outDir, skipped)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range carried {
+		if _, dup := d.files[e.OutPath]; dup || d.kept[e.OutPath] {
+			return nil, fmt.Errorf("%s: output %s is produced by more than one source", e.Source, e.OutPath)
 		}
+		d.kept[e.OutPath] = true
+		entries = append(entries, e)
 	}
 
 	sort.Slice(entries, func(i, j int) bool { return entries[i].OutPath < entries[j].OutPath })
@@ -591,7 +611,12 @@ func readme(entries []derivedSchema, mods []moduleSource) []byte {
 		b.WriteString("(for example `gateway-api-experimental/`). ")
 		b.WriteString("`-modules=false` skips them for offline use and keeps the files derived from them as they are.\n\n")
 		seen := map[string]bool{}
+		var pinned []moduleSource
 		for _, m := range mods {
+			if m.pinned() {
+				pinned = append(pinned, m)
+				continue
+			}
 			if seen[m.Module] {
 				continue
 			}
@@ -599,6 +624,19 @@ func readme(entries []derivedSchema, mods []moduleSource) []byte {
 			fmt.Fprintf(&b, "- `%s`: %s data from %s.\n", m.Module, m.License, m.Repo)
 		}
 		b.WriteString("\n")
+		if len(pinned) > 0 {
+			b.WriteString("### Pinned Git files\n\n")
+			b.WriteString("A repository whose Go module the proxy does not serve is read as one file pinned to a commit and ")
+			b.WriteString("to the sha256 of its bytes (declared in `hack/derive-schemas/modules.go`, checked before anything is derived). ")
+			b.WriteString("Their Source column reads `<repository>@<commit, 12 digits> <path>`. ")
+			b.WriteString("A run re-derives them only with `-pinned DIR`, DIR holding each file at `<repository>/<path>` ")
+			b.WriteString("(for example from `git -C <clone> show <commit>:<path>`, or the repository's raw file URL at that commit); ")
+			b.WriteString("without it, the files derived from them are kept as they are.\n\n")
+			for _, m := range pinned {
+				fmt.Fprintf(&b, "- `%s` at `%s`: `%s` (sha256 `%s`), %s.\n", m.Repo, m.Commit, m.File, m.SHA256, m.License)
+			}
+			b.WriteString("\n")
+		}
 	}
 	b.WriteString("| File | Source | Group | Kind | Version | Release | Channel | Served | Storage | Deprecated | Bytes | Source sha256 |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")

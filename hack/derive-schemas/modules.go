@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,6 +35,13 @@ type moduleSource struct {
 	Channel  string
 	Versions []string // spec.versions to derive; the rest are left out to keep schemas/ small
 	Releases []string // module versions, which are also the upstream releases
+
+	// A pinned Git file, for a repository whose Go module the proxy does not
+	// serve: Module is the repository, Commit the full commit the file is
+	// read at and SHA256 its bytes, checked before anything is derived.
+	// Releases then holds the one release label schemas/ files it under.
+	Commit string
+	SHA256 string
 }
 
 const (
@@ -64,6 +72,17 @@ var moduleSources = []moduleSource{
 		Module: "github.com/kedacore/keda/v2", Repo: "github.com/kedacore/keda", License: "Apache-2.0",
 		File: "config/crd/bases/keda.sh_scaledobjects.yaml", Provider: "keda",
 		Group: "keda.sh", Kind: "ScaledObject", Versions: []string{"v1alpha1"}, Releases: []string{"v2.21.0"},
+	},
+	// LoRA adapters on Dynamo: one DynamoModel per adapter. The operator's
+	// Go module has no version the proxy serves, and ../shared/crds holds
+	// only the graph and component CRDs, so the file is pinned to the commit
+	// those two were taken at (same release label, same bytes upstream).
+	{
+		Module: "github.com/ai-dynamo/dynamo", Repo: "github.com/ai-dynamo/dynamo", License: "Apache-2.0",
+		File: "deploy/operator/config/crd/bases/nvidia.com_dynamomodels.yaml", Provider: "dynamo",
+		Group: "nvidia.com", Kind: "DynamoModel", Versions: []string{"v1alpha1"}, Releases: []string{"main-2a6da14c"},
+		Commit: "2a6da14c83617f5412caba5777dbf0e2399e9c5f",
+		SHA256: "a8eb52717826a2dfaeb56f0237affa3f2cd1cdd2d2a7202f2e325835d1c23b3b",
 	},
 	// Not provider kinds: the GitOps examples (examples/argocd, examples/flux)
 	// are validated against the CRDs of the tools that read them.
@@ -105,7 +124,15 @@ type moduleJob struct {
 	Release string
 }
 
-func (j moduleJob) source() string { return j.Module + "@" + j.Release + " " + j.File }
+func (j moduleJob) source() string {
+	if j.pinned() {
+		return j.Module + "@" + j.Commit[:12] + " " + j.File
+	}
+	return j.Module + "@" + j.Release + " " + j.File
+}
+
+// pinned tells a pinned Git file from a Go module source.
+func (s moduleSource) pinned() bool { return s.Commit != "" }
 
 // outputs are the files the job produces, known without downloading, so
 // -modules=false can tell which files on disk it must keep.
@@ -146,6 +173,11 @@ func deriveModule(j moduleJob, fetch fetcher) ([]output, error) {
 	if err != nil {
 		return nil, err
 	}
+	if j.pinned() {
+		if sum := sha256.Sum256(raw); hex.EncodeToString(sum[:]) != j.SHA256 {
+			return nil, fmt.Errorf("file has sha256 %x, must be %s (its bytes at commit %s)", sum, j.SHA256, j.Commit)
+		}
+	}
 	return deriveCRDs(raw, origin{
 		Provider: j.Provider,
 		Source:   j.source(),
@@ -155,6 +187,18 @@ func deriveModule(j moduleJob, fetch fetcher) ([]output, error) {
 		Kind:     j.Kind,
 		Versions: j.Versions,
 	})
+}
+
+// pinnedFetcher serves a pinned Git file's repository from
+// <dir>/<repository>, a checkout or any copy of the file at its path.
+func pinnedFetcher(dir string) fetcher {
+	return func(repo, _ string) (fs.FS, func() error, error) {
+		root := filepath.Join(dir, filepath.FromSlash(repo))
+		if _, err := os.Stat(root); err != nil {
+			return nil, nil, fmt.Errorf("-pinned: %w", err)
+		}
+		return os.DirFS(root), func() error { return nil }, nil
+	}
 }
 
 // modDownload is the part of `go mod download -json` output we use.
@@ -245,16 +289,16 @@ func zipHash(zr *zip.Reader) (string, error) {
 	return "h1:" + base64.StdEncoding.EncodeToString(h.Sum(nil)), nil
 }
 
-// carryOver returns the README entries of the module-derived files already
-// in outDir, for -modules=false: they cannot be re-derived offline, so they
-// are kept as the last online run wrote them.
+// carryOver returns the README entries of the files already in outDir that
+// jobs derive, for the sources a run does not read (-modules=false, no
+// -pinned): they are kept as the last run that read them wrote them.
 func carryOver(outDir string, jobs []moduleJob) ([]derivedSchema, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
 	readme, err := os.Open(filepath.Join(outDir, "README.md"))
 	if err != nil {
-		return nil, fmt.Errorf("-modules=false keeps the module-derived files, but %w; run with modules once", err)
+		return nil, fmt.Errorf("the files of modules.go a run does not re-derive are kept, but %w; run with -modules and -pinned once", err)
 	}
 	defer readme.Close()
 	rows := map[string]string{}
@@ -276,21 +320,21 @@ func carryOver(outDir string, jobs []moduleJob) ([]derivedSchema, error) {
 		for _, p := range j.outputs() {
 			row, ok := rows[p]
 			if !ok {
-				return nil, fmt.Errorf("-modules=false keeps the module-derived file %q, but %s has no row for it; run with modules", p, readme.Name())
+				return nil, fmt.Errorf("%q is kept as it is, but %s has no row for it; derive it again (-modules, -pinned)", p, readme.Name())
 			}
 			e, err := parseReadmeRow(row)
 			if err != nil {
 				return nil, err
 			}
 			if e.Source != j.source() {
-				return nil, fmt.Errorf("%s row for %q has source %q, must be %q; run with modules", readme.Name(), p, e.Source, j.source())
+				return nil, fmt.Errorf("%s row for %q has source %q, must be %q; derive it again (-modules, -pinned)", readme.Name(), p, e.Source, j.source())
 			}
 			st, err := os.Stat(filepath.Join(outDir, filepath.FromSlash(p)))
 			if err != nil {
-				return nil, fmt.Errorf("-modules=false keeps the module-derived file %q, but %w; run with modules", p, err)
+				return nil, fmt.Errorf("%q is kept as it is, but %w; derive it again (-modules, -pinned)", p, err)
 			}
 			if st.Size() != int64(e.Size) {
-				return nil, fmt.Errorf("module-derived file %q has %d bytes, but %s says %d; run with modules", p, st.Size(), readme.Name(), e.Size)
+				return nil, fmt.Errorf("kept file %q has %d bytes, but %s says %d; derive it again (-modules, -pinned)", p, st.Size(), readme.Name(), e.Size)
 			}
 			entries = append(entries, e)
 		}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,6 +83,11 @@ func TestModuleTable(t *testing.T) {
 		require.NotEmpty(t, j.Group, j.source())
 		require.NotEmpty(t, j.Kind, j.source())
 		require.NotEmpty(t, j.Versions, j.source())
+		if j.pinned() {
+			require.Len(t, j.Commit, 40, j.source())
+			require.Len(t, j.SHA256, 64, j.source())
+			require.Len(t, j.Releases, 1, "%s: a pinned file is one release", j.source())
+		}
 		if j.Module == gatewayAPIModule {
 			require.Contains(t, []string{"standard", "experimental"}, j.Channel, j.source())
 			require.True(t, strings.HasPrefix(j.File, "config/crd/"+j.Channel+"/"), "%s: file must be in the %s channel directory", j.source(), j.Channel)
@@ -113,10 +119,11 @@ func TestModuleTable(t *testing.T) {
 		"flux/kustomize.toolkit.fluxcd.io_kustomization_v1_v1.10.1.json",
 		"flux/source.toolkit.fluxcd.io_gitrepository_v1_v1.10.1.json",
 		"keda/keda.sh_scaledobject_v1alpha1_v2.21.0.json",
+		"dynamo/nvidia.com_dynamomodel_v1alpha1_main-2a6da14c.json",
 	} {
 		require.Contains(t, seen, p)
 	}
-	require.Len(t, seen, 24)
+	require.Len(t, seen, 25)
 }
 
 func TestDeriveModuleErrors(t *testing.T) {
@@ -271,7 +278,7 @@ func TestOffline(t *testing.T) {
 	})
 	stdout.Reset()
 	require.Equal(t, 0, run([]string{"-crds", fixtureCRDs, "-out", online, "-modules=false", "-check"}, &stdout, &stderr), stderr.String())
-	require.Contains(t, stdout.String(), "2 module-derived files not re-derived (-modules=false)")
+	require.Contains(t, stdout.String(), "2 module-derived or pinned files not re-derived")
 	require.Equal(t, 0, run([]string{"-crds", fixtureCRDs, "-out", online, "-modules=false"}, &stdout, &stderr), stderr.String())
 	require.Equal(t, want, readTree(t, online), "an offline run must leave module-derived files and README rows as they are")
 
@@ -284,14 +291,14 @@ func TestOffline(t *testing.T) {
 		{
 			name:    "module file deleted",
 			damage:  func(t *testing.T, dir string) { require.NoError(t, os.Remove(filepath.Join(dir, modFile))) },
-			wantErr: `keeps the module-derived file "` + modFile + `", but`,
+			wantErr: `"` + modFile + `" is kept as it is, but`,
 		},
 		{
 			name: "module file edited",
 			damage: func(t *testing.T, dir string) {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, modFile), []byte("{}\n"), 0o644))
 			},
-			wantErr: `module-derived file "` + modFile + `" has 3 bytes`,
+			wantErr: `kept file "` + modFile + `" has 3 bytes`,
 		},
 		{
 			name: "README row missing",
@@ -312,7 +319,7 @@ func TestOffline(t *testing.T) {
 		{
 			name:    "README missing",
 			damage:  func(t *testing.T, dir string) { require.NoError(t, os.Remove(filepath.Join(dir, "README.md"))) },
-			wantErr: "-modules=false keeps the module-derived files, but",
+			wantErr: "the files of modules.go a run does not re-derive are kept, but",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -326,7 +333,7 @@ func TestOffline(t *testing.T) {
 			var stderr bytes.Buffer
 			require.Equal(t, 2, run([]string{"-crds", fixtureCRDs, "-out", dir, "-modules=false", "-check"}, &bytes.Buffer{}, &stderr))
 			require.Contains(t, stderr.String(), tc.wantErr)
-			require.Contains(t, stderr.String(), "run with modules")
+			require.Contains(t, stderr.String(), "-modules")
 		})
 	}
 }
@@ -344,4 +351,53 @@ func TestReadmeRowRoundTrip(t *testing.T) {
 	}
 	_, err := parseReadmeRow("| `a` | b |")
 	require.ErrorContains(t, err, "must have 12 columns")
+}
+
+// fixturePinned is a pinned Git file: read from -pinned DIR at
+// <repository>/<path>, and only when its bytes have the declared sha256.
+var fixturePinned = moduleSource{
+	Module: "example.com/levers", Repo: "example.com/levers", License: "Apache-2.0", File: "crds/levers.yaml",
+	Provider: "example", Group: "example.com", Kind: "Lever", Versions: []string{"v1alpha1"}, Releases: []string{"main-0123456789ab"},
+	Commit: "0123456789abcdef0123456789abcdef01234567",
+	SHA256: "3edf5279aa7c5c67ce9cafd8346c69ee73ac341170018ee57061e92d5f1eac76",
+}
+
+// TestPinned covers the pinned Git files: derived with -pinned, kept as
+// they are without it (even online, since no proxy serves them), and
+// refused when the file's bytes are not the pinned ones.
+func TestPinned(t *testing.T) {
+	useModules(t, append(slices.Clone(fixtureModules), fixturePinned), dirFetcher(fixtureModuleRoot))
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run([]string{"-crds", fixtureCRDs, "-out", out, "-pinned", "testdata/pinned"}, &stdout, &stderr), stderr.String())
+	files := readTree(t, out)
+	const lever = "example/example.com_lever_v1alpha1_main-0123456789ab.json"
+	require.Contains(t, files, lever)
+	require.Contains(t, string(files["README.md"]),
+		"| `"+lever+"` | `example.com/levers@0123456789ab crds/levers.yaml` | `example.com` | Lever | v1alpha1 | main-0123456789ab |")
+	require.Contains(t, string(files["README.md"]), "### Pinned Git files")
+
+	// Without -pinned the derived file and its row stay as they are.
+	stdout.Reset()
+	require.Equal(t, 0, run([]string{"-crds", fixtureCRDs, "-out", out, "-check"}, &stdout, &stderr), stderr.String())
+	require.Contains(t, stdout.String(), "1 module-derived or pinned files not re-derived")
+	require.Equal(t, 0, run([]string{"-crds", fixtureCRDs, "-out", out}, &stdout, &stderr), stderr.String())
+	require.Equal(t, files, readTree(t, out))
+
+	// Other bytes at the path are refused, naming both sums.
+	edited := t.TempDir()
+	p := filepath.Join(edited, "example.com/levers/crds/levers.yaml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	data, err := os.ReadFile("testdata/pinned/example.com/levers/crds/levers.yaml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(p, append(data, '\n'), 0o644))
+	stderr.Reset()
+	require.Equal(t, 2, run([]string{"-crds", fixtureCRDs, "-out", out, "-pinned", edited, "-check"}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "example.com/levers@0123456789ab crds/levers.yaml: file has sha256 ")
+	require.Contains(t, stderr.String(), "must be "+fixturePinned.SHA256+" (its bytes at commit "+fixturePinned.Commit+")")
+
+	// A -pinned directory without the repository is an error, not a skip.
+	stderr.Reset()
+	require.Equal(t, 2, run([]string{"-crds", fixtureCRDs, "-out", out, "-pinned", t.TempDir(), "-check"}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "-pinned: ")
 }
