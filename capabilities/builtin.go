@@ -84,7 +84,7 @@ schedulingProfiles:
 var Builtins = []Builtin{
 	{
 		Name: hub.ProviderDynamo, Versions: ptr(hub.MustVersionRange("1.1.0", "1.5.0")), DefaultVersion: "1.1.1", NewestVersion: "1.1.1",
-		Renders: "nvidia.com/v1alpha1 DynamoGraphDeployment (+ v1 PersistentVolumeClaim, batch/v1 Job for managed storage)",
+		Renders: "nvidia.com/v1alpha1 DynamoGraphDeployment (+ v1 PersistentVolumeClaim, batch/v1 Job for managed storage; a nvidia.com/v1alpha1 DynamoModel per LoRA adapter)",
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: dynamoGateway},
 			{Name: hub.EngineSGLang, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: dynamoGateway},

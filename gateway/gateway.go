@@ -74,8 +74,10 @@ func Render(req *providers.Request, p providers.Provider) ([]providers.Object, d
 		}
 		objs = append(objs, pl.inferencePool())
 		objs = append(objs, picker...)
-		objs = append(objs, pl.adapterObjects()...)
 	}
+	// Also beside a pool the provider manages (Dynamo's): its picker reads
+	// the objectives the route's adapter rules name.
+	objs = append(objs, pl.adapterObjects()...)
 	if pl.md.Spec.Gateway == nil || pl.md.Spec.Gateway.HTTPRouteRef == "" {
 		route, rl := pl.httpRoute()
 		l = append(l, rl...)

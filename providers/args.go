@@ -112,6 +112,10 @@ func (c *CommandLine) AddModelFlags(md *hub.ModelDeployment) {
 	}
 }
 
+// Tokens are the tokens added so far, without `engine.args` and
+// `engine.extraArgs`, for a caller that places those itself.
+func (c *CommandLine) Tokens() []string { return c.args }
+
 // Finish appends `engine.args` sorted by key, then `engine.extraArgs`
 // verbatim, and returns the tokens.
 func (c *CommandLine) Finish() []string {
@@ -145,11 +149,7 @@ func (c *CommandLine) AddLoRA(md *hub.ModelDeployment) {
 	if len(adapters) == 0 {
 		return
 	}
-	c.Add("enable-lora")
-	if !c.UserSet("max-loras") {
-		c.Add("max-loras", strconv.Itoa(min(len(adapters), DefaultMaxLoRAs)))
-		c.Add("max-cpu-loras", strconv.Itoa(len(adapters)))
-	}
+	c.AddLoRACapacity(len(adapters))
 	base := md.Spec.Model.ServedName
 	if base == "" {
 		base = md.Spec.Model.ID
@@ -163,4 +163,17 @@ func (c *CommandLine) AddLoRA(md *hub.ModelDeployment) {
 		modules[i] = string(b)
 	}
 	c.Add("lora-modules", modules...)
+}
+
+// AddLoRACapacity appends the flags that let vLLM serve n adapters, without
+// naming them (an operator that loads adapters at runtime, as Dynamo does,
+// needs only these): --enable-lora, --max-loras (n, up to DefaultMaxLoRAs)
+// and --max-cpu-loras (n). Each steps aside for the user's own, and both
+// counts for a user --max-loras.
+func (c *CommandLine) AddLoRACapacity(n int) {
+	c.Add("enable-lora")
+	if !c.UserSet("max-loras") {
+		c.Add("max-loras", strconv.Itoa(min(n, DefaultMaxLoRAs)))
+		c.Add("max-cpu-loras", strconv.Itoa(n))
+	}
 }

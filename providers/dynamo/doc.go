@@ -25,6 +25,14 @@
 //   - overrides: typed keys `routerMode`, `frontend.*`, `epp.*`, then the
 //     rest deep-merged into the object root (multi-node:
 //     `spec.services.VllmWorker.multinode.nodeCount`);
+//   - v1alpha2 autoscaling: the autoscaled worker opts into its
+//     DynamoGraphDeploymentScalingAdapter, which a ScaledObject or HPA
+//     scales (providers/internal/autoscale);
+//   - v1alpha2 LoRA adapters (adapters.go): the workers get vLLM's LoRA
+//     flags, DYN_LORA_ENABLED and a `modelRef` named after the
+//     ModelDeployment, and each adapter a nvidia.com/v1alpha1 DynamoModel
+//     `<name>-<adapter>` whose baseModelName is that modelRef, which the
+//     operator loads into those workers; vllm backend only;
 //   - mocker mode (`airunway.ai/dynamo-test-backend: mocker` with
 //     `spec.provider.name: dynamo`): `python3 -m dynamo.mocker` in the
 //     dynamo-planner image, no GPU, always the Frontend.

@@ -67,12 +67,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 			l.Errorf("spec.engine.args", "%v", err)
 		}
 	}
-	if len(s.Adapters) > 0 {
-		// Dynamo serves adapters through one DynamoModel per adapter, whose
-		// CRD the renderer has no schema to validate against yet: refused,
-		// never deployed without them.
-		l.Errorf("spec.adapters", "LoRA adapters are not rendered for the dynamo provider by this release of airunway-render; remove `spec.adapters` or serve the adapters through `spec.engine.extraArgs`")
-	}
+	checkAdapters(req, &l)
 	autoscale.Check(req, &l)
 	if s.Autoscaling() != nil && req.Engine != hub.EngineVLLM {
 		l.Errorf("spec.scaling.autoscaling", "is rendered for Dynamo's vllm backend only: the autoscaler reads vLLM's own metrics, which the %q backend does not export", req.Engine)
@@ -104,6 +99,14 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		l.Errorf(overridesField, "%v", err)
 	}
 	out := []providers.Object{obj}
+	for _, m := range r.dynamoModels() {
+		o, err := providers.FromTyped(m)
+		if err != nil {
+			l.Errorf("", "internal error rendering the %s: %v", ModelKind, err)
+			return nil, l
+		}
+		out = append(out, o)
+	}
 	// The autoscaler scales the service's scaling adapter, which the
 	// operator creates and owns: it is not rendered.
 	if a := autoscale.Render(req, autoscale.Target{APIVersion: APIVersion, Kind: ScalingAdapterKind,

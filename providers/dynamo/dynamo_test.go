@@ -8,6 +8,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers"
 )
 
 // Upstream §8 items 79–95, one case (or table row) per item; deliberate
@@ -297,15 +298,67 @@ func TestArgKeys(t *testing.T) {
 	}
 }
 
-// Until Dynamo renders them (one DynamoModel per adapter), LoRA adapters
-// fail the model at their field rather than being dropped.
-func TestAdaptersRefused(t *testing.T) {
-	req := request(t, "", base)
-	req.MD.Spec.Adapters = []hub.Adapter{{Name: "a", Source: "hf://o/r"}}
-	l := Provider{}.Check(req).Errors()
-	require.Len(t, l, 1, "%v", l)
-	require.Equal(t, "spec.adapters", l[0].Field)
-	require.Contains(t, l[0].Message, "for the dynamo provider")
+// LoRA adapters: the workers run vLLM with room for them and carry the
+// modelRef the operator discovers them by; one DynamoModel per adapter, whose
+// baseModelName is that modelRef, makes the operator load it.
+func TestAdapters(t *testing.T) {
+	// Set after decoding: providertest decodes v1alpha1, which has no adapters.
+	var adapters opt = func(req *providers.Request) {
+		req.MD.Spec.Adapters = []hub.Adapter{{Name: "sql", Source: "hf://org/sql-lora"}, {Name: "chat", Source: "hf://org/chat-lora"}}
+	}
+	t.Run("aggregated", func(t *testing.T) {
+		r := renderSpec(t, base, adapters)
+		w := r.svc(t, ServiceWorker)
+		require.Equal(t, &modelReference{Name: r.dgd.Metadata.Name}, w.ModelRef)
+		require.Equal(t, []string{"--model", "meta-llama/Llama-2-7b-chat-hf", "--enable-prefix-caching", "--enable-lora", "--max-loras", "2", "--max-cpu-loras", "2"},
+			w.ExtraPodSpec.MainContainer.Args)
+		require.Contains(t, w.ExtraPodSpec.MainContainer.Env, corev1.EnvVar{Name: "DYN_LORA_ENABLED", Value: "true"})
+		require.Nil(t, r.svc(t, ServiceFrontend).ModelRef, "the frontend serves no model itself")
+		require.Len(t, r.others, 2)
+		for i, name := range []string{"sql", "chat"} {
+			m := r.others[i]
+			require.Equal(t, ModelKind, m["kind"])
+			require.Equal(t, APIVersion, m["apiVersion"])
+			require.Equal(t, r.dgd.Metadata.Name+"-"+name, dig(m, "metadata", "name"))
+			require.Equal(t, r.dgd.Metadata.Namespace, dig(m, "metadata", "namespace"))
+			require.Equal(t, map[string]any{"modelName": name, "baseModelName": r.dgd.Metadata.Name, "modelType": "lora",
+				"source": map[string]any{"uri": "hf://org/" + name + "-lora"}}, m["spec"])
+		}
+	})
+	t.Run("disaggregated: both roles load them", func(t *testing.T) {
+		r := renderSpec(t, "model: {id: Qwen/Qwen3-0.6B}\nprovider: {name: dynamo}\nengine: {type: vllm}\n"+
+			"serving: {mode: disaggregated}\nscaling: {prefill: {replicas: 1, gpu: {count: 1}}, decode: {replicas: 1, gpu: {count: 1}}}\n", adapters)
+		for _, name := range []string{ServicePrefillWorker, ServiceDecodeWorker} {
+			w := r.svc(t, name)
+			require.Equal(t, &modelReference{Name: r.dgd.Metadata.Name}, w.ModelRef, name)
+			require.Subset(t, w.ExtraPodSpec.MainContainer.Args, []string{"--enable-lora", "--max-loras", "--max-cpu-loras"}, name)
+		}
+	})
+	t.Run("the user's own flags and variable win", func(t *testing.T) {
+		r := renderSpec(t, "model: {id: m/m}\nprovider: {name: dynamo}\nengine: {type: vllm, args: {max-loras: \"8\"}, extraArgs: [--max-lora-rank, \"64\"]}\n"+
+			"resources: {gpu: {count: 1}}\nenv: [{name: DYN_LORA_ENABLED, value: \"1\"}]\n", adapters)
+		main := r.svc(t, ServiceWorker).ExtraPodSpec.MainContainer
+		require.Equal(t, []string{"--model", "m/m", "--enable-prefix-caching", "--enable-lora", "--max-loras", "8", "--max-lora-rank", "64"}, main.Args)
+		require.Equal(t, []corev1.EnvVar{{Name: "DYN_LORA_ENABLED", Value: "1"}}, main.Env)
+	})
+	t.Run("no adapters, no trace", func(t *testing.T) {
+		r := renderSpec(t, base)
+		require.Nil(t, r.svc(t, ServiceWorker).ModelRef)
+		require.Empty(t, r.others)
+	})
+	for _, tc := range []struct{ name, meta, spec, want string }{
+		{name: "sglang", spec: "model: {id: m/m}\nprovider: {name: dynamo}\nengine: {type: sglang}\nresources: {gpu: {count: 1}}\n",
+			want: `are loaded by Dynamo's vllm backend only, not by "sglang"`},
+		{name: "mocker", meta: mockerMeta, spec: base,
+			want: "are not loaded by Dynamo's mocker backend"},
+	} {
+		t.Run("refused: "+tc.name, func(t *testing.T) {
+			l := Provider{}.Check(request(t, tc.meta, tc.spec, adapters)).Errors()
+			require.Len(t, l, 1, "%v", l)
+			require.Equal(t, "spec.adapters", l[0].Field)
+			require.Contains(t, l[0].Message, tc.want)
+		})
+	}
 }
 
 func TestCommands(t *testing.T) {

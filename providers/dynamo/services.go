@@ -191,6 +191,7 @@ func (r *renderer) worker(role string, c *hub.ComponentScalingSpec) *service {
 	} else {
 		w.Replicas = &replicas
 	}
+	w.ModelRef = r.modelRef()
 	main := &container{Image: r.image, Command: r.command(), Args: r.workerArgs(role), Env: r.workerEnv()}
 	if r.mocker {
 		w.Resources = &resources{
@@ -337,6 +338,7 @@ func (r *renderer) workerArgs(role string) []string {
 			args = append(args, "--enforce-eager")
 		}
 	}
+	args = append(args, r.loraArgs()...)
 	userArgs := e.Args
 	if _, ok := userArgs["connector"]; ok && r.engine == hub.EngineVLLM {
 		userArgs = providers.Merge(userArgs)
@@ -404,6 +406,9 @@ func (r *renderer) workerEnv() []corev1.EnvVar {
 	}
 	if v := modelCacheVolume(md); v != nil && !set[envHFHome] {
 		env = append(env, corev1.EnvVar{Name: envHFHome, Value: v.MountPath})
+	}
+	if len(md.Spec.Adapters) > 0 && !set[envLoRAOn] {
+		env = append(env, corev1.EnvVar{Name: envLoRAOn, Value: "true"})
 	}
 	if r.engine == hub.EngineVLLM && md.Spec.Mode() == hub.ModeDisaggregated && !set[envNixlSideHost] {
 		env = append(env, corev1.EnvVar{Name: envNixlSideHost, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}})

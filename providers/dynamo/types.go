@@ -36,6 +36,7 @@ type service struct {
 	SubComponentType string          `json:"subComponentType,omitempty"`
 	Replicas         *int32          `json:"replicas,omitempty"`
 	ScalingAdapter   *scalingAdapter `json:"scalingAdapter,omitempty"`
+	ModelRef         *modelReference `json:"modelRef,omitempty"`
 	Resources        *resources      `json:"resources,omitempty"`
 	ExtraPodMetadata *podMetadata    `json:"extraPodMetadata,omitempty"`
 	ExtraPodSpec     *extraPodSpec   `json:"extraPodSpec,omitempty"`
@@ -125,4 +126,30 @@ type eppProfile struct {
 type eppPluginRef struct {
 	PluginRef string `json:"pluginRef"`
 	Weight    int    `json:"weight"`
+}
+
+// modelReference names the model a worker serves, for the operator's
+// DynamoModel endpoint discovery (adapters.go).
+type modelReference struct {
+	Name string `json:"name"`
+}
+
+// dynamoModel is the nvidia.com/v1alpha1 DynamoModel: one LoRA adapter the
+// operator loads into every pod whose modelRef is its baseModelName.
+type dynamoModel struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       dynamoModelSpec   `json:"spec"`
+}
+
+type dynamoModelSpec struct {
+	ModelName     string       `json:"modelName"`
+	BaseModelName string       `json:"baseModelName"`
+	ModelType     string       `json:"modelType"`
+	Source        *modelSource `json:"source"`
+}
+
+type modelSource struct {
+	URI string `json:"uri"`
 }
