@@ -2,6 +2,8 @@ package twin_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"maps"
 	"slices"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
@@ -49,20 +52,32 @@ import (
 //     -component-type and nvidia.com/selector (graph.go l.1026-1158);
 //   - the operator adds no nodeSelector or toleration of its own for such
 //     services (only for GPU memory service and profiling jobs);
-//   - the graph's status from those Deployments (dynamoStatus below).
+//   - the graph's status from those Deployments (dynamoStatus below);
+//   - for a service with a `modelRef` (LoRA adapters), the pod label
+//     nvidia.com/dynamo-base-model-hash, the first 8 hex digits of the
+//     sha256 of its name, and one headless Service per base model,
+//     `dynamo-model-<hash>`, carrying the same label, selecting it, with
+//     the system port 9090 (operator at the commit schemas/ pins,
+//     internal/dynamo/model_service.go ReconcileModelServicesForComponents,
+//     generateHeadlessServiceForModel, HashModelName, AddBaseModelLabel,
+//     called from graph.go for every component with a modelRef).
 //
 // Multinode services (Grove or LeaderWorkerSets) are not stood in for: a
 // test that renders one fails. What rests on this stand-in: the Dynamo rows
 // of the twin's table, that is, that the nodeSelector, tolerations and GPU
 // resource the renderer writes into a graph put its pods on the chosen
 // pool, and that the status reporter reads a graph status of the operator's
-// shape; not that the operator accepts the graph.
+// shape; and that the operator's DynamoModel discovery (the EndpointSlices
+// the real EndpointSlice controller makes of those Services) finds exactly
+// a model's workers; not that the operator accepts the graph or loads an
+// adapter.
 
 // dynamoDeployments are the Deployments the operator's component path
 // makes of a graph.
 func dynamoDeployments(t *testing.T, g *unstructured.Unstructured) []client.Object {
 	services, _, _ := unstructured.NestedMap(g.Object, "spec", "services")
 	var out []client.Object
+	baseModels := map[string]bool{}
 	for name, raw := range services {
 		svc := raw.(map[string]any)
 		if _, multinode := svc["multinode"]; multinode {
@@ -89,6 +104,16 @@ func dynamoDeployments(t *testing.T, g *unstructured.Unstructured) []client.Obje
 			}
 		}
 		componentType, _, _ := unstructured.NestedString(svc, "componentType")
+		if sub, _, _ := unstructured.NestedString(svc, "subComponentType"); sub != "" {
+			labels[subComponentTypeLabel] = sub // graph.go l.2889
+		}
+		if ref, found, _ := unstructured.NestedString(svc, "modelRef", "name"); found && ref != "" {
+			labels[baseModelHashLabel] = baseModelHash(ref)
+			if !baseModels[ref] {
+				baseModels[ref] = true
+				out = append(out, baseModelService(g.GetNamespace(), ref))
+			}
+		}
 		for k, v := range map[string]string{
 			"nvidia.com/dynamo-component":             name,
 			"nvidia.com/dynamo-graph-deployment-name": g.GetName(),
@@ -113,6 +138,38 @@ func dynamoDeployments(t *testing.T, g *unstructured.Unstructured) []client.Obje
 	}
 	return out
 }
+
+// subComponentTypeLabel names a disaggregated worker's role on its pods.
+const subComponentTypeLabel = "nvidia.com/dynamo-sub-component-type"
+
+// baseModelHashLabel is the label by which the operator's DynamoModel
+// controller finds the pods serving a base model.
+const baseModelHashLabel = "nvidia.com/dynamo-base-model-hash"
+
+// baseModelHash is the operator's HashModelName.
+func baseModelHash(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(sum[:])[:8]
+}
+
+// baseModelService is the operator's headless Service for one base model.
+func baseModelService(ns, baseModel string) *corev1.Service {
+	hash := baseModelHash(baseModel)
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "dynamo-model-" + hash, Namespace: ns,
+			Labels:      map[string]string{baseModelHashLabel: hash, "nvidia.com/managed-by": "dynamo-operator"},
+			Annotations: map[string]string{"nvidia.com/dynamo-base-model": baseModel}},
+		Spec: corev1.ServiceSpec{
+			ClusterIP: corev1.ClusterIPNone,
+			Selector:  map[string]string{baseModelHashLabel: hash},
+			Ports:     []corev1.ServicePort{{Name: "system", Port: dynamoSystemPort, TargetPort: intstr.FromInt32(dynamoSystemPort), Protocol: corev1.ProtocolTCP}},
+		},
+	}
+}
+
+// dynamoSystemPort is the workers' system port, on which the operator
+// loads adapters.
+const dynamoSystemPort = 9090
 
 // dynamoStandIn is the stand-in for the Dynamo operator.
 func dynamoStandIn(t *testing.T) standIn {

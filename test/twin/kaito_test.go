@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,8 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
 )
 
 // The KAITO workspace controller does not build from the Go module proxy
@@ -215,25 +210,8 @@ func nodeGPUCount(ctx context.Context, match map[string]string) (int64, error) {
 	return 0, fmt.Errorf("no ready nodes found matching the workspace's label selector %v (KAITO's own words)", match)
 }
 
-var (
-	kaitoCRDOnce sync.Once
-	kaitoCRDErr  error
-)
-
 // installKAITOCRD installs the Workspace CRD schemas/ holds, once.
-func installKAITOCRD(t *testing.T) {
-	t.Helper()
-	kaitoCRDOnce.Do(func() {
-		crd, err := schemacheck.CRD("kaito.sh", "Workspace", "")
-		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			err = createCRD(ctx, crd)
-		}
-		kaitoCRDErr = err
-	})
-	require.NoError(t, kaitoCRDErr)
-}
+func installKAITOCRD(t *testing.T) { installCRD(t, "kaito.sh", "Workspace") }
 
 // kaitoStandIn is the stand-in for KAITO's workspace controller.
 var kaitoStandIn = standIn{apiVersion: "kaito.sh/v1beta1", listKind: "WorkspaceList", objects: kaitoObjects, status: kaitoStatus}

@@ -34,6 +34,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/internal/conversiontest"
+	"github.com/airunway-render/airunway-render/internal/schemacheck"
 	"github.com/airunway-render/airunway-render/internal/twin"
 )
 
@@ -148,6 +149,31 @@ func installCRDDir(dir string) error {
 // REST mapper reads discovery, which follows Established by a moment; a
 // create in that moment (more likely for a CRD deleted and created again)
 // fails with "no matches for kind".
+var (
+	crdsMu        sync.Mutex
+	crdsInstalled = map[string]error{}
+)
+
+// installCRD installs the CRD schemas/ holds for a kind (its newest
+// release), once per run.
+func installCRD(t *testing.T, group, kind string) {
+	t.Helper()
+	crdsMu.Lock()
+	defer crdsMu.Unlock()
+	err, done := crdsInstalled[kind+"."+group]
+	if !done {
+		var crd *apiextensionsv1.CustomResourceDefinition
+		crd, err = schemacheck.CRD(group, kind, "")
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			err = createCRD(ctx, crd)
+			cancel()
+		}
+		crdsInstalled[kind+"."+group] = err
+	}
+	require.NoError(t, err)
+}
+
 func createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
 	if err := cluster.Client.Create(ctx, crd); err != nil {
 		return err

@@ -203,6 +203,9 @@ func prepareConsumers(t *testing.T, objs []*unstructured.Unstructured) func(ns s
 	if kinds["DynamoGraphDeployment"] {
 		installDynamoCRD(t)
 	}
+	if kinds["DynamoModel"] {
+		installCRD(t, "nvidia.com", "DynamoModel")
+	}
 	if kinds["Workspace"] {
 		installKAITOCRD(t)
 	}

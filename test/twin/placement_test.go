@@ -182,7 +182,9 @@ func schedulerEvents(t *testing.T, ns string) string {
 }
 
 // requireOnPool checks that every pod of the model that requests GPUs is on
-// a node of the model's pool, with the pool's GPU resource requested.
+// a node of the model's pool (a disaggregated model's: its role's, from the
+// annotation's `prefill=<pool>,decode=<pool>`), with the pool's GPU
+// resource requested.
 func requireOnPool(t *testing.T, p *placed, nodes []corev1.Node) []string {
 	t.Helper()
 	pools := map[string]string{}
@@ -195,11 +197,29 @@ func requireOnPool(t *testing.T, p *placed, nodes []corev1.Node) []string {
 		if gpus == 0 {
 			continue
 		}
-		require.Equal(t, p.pool, pools[pod.Spec.NodeName], "pod %s of %s requests %d GPUs and runs on %s", pod.Name, p.model, gpus, pod.Spec.NodeName)
+		require.Equal(t, poolForRole(t, p, &pod), pools[pod.Spec.NodeName], "pod %s of %s requests %d GPUs and runs on %s", pod.Name, p.model, gpus, pod.Spec.NodeName)
 		names = append(names, pod.Spec.NodeName)
 	}
 	sort.Strings(names)
 	return names
+}
+
+// poolForRole is the pool the renderer chose for the pod: the model's, or
+// for a disaggregated model the one its role (the Dynamo operator's
+// sub-component label) was given.
+func poolForRole(t *testing.T, p *placed, pod *corev1.Pod) string {
+	t.Helper()
+	if !strings.Contains(p.pool, "=") {
+		return p.pool
+	}
+	role := pod.Labels[subComponentTypeLabel]
+	for _, pair := range strings.Split(p.pool, ",") {
+		if r, pool, _ := strings.Cut(pair, "="); r == role {
+			return pool
+		}
+	}
+	require.Failf(t, "no pool for the pod's role", "pod %s of %s has role %q; the model's pools are %s", pod.Name, p.model, role, p.pool)
+	return ""
 }
 
 // gpuRequest sums a pod's requests of extended resources named *gpu*.
