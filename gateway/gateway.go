@@ -56,9 +56,10 @@ type poolRef struct {
 // Render returns the gateway objects of one ModelDeployment: nothing when
 // the capability file declares no Gateway API Inference Extension or
 // `spec.gateway.enabled` is false; otherwise the InferencePool and its
-// endpoint picker (unless the provider manages its own pool), the HTTPRoute
-// (unless `spec.gateway.httpRouteRef` names the user's own), and a
-// ReferenceGrant for a pool in another namespace.
+// endpoint picker (unless the provider manages its own pool), the LoRA
+// adapters' InferenceObjectives or InferenceModels (adapters.go), the
+// HTTPRoute (unless `spec.gateway.httpRouteRef` names the user's own), and
+// a ReferenceGrant for a pool in another namespace.
 func Render(req *providers.Request, p providers.Provider) ([]providers.Object, diag.List) {
 	var l diag.List
 	pl, ok := newPlan(req, p, &l)

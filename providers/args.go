@@ -112,10 +112,6 @@ func (c *CommandLine) AddModelFlags(md *hub.ModelDeployment) {
 	}
 }
 
-// Tokens are the tokens added so far, without `engine.args` and
-// `engine.extraArgs`, for a caller that places those itself.
-func (c *CommandLine) Tokens() []string { return c.args }
-
 // Finish appends `engine.args` sorted by key, then `engine.extraArgs`
 // verbatim, and returns the tokens.
 func (c *CommandLine) Finish() []string {
@@ -165,11 +161,22 @@ func (c *CommandLine) AddLoRA(md *hub.ModelDeployment) {
 	c.Add("lora-modules", modules...)
 }
 
-// AddLoRACapacity appends the flags that let vLLM serve n adapters, without
-// naming them (an operator that loads adapters at runtime, as Dynamo does,
-// needs only these): --enable-lora, --max-loras (n, up to DefaultMaxLoRAs)
-// and --max-cpu-loras (n). Each steps aside for the user's own, and both
-// counts for a user --max-loras.
+// LoRACapacityArgs are the flags that let vLLM serve the model's adapters
+// without naming them, for an operator that loads adapters at runtime
+// (Dynamo): AddLoRACapacity's, alone.
+func LoRACapacityArgs(md *hub.ModelDeployment) []string {
+	if len(md.Spec.Adapters) == 0 {
+		return nil
+	}
+	c := NewCommandLine(md)
+	c.AddLoRACapacity(len(md.Spec.Adapters))
+	return c.args
+}
+
+// AddLoRACapacity appends the flags that let vLLM serve n adapters:
+// --enable-lora, --max-loras (n, up to DefaultMaxLoRAs) and --max-cpu-loras
+// (n). Each steps aside for the user's own, and both counts for a user
+// --max-loras.
 func (c *CommandLine) AddLoRACapacity(n int) {
 	c.Add("enable-lora")
 	if !c.UserSet("max-loras") {

@@ -32,7 +32,9 @@
 //     flags, DYN_LORA_ENABLED and a `modelRef` named after the
 //     ModelDeployment, and each adapter a nvidia.com/v1alpha1 DynamoModel
 //     `<name>-<adapter>` whose baseModelName is that modelRef, which the
-//     operator loads into those workers; vllm backend only;
+//     operator loads into those workers; a digest of the adapters on the
+//     workers' pods rolls them when a source changes; vllm backend, Dynamo
+//     1.3 (disaggregated 1.4) and later;
 //   - mocker mode (`airunway.ai/dynamo-test-backend: mocker` with
 //     `spec.provider.name: dynamo`): `python3 -m dynamo.mocker` in the
 //     dynamo-planner image, no GPU, always the Frontend.

@@ -202,19 +202,25 @@ func (r *renderer) defaultImage(engine string) string {
 	return r.dynamoImage(repo)
 }
 
-func (r *renderer) graphDeployment() *graphDeployment {
-	md := r.md
-	labels := providers.BaseLabels(md, r.engine)
-	if id := SanitizeLabelValue(md.Spec.Model.ID); id != "" {
+// labels are the labels of the graph and its DynamoModels: the common ones
+// plus the sanitised model id.
+func (r *renderer) labels() map[string]string {
+	labels := providers.BaseLabels(r.md, r.engine)
+	if id := SanitizeLabelValue(r.md.Spec.Model.ID); id != "" {
 		labels[LabelModelID] = id
 	}
+	return labels
+}
+
+func (r *renderer) graphDeployment() *graphDeployment {
+	md := r.md
 	return &graphDeployment{
 		APIVersion: APIVersion,
 		Kind:       Kind,
 		Metadata: metav1.ObjectMeta{
 			Name:        md.Name,
 			Namespace:   md.Namespace,
-			Labels:      labels,
+			Labels:      r.labels(),
 			Annotations: providers.GeneratedAnnotations(md, nil),
 		},
 		Spec: graphSpec{

@@ -302,18 +302,23 @@ func TestArgKeys(t *testing.T) {
 // modelRef the operator discovers them by; one DynamoModel per adapter, whose
 // baseModelName is that modelRef, makes the operator load it.
 func TestAdapters(t *testing.T) {
-	// Set after decoding: providertest decodes v1alpha1, which has no adapters.
+	// Set after decoding: providertest decodes v1alpha1, which has no
+	// adapters. Dynamo 1.4 loads hf:// adapters on both roles.
 	var adapters opt = func(req *providers.Request) {
 		req.MD.Spec.Adapters = []hub.Adapter{{Name: "sql", Source: "hf://org/sql-lora"}, {Name: "chat", Source: "hf://org/chat-lora"}}
 	}
+	release := func(v string) opt { return withVersion(v, nil) }
 	t.Run("aggregated", func(t *testing.T) {
-		r := renderSpec(t, base, adapters)
+		r := renderSpec(t, base, adapters, release("1.4.0"))
 		w := r.svc(t, ServiceWorker)
 		require.Equal(t, &modelReference{Name: r.dgd.Metadata.Name}, w.ModelRef)
 		require.Equal(t, []string{"--model", "meta-llama/Llama-2-7b-chat-hf", "--enable-prefix-caching", "--enable-lora", "--max-loras", "2", "--max-cpu-loras", "2"},
 			w.ExtraPodSpec.MainContainer.Args)
 		require.Contains(t, w.ExtraPodSpec.MainContainer.Env, corev1.EnvVar{Name: "DYN_LORA_ENABLED", Value: "true"})
-		require.Nil(t, r.svc(t, ServiceFrontend).ModelRef, "the frontend serves no model itself")
+		require.Len(t, w.ExtraPodMetadata.Annotations[AnnotationAdapters], 16)
+		f := r.svc(t, ServiceFrontend)
+		require.Nil(t, f.ModelRef, "the frontend serves no model itself")
+		require.NotContains(t, f.ExtraPodMetadata.Annotations, AnnotationAdapters, "an adapter change must not restart the frontend")
 		require.Len(t, r.others, 2)
 		for i, name := range []string{"sql", "chat"} {
 			m := r.others[i]
@@ -321,13 +326,22 @@ func TestAdapters(t *testing.T) {
 			require.Equal(t, APIVersion, m["apiVersion"])
 			require.Equal(t, r.dgd.Metadata.Name+"-"+name, dig(m, "metadata", "name"))
 			require.Equal(t, r.dgd.Metadata.Namespace, dig(m, "metadata", "namespace"))
+			require.Equal(t, r.dgd.Metadata.Labels[LabelModelID], dig(m, "metadata", "labels", LabelModelID))
 			require.Equal(t, map[string]any{"modelName": name, "baseModelName": r.dgd.Metadata.Name, "modelType": "lora",
 				"source": map[string]any{"uri": "hf://org/" + name + "-lora"}}, m["spec"])
 		}
 	})
+	t.Run("a changed source rolls the workers", func(t *testing.T) {
+		digest := func(source string) string {
+			r := renderSpec(t, base, adapters, release("1.4.0"), func(req *providers.Request) { req.MD.Spec.Adapters[0].Source = source })
+			return r.svc(t, ServiceWorker).ExtraPodMetadata.Annotations[AnnotationAdapters]
+		}
+		require.Equal(t, digest("hf://org/sql-lora"), digest("hf://org/sql-lora"))
+		require.NotEqual(t, digest("hf://org/sql-lora"), digest("hf://org/sql-lora-v2"))
+	})
 	t.Run("disaggregated: both roles load them", func(t *testing.T) {
 		r := renderSpec(t, "model: {id: Qwen/Qwen3-0.6B}\nprovider: {name: dynamo}\nengine: {type: vllm}\n"+
-			"serving: {mode: disaggregated}\nscaling: {prefill: {replicas: 1, gpu: {count: 1}}, decode: {replicas: 1, gpu: {count: 1}}}\n", adapters)
+			"serving: {mode: disaggregated}\nscaling: {prefill: {replicas: 1, gpu: {count: 1}}, decode: {replicas: 1, gpu: {count: 1}}}\n", adapters, release("1.4.0"))
 		for _, name := range []string{ServicePrefillWorker, ServiceDecodeWorker} {
 			w := r.svc(t, name)
 			require.Equal(t, &modelReference{Name: r.dgd.Metadata.Name}, w.ModelRef, name)
@@ -336,29 +350,47 @@ func TestAdapters(t *testing.T) {
 	})
 	t.Run("the user's own flags and variable win", func(t *testing.T) {
 		r := renderSpec(t, "model: {id: m/m}\nprovider: {name: dynamo}\nengine: {type: vllm, args: {max-loras: \"8\"}, extraArgs: [--max-lora-rank, \"64\"]}\n"+
-			"resources: {gpu: {count: 1}}\nenv: [{name: DYN_LORA_ENABLED, value: \"1\"}]\n", adapters)
+			"resources: {gpu: {count: 1}}\nenv: [{name: DYN_LORA_ENABLED, value: \"1\"}]\n", adapters, release("1.4.0"))
 		main := r.svc(t, ServiceWorker).ExtraPodSpec.MainContainer
 		require.Equal(t, []string{"--model", "m/m", "--enable-prefix-caching", "--enable-lora", "--max-loras", "8", "--max-lora-rank", "64"}, main.Args)
 		require.Equal(t, []corev1.EnvVar{{Name: "DYN_LORA_ENABLED", Value: "1"}}, main.Env)
 	})
 	t.Run("no adapters, no trace", func(t *testing.T) {
 		r := renderSpec(t, base)
-		require.Nil(t, r.svc(t, ServiceWorker).ModelRef)
+		w := r.svc(t, ServiceWorker)
+		require.Nil(t, w.ModelRef)
+		require.NotContains(t, w.ExtraPodMetadata.Annotations, AnnotationAdapters)
 		require.Empty(t, r.others)
 	})
-	for _, tc := range []struct{ name, meta, spec, want string }{
-		{name: "sglang", spec: "model: {id: m/m}\nprovider: {name: dynamo}\nengine: {type: sglang}\nresources: {gpu: {count: 1}}\n",
+	disaggregated := "model: {id: m/m}\nprovider: {name: dynamo}\nengine: {type: vllm}\nserving: {mode: disaggregated}\n" +
+		"scaling: {prefill: {replicas: 1, gpu: {count: 1}}, decode: {replicas: 1, gpu: {count: 1}}}\n"
+	for _, tc := range []struct {
+		name, meta, spec, release, field, want string
+	}{
+		{name: "sglang", spec: "model: {id: m/m}\nprovider: {name: dynamo}\nengine: {type: sglang}\nresources: {gpu: {count: 1}}\n", release: "1.4.0",
 			want: `are loaded by Dynamo's vllm backend only, not by "sglang"`},
-		{name: "mocker", meta: mockerMeta, spec: base,
-			want: "are not loaded by Dynamo's mocker backend"},
+		{name: "mocker", meta: mockerMeta, spec: base, release: "1.4.0", want: "are not loaded by Dynamo's mocker backend"},
+		{name: "Dynamo 1.2: no hf:// sources", spec: base, release: "1.2.1",
+			want: `need Dynamo 1.3.0 or later, whose workers fetch ` + "`hf://`" + ` adapters; the capability file declares "1.2.1"`},
+		{name: "Dynamo 1.3 disaggregated: prefill loads none", spec: disaggregated, release: "1.3.0",
+			want: `on disaggregated serving need Dynamo 1.4.0 or later, whose prefill workers load adapters too; the capability file declares "1.3.0"`},
+		{name: "LoRA switched off", spec: base + "env: [{name: DYN_LORA_ENABLED, value: \"false\"}]\n", release: "1.4.0", field: "spec.env[0]",
+			want: `DYN_LORA_ENABLED is "false", which switches the workers' LoRA support off`},
 	} {
 		t.Run("refused: "+tc.name, func(t *testing.T) {
-			l := Provider{}.Check(request(t, tc.meta, tc.spec, adapters)).Errors()
+			l := Provider{}.Check(request(t, tc.meta, tc.spec, adapters, release(tc.release))).Errors()
 			require.Len(t, l, 1, "%v", l)
-			require.Equal(t, "spec.adapters", l[0].Field)
+			field := tc.field
+			if field == "" {
+				field = "spec.adapters"
+			}
+			require.Equal(t, field, l[0].Field)
 			require.Contains(t, l[0].Message, tc.want)
 		})
 	}
+	t.Run("Dynamo 1.3 aggregated is enough", func(t *testing.T) {
+		require.Empty(t, Provider{}.Check(request(t, "", base, adapters, release("1.3.0"))).Errors())
+	})
 }
 
 func TestCommands(t *testing.T) {

@@ -51,18 +51,23 @@ func (r *renderer) services() map[string]*service {
 		svcs[ServiceWorker] = r.worker("", nil)
 	}
 	for _, s := range svcs {
-		s.ExtraPodMetadata = r.podMetadata()
+		s.ExtraPodMetadata = r.podMetadata(s.ComponentType == componentWorker)
 	}
 	return svcs
 }
 
 // podMetadata puts `spec.podTemplate.metadata` and the
 // `airunway.ai/model-deployment` label on every pod of the graph (upstream
-// ignores podTemplate and labels pods imperatively instead).
-func (r *renderer) podMetadata() *podMetadata {
+// ignores podTemplate and labels pods imperatively instead), and on the
+// workers the digest of their LoRA adapters (adapters.go).
+func (r *renderer) podMetadata(worker bool) *podMetadata {
+	annotations := providers.Merge(providers.PodTemplateAnnotations(r.md))
+	if d := adaptersDigest(r.md); worker && d != "" {
+		annotations = providers.Merge(annotations, map[string]string{AnnotationAdapters: d})
+	}
 	return &podMetadata{
 		Labels:      providers.Merge(providers.PodTemplateLabels(r.md), map[string]string{hub.LabelModelDeployment: r.md.Name}),
-		Annotations: providers.Merge(providers.PodTemplateAnnotations(r.md)),
+		Annotations: annotations,
 	}
 }
 
@@ -338,7 +343,7 @@ func (r *renderer) workerArgs(role string) []string {
 			args = append(args, "--enforce-eager")
 		}
 	}
-	args = append(args, r.loraArgs()...)
+	args = append(args, providers.LoRACapacityArgs(md)...)
 	userArgs := e.Args
 	if _, ok := userArgs["connector"]; ok && r.engine == hub.EngineVLLM {
 		userArgs = providers.Merge(userArgs)

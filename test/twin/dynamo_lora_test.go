@@ -18,19 +18,21 @@ import (
 // TestDynamoLoRADiscovery runs two Dynamo models of the same model id in
 // one namespace, each with its own LoRA adapters (one aggregated with two
 // workers, one disaggregated), and checks what the operator's DynamoModel
-// controller would load each adapter into. The DynamoModels are accepted
-// by the real API server under the CRD derived from the operator's; the
-// pods are placed by the real scheduler. Discovery follows the operator's
-// getEndpointCandidates: the endpoints of the namespace's headless Services
-// labelled with the hash of the DynamoModel's baseModelName, ready, on the
-// system port. The twin cannot run the EndpointSlice controller for it:
-// its pod addresses are loopback, which the API server refuses in an
-// EndpointSlice (measured: "endpoints[0].addresses[0]: Invalid value"), so
-// the endpoints are the Ready pods each such Service selects, which is what
-// that controller would publish. Each adapter must reach exactly its own
-// model's workers, prefill and decode both; keyed by the model id, as the
-// operator's examples are, each would reach all four workers of both
-// models.
+// controller would load each adapter into. Real: the API server accepts
+// the DynamoModels under the CRD derived from the operator's, and the
+// scheduler places the pods. Stand-in: the operator's labelling of the
+// pods and its headless Service per base model (dynamo_test.go), and its
+// discovery, getEndpointCandidates, read here: the Ready endpoints, on the
+// system port, of the Services labelled with the hash of the DynamoModel's
+// baseModelName. Those endpoints are read from the Services' selection:
+// the twin cannot run the EndpointSlice controller for them, as its pod
+// addresses are loopback, which the API server refuses in an EndpointSlice
+// (measured: "endpoints[0].addresses[0]: Invalid value"). So the test shows
+// that the rendered modelRefs and baseModelNames select exactly each
+// model's workers, prefill and decode both, by the operator's rule; not
+// that the operator loads anything. Keyed by the model id, as the
+// operator's examples are, each adapter would reach all four workers, and
+// the test fails (measured).
 func TestDynamoLoRADiscovery(t *testing.T) {
 	dir := filepath.Join("test", "twin", "testdata", "dynamo-lora")
 	caps := filepath.Join(dir, "capabilities.yaml")
@@ -51,10 +53,12 @@ func TestDynamoLoRADiscovery(t *testing.T) {
 		want := workerPods(p.got[model])
 		require.NotEmpty(t, want, "%s: its model %q has no workers", a.GetName(), model)
 		var got []string
+		var err error
 		require.Eventually(t, func() bool {
-			got = loRAEndpoints(t, p.ns, base)
-			return slices.Equal(got, want)
+			got, err = loRAEndpoints(p.ns, base)
+			return err == nil && slices.Equal(got, want)
 		}, time.Minute, 250*time.Millisecond, "%s: the operator would load it into %v, want %v (the workers of %s)", a.GetName(), &got, want, model)
+		require.NoError(t, err)
 		addRow("dynamo (stand-in) | DynamoModel %s | dynamo-lora | - | loaded into the %d workers of %s | - | -", a.GetName(), len(got), model)
 	}
 }
@@ -81,19 +85,24 @@ func workerPods(p *placed) []string {
 // discovery.go ExtractCandidates): the Ready pods selected by the
 // namespace's Services that carry the base model's hash label and expose
 // the system port. Sorted pod names.
-func loRAEndpoints(t *testing.T, ns, baseModel string) []string {
-	t.Helper()
+// It runs inside require.Eventually's goroutine, so it returns its error
+// rather than failing the test there.
+func loRAEndpoints(ns, baseModel string) ([]string, error) {
 	ctx := context.Background()
 	services := &corev1.ServiceList{}
-	require.NoError(t, cluster.Client.List(ctx, services, client.InNamespace(ns),
-		client.MatchingLabels{baseModelHashLabel: baseModelHash(baseModel)}))
+	if err := cluster.Client.List(ctx, services, client.InNamespace(ns),
+		client.MatchingLabels{baseModelHashLabel: baseModelHash(baseModel)}); err != nil {
+		return nil, err
+	}
 	var names []string
 	for _, svc := range services.Items {
 		if !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == dynamoSystemPort }) {
 			continue
 		}
 		pods := &corev1.PodList{}
-		require.NoError(t, cluster.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(svc.Spec.Selector)))
+		if err := cluster.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(svc.Spec.Selector)); err != nil {
+			return nil, err
+		}
 		for i := range pods.Items {
 			if podReady(&pods.Items[i]) {
 				names = append(names, pods.Items[i].Name)
@@ -101,5 +110,5 @@ func loRAEndpoints(t *testing.T, ns, baseModel string) []string {
 		}
 	}
 	slices.Sort(names)
-	return slices.Compact(names)
+	return slices.Compact(names), nil
 }

@@ -67,10 +67,9 @@ import (
 // of the twin's table, that is, that the nodeSelector, tolerations and GPU
 // resource the renderer writes into a graph put its pods on the chosen
 // pool, and that the status reporter reads a graph status of the operator's
-// shape; and that the operator's DynamoModel discovery (the EndpointSlices
-// the real EndpointSlice controller makes of those Services) finds exactly
-// a model's workers; not that the operator accepts the graph or loads an
-// adapter.
+// shape; and that a DynamoModel's baseModelName selects exactly its model's
+// workers by the operator's rule (dynamo_lora_test.go); not that the
+// operator accepts the graph or loads an adapter.
 
 // dynamoDeployments are the Deployments the operator's component path
 // makes of a graph.
