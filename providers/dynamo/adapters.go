@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,19 +69,11 @@ func checkAdapters(req *providers.Request, l *diag.List) {
 		l.Errorf("spec.adapters", "on disaggregated serving need Dynamo %s or later, whose prefill workers load adapters too; the capability file declares %q", disaggregatedSince, req.Provider.Version)
 	}
 	for i, e := range md.Spec.Env {
-		if e.Name == envLoRAOn && e.ValueFrom == nil && !containsFold(truthyLoRAEnvValues, e.Value) {
+		truthy := slices.ContainsFunc(truthyLoRAEnvValues, func(v string) bool { return strings.EqualFold(v, e.Value) })
+		if e.Name == envLoRAOn && e.ValueFrom == nil && !truthy {
 			l.Errorf(fmt.Sprintf("spec.env[%d]", i), "%s is %q, which switches the workers' LoRA support off, but `spec.adapters` is set; remove the variable or the adapters", envLoRAOn, e.Value)
 		}
 	}
-}
-
-func containsFold(list []string, s string) bool {
-	for _, v := range list {
-		if strings.EqualFold(v, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // baseModelName is the workers' `modelRef` and every DynamoModel's

@@ -130,10 +130,12 @@ type renderer struct {
 	mocker  bool
 	// gateway selects the Epp topology (Gateway API Inference Extension)
 	// instead of the standalone Frontend.
-	gateway   bool
-	overrides typedOverrides
-	image     string
-	l         *diag.List
+	gateway bool
+	// adaptersDigest is the workers' AnnotationAdapters, computed once.
+	adaptersDigest string
+	overrides      typedOverrides
+	image          string
+	l              *diag.List
 }
 
 func newRenderer(req *providers.Request, typed typedOverrides, l *diag.List) *renderer {
@@ -142,6 +144,7 @@ func newRenderer(req *providers.Request, typed typedOverrides, l *diag.List) *re
 	if !r.mocker && md.Annotations[hub.AnnotationDynamoTestBackend] != "" {
 		l.Warnf(diag.IgnoredField, "metadata.annotations."+hub.AnnotationDynamoTestBackend, "is ignored: the mocker test backend needs the value %q and `spec.provider.name: dynamo`", hub.MockerBackend)
 	}
+	r.adaptersDigest = adaptersDigest(md)
 	r.gateway = r.chooseGateway()
 	r.image = r.workerImage()
 	r.warnIgnored()

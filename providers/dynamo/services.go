@@ -62,8 +62,8 @@ func (r *renderer) services() map[string]*service {
 // workers the digest of their LoRA adapters (adapters.go).
 func (r *renderer) podMetadata(worker bool) *podMetadata {
 	annotations := providers.Merge(providers.PodTemplateAnnotations(r.md))
-	if d := adaptersDigest(r.md); worker && d != "" {
-		annotations = providers.Merge(annotations, map[string]string{AnnotationAdapters: d})
+	if worker && r.adaptersDigest != "" {
+		annotations = providers.Merge(annotations, map[string]string{AnnotationAdapters: r.adaptersDigest})
 	}
 	return &podMetadata{
 		Labels:      providers.Merge(providers.PodTemplateLabels(r.md), map[string]string{hub.LabelModelDeployment: r.md.Name}),
