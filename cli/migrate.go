@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -69,55 +70,189 @@ stdin.`,
 	return cmd
 }
 
-// migrateFiles migrates every YAML file under paths in place. A file is
-// rewritten only when something in it changes, so a second run changes
-// nothing; a file with an error is left alone and the run fails.
+// migrateFiles migrates every YAML file under paths in place, in two
+// passes. The first reads and migrates them all and writes nothing, so bad
+// input (a conflict, a link out of the paths, a read-only file) fails the
+// run with no file changed. The second writes the files that change; each
+// write stands alone, and when one fails the summary names exactly the
+// files that were changed and those that were not. A file is rewritten
+// only when something in it changes, so a second run changes nothing.
 func migrateFiles(paths []string, check bool, to string, stdout, stderr io.Writer) error {
-	files, err := migrateInputs(paths)
+	names, err := migrateInputs(paths)
 	if err != nil {
 		fmt.Fprintf(stderr, "[error] %v\n", err)
 		return exitCode(1)
 	}
-	var problems diag.List
-	changedFiles := 0
-	for _, f := range files {
-		out, notes, l := migrateFile(f, to)
-		problems = append(problems, l...)
-		if l.HasErrors() || out == nil {
-			continue
-		}
-		changedFiles++
-		for _, n := range notes {
-			fmt.Fprintf(stdout, "%s: %s\n", f, n)
-		}
-		if check {
-			continue
-		}
-		if err := writeFileAtomic(f, out); err != nil {
-			problems = append(problems, diag.Problem{Severity: diag.Error, File: f, Message: fmt.Sprintf("cannot write: %v", err)})
+	scope, err := newMigrateScope(paths)
+	if err != nil {
+		fmt.Fprintf(stderr, "[error] %v\n", err)
+		return exitCode(1)
+	}
+	defer scope.close()
+	pending, problems := planMigration(scope, names, to, !check)
+	if check {
+		for _, p := range pending {
+			printNotes(stdout, p)
 		}
 	}
 	problems.Report(stderr, "no file was changed")
 	switch {
 	case problems.HasErrors():
 		return exitCode(1)
-	case check && changedFiles > 0:
-		fmt.Fprintf(stderr, "airunway-render migrate --check: %d file(s) would change; run `airunway-render migrate` on them\n", changedFiles)
+	case check && len(pending) > 0:
+		fmt.Fprintf(stderr, "airunway-render migrate --check: %d file(s) would change; run `airunway-render migrate` on them\n", len(pending))
 		return exitCode(exitWouldChange)
+	case check:
+		return nil
+	}
+	return writeMigrations(pending, stdout, stderr)
+}
+
+// migration is a file whose content changes: what was read of it, and
+// what it becomes.
+type migration struct {
+	target migrateTarget
+	read   fileSnapshot
+	out    []byte
+	notes  []string
+	data   []byte // what was read, until it is migrated
+}
+
+// planMigration reads and migrates the files named, writing nothing; the
+// files to write must also be writable when forWrite. The files together
+// are read within hub.MaxInputBytes, as render reads them.
+func planMigration(scope *migrateScope, names []string, to string, forWrite bool) ([]migration, diag.List) {
+	var pending []migration
+	var problems diag.List
+	seen := map[fileID]bool{}
+	budget := hub.MaxInputBytes
+	for _, name := range names {
+		m, err := readForMigration(scope, name, seen, &budget)
+		if err != nil {
+			problems = append(problems, fileProblem(name, "cannot read", err))
+			if errors.Is(err, errTooLarge) {
+				break // the budget is spent: the files after it are not read
+			}
+			continue
+		}
+		if m == nil {
+			continue // another name of a file read already
+		}
+		var l diag.List
+		m.out, m.notes, l = migrateFile(name, m.data, to)
+		problems = append(problems, l...)
+		if m.out == nil {
+			continue
+		}
+		if forWrite {
+			if err := m.target.checkWritable(m.read); err != nil {
+				problems = append(problems, fileProblem(name, "cannot write", err))
+				continue
+			}
+		}
+		m.data = nil
+		pending = append(pending, *m)
+	}
+	return pending, problems
+}
+
+// readForMigration reads one file of the scope; nil when the file was read
+// already under another name (a link to it, a hard link).
+func readForMigration(scope *migrateScope, name string, seen map[fileID]bool, budget *int) (*migration, error) {
+	target, err := scope.locate(name)
+	if err != nil {
+		return nil, err
+	}
+	f, info, err := target.open(os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	id := snapshotOf(info, nil).id()
+	if seen[id] {
+		return nil, nil
+	}
+	if id != (fileID{}) { // the zero id: the system does not say
+		seen[id] = true
+	}
+	data, err := readBounded(f, info, budget)
+	if err != nil {
+		return nil, err
+	}
+	return &migration{target: target, read: snapshotOf(info, data), data: data}, nil
+}
+
+// fileProblem is err as a problem of file: a refusal says all, an I/O
+// error is prefixed with what migrate could not do.
+func fileProblem(file, what string, err error) diag.Problem {
+	msg := what + ": " + err.Error()
+	var r refusal
+	switch {
+	case errors.As(err, &r):
+		msg = r.msg
+	case errors.Is(err, errTooLarge):
+		msg = fmt.Sprintf("brings the input past %s; the files given to one run must hold at most %s together (migrate fewer paths per run)", hub.FormatBytes(hub.MaxInputBytes), hub.FormatBytes(hub.MaxInputBytes))
+	}
+	return diag.Problem{Severity: diag.Error, File: file, Message: msg}
+}
+
+// writeMigrations writes the files in order, each on its own: a failure
+// does not stop the others, and the summary names exactly which files were
+// changed and which were not.
+func writeMigrations(pending []migration, stdout, stderr io.Writer) error {
+	var problems diag.List
+	var changed, unchanged, torn []string
+	for _, m := range pending {
+		outcome, err := m.target.write(m.read, m.out)
+		if err != nil {
+			problems = append(problems, fileProblem(m.target.name, "cannot write", err))
+		}
+		switch outcome {
+		case written:
+			changed = append(changed, m.target.name)
+			printNotes(stdout, m)
+		case partlyWritten:
+			torn = append(torn, m.target.name)
+		default:
+			unchanged = append(unchanged, m.target.name)
+		}
+	}
+	problems.Report(stderr, writeSummary(len(pending), changed, unchanged, torn))
+	if problems.HasErrors() {
+		return exitCode(1)
 	}
 	return nil
 }
 
-// migrateFile returns the file's new content, nil when nothing changes,
-// with a note per change.
-func migrateFile(file, to string) ([]byte, []string, diag.List) {
-	var l diag.List
-	budget := hub.MaxInputBytes
-	data, err := readLimited(hostFiles{}, file, &budget)
-	if err != nil {
-		l = append(l, diag.Problem{Severity: diag.Error, File: file, Message: fmt.Sprintf("cannot read: %v", err)})
-		return nil, nil, l
+// writeSummary says what a run with write errors did; "no file was
+// changed" only when that is so.
+func writeSummary(needed int, changed, unchanged, torn []string) string {
+	if len(changed) == 0 && len(torn) == 0 {
+		return "no file was changed"
 	}
+	s := fmt.Sprintf("changed %d of the %d file(s) that needed migrating: %s", len(changed), needed, strings.Join(changed, ", "))
+	if len(changed) == 0 {
+		s = fmt.Sprintf("changed none of the %d file(s) that needed migrating", needed)
+	}
+	if len(unchanged) > 0 {
+		s += "; not changed: " + strings.Join(unchanged, ", ")
+	}
+	if len(torn) > 0 {
+		s += "; may be partly written (restore from version control, then run migrate again): " + strings.Join(torn, ", ")
+	}
+	return s
+}
+
+func printNotes(w io.Writer, m migration) {
+	for _, n := range m.notes {
+		fmt.Fprintf(w, "%s: %s\n", m.target.name, n)
+	}
+}
+
+// migrateFile returns the new content of file, whose content is data; nil
+// when nothing changes, with a note per change.
+func migrateFile(file string, data []byte, to string) ([]byte, []string, diag.List) {
+	var l diag.List
 	r := &kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true}
 	nodes, err := r.Read()
 	if err != nil {
