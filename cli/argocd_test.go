@@ -87,7 +87,7 @@ func TestArgoCDGenerateKustomization(t *testing.T) {
 	t.Setenv(envCapabilities, "")
 	overlay, stderr, code := argo(t, "generate")
 	require.Equal(t, 0, code, stderr)
-	built, stderr, code := run(t, "", "build", ".")
+	built, stderr, code := run(t, "", "build", ".", "--root", root)
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, built, overlay)
 	require.Contains(t, overlay, "replicas: 3")

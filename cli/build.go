@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -18,9 +20,9 @@ import (
 var functionExecutable = os.Executable
 
 func newBuildCommand(s streams) *cobra.Command {
-	var output string
+	var output, root string
 	cmd := &cobra.Command{
-		Use:   "build DIR [-o yaml|json]",
+		Use:   "build DIR [--root DIR] [-o yaml|json]",
 		Short: "Build a kustomization with airunway-render as its function (kustomize build, in process)",
 		Long: `Build the kustomization in DIR as ` + "`kustomize build`" + ` does, with kustomize's
 library (sigs.k8s.io/kustomize/api) inside this binary: resources, patches,
@@ -29,7 +31,13 @@ order. Where the kustomization declares the airunway-render function (an
 exec path or an image named airunway-render, as in
 examples/kustomize/render), this binary runs it: no standalone kustomize,
 no --enable-alpha-plugins --enable-exec. A kustomization that declares any
-other function is refused.
+other function, or any other plugin that is not one of kustomize's builtins,
+is refused before kustomize loads anything, however it is written (inline,
+in a file, in a List, with escaped or differently cased keys); so is a
+remote base or file: build fetches nothing and runs nothing else.
+
+Everything read must be inside --root: by default the Git working tree that
+holds DIR, else the current directory (when DIR is in it), else DIR itself.
 
 The output is what standalone kustomize prints for the same directory with
 the same airunway-render release. The Argo CD plugin builds an
@@ -38,18 +46,28 @@ application's directory this way when it holds a kustomization.`,
   airunway-render build examples/kustomize/clusters/prod
 
   # the same as one JSON List
-  airunway-render build examples/kustomize/clusters/prod -o json`,
+  airunway-render build examples/kustomize/clusters/prod -o json
+
+  # outside a Git working tree: allow reads of the whole platform directory
+  airunway-render build platform/clusters/prod --root platform`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("takes one directory with a kustomization, got %d arguments", len(args))
 			}
 			return nil
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutputFormat(output); err != nil {
 				return err
 			}
-			res, err := buildKustomization(args[0], "")
+			if root == "" {
+				root = repositoryRoot(args[0])
+			}
+			res, err := buildKustomization(args[0], root)
+			var outside *kbuild.OutsideError
+			if errors.As(err, &outside) && !cmd.Flags().Changed("root") {
+				err = fmt.Errorf("%w (the default root; name a wider one with `--root DIR`)", err)
+			}
 			if err != nil {
 				fmt.Fprintf(s.errOut, "[error] %v\n", err)
 				return exitCode(1)
@@ -62,12 +80,13 @@ application's directory this way when it holds a kustomization.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
+	cmd.Flags().StringVar(&root, "root", "", "the directory nothing outside of which is read (default: the Git working tree holding DIR, else the current directory when DIR is in it, else DIR)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-// buildKustomization runs kbuild with this binary as the function; root,
-// when set, confines what it reads.
+// buildKustomization runs kbuild with this binary as the function,
+// reading nothing outside root.
 func buildKustomization(dir, root string) (kbuild.Result, error) {
 	self, err := functionExecutable()
 	if err != nil {
@@ -88,4 +107,30 @@ func writeBuildJSON(s streams, out []byte) error {
 		items = append(items, render.Encoded{YAML: []byte(n.MustString())})
 	}
 	return writeJSONList(s.out, items)
+}
+
+// repositoryRoot is the directory a build of dir may read: the Git working
+// tree that holds it (the nearest directory above it with a .git), else the
+// current directory when dir is inside it, else dir itself. A kustomization
+// commonly reads its bases from elsewhere in its repository, and never
+// needs more.
+func repositoryRoot(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if cwd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(cwd, abs); err == nil && filepath.IsLocal(rel) {
+			return cwd
+		}
+	}
+	return abs
 }

@@ -18,6 +18,13 @@ const (
 	// platform's repository (10,000 rendered models are about 25 MB) and
 	// low enough that parsing it cannot exhaust a repo server.
 	MaxInputBytes = 64 << 20
+	// MaxInputDocuments bounds the YAML documents (objects) of one run's
+	// input. Every document costs bookkeeping beyond its bytes, so 64 MiB
+	// of tiny documents would cost far more memory than 64 MiB of models.
+	MaxInputDocuments = 100_000
+	// MaxInputNodes bounds the YAML nodes of one run's input, counted with
+	// aliases expanded.
+	MaxInputNodes = 1 << 23
 	// MaxObjectBytes bounds one ModelDeployment or ClusterCapabilities
 	// object as JSON, after YAML aliases are expanded. The API server stores
 	// at most 1.5 MiB per object, so nothing real comes near it.

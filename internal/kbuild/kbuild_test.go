@@ -37,7 +37,7 @@ func build(t *testing.T, dir string, root string) (string, error) {
 // TestProdOverlay: the prod overlay's patch reaches the renderer, which
 // renders for prod's capability file.
 func TestProdOverlay(t *testing.T) {
-	out, err := build(t, filepath.Join(repo, "examples/kustomize/clusters/prod"), "")
+	out, err := build(t, filepath.Join(repo, "examples/kustomize/clusters/prod"), repo)
 	require.NoError(t, err)
 	require.Contains(t, out, "kind: DynamoGraphDeployment")
 	require.Contains(t, out, "render.airunway.ai/node-pool: a100")
@@ -136,8 +136,8 @@ func TestConfinedToRoot(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "is outside the repository")
 
-	// Without a root the same base builds.
-	out, err := build(t, filepath.Join(repoDir, "escape"), "")
+	// With the whole directory as the root, the same base builds.
+	out, err := build(t, filepath.Join(repoDir, "escape"), dir)
 	require.NoError(t, err)
 	require.Contains(t, out, "kind: ModelDeployment")
 }
@@ -165,7 +165,7 @@ func TestRemoteRefused(t *testing.T) {
 }
 
 // TestUnreadableDeclarationRefused: a file that names the function
-// annotation but cannot be read is refused, not passed to kustomize.
+// annotation but is not YAML is refused, and nothing runs.
 func TestUnreadableDeclarationRefused(t *testing.T) {
 	dir := t.TempDir()
 	files := overlay("      exec:\n        path: airunway-render\n")
@@ -173,5 +173,5 @@ func TestUnreadableDeclarationRefused(t *testing.T) {
 	writeTree(t, dir, files)
 	_, err := build(t, filepath.Join(dir, "app"), dir)
 	require.Error(t, err)
-	require.Contains(t, err.Error(), "cannot read the function declarations in it")
+	require.Contains(t, err.Error(), "MalformedYAMLError")
 }

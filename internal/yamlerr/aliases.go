@@ -30,6 +30,25 @@ func CheckAliases(n *yaml.Node) error {
 	return nil
 }
 
+// ExpandedNodes is the number of nodes n stands for with its aliases
+// expanded, counted without expanding them. A tree with aliases is counted
+// up to MaxExpandedNodes+1 (CheckAliases refuses it past that); one
+// without is counted whole.
+func ExpandedNodes(n *yaml.Node) int {
+	if hasAlias(n, 0) {
+		return expandedSize(n, map[*yaml.Node]int{}, 0)
+	}
+	return countNodes(n)
+}
+
+func countNodes(n *yaml.Node) int {
+	count := 1
+	for _, c := range n.Content {
+		count += countNodes(c)
+	}
+	return count
+}
+
 // hasAlias reports whether the tree under n holds an alias.
 func hasAlias(n *yaml.Node, depth int) bool {
 	if n == nil || depth > MaxParserDepth {
