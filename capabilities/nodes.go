@@ -96,8 +96,9 @@ func poolNode(p hub.NodePool, i int32) corev1.Node {
 			memory = c.Memory
 		}
 	}
-	allocatable[corev1.ResourceCPU] = resource.MustParse(cpu)
-	allocatable[corev1.ResourceMemory] = resource.MustParse(memory)
+	// Resolve validated the capacity.
+	allocatable[corev1.ResourceCPU] = hub.MustParseQuantity(cpu)
+	allocatable[corev1.ResourceMemory] = hub.MustParseQuantity(memory)
 	// The pool's own selector last: it is what the renderer places by.
 	maps.Copy(labels, p.Selector)
 

@@ -3,6 +3,7 @@ package capabilities
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -15,7 +16,6 @@ import (
 	"sync/atomic"
 
 	"github.com/google/cel-go/cel"
-	"k8s.io/apimachinery/pkg/api/resource"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
@@ -355,11 +355,23 @@ func checkNodePools(pools []hub.NodePool, l *diag.List) {
 		}
 		if c := p.Capacity; c != nil {
 			for _, fv := range [][2]string{{"cpu", c.CPU}, {"memory", c.Memory}} {
-				if q, err := resource.ParseQuantity(fv[1]); fv[1] != "" && (err != nil || q.Sign() <= 0) {
-					l.Errorf(at+".capacity."+fv[0], "%q must be a positive quantity", fv[1])
-				}
+				checkCapacity(at+".capacity."+fv[0], fv[1], l)
 			}
 		}
+	}
+}
+
+// checkCapacity: a pool's capacity is a positive quantity, within
+// hub.ParseQuantity's bounds.
+func checkCapacity(field, value string, l *diag.List) {
+	if value == "" {
+		return
+	}
+	switch q, err := hub.ParseQuantity(value); {
+	case err != nil && !errors.Is(err, hub.ErrNotAQuantity):
+		l.Errorf(field, "%v", err)
+	case err != nil || q.Sign() <= 0:
+		l.Errorf(field, "%q must be a positive quantity", value)
 	}
 }
 

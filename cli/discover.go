@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -22,9 +23,9 @@ import (
 const discoverTimeout = time.Minute
 
 func newCapabilitiesDiscoverCommand(s streams) *cobra.Command {
-	var kubeconfig, kubeContext, mergeFile, name string
+	var kubeconfig, kubeContext, mergeFile, name, nodeSelector string
 	cmd := &cobra.Command{
-		Use:   "discover [--kubeconfig FILE] [--context NAME] [--merge FILE] [--name NAME]",
+		Use:   "discover [--kubeconfig FILE] [--context NAME] [--merge FILE | --node-selector LABELS] [--name NAME]",
 		Short: "Write the capability file of a live cluster",
 		Long: `Read a cluster and print its capability file: node pools grouped by the
 cloud's node-pool label (AKS, EKS, GKE, Karpenter; nodes without one by their
@@ -44,6 +45,12 @@ stay, the facts (releases, installed providers, gateway versions, each pool's
 taints, GPUs, capacity and node count) follow the cluster. Each change is
 listed on stderr.
 
+--node-selector LABELS (a label selector, as kubectl's -l) reads only the
+Nodes it picks: for a cluster whose other nodes are not the renderer's, or
+too many to describe. A file the renderer would refuse to read (larger than
+1 MiB: thousands of node pools, from nodes of distinct node-pool labels,
+GPUs or taints) is never printed.
+
 The kubeconfig is found as kubectl finds it: --kubeconfig, else $KUBECONFIG,
 else ~/.kube/config, else the in-cluster service account.`,
 		Example: `  # the capability file of the current context's cluster
@@ -54,6 +61,10 @@ else ~/.kube/config, else the in-cluster service account.`,
   mv new.yaml clusters/prod/capabilities.yaml && git diff`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkNodeSelector(nodeSelector, mergeFile); err != nil {
+				fmt.Fprintf(s.errOut, "[error] %v\n", err)
+				return exitCode(1)
+			}
 			var text []byte
 			var declared *hub.ClusterCapabilities
 			if mergeFile != "" {
@@ -71,7 +82,7 @@ else ~/.kube/config, else the in-cluster service account.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), discoverTimeout)
 			defer cancel()
-			cluster, err := discover.Read(ctx, cfg)
+			cluster, err := discover.ReadNodes(ctx, cfg, nodeSelector)
 			if err != nil {
 				fmt.Fprintf(s.errOut, "[error] reading the cluster (context %q): %v\n", contextName, err)
 				return exitCode(1)
@@ -98,7 +109,11 @@ else ~/.kube/config, else the in-cluster service account.`,
 			header := fmt.Sprintf("Discovered by `airunway-render capabilities discover` from context %q.\nRead the comments, name the pools, add prices; --merge keeps them when you discover again.", contextName)
 			out, err := capsfile.Encode(caps, notes, header)
 			if err != nil {
-				fmt.Fprintf(s.errOut, "[error] %v\n", err)
+				hint := ""
+				if errors.As(err, new(*capsfile.TooLargeError)) {
+					hint = ", or read only the nodes the renderer places on (`--node-selector LABELS`)"
+				}
+				fmt.Fprintf(s.errOut, "[error] %v%s\n", err, hint)
 				return exitCode(1)
 			}
 			_, err = s.out.Write(out)
@@ -110,7 +125,24 @@ else ~/.kube/config, else the in-cluster service account.`,
 	f.StringVar(&kubeContext, "context", "", "the kubeconfig context (default: its current context)")
 	f.StringVar(&mergeFile, "merge", "", "a hand-written capability file to update (- reads stdin)")
 	f.StringVar(&name, "name", "", "metadata.name of the file (default: the context's name)")
+	f.StringVar(&nodeSelector, "node-selector", "", "read only the Nodes with these labels (a label selector, as kubectl's -l; not with --merge)")
 	return cmd
+}
+
+// checkNodeSelector: a label selector, and not with --merge, which must
+// see every node a declared pool selects (it drops a pool whose nodes it
+// does not see).
+func checkNodeSelector(selector, mergeFile string) error {
+	if selector == "" {
+		return nil
+	}
+	if mergeFile != "" {
+		return errors.New("`--node-selector` must not be combined with `--merge`: a merge must see every node the file's pools select, and drops a pool whose nodes it does not see")
+	}
+	if _, err := labels.Parse(selector); err != nil {
+		return fmt.Errorf("`--node-selector` is %q: %v; it must be a label selector such as \"pool=gpu,tier!=spot\"", selector, err)
+	}
+	return nil
 }
 
 // clientConfig loads the kubeconfig as kubectl does and returns the

@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 // Cluster is what discovery reads of a cluster: a snapshot, so that
@@ -50,6 +52,13 @@ var (
 // names the verb and resource the ClusterRole in deploy/discover grants) is
 // an error.
 func Read(ctx context.Context, cfg *rest.Config) (*Cluster, error) {
+	return ReadNodes(ctx, cfg, "")
+}
+
+// ReadNodes is Read of only the Nodes that nodeSelector, a label
+// selector as kubectl's `-l` takes, picks ("" picks every Node): for a
+// cluster whose other nodes are not the renderer's to place on.
+func ReadNodes(ctx context.Context, cfg *rest.Config, nodeSelector string) (*Cluster, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -59,10 +68,10 @@ func Read(ctx context.Context, cfg *rest.Config) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{}
-	if c.Nodes, err = listTyped[corev1.Node](ctx, dyn, nodesResource); err != nil {
+	if c.Nodes, err = listTyped[corev1.Node](ctx, dyn, nodesResource, nodeSelector); err != nil {
 		return nil, err
 	}
-	if c.Deployments, err = listTyped[appsv1.Deployment](ctx, dyn, deploymentsResource); err != nil {
+	if c.Deployments, err = listTyped[appsv1.Deployment](ctx, dyn, deploymentsResource, ""); err != nil {
 		return nil, err
 	}
 	if c.CRDs, err = listMetadata(ctx, meta, crdsResource); err != nil {
@@ -79,28 +88,77 @@ func Read(ctx context.Context, cfg *rest.Config) (*Cluster, error) {
 	return c, nil
 }
 
+// Read lists page by page and refuses a list longer than MaxListItems: a
+// list is the one input of discover whose size the cluster's users set
+// (any namespace's owner adds Deployments; kubelets and autoscalers add
+// Nodes), and one response holding all of it would be read whole.
+const (
+	// listPageSize is the items one list request asks for, kubectl's chunk.
+	listPageSize = 500
+	// MaxListItems bounds each list: Kubernetes' scalability thresholds
+	// are 5,000 nodes and 150,000 pods in a cluster, so no real cluster
+	// has more of any kind discover reads.
+	MaxListItems = 150000
+)
+
 // listTyped lists a resource in every namespace through the dynamic client
 // and converts the items: the typed clientset would link every API group.
-func listTyped[T any](ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource) ([]T, error) {
-	list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
-	}
-	out := make([]T, len(list.Items))
-	for i := range list.Items {
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &out[i]); err != nil {
-			return nil, fmt.Errorf("reading %s %q: %w", gvr.GroupResource(), list.Items[i].GetName(), err)
+// An item's quantities are checked (hub.CheckQuantities) before the
+// converter parses them: a Node's allocatable comes from its kubelet.
+func listTyped[T any](ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, selector string) ([]T, error) {
+	var out []T
+	err := listPages(gvr, selector, func(opts metav1.ListOptions) (string, int, error) {
+		list, err := dyn.Resource(gvr).List(ctx, opts)
+		if err != nil {
+			return "", 0, err
 		}
-	}
-	return out, nil
+		for i := range list.Items {
+			var item T
+			at := fmt.Sprintf("%s %q", gvr.GroupResource(), list.Items[i].GetName())
+			if err := hub.CheckQuantities(list.Items[i].Object, &item, ""); err != nil {
+				return "", 0, fmt.Errorf("reading %s: %w", at, err)
+			}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &item); err != nil {
+				return "", 0, fmt.Errorf("reading %s: %w", at, err)
+			}
+			out = append(out, item)
+		}
+		return list.GetContinue(), len(list.Items), nil
+	})
+	return out, err
 }
 
 func listMetadata(ctx context.Context, meta metadata.Interface, gvr schema.GroupVersionResource) ([]metav1.PartialObjectMetadata, error) {
-	list, err := meta.Resource(gvr).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
+	var out []metav1.PartialObjectMetadata
+	err := listPages(gvr, "", func(opts metav1.ListOptions) (string, int, error) {
+		list, err := meta.Resource(gvr).List(ctx, opts)
+		if err != nil {
+			return "", 0, err
+		}
+		out = append(out, list.Items...)
+		return list.Continue, len(list.Items), nil
+	})
+	return out, err
+}
+
+// listPages calls list for each page of gvr's objects with the labels
+// selector picks, listPageSize items at a time, until the API server says
+// there is no more, and fails once the items pass MaxListItems.
+func listPages(gvr schema.GroupVersionResource, selector string, list func(metav1.ListOptions) (next string, items int, err error)) error {
+	opts := metav1.ListOptions{Limit: listPageSize, LabelSelector: selector}
+	for total := 0; ; {
+		next, n, err := list(opts)
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
+		}
+		if total += n; total > MaxListItems {
+			return fmt.Errorf("listing %s: the cluster has more than %d of them; discover reads at most %d of a kind (Kubernetes' scalability thresholds: 5,000 nodes, 150,000 pods)", gvr.GroupResource(), MaxListItems, MaxListItems)
+		}
+		if next == "" {
+			return nil
+		}
+		opts.Continue = next
 	}
-	return list.Items, nil
 }
 
 // Sort orders every list by namespace and name, so that what a Cluster

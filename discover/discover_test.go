@@ -1,6 +1,7 @@
 package discover_test
 
 import (
+	"flag"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/airunway-render/airunway-render/discover/capsfile"
 	"github.com/airunway-render/airunway-render/discover/discovertest"
 )
+
+var _ = flag.Bool("update", false, "rewrite testdata/*.golden from this run")
 
 // TestDiscover holds what each fixture cluster discovers to a golden file,
 // checks that the file is one the renderer accepts, and that shuffling

@@ -7,7 +7,10 @@
 //   - Read lists what discovery needs — Nodes, the metadata of
 //     CustomResourceDefinitions and Gateways, and Deployments — into a
 //     Cluster, a plain snapshot. Nothing else is read: no Secret, no Pod,
-//     no ConfigMap.
+//     no ConfigMap. What the cluster's users write is bounded: each list
+//     is read in pages and refused past MaxListItems, and every quantity
+//     (a Node's allocatable is its kubelet's to write) is checked before
+//     it is parsed.
 //   - Discover turns a Cluster into a ClusterCapabilities: node pools
 //     grouped by the cloud's node-pool label (or GPU shape), their GPU
 //     Feature Discovery facts, taints and allocatable GPUs; the providers

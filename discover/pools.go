@@ -202,6 +202,7 @@ func Pools(c *Cluster) ([]FoundPool, []Note) {
 	c.Sort()
 	groups := groupNodes(c.Nodes)
 	names := poolNames(groups)
+	index := indexNodes(c.Nodes, groups)
 	split := map[string]int{}
 	for _, g := range groups {
 		if g.poolValue != "" {
@@ -214,7 +215,7 @@ func Pools(c *Cluster) ([]FoundPool, []Note) {
 		p := hub.NodePool{Name: names[i], Taints: g.taintList}
 		field := fmt.Sprintf("spec.nodePools[%s]", p.Name)
 		var why string
-		p.Selector, why = g.selector(c.Nodes)
+		p.Selector, why = g.selector(index)
 		if why != "" {
 			notes = append(notes, Note{Field: field + ".selector", Text: why})
 		}
@@ -310,11 +311,54 @@ func (g *group) gpuNotes(field string) []Note {
 	return notes
 }
 
+// nodeIndex finds the nodes a selector picks, and their groups, without
+// a scan of every node per selector: with a pool per node (a label value
+// or taint of each node's own) that scan made discover quadratic in the
+// nodes.
+type nodeIndex struct {
+	byLabel map[string][]*corev1.Node // by "key=value"
+	groupOf map[*corev1.Node]*group
+}
+
+func indexNodes(nodes []corev1.Node, groups []*group) nodeIndex {
+	ix := nodeIndex{byLabel: map[string][]*corev1.Node{}, groupOf: map[*corev1.Node]*group{}}
+	for i := range nodes {
+		for k, v := range nodes[i].Labels {
+			ix.byLabel[k+"="+v] = append(ix.byLabel[k+"="+v], &nodes[i])
+		}
+	}
+	for _, g := range groups {
+		for _, n := range g.nodes {
+			ix.groupOf[n] = g
+		}
+	}
+	return ix
+}
+
+// picks returns the nodes sel picks: those with its rarest label, then
+// the other labels checked.
+func (ix nodeIndex) picks(sel map[string]string) []*corev1.Node {
+	var rarest []*corev1.Node
+	for k, v := range sel {
+		if nodes := ix.byLabel[k+"="+v]; rarest == nil || len(nodes) < len(rarest) {
+			rarest = nodes
+		}
+	}
+	s := labels.SelectorFromSet(sel)
+	var out []*corev1.Node
+	for _, n := range rarest {
+		if s.Matches(labels.Set(n.Labels)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // selector picks the labels that select exactly the group's nodes: a GPU
 // pool's product label (portable across clusters), else its pool label,
 // else both; a CPU pool's pool label, else kubernetes.io/os=linux. A
 // selector that also picks other nodes comes with a note saying so.
-func (g *group) selector(all []corev1.Node) (map[string]string, string) {
+func (g *group) selector(ix nodeIndex) (map[string]string, string) {
 	var candidates []map[string]string
 	productLabel := productLabelOf(g.gpu.ResourceName)
 	if g.gpu.Product != "" {
@@ -327,7 +371,7 @@ func (g *group) selector(all []corev1.Node) (map[string]string, string) {
 		}
 	}
 	for _, s := range candidates {
-		if g.selectsOnlyItself(s, all) {
+		if g.selectsOnlyItself(s, ix) {
 			return s, ""
 		}
 	}
@@ -342,10 +386,9 @@ func (g *group) selector(all []corev1.Node) (map[string]string, string) {
 
 // selectsOnlyItself reports whether every node the selector picks is one
 // of the group's.
-func (g *group) selectsOnlyItself(sel map[string]string, all []corev1.Node) bool {
-	s := labels.SelectorFromSet(sel)
-	for i := range all {
-		if s.Matches(labels.Set(all[i].Labels)) && !slices.Contains(g.nodes, &all[i]) {
+func (g *group) selectsOnlyItself(sel map[string]string, ix nodeIndex) bool {
+	for _, n := range ix.picks(sel) {
+		if ix.groupOf[n] != g {
 			return false
 		}
 	}

@@ -20,6 +20,12 @@
 // pods at a rollout's peak), and so is cost: nodes × price × 730 hours,
 // in integer micro-units so that every machine prints the same figures.
 //
+// The objects' quantities come from overrides too (an emptyDir's
+// sizeLimit, a pod's overhead): each is checked before the pod spec is
+// parsed (providers.TemplateGroup calls hub.CheckQuantities), and a pod
+// whose requests add up beyond int64 milli-units is an error, so the
+// packing's integers are exact.
+//
 // Compute is pure: items and a resolved capability file in, a Plan out.
 // The CLI (`airunway-render plan`) renders, plans and prints.
 package plan

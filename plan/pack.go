@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 )
@@ -40,8 +39,11 @@ func nodeShape(np *hub.NodePool) shape {
 	return s
 }
 
+// quantity is a capacity of the resolved capability file, whose
+// quantities capabilities.Resolve checked: within int64 milli-units, so
+// Value and MilliValue are exact.
 func quantity(v string, milli bool) int64 {
-	q, err := resource.ParseQuantity(v)
+	q, err := hub.ParseQuantity(v)
 	if v == "" || err != nil {
 		return 0
 	}

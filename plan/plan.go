@@ -208,12 +208,16 @@ func podGroups(items []*yaml.RNode) ([]Group, []string, error) {
 			if g.Pods == 0 && g.Surge == 0 {
 				continue
 			}
+			requests := podRequests(&g.Spec)
+			if err := checkRequests(requests); err != nil {
+				return nil, nil, fmt.Errorf("%s %q in namespace %q: %w", obj.GetKind(), obj.GetName(), obj.GetNamespace(), err)
+			}
 			if g.WholeNodeGPUs {
 				notes = append(notes, fmt.Sprintf("%s (model %q): KAITO sizes a preset's pods from the model and the nodes (its node estimator); the plan counts `resource.count` pods, each taking a whole node", what, model))
 			}
 			out = append(out, Group{
 				Model: model, Namespace: obj.GetNamespace(), Object: what, Component: g.Component, Pods: g.Pods,
-				surge: g.Surge, requests: podRequests(&g.Spec), whole: g.WholeNodeGPUs, selector: requiredLabels(&g.Spec), tols: g.Spec.Tolerations,
+				surge: g.Surge, requests: requests, whole: g.WholeNodeGPUs, selector: requiredLabels(&g.Spec), tols: g.Spec.Tolerations,
 			})
 		}
 	}

@@ -1,9 +1,14 @@
 package plan
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/providers"
 )
 
@@ -19,6 +24,19 @@ func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
 		}
 	}
 	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+}
+
+// checkRequests refuses a pod whose requests add up beyond the range of
+// hub.ParseQuantity (each container's is within it): packing counts them
+// in int64 milli-units and bytes, which would overflow.
+func checkRequests(r corev1.ResourceList) error {
+	for _, name := range slices.Sorted(maps.Keys(r)) {
+		if err := hub.CheckQuantityRange(r[name]); err != nil {
+			q := r[name]
+			return fmt.Errorf("one pod's %s requests add up to %s, which %w", name, q.String(), err)
+		}
+	}
+	return nil
 }
 
 func defaultRequests(r *corev1.ResourceRequirements) {

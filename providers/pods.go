@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 // PodGroup is a set of identical pods that a rendered object makes once
@@ -137,6 +139,10 @@ func ReplicaCount(obj map[string]any, fields ...string) int32 {
 func TemplateGroup(obj map[string]any, fields ...string) (PodGroup, error) {
 	raw, _, _ := unstructured.NestedMap(obj, append(fields, "spec")...)
 	var g PodGroup
+	// The converter parses quantities unbounded: check them first.
+	if err := hub.CheckQuantities(raw, &g.Spec, strings.Join(append(fields, "spec"), ".")); err != nil {
+		return PodGroup{}, err
+	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &g.Spec); err != nil {
 		return PodGroup{}, fmt.Errorf("`%s.spec` is not a pod spec: %w", strings.Join(fields, "."), err)
 	}

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
@@ -190,7 +188,7 @@ func exceeds(what, request, capacity string) string {
 	if request == "" || capacity == "" {
 		return ""
 	}
-	req, limit := resource.MustParse(request), resource.MustParse(capacity)
+	req, limit := hub.MustParseQuantity(request), hub.MustParseQuantity(capacity)
 	if req.Cmp(limit) > 0 {
 		return fmt.Sprintf("has %s %s per node, less than the %s one pod requests", capacity, what, request)
 	}

@@ -20,5 +20,9 @@
 // Pointers mark fields whose absence means something different from their
 // zero value (for example `enablePrefixCaching: false` versus no value at
 // all); upstream's own Go types lose that distinction, this package keeps
-// it. limits.go bounds every input before it is decoded, in any version.
+// it. limits.go bounds every input before it is decoded, in any version;
+// quantity.go bounds every resource quantity read from an input before it
+// is parsed (ParseQuantity, and CheckQuantities for the quantities a
+// converter would parse), so that no stage meets one whose exponent or
+// digits cost minutes, or whose value overflows int64.
 package hub

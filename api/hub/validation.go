@@ -2,6 +2,7 @@ package hub
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -281,9 +282,13 @@ func checkQuantity(l *diag.List, field, value string, max resource.Quantity) {
 	if value == "" {
 		return
 	}
-	q, err := resource.ParseQuantity(value)
-	if err != nil {
-		l.Errorf(field, "%q is not a valid quantity (examples: \"500m\", \"4\", \"32Gi\")", value)
+	q, err := ParseQuantity(value)
+	switch {
+	case errors.Is(err, ErrQuantityOutOfRange) && !strings.HasPrefix(value, "-"):
+		l.Errorf(field, "%q exceeds the maximum of %s", value, max.String())
+		return
+	case err != nil:
+		l.Errorf(field, "%v", err)
 		return
 	}
 	if q.Sign() < 0 {
@@ -454,7 +459,10 @@ func validateVolumeSize(md *ModelDeployment, v *StorageVolume, at string, l *dia
 		}
 		return
 	}
-	if q, err := resource.ParseQuantity(v.SizeString()); err != nil || q.Sign() <= 0 {
+	switch q, err := ParseQuantity(v.SizeString()); {
+	case err != nil && !errors.Is(err, ErrNotAQuantity):
+		l.Errorf(at+".size", "%v", err)
+	case err != nil || q.Sign() <= 0:
 		l.Errorf(at+".size", "%q must be a positive quantity such as \"100Gi\"", v.SizeString())
 	}
 	if Bool(v.ReadOnly) {

@@ -67,7 +67,8 @@ func orderKeys(n *yaml.Node) {
 
 // Encode writes a discovered capability file with each note as a comment
 // above the field it explains (a note on a field the file lacks goes on
-// its nearest parent).
+// its nearest parent). A file the renderer would refuse to read is a
+// *TooLargeError instead.
 func Encode(caps *hub.ClusterCapabilities, notes []discover.Note, header string) ([]byte, error) {
 	rn, err := encodeValue(caps)
 	if err != nil {
@@ -76,11 +77,20 @@ func Encode(caps *hub.ClusterCapabilities, notes []discover.Note, header string)
 	if err := addNotes(rn, notes); err != nil {
 		return nil, err
 	}
-	out, err := rn.MustString(), error(nil)
+	out := rn.MustString()
 	if header != "" {
 		out = commentLines(header) + out
 	}
-	return []byte(out), err
+	nodes := 0
+	for _, p := range caps.Spec.NodePools {
+		if p.Nodes != nil && p.Nodes.Count != nil {
+			nodes += int(*p.Nodes.Count)
+		}
+	}
+	if err := checkReadable([]byte(out), len(caps.Spec.NodePools), nodes); err != nil {
+		return nil, err
+	}
+	return []byte(out), nil
 }
 
 // commentLines turns text into YAML comment lines.
@@ -95,8 +105,9 @@ func commentLines(text string) string {
 // addNotes puts each note on the key of the field it names, in the order
 // given; notes on one field are joined.
 func addNotes(rn *yaml.RNode, notes []discover.Note) error {
+	items := itemIndex{}
 	for _, n := range notes {
-		key, err := keyNode(rn, n.Field)
+		key, err := keyNode(rn, n.Field, items)
 		if err != nil {
 			return err
 		}
@@ -108,15 +119,41 @@ func addNotes(rn *yaml.RNode, notes []discover.Note) error {
 	return nil
 }
 
+// itemIndex holds each list's items by name, built on the first lookup:
+// a pool's notes name it, and searching the list for each note made a
+// file of thousands of pools take minutes.
+type itemIndex map[*yaml.Node]map[string]*yaml.RNode
+
+// item returns the item of list named name, nil when there is none.
+func (ix itemIndex) item(list *yaml.RNode, name string) (*yaml.RNode, error) {
+	byName, ok := ix[list.YNode()]
+	if !ok {
+		elements, err := list.Elements()
+		if err != nil {
+			return nil, err
+		}
+		byName = map[string]*yaml.RNode{}
+		for _, e := range elements {
+			if v := e.Field("name"); v != nil {
+				if _, dup := byName[v.Value.YNode().Value]; !dup {
+					byName[v.Value.YNode().Value] = e
+				}
+			}
+		}
+		ix[list.YNode()] = byName
+	}
+	return byName[name], nil
+}
+
 // keyNode finds the node a comment on field belongs to: the key of a
 // mapping field, or a list item; the nearest existing
 // parent when the field is absent.
-func keyNode(root *yaml.RNode, field string) (*yaml.Node, error) {
+func keyNode(root *yaml.RNode, field string, items itemIndex) (*yaml.Node, error) {
 	parts := splitField(field)
 	node, key := root, root.YNode()
 	for _, p := range parts {
 		if name, ok := strings.CutPrefix(p, "["); ok {
-			item, err := node.Pipe(yaml.Lookup("[name=" + strings.TrimSuffix(name, "]") + "]"))
+			item, err := items.item(node, strings.TrimSuffix(name, "]"))
 			if err != nil {
 				return nil, err
 			}

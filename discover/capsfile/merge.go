@@ -25,7 +25,8 @@ import (
 // discovered pool whose every node its selector picks; a declared pool
 // that picks no node is dropped unless it scales from zero, a discovered
 // pool no declared one matches is added. vLLM and llm-d show no operator,
-// so they stay as declared.
+// so they stay as declared. A result the renderer would refuse to read is
+// a *TooLargeError instead.
 func Merge(text []byte, declared *hub.ClusterCapabilities, c *discover.Cluster) ([]byte, []discover.Note, error) {
 	doc, err := yaml.Parse(string(text))
 	if err != nil {
@@ -44,7 +45,11 @@ func Merge(text []byte, declared *hub.ClusterCapabilities, c *discover.Cluster) 
 			return nil, nil, err
 		}
 	}
-	return []byte(doc.MustString()), m.changes, nil
+	out := []byte(doc.MustString())
+	if err := checkReadable(out, len(found.Spec.NodePools), len(c.Nodes)); err != nil {
+		return nil, nil, err
+	}
+	return out, m.changes, nil
 }
 
 type merger struct {

@@ -1,6 +1,7 @@
 package capsfile_test
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"github.com/airunway-render/airunway-render/discover/capsfile"
 	. "github.com/airunway-render/airunway-render/discover/discovertest"
 )
+
+var _ = flag.Bool("update", false, "rewrite testdata/*.golden from this run")
 
 // TestMerge updates the prod example after a season of changes in its
 // cluster — KAITO downgraded, Dynamo uninstalled, KubeRay installed, the L4

@@ -1,6 +1,8 @@
 // Package discovertest builds discover.Cluster snapshots for tests: Nodes,
 // CRDs, operator Deployments and Gateways as the platforms and Helm charts
-// make them, and the cluster a capability file describes.
+// make them, and the cluster a capability file describes; and serves them
+// as a fake API server on loopback (APIServer) for discover.Read and the
+// CLI.
 package discovertest
 
 import (
@@ -125,13 +127,19 @@ func Example(t *testing.T, file string) (*hub.ClusterCapabilities, *discover.Clu
 	return caps, c
 }
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from this run")
+// updating reports whether the test binary was run with -update, a flag
+// each test package that calls Golden defines: this package defines none,
+// so that a test package with an -update of its own (cli's) may import it.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // Golden compares got with testdata/name, or rewrites it under -update.
 func Golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if *update {
+	if updating() {
 		require.NoError(t, os.MkdirAll("testdata", 0o755))
 		require.NoError(t, os.WriteFile(path, got, 0o644))
 	}

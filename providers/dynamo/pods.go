@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -59,6 +58,10 @@ func serviceGroup(name string, svc map[string]any) (providers.PodGroup, error) {
 	var spec corev1.PodSpec
 	if extra, ok, _ := unstructured.NestedMap(svc, "extraPodSpec"); ok {
 		delete(extra, "mainContainer")
+		// The converter parses quantities unbounded: check them first.
+		if err := hub.CheckQuantities(extra, &spec, "spec.services."+name+".extraPodSpec"); err != nil {
+			return providers.PodGroup{}, err
+		}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(extra, &spec); err != nil {
 			return providers.PodGroup{}, fmt.Errorf("`spec.services.%s.extraPodSpec`: %w", name, err)
 		}
@@ -107,9 +110,9 @@ func serviceResources(name string, svc map[string]any) (corev1.ResourceRequireme
 			if m[key] == "" {
 				continue
 			}
-			q, err := resource.ParseQuantity(m[key])
+			q, err := hub.ParseQuantity(m[key])
 			if err != nil {
-				return out, fmt.Errorf("`spec.services.%s.resources.%s.%s`: %q is not a quantity", name, part, key, m[key])
+				return out, fmt.Errorf("`spec.services.%s.resources.%s.%s`: %w", name, part, key, err)
 			}
 			list[corev1.ResourceName(field)] = q
 		}

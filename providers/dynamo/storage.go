@@ -105,7 +105,7 @@ func managedPVC(md *hub.ModelDeployment, engine string, v *hub.StorageVolume, an
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.PersistentVolumeAccessMode(mode)},
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
-				corev1.ResourceStorage: resource.MustParse(v.SizeString()),
+				corev1.ResourceStorage: hub.MustParseQuantity(v.SizeString()),
 			}},
 			// nil: the cluster's default class; "": no class (static PVs).
 			StorageClassName: v.StorageClassName,

@@ -318,10 +318,10 @@ func templateResources(md *hub.ModelDeployment) corev1.ResourceRequirements {
 	if r.Memory != "" || r.CPU != "" {
 		rr.Requests = corev1.ResourceList{}
 		if r.Memory != "" {
-			rr.Requests[corev1.ResourceMemory] = resource.MustParse(r.Memory)
+			rr.Requests[corev1.ResourceMemory] = hub.MustParseQuantity(r.Memory)
 		}
 		if r.CPU != "" {
-			rr.Requests[corev1.ResourceCPU] = resource.MustParse(r.CPU)
+			rr.Requests[corev1.ResourceCPU] = hub.MustParseQuantity(r.CPU)
 		}
 	}
 	if n := md.Spec.GPUCount(); n > 0 {

@@ -135,7 +135,7 @@ func headGroup(req *providers.Request) headGroupSpec {
 		Image: image(req),
 		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
 			corev1.ResourceCPU:    resource.MustParse(defaultHeadCPU),
-			corev1.ResourceMemory: resource.MustParse(memory),
+			corev1.ResourceMemory: hub.MustParseQuantity(memory),
 		}},
 		Env: headEnv(md),
 	}
@@ -219,7 +219,7 @@ func workerGroups(req *providers.Request) []workerGroupSpec {
 func workerGroup(req *providers.Request, name, component string, replicas, gpus int32, gpuType, memory string) workerGroupSpec {
 	md := req.MD
 	placed := req.Placement.For(component)
-	limits := corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memory)}
+	limits := corev1.ResourceList{corev1.ResourceMemory: hub.MustParseQuantity(memory)}
 	if gpus > 0 {
 		limits[corev1.ResourceName(gpuType)] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
 	}

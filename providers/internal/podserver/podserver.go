@@ -188,12 +188,12 @@ func Resources(gpuCount int32, gpuType, memory, cpu string) corev1.ResourceRequi
 		set(&rr.Requests, gpu, *resource.NewQuantity(int64(gpuCount), resource.DecimalSI))
 	}
 	if memory != "" {
-		q := resource.MustParse(memory)
+		q := hub.MustParseQuantity(memory)
 		set(&rr.Limits, corev1.ResourceMemory, q)
 		set(&rr.Requests, corev1.ResourceMemory, q)
 	}
 	if cpu != "" {
-		set(&rr.Requests, corev1.ResourceCPU, resource.MustParse(cpu))
+		set(&rr.Requests, corev1.ResourceCPU, hub.MustParseQuantity(cpu))
 	}
 	return rr
 }
