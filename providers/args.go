@@ -31,7 +31,8 @@ func CheckArgKeys(e *hub.EngineSpec) []error {
 }
 
 // SortedArgs renders `engine.args` as command-line tokens in key order:
-// `--key value`, or `--key` alone for an empty value.
+// `--key value`, or `--key` alone for an empty value; the tokens as the
+// engine must see them, not yet escaped for a container (EscapeExpansion).
 func SortedArgs(args map[string]string) []string {
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(args)) {
@@ -66,7 +67,10 @@ func UserFlags(e *hub.EngineSpec) FlagSet {
 
 // CommandLine builds a vLLM-style command line in which every derived flag
 // steps aside when the user set the same flag in `engine.args` or
-// `engine.extraArgs`, so the user's value appears exactly once.
+// `engine.extraArgs`, so the user's value appears exactly once. Its tokens
+// are a container's `args`: every string from the ModelDeployment is
+// escaped for the kubelet where the CommandLine places it, so the engine
+// sees it as written.
 type CommandLine struct {
 	user   FlagSet
 	engine *hub.EngineSpec
@@ -97,12 +101,14 @@ func (c *CommandLine) Add(flag string, value ...string) {
 
 // AddModelFlags appends the flags every vLLM server derives from the
 // model: --model, --served-model-name, --max-model-len, --trust-remote-code.
+// The user's strings are escaped (EscapeExpansion), as every user token of
+// a CommandLine is.
 func (c *CommandLine) AddModelFlags(md *hub.ModelDeployment) {
 	if id := md.Spec.Model.ID; id != "" {
-		c.Add("model", id)
+		c.Add("model", EscapeExpansion(id))
 	}
 	if name := md.Spec.Model.ServedName; name != "" {
-		c.Add("served-model-name", name)
+		c.Add("served-model-name", EscapeExpansion(name))
 	}
 	if c.engine.ContextLength != nil {
 		c.Add("max-model-len", strconv.Itoa(int(*c.engine.ContextLength)))
@@ -113,9 +119,9 @@ func (c *CommandLine) AddModelFlags(md *hub.ModelDeployment) {
 }
 
 // Finish appends `engine.args` sorted by key, then `engine.extraArgs`
-// verbatim, and returns the tokens.
+// verbatim, both escaped (EscapeExpansion), and returns the tokens.
 func (c *CommandLine) Finish() []string {
-	return append(append(c.args, SortedArgs(c.engine.Args)...), c.engine.ExtraArgs...)
+	return append(append(c.args, EscapeExpansionAll(SortedArgs(c.engine.Args))...), EscapeExpansionAll(c.engine.ExtraArgs)...)
 }
 
 // DefaultMaxLoRAs is how many adapters vLLM serves in one batch, from
@@ -156,7 +162,8 @@ func (c *CommandLine) AddLoRA(md *hub.ModelDeployment) {
 		if err != nil {
 			panic(err) // three strings always marshal
 		}
-		modules[i] = string(b)
+		// The base model's name is the user's servedName or id.
+		modules[i] = EscapeExpansion(string(b))
 	}
 	c.Add("lora-modules", modules...)
 }

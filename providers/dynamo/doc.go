@@ -54,7 +54,13 @@
 //     a warning; a null in overrides deletes the key, as for every provider;
 //   - `engine.extraArgs` are appended last, verbatim, and `spec.env` is set
 //     on the workers (a plaintext HF_TOKEN gives way to the token Secret;
-//     HF_HOME and the NIXL host step aside when the user sets them);
+//     HF_HOME and the NIXL host step aside when the user sets them); every
+//     user string in a container (worker args, `spec.env` values, HF_HOME,
+//     the download Job's model id, `routerMode`) is escaped for the
+//     kubelet (providers.EscapeExpansion), and a worker that overrides
+//     spread over several nodes takes shell-neutral user tokens only,
+//     because the operator runs its arguments through `sh -c`
+//     (multinode.go);
 //   - `resources.gpu.type` other than nvidia.com/gpu is rendered as Dynamo's
 //     `gpuType` next to the `gpu` count;
 //   - `scaling.replicas: 0` scales the worker to zero, with a warning;

@@ -68,6 +68,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 		}
 	}
 	checkAdapters(req, &l)
+	checkMultinodeArgs(md, &l)
 	autoscale.Check(req, &l)
 	if s.Autoscaling() != nil && req.Engine != hub.EngineVLLM {
 		l.Errorf("spec.scaling.autoscaling", "is rendered for Dynamo's vllm backend only: the autoscaler reads vLLM's own metrics, which the %q backend does not export", req.Engine)
@@ -88,6 +89,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 	typed, rest := splitOverrides(raw, &l)
 	r := newRenderer(req, typed, &l)
 	typed.warnInapplicable(r.gateway, &l)
+	providers.WarnLiteralEnv(md, &l)
 
 	dgd := r.graphDeployment()
 	obj, err := providers.FromTyped(dgd)

@@ -107,7 +107,8 @@ func (r *renderer) frontend() *service {
 		Resources:     &resources{Requests: &resourceItem{CPU: cpu, Memory: memory}},
 		ExtraPodSpec: &extraPodSpec{MainContainer: &container{
 			Image: r.image,
-			Env:   []corev1.EnvVar{{Name: envRouterMode, Value: routerMode}},
+			// routerMode is the user's, from the typed overrides.
+			Env: []corev1.EnvVar{{Name: envRouterMode, Value: providers.EscapeExpansion(routerMode)}},
 		}, NodeSelector: r.req.Placement.ForCPU().NodeSelector, Tolerations: r.req.Placement.ForCPU().Tolerations},
 		EnvFromSecret: r.hfSecret(),
 	}
@@ -298,7 +299,8 @@ func (r *renderer) frontendSidecar(disagg bool) *sidecar {
 
 // workerArgs builds the engine command line in upstream's order, then the
 // role flags, then `engine.extraArgs` verbatim (last, so they win: the
-// engines' parsers keep the last occurrence of a flag).
+// engines' parsers keep the last occurrence of a flag). Every string from
+// the ModelDeployment is escaped for the kubelet (EscapeExpansion).
 func (r *renderer) workerArgs(role string) []string {
 	if r.mocker {
 		args := mockerArgs(r.md)
@@ -319,10 +321,10 @@ func (r *renderer) workerArgs(role string) []string {
 		modelFlag = "--model-path"
 	}
 	if s.Model.ID != "" {
-		args = append(args, modelFlag, s.Model.ID)
+		args = append(args, modelFlag, providers.EscapeExpansion(s.Model.ID))
 	}
 	if s.Model.ServedName != "" {
-		args = append(args, "--served-model-name", s.Model.ServedName)
+		args = append(args, "--served-model-name", providers.EscapeExpansion(s.Model.ServedName))
 	}
 	if e.ContextLength != nil {
 		switch r.engine {
@@ -349,14 +351,14 @@ func (r *renderer) workerArgs(role string) []string {
 		userArgs = providers.Merge(userArgs)
 		delete(userArgs, "connector")
 	}
-	args = append(args, providers.SortedArgs(userArgs)...)
+	args = append(args, providers.EscapeExpansionAll(providers.SortedArgs(userArgs))...)
 	if role != "" {
 		args = append(args, "--disaggregation-mode", role)
 		if r.engine == hub.EngineVLLM {
 			args = append(args, "--kv-transfer-config", VLLMKVTransferConfig)
 		}
 	}
-	return append(args, e.ExtraArgs...)
+	return append(args, providers.EscapeExpansionAll(e.ExtraArgs)...)
 }
 
 // prefixCachingFlag renders an explicit choice: upstream emits only the
@@ -380,8 +382,8 @@ func mockerArgs(md *hub.ModelDeployment) []string {
 		name = md.Spec.Model.ID
 	}
 	return []string{
-		"--model-path", md.Spec.Model.ID,
-		"--model-name", name,
+		"--model-path", providers.EscapeExpansion(md.Spec.Model.ID),
+		"--model-name", providers.EscapeExpansion(name),
 		"--speedup-ratio", "1000.0",
 		"--num-gpu-blocks-override", "4096",
 		"--block-size", kvCacheBlockSize,
@@ -389,9 +391,10 @@ func mockerArgs(md *hub.ModelDeployment) []string {
 	}
 }
 
-// workerEnv: the user's `spec.env` (upstream ignores it), then HF_HOME for
-// the model cache and the NIXL side-channel host of disaggregated vLLM, each
-// unless the user set that variable. A plaintext HF_TOKEN is dropped when
+// workerEnv: the user's `spec.env` (upstream ignores it; values literal,
+// providers.UserEnvVar), then HF_HOME for the model cache and the NIXL
+// side-channel host of disaggregated vLLM, each unless the user set that
+// variable. A plaintext HF_TOKEN is dropped when
 // the token Secret is named, so the token comes only from the Secret.
 func (r *renderer) workerEnv() []corev1.EnvVar {
 	md := r.md
@@ -403,14 +406,10 @@ func (r *renderer) workerEnv() []corev1.EnvVar {
 		if secret != "" && e.Name == providers.HFTokenEnv {
 			continue
 		}
-		e = *e.DeepCopy()
-		if e.ValueFrom != nil {
-			e.Value = ""
-		}
-		env = append(env, e)
+		env = append(env, providers.UserEnvVar(e))
 	}
 	if v := modelCacheVolume(md); v != nil && !set[envHFHome] {
-		env = append(env, corev1.EnvVar{Name: envHFHome, Value: v.MountPath})
+		env = append(env, corev1.EnvVar{Name: envHFHome, Value: providers.EscapeExpansion(v.MountPath)})
 	}
 	if len(md.Spec.Adapters) > 0 && !set[envLoRAOn] {
 		env = append(env, corev1.EnvVar{Name: envLoRAOn, Value: "true"})

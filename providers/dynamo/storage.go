@@ -120,8 +120,10 @@ func downloadJob(md *hub.ModelDeployment, engine string, v *hub.StorageVolume, p
 	c := corev1.Container{
 		Name:  downloadContainer,
 		Image: DownloaderImage,
-		Args:  []string{"download", md.Spec.Model.ID},
-		Env:   []corev1.EnvVar{{Name: envHFHome, Value: v.MountPath}},
+		// The token Secret is the Job's envFrom, so the kubelet would
+		// expand a `$(HF_TOKEN)` in the model id or the mount path.
+		Args: []string{"download", providers.EscapeExpansion(md.Spec.Model.ID)},
+		Env:  []corev1.EnvVar{{Name: envHFHome, Value: providers.EscapeExpansion(v.MountPath)}},
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("2Gi")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Gi")},

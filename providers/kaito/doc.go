@@ -53,6 +53,11 @@
 //     none, so gated presets are refused by KAITO);
 //   - a preset with `spec.resources.gpu.type` other than nvidia.com/gpu is an
 //     error (KAITO presets can only request NVIDIA GPUs);
+//   - a preset model id with characters no preset name or Hugging Face id
+//     has is an error: KAITO writes the name into the pods it creates,
+//     where the renderer cannot keep `$(...)` literal; the llama.cpp
+//     template's model argument and `spec.env` values are escaped
+//     (providers.EscapeExpansion);
 //   - every field a path does not render is named in a warning instead of
 //     being dropped silently;
 //   - the `airunway.ai/model-deployment` label cannot be overridden by

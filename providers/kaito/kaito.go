@@ -3,6 +3,7 @@ package kaito
 import (
 	"encoding/json"
 	"maps"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,10 @@ const (
 	LegacyDefaultInstanceType = "Standard_NC24ads_A100_v4"
 )
 
+// presetNameRe is what a KAITO preset name or a Hugging Face repository ID
+// (KAITO 0.9 and later) is made of.
+var presetNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`)
+
 // Provider is the KAITO provider.
 type Provider struct{}
 
@@ -60,6 +65,8 @@ func (Provider) Check(req *providers.Request) diag.List {
 	case hub.EngineVLLM:
 		if s.Model.ID == "" {
 			l.Errorf("spec.model.id", "is required by the kaito provider for the vllm engine: it names the KAITO preset (`inference.preset.name`)")
+		} else if !presetNameRe.MatchString(s.Model.ID) {
+			l.Errorf("spec.model.id", "%q cannot name a KAITO preset: KAITO writes the preset's name into the pods it creates itself, where the renderer cannot keep `$(...)` or shell characters literal, and a preset name or Hugging Face repository ID has only letters, digits, '.', '_', '-' and '/'", s.Model.ID)
 		}
 		if s.GPUCount() > 0 && s.Resources.GPU.Type != PresetGPUResource {
 			l.Errorf("spec.resources.gpu.type", "%q cannot be honoured: KAITO presets always request %s; use the llamacpp engine with your own image, or another provider", s.Resources.GPU.Type, PresetGPUResource)
@@ -132,6 +139,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		}
 		ws.Inference.Template = podTemplate(req, img)
 		warnTemplateIgnored(req, &l)
+		providers.WarnLiteralEnv(md, &l)
 	default:
 		l.Errorf("spec.engine.type", "unsupported engine type for KAITO: %s", req.Engine)
 		return nil, l
@@ -293,7 +301,8 @@ func podTemplate(req *providers.Request, img string) *corev1.PodTemplateSpec {
 
 // LlamaCppArgs is the runner's command line: the model (the GGUF URL from
 // `engine.args.ggufUrl`, else `huggingface://<id>`; none for a custom
-// source, whose image carries the model) and the listen address.
+// source, whose image carries the model) and the listen address. The model
+// is the user's string, escaped for the kubelet (EscapeExpansion).
 func LlamaCppArgs(md *hub.ModelDeployment) []string {
 	args := []string{"--address=:" + strconv.Itoa(Port)}
 	if m := &md.Spec.Model; m.Source != hub.SourceCustom && m.ID != "" {
@@ -301,7 +310,7 @@ func LlamaCppArgs(md *hub.ModelDeployment) []string {
 		if e := md.Spec.Engine; e != nil && e.Args[ArgGGUFURL] != "" {
 			model = e.Args[ArgGGUFURL]
 		}
-		args = append([]string{model}, args...)
+		args = append([]string{providers.EscapeExpansion(model)}, args...)
 	}
 	return args
 }

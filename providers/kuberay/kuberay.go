@@ -162,6 +162,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 	var l diag.List
 	md := req.MD
 	warnings(md, &l)
+	providers.WarnLiteralEnv(md, &l)
 	obj, err := providers.FromTyped(buildRayService(req))
 	if err != nil {
 		l.Errorf("", "internal error rendering the RayService: %v", err)

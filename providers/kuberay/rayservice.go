@@ -154,6 +154,8 @@ func headGroup(req *providers.Request) headGroupSpec {
 // headEnv is MODEL_ID and VLLM_ENGINE_ARGS, then the user's env and the
 // HF token. A variable the user sets by the same name replaces the
 // generated one (in upstream's output the later duplicate wins anyway).
+// Both values are made of the user's strings, escaped for the kubelet
+// (providers.EscapeExpansion) so that Ray Serve reads them as written.
 func headEnv(md *hub.ModelDeployment) []corev1.EnvVar {
 	user := providers.ContainerEnv(md)
 	set := map[string]bool{}
@@ -161,7 +163,7 @@ func headEnv(md *hub.ModelDeployment) []corev1.EnvVar {
 		set[e.Name] = true
 	}
 	var env []corev1.EnvVar
-	for _, e := range []corev1.EnvVar{{Name: "MODEL_ID", Value: md.Spec.Model.ID}, {Name: "VLLM_ENGINE_ARGS", Value: EngineArgs(md)}} {
+	for _, e := range []corev1.EnvVar{{Name: "MODEL_ID", Value: providers.EscapeExpansion(md.Spec.Model.ID)}, {Name: "VLLM_ENGINE_ARGS", Value: providers.EscapeExpansion(EngineArgs(md))}} {
 		if !set[e.Name] {
 			env = append(env, e)
 		}
@@ -255,7 +257,8 @@ func image(req *providers.Request) string {
 	return DefaultImage
 }
 
-// EngineArgs is the VLLM_ENGINE_ARGS value: upstream's flags in upstream's
+// EngineArgs is the VLLM_ENGINE_ARGS value as Ray Serve must read it (the
+// rendered env value is its escaped form): upstream's flags in upstream's
 // order (--model, --max-model-len, --served-model-name,
 // --trust-remote-code), then --enforce-eager and prefix caching, then
 // engine.args sorted by key, then engine.extraArgs verbatim. A derived flag

@@ -68,6 +68,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 	var l diag.List
 	md := req.MD
 	warnIgnored(md, &l)
+	providers.WarnLiteralEnv(md, &l)
 	overrides := podserver.Overrides(md)
 	checkOverrides(overrides, &l)
 	var deployments []*appsv1.Deployment

@@ -88,6 +88,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		l.Warnf(diag.ScaleToZero, "spec.scaling.replicas", "is 0: the Deployment is scaled to zero and serves nothing (upstream AI Runway would run 1 replica)")
 	}
 	warnUnmanagedVolumes(md, &l)
+	providers.WarnLiteralEnv(md, &l)
 	objs := podserver.Objects([]*appsv1.Deployment{deployment(req)}, []*corev1.Service{podserver.Service(req, md.Name)}, podserver.Overrides(md), &l)
 	if a := podserver.Autoscaler(req, md.Name); a != nil {
 		objs = append(objs, a)
