@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
 
 	"github.com/airunway-render/airunway-render/internal/budget"
@@ -58,8 +59,11 @@ func Build(dir string, o Options) (Result, error) {
 	if err := check.kustomization(string(target), false); err != nil {
 		return Result{}, err
 	}
-	refuseNetwork()
-	objs, err := krusty.MakeKustomizer(options(check.declared)).Run(fsys, string(target))
+	var objs resmap.ResMap
+	err = withoutNetwork(func() (err error) {
+		objs, err = krusty.MakeKustomizer(options(check.declared)).Run(fsys, string(target))
+		return err
+	})
 	if err != nil {
 		if fsys.refused != nil {
 			return Result{}, fsys.refused

@@ -43,15 +43,22 @@ func (refusingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return nil, fmt.Errorf("%w: a kustomization asked for %q; it may only read files in the repository", errNoNetwork, r.URL.Redacted())
 }
 
-var refuseNetworkOnce sync.Once
+// networkMu makes builds take turns at replacing the default transport.
+var networkMu sync.Mutex
 
-// refuseNetwork makes HTTP through the default transport fail at once, for
-// the rest of the process. kustomize's loader fetches a remote file with an
-// http.Client of its own that uses the default transport, and no option
-// turns that off; the check refuses the references it knows, and this
-// refuses every other field that names a file (a patch, a generator's
-// source, an OpenAPI schema). The renderer makes no HTTP request of its
-// own, so nothing else in the process is affected.
-func refuseNetwork() {
-	refuseNetworkOnce.Do(func() { http.DefaultTransport = refusingTransport{} })
+// withoutNetwork runs build with HTTP through the default transport failing
+// at once. kustomize's loader fetches a remote file with an http.Client of
+// its own that uses the default transport, and no option turns that off;
+// the check refuses the references it knows, and this refuses every other
+// field that names a file (a patch, a generator's source, an OpenAPI
+// schema), whatever its spelling. The transport is put back afterwards: the
+// renderer makes no HTTP request during a build, and other commands in the
+// same process (discover, in tests) keep theirs.
+func withoutNetwork(build func() error) error {
+	networkMu.Lock()
+	defer networkMu.Unlock()
+	saved := http.DefaultTransport
+	http.DefaultTransport = refusingTransport{}
+	defer func() { http.DefaultTransport = saved }()
+	return build()
 }
