@@ -59,17 +59,36 @@ func checkMultinodeArgs(md *hub.ModelDeployment, l *diag.List) {
 	}
 }
 
+// MaxNodeCount bounds `multinode.nodeCount`: the nodes one worker replica
+// spans. The largest systems Dynamo documents span a rack (18 nodes of a
+// GB200 NVL72); the bound leaves room for more while keeping a plan's pod
+// count (replicas × nodes) far inside what it can pack.
+const MaxNodeCount = 64
+
+// checkNodeCount refuses a worker spread over more nodes than MaxNodeCount.
+func checkNodeCount(md *hub.ModelDeployment, l *diag.List) {
+	for _, w := range workerServices(md) {
+		if n := (Provider{}).NodesPerPod(md, w.component); n > MaxNodeCount {
+			l.Errorf("spec.provider.overrides.spec.services."+w.service+".multinode.nodeCount", "is %d; a worker may span at most %d nodes", n, MaxNodeCount)
+		}
+	}
+}
+
+type workerService struct{ component, service string }
+
+// workerServices are the model's worker services: one, or prefill and
+// decode.
+func workerServices(md *hub.ModelDeployment) []workerService {
+	if md.Spec.Mode() == hub.ModeDisaggregated {
+		return []workerService{{providers.ComponentPrefill, ServicePrefillWorker}, {providers.ComponentDecode, ServiceDecodeWorker}}
+	}
+	return []workerService{{providers.ComponentMain, ServiceWorker}}
+}
+
 // multinodeWorker names the first worker service spread over several
 // nodes, "" when none is.
 func multinodeWorker(md *hub.ModelDeployment) string {
-	workers := []struct{ component, service string }{{providers.ComponentMain, ServiceWorker}}
-	if md.Spec.Mode() == hub.ModeDisaggregated {
-		workers = []struct{ component, service string }{
-			{providers.ComponentPrefill, ServicePrefillWorker},
-			{providers.ComponentDecode, ServiceDecodeWorker},
-		}
-	}
-	for _, w := range workers {
+	for _, w := range workerServices(md) {
 		if (Provider{}).NodesPerPod(md, w.component) > 1 {
 			return w.service
 		}

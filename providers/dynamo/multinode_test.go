@@ -46,3 +46,19 @@ func TestMultinodeDisaggregatedWorker(t *testing.T) {
 	got := checkErrors(Provider{}.Check(request(t, "", spec)))
 	require.Contains(t, got["spec.model.servedName"], "cannot be passed to VllmDecodeWorker")
 }
+
+// TestNodeCountBounded: a worker spread over two billion nodes (which made
+// render print a negative node count and plan allocate gigabytes) is
+// refused at its field; MaxNodeCount itself is accepted.
+func TestNodeCountBounded(t *testing.T) {
+	spec := "model: {id: Qwen/Qwen2.5-72B-Instruct}\nengine: {type: vllm}\nresources: {gpu: {count: 2}}\n"
+	for count, want := range map[string]string{
+		"2000000000": "is 2000000000; a worker may span at most 64 nodes",
+		"65":         "is 65; a worker may span at most 64 nodes",
+		"64":         "",
+	} {
+		overrides := "provider: {name: dynamo, overrides: {spec: {services: {VllmWorker: {multinode: {nodeCount: " + count + "}}}}}}\n"
+		got := checkErrors(Provider{}.Check(request(t, "", spec+overrides)))
+		require.Equal(t, want, got["spec.provider.overrides.spec.services.VllmWorker.multinode.nodeCount"], count)
+	}
+}
