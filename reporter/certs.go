@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -29,25 +30,37 @@ import (
 // The webhook's certificate, when the reporter manages it: a CA and a
 // serving certificate for the Service's DNS names, kept in a Secret all
 // replicas read, the CA written into the CRD's conversion caBundle by the
-// leader. Both live ten years: a rotation would have to reach the
-// caBundle and every replica at once, which cert-manager does better (see
-// docs/status-reporter.md, "Conversion webhook"), so there is none.
+// leader. Both live a year, and the leader renews them when a third is
+// left (renewal, keepCertificate): the new CA joins the caBundle first and
+// the new certificate is served a certRefresh later, so the API server
+// trusts every replica's certificate throughout. A year, not ten, so that
+// the renewal runs in every install, and a leaked key is not good for
+// long.
 const (
-	certValidity = 10 * 365 * 24 * time.Hour
+	certValidity    = 365 * 24 * time.Hour
+	certRenewBefore = certValidity / 3
 	// certRefresh is how often replicas re-read the Secret and the leader
 	// checks the caBundle (a CRD re-applied without it gets it back).
 	certRefresh = time.Minute
+	// certExpiryMargin is how long before its expiry a certificate stops
+	// counting as ready: the API server checks it with its own clock, and
+	// a renewed certificate has some certRefresh periods to arrive.
+	certExpiryMargin = 5 * time.Minute
 )
 
 // Keys of the webhook Secret, as cert-manager and kubernetes.io/tls name
-// them.
+// them, and the certificate a renewal stages until the CRD trusts its CA.
 const (
-	secretCA   = "ca.crt"
-	secretCert = corev1.TLSCertKey
-	secretKey  = corev1.TLSPrivateKeyKey
+	secretCA       = "ca.crt"
+	secretCert     = corev1.TLSCertKey
+	secretKey      = corev1.TLSPrivateKeyKey
+	secretNextCert = "next-tls.crt"
+	secretNextKey  = "next-tls.key"
 )
 
-// webhookCert is the PEM of a CA and a serving certificate signed by it.
+// webhookCert is the PEM of a CA (in the Secret, every CA the caBundle
+// must hold: the current one and, while renewing, the next) and a serving
+// certificate signed by one of them.
 type webhookCert struct {
 	CA, Cert, Key []byte
 }
@@ -130,10 +143,48 @@ func (s *servingCert) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	return nil, errors.New("no webhook certificate yet")
 }
 
+// ready is the readiness of the webhook's certificate at now: there is one,
+// and it is valid now and for certExpiryMargin more. An expired
+// certificate is still served (the API server refuses it anyway), but the
+// replica is not ready, so the failure shows before any conversion does.
+func (s *servingCert) ready(now time.Time) error {
+	c := s.cert.Load()
+	if c == nil {
+		return errors.New("the conversion webhook has no certificate yet")
+	}
+	return checkValidity(c.Leaf, now)
+}
+
+// readyz is the readiness check "conversion-certificate".
+func (s *servingCert) readyz(*http.Request) error { return s.ready(time.Now()) }
+
+// checkValidity is nil when leaf is valid at now and for certExpiryMargin
+// more.
+func checkValidity(leaf *x509.Certificate, now time.Time) error {
+	switch {
+	case now.Before(leaf.NotBefore):
+		return fmt.Errorf("the conversion webhook's certificate is valid from %s, and it is %s: it must be valid now (check the node's clock)", leaf.NotBefore.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	case now.After(leaf.NotAfter):
+		return fmt.Errorf("the conversion webhook's certificate expired at %s, and it is %s: it must be renewed", leaf.NotAfter.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	case leaf.NotAfter.Sub(now) < certExpiryMargin:
+		return fmt.Errorf("the conversion webhook's certificate expires at %s, within %s: it must be renewed before", leaf.NotAfter.UTC().Format(time.RFC3339), certExpiryMargin)
+	}
+	return nil
+}
+
+// parseLeaf is the first certificate of a PEM chain.
+func parseLeaf(chain []byte) (*x509.Certificate, error) {
+	block, _ := pem.Decode(chain)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil, errors.New("holds no PEM certificate")
+	}
+	return x509.ParseCertificate(block.Bytes)
+}
+
 // ensureCertSecret reads the webhook Secret, creating it with a new
 // certificate for hosts when it is missing. Replicas starting together
 // race to create it; the loser reads the winner's.
-func ensureCertSecret(ctx context.Context, r client.Reader, w client.Writer, key types.NamespacedName, hosts []string) (*webhookCert, error) {
+func ensureCertSecret(ctx context.Context, r client.Reader, w client.Writer, key types.NamespacedName, hosts []string) (*corev1.Secret, error) {
 	secret := &corev1.Secret{}
 	err := r.Get(ctx, key, secret)
 	if apierrors.IsNotFound(err) {
@@ -148,7 +199,7 @@ func ensureCertSecret(ctx context.Context, r client.Reader, w client.Writer, key
 		}
 		err = w.Create(ctx, secret)
 		if err == nil {
-			return cert, nil
+			return secret, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("creating the webhook Secret %s: %w", key, err)
@@ -158,11 +209,106 @@ func ensureCertSecret(ctx context.Context, r client.Reader, w client.Writer, key
 	if err != nil {
 		return nil, fmt.Errorf("reading the webhook Secret %s: %w", key, err)
 	}
-	cert := &webhookCert{CA: secret.Data[secretCA], Cert: secret.Data[secretCert], Key: secret.Data[secretKey]}
-	if len(cert.CA) == 0 || len(cert.Cert) == 0 || len(cert.Key) == 0 {
+	if len(secret.Data[secretCA]) == 0 || len(secret.Data[secretCert]) == 0 || len(secret.Data[secretKey]) == 0 {
 		return nil, fmt.Errorf("the webhook Secret %s must hold %s, %s and %s; delete it and the reporter creates a new one", key, secretCA, secretCert, secretKey)
 	}
-	return cert, nil
+	return secret, nil
+}
+
+// servedCert is the certificate a webhook Secret says to serve.
+func servedCert(secret *corev1.Secret) *webhookCert {
+	return &webhookCert{CA: secret.Data[secretCA], Cert: secret.Data[secretCert], Key: secret.Data[secretKey]}
+}
+
+// renewal is what the leader does to the webhook Secret at now, in two
+// steps a certRefresh apart so that the CRD trusts a new CA before any
+// replica serves a certificate it signed:
+//
+//   - stage: the served certificate expires within certRenewBefore. Issue
+//     a new CA and certificate; the CA joins ca.crt (whose CAs the leader
+//     writes into the caBundle), the certificate waits in next-tls.*.
+//   - promote: the staged certificate's CA was already in the caBundle
+//     when this sync began. Serve it; replicas re-read the Secret within a
+//     certRefresh, trusted by the old CA or the new until then.
+//
+// A served certificate that is already expired, or unreadable, is
+// replaced at once: there is no service to keep.
+type renewal int
+
+const (
+	renewNone renewal = iota
+	renewStage
+	renewPromote
+	renewReplace
+)
+
+func (r renewal) String() string {
+	switch r {
+	case renewStage:
+		return "staged a new CA and certificate"
+	case renewPromote:
+		return "serving the staged certificate"
+	case renewReplace:
+		return "replaced an expired certificate"
+	}
+	return "none"
+}
+
+// renewalFor decides the renewal of secret at now; caBundleWasCurrent says
+// whether the CRD held the Secret's ca.crt before this sync.
+func renewalFor(secret *corev1.Secret, now time.Time, caBundleWasCurrent bool) renewal {
+	leaf, err := parseLeaf(secret.Data[secretCert])
+	switch {
+	case err != nil || now.After(leaf.NotAfter) || now.Before(leaf.NotBefore):
+		return renewReplace
+	case len(secret.Data[secretNextCert]) > 0:
+		if caBundleWasCurrent {
+			return renewPromote
+		}
+		return renewNone
+	case leaf.NotAfter.Sub(now) < certRenewBefore:
+		return renewStage
+	}
+	return renewNone
+}
+
+// renew changes secret as r says, issuing a certificate for hosts; the
+// caller writes it.
+func renew(secret *corev1.Secret, r renewal, hosts []string, now time.Time) error {
+	switch r {
+	case renewPromote:
+		secret.Data[secretCert], secret.Data[secretKey] = secret.Data[secretNextCert], secret.Data[secretNextKey]
+		delete(secret.Data, secretNextCert)
+		delete(secret.Data, secretNextKey)
+		return nil
+	case renewStage, renewReplace:
+		cert, err := newWebhookCert(hosts, now)
+		if err != nil {
+			return err
+		}
+		if r == renewReplace {
+			secret.Data[secretCA], secret.Data[secretCert], secret.Data[secretKey] = cert.CA, cert.Cert, cert.Key
+			delete(secret.Data, secretNextCert)
+			delete(secret.Data, secretNextKey)
+			return nil
+		}
+		secret.Data[secretCA] = append(cert.CA, unexpiredCerts(secret.Data[secretCA], now)...)
+		secret.Data[secretNextCert], secret.Data[secretNextKey] = cert.Cert, cert.Key
+	}
+	return nil
+}
+
+// unexpiredCerts are the PEM certificates of bundle still valid at now: a
+// renewal keeps the CA that signed the served certificate and drops those
+// of earlier renewals.
+func unexpiredCerts(bundle []byte, now time.Time) []byte {
+	var kept []byte
+	for block, rest := pem.Decode(bundle); block != nil; block, rest = pem.Decode(rest) {
+		if c, err := x509.ParseCertificate(block.Bytes); err == nil && now.Before(c.NotAfter) {
+			kept = append(kept, pem.EncodeToMemory(block)...)
+		}
+	}
+	return kept
 }
 
 // patchCABundle writes the CA into the CRD's conversion webhook, through
@@ -234,21 +380,51 @@ func (m *certManager) Start(ctx context.Context) error {
 }
 
 func (m *certManager) sync(ctx context.Context) error {
-	cert, err := ensureCertSecret(ctx, m.reader, m.writer, m.secret, m.hosts)
+	secret, err := ensureCertSecret(ctx, m.reader, m.writer, m.secret, m.hosts)
 	if err != nil {
 		return err
 	}
-	if err := m.serving.set(cert); err != nil {
+	if m.leader {
+		if secret, err = m.keepCertificate(ctx, secret, time.Now()); err != nil {
+			return err
+		}
+	}
+	if err := m.serving.set(servedCert(secret)); err != nil {
 		return fmt.Errorf("the webhook Secret %s: %w", m.secret, err)
 	}
-	if !m.leader {
-		return nil
+	return nil
+}
+
+// keepCertificate, on the leader, writes the Secret's CAs into the CRD's
+// caBundle and renews the Secret's certificate when it is due, returning
+// the Secret as it now is.
+func (m *certManager) keepCertificate(ctx context.Context, secret *corev1.Secret, now time.Time) (*corev1.Secret, error) {
+	patched, err := patchCABundle(ctx, m.reader, m.writer, m.crdName, secret.Data[secretCA])
+	if err != nil {
+		return nil, err
 	}
-	patched, err := patchCABundle(ctx, m.reader, m.writer, m.crdName, cert.CA)
 	if patched {
 		m.log.Info("wrote the conversion webhook's CA into the CRD", "crd", m.crdName)
 	}
-	return err
+	r := renewalFor(secret, now, !patched)
+	if r == renewNone {
+		return secret, nil
+	}
+	if err := renew(secret, r, m.hosts, now); err != nil {
+		return nil, err
+	}
+	// The read's resourceVersion makes this fail, to be retried, if
+	// another replica wrote the Secret since.
+	if err := m.writer.Update(ctx, secret); err != nil {
+		return nil, fmt.Errorf("renewing the webhook certificate in Secret %s: %w", m.secret, err)
+	}
+	m.log.Info("renewing the conversion webhook's certificate", "secret", m.secret, "step", r.String())
+	if r != renewPromote {
+		if _, err := patchCABundle(ctx, m.reader, m.writer, m.crdName, secret.Data[secretCA]); err != nil {
+			return nil, err
+		}
+	}
+	return secret, nil
 }
 
 // IssueWebhookCert issues a CA and a serving certificate signed by it for

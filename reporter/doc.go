@@ -57,6 +57,27 @@
 //     an object), the reconcile ends, and the
 //     airunway_status_reporter_deleted_before_write_total metric counts it.
 //
-// The reporter never writes anything but ModelDeployment status; deploy/base
-// grants it exactly that.
+// Every replica also serves the ModelDeployment conversion webhook
+// (conversion.go, webhook.go). Anything in the cluster that can reach its
+// Service can send it a review, so it is bounded too:
+//
+//   - a review is at most 8 MiB (HTTP 413 beyond) and an object in it at
+//     most 3 MiB; three reviews are converted at once, and one more waits
+//     a second for a slot, then gets HTTP 429 with Retry-After; headers,
+//     body, answer and idle connections have timeouts. The heap at that
+//     bound is measured (TestWebhookMemoryBound): at most half the pod's
+//     memory limit.
+//   - it speaks HTTP/1.1 over TLS 1.3, or TLS 1.2 with ECDHE and an AEAD
+//     cipher only.
+//   - its certificate (certs.go) is cert-manager's, re-read from a
+//     directory every minute, or its own, kept in a Secret: issued for a
+//     year and renewed by the leader when a third is left, in two steps a
+//     minute apart (the new CA joins the CRD's caBundle before any replica
+//     serves the certificate it signed). Either way /readyz fails while
+//     the served certificate is expired, not yet valid, or within five
+//     minutes of its expiry.
+//
+// The reporter writes nothing but the status of ModelDeployments and
+// ClusterCapabilities and, for the webhook, its Secret and the CRD's
+// caBundle; deploy/base grants it exactly that.
 package reporter

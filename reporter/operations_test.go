@@ -332,10 +332,14 @@ func TestRunsAsItsServiceAccount(t *testing.T) {
 		{"create an Event outside its namespace", as.Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: ns}, InvolvedObject: corev1.ObjectReference{Namespace: ns}})},
 		{"delete its Lease", as.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "reporter-" + ns, Namespace: system}})},
 		{"list Leases", as.List(ctx, &coordinationv1.LeaseList{}, client.InNamespace(system))},
+		{"update a Secret other than its webhook's", as.Update(ctx, secret.DeepCopy())},
 	}
 	for _, d := range denied {
 		require.True(t, apierrors.IsForbidden(d.err), "the reporter's identity can %s (err: %v)", d.what, d.err)
 	}
+	// The leader renews the webhook's certificate in place before it
+	// expires (reporter/certs.go): an update of that Secret only.
+	require.NoError(t, as.Update(ctx, webhookSecret.DeepCopy()), "the shipped RBAC must let the leader renew the webhook certificate")
 	// What it may patch, the status subresource, carries nothing else: the
 	// API server drops a status patch's labels, annotations and spec.
 	sneaky := []byte(`{"metadata":{"labels":{"owned":"yes"},"annotations":{"render.airunway.ai/provider":"other"},"finalizers":["x/y"]},"spec":{"replicas":7}}`)
