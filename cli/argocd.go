@@ -55,8 +55,9 @@ else; a kustomization that does not is rendered with the capability file
 ARGOCD_ENV_CAPABILITIES names (relative to the repository root). A
 directory of plain YAML is rendered with that file.
 
-Nothing outside the repository is read, and an empty result is an error
-(Argo CD would prune the application).`,
+Nothing outside the repository is read, an empty result is an error
+(Argo CD would prune the application), and a run longer than two minutes
+is stopped with an error.`,
 		Example: `  # an Application whose path is a kustomize overlay that runs airunway-render
   ARGOCD_APP_SOURCE_PATH=examples/kustomize/clusters/prod airunway-render argocd generate
 
@@ -77,6 +78,8 @@ Nothing outside the repository is read, and an empty result is an error
 // Empty output is an error: Argo CD would take it as "no objects" and
 // prune the application.
 func argoGenerate(stdout, stderr io.Writer) error {
+	stop := stopAfter(defaultBuildTimeout, stderr, "Argo CD plugin's generate")
+	defer stop()
 	app, caps, err := argoFiles()
 	if err != nil {
 		fmt.Fprintf(stderr, "[error] %v\n", err)
