@@ -132,8 +132,8 @@ func hostileCases() []hostileCase {
 		{
 			name:  "object over 1 MiB",
 			input: md("huge", "  env: [{name: BLOB, value: "+strings.Repeat("x", hub.MaxObjectBytes)+"}]\n"),
-			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/huge: is 1048961 bytes as JSON; a ModelDeployment must be at most 1 MiB (1048576 bytes): expand fewer YAML aliases, or move data out of it" + file + "\n" + nothing,
-			// the CLI's file annotations count too
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/huge: is 1048886 bytes as JSON; a ModelDeployment must be at most 1 MiB (1048576 bytes): expand fewer YAML aliases, or move data out of it" + file + "\n" + nothing,
+			// the CLI's path annotation counts too
 			fn: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/huge: is 1048820 bytes as JSON; a ModelDeployment must be at most 1 MiB (1048576 bytes): expand fewer YAML aliases, or move data out of it\n" + nothing,
 		},
 		{
@@ -327,8 +327,8 @@ func TestHostileInput(t *testing.T) {
 }
 
 // aliasBombMessage is the error for any document whose aliases expand too
-// far (yamlerr.CheckAliases).
-const aliasBombMessage = "its YAML aliases expand it to more than 1048576 nodes, the most an object may have (an alias bomb: the tools that read the output would expand it); YAML anchors and aliases must not multiply the document, so write the values out"
+// far (yamlerr.CheckNodes).
+const aliasBombMessage = "its YAML aliases expand it to more than 262144 nodes, the most an object may have (an alias bomb: the tools that read the output would expand it); YAML anchors and aliases must not multiply the document, so write the values out"
 
 // withoutDefaultWarning removes the warning a run without a capability
 // file gives (TestNoCapabilitiesWarns checks it) and its count from the

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,14 +10,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
-	"sigs.k8s.io/kustomize/kyaml/kio"
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/budget"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/render"
 )
@@ -41,7 +40,10 @@ func (h hostFiles) open(name string) (io.ReadCloser, error) {
 	if name == stdinName && h.stdin != nil {
 		return io.NopCloser(h.stdin), nil
 	}
-	return os.Open(name)
+	if err := checkRegular(os.Stat(name)); err != nil {
+		return nil, err
+	}
+	return openedRegular(os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0))
 }
 
 func (h hostFiles) stat(name string) (fs.FileInfo, error) {
@@ -66,8 +68,14 @@ type rootFiles struct {
 // in is the path of name in the root.
 func (r rootFiles) in(name string) string { return path.Join(r.dir, filepath.ToSlash(name)) }
 
-func (r rootFiles) open(name string) (io.ReadCloser, error) { return r.root.Open(r.in(name)) }
-func (r rootFiles) stat(name string) (fs.FileInfo, error)   { return r.root.Stat(r.in(name)) }
+func (r rootFiles) open(name string) (io.ReadCloser, error) {
+	if err := checkRegular(r.root.Stat(r.in(name))); err != nil {
+		return nil, err
+	}
+	return openedRegular(r.root.OpenFile(r.in(name), os.O_RDONLY|syscall.O_NONBLOCK, 0))
+}
+
+func (r rootFiles) stat(name string) (fs.FileInfo, error) { return r.root.Stat(r.in(name)) }
 
 // walk walks name, handing fn the paths relative to dir, as the caller
 // named them.
@@ -84,6 +92,38 @@ func (r rootFiles) walk(name string, fn fs.WalkDirFunc) error {
 
 func (r rootFiles) readDir(name string) ([]fs.DirEntry, error) {
 	return fs.ReadDir(r.root.FS(), r.in(name))
+}
+
+// notRegular is a file that is read only when it is a regular file.
+type notRegular struct{ mode fs.FileMode }
+
+func (e notRegular) Error() string {
+	return fmt.Sprintf("must be a regular file, but it is %s; only regular files are read (a named pipe or a device could block the run, or never end)", fileType(e.mode))
+}
+
+// checkRegular refuses what a stat (which follows symbolic links) found
+// unless it is a regular file: a named pipe would block the run until
+// something writes to it, and a device may never end (/dev/zero), so
+// neither is even opened.
+func checkRegular(info fs.FileInfo, err error) error {
+	if err != nil || info.Mode().IsRegular() {
+		return err
+	}
+	return notRegular{info.Mode()}
+}
+
+// openedRegular checks the file that was opened, with O_NONBLOCK: a name
+// swapped for a named pipe after checkRegular opens at once instead of
+// waiting for a writer, and is refused here.
+func openedRegular(f *os.File, err error) (io.ReadCloser, error) {
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRegular(f.Stat()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // renderFiles renders the YAML under paths with the capability file (or,
@@ -149,6 +189,11 @@ func readCapabilities(src files, file string) (*capabilities.Resolved, diag.List
 		l.Errorf("", "is not a single YAML object: %s", yamlerr.Describe(err))
 		return nil, l.Attach(diag.Resource{}, file)
 	}
+	if err := yamlerr.CheckNodes(node.YNode()); err != nil {
+		// before it is decoded, which costs far more per node
+		l.Errorf("", "%v", err)
+		return nil, l.Attach(diag.Resource{}, file)
+	}
 	caps, l := capabilities.ResolveNode(node)
 	ref := diag.Resource{APIVersion: node.GetApiVersion(), Kind: node.GetKind(), Name: node.GetName()}
 	return caps, l.Attach(ref, file)
@@ -158,17 +203,19 @@ func readCapabilities(src files, file string) (*capabilities.Resolved, diag.List
 // hub.MaxObjectBytes of it.
 func readCapabilitiesText(src files, file string) ([]byte, diag.List) {
 	var l diag.List
-	budget := hub.MaxObjectBytes
-	data, err := readLimited(src, file, &budget)
-	if errors.Is(err, errTooLarge) {
+	data, err := readObjectFile(src, file)
+	var nr notRegular
+	switch {
+	case errors.As(err, &nr):
+		l.Errorf("", "%v", err)
+		return nil, l.Attach(diag.Resource{}, file)
+	case errors.Is(err, errTooLarge):
 		l.Errorf("", "is larger than %s; a capability file must be at most %s", hub.FormatBytes(hub.MaxObjectBytes), hub.FormatBytes(hub.MaxObjectBytes))
 		return nil, l.Attach(diag.Resource{}, file)
-	}
-	if escapes(err) {
+	case escapes(err):
 		l.Errorf("", "%s", escapeMessage)
 		return nil, l.Attach(diag.Resource{}, file)
-	}
-	if err != nil {
+	case err != nil:
 		l.Errorf("", "cannot read the capability file: %v", err)
 		return nil, l.Attach(diag.Resource{}, file)
 	}
@@ -194,7 +241,10 @@ func hasCapabilities(items []*yaml.RNode) bool {
 
 // readInputs reads files and directories (recursively, *.yaml and *.yml in
 // name order, hidden directories and kustomization files skipped). Each
-// item remembers its file for problem reports.
+// item remembers its file for problem reports. Everything is read within
+// one budget.Budget, charged before the work it bounds: a file's bytes
+// before it is parsed, its documents as they are parsed. The first charge
+// past a limit ends the run.
 func readInputs(src files, paths []string) ([]*yaml.RNode, diag.List) {
 	var l diag.List
 	var names []string
@@ -209,26 +259,26 @@ func readInputs(src files, paths []string) ([]*yaml.RNode, diag.List) {
 		names = append(names, found...)
 	}
 	var items []*yaml.RNode
-	budget := hub.MaxInputBytes
+	b := budget.New()
 	for _, name := range names {
-		data, err := readLimited(src, name, &budget)
 		f := name
 		if f == stdinName {
 			f = stdinLabel
 		}
-		if errors.Is(err, errTooLarge) {
-			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: fmt.Sprintf("brings the input past %s; the files given to one run must hold at most %s together (render fewer paths per run)", hub.FormatBytes(hub.MaxInputBytes), hub.FormatBytes(hub.MaxInputBytes))})
-			return nil, l
-		}
+		data, err := readLimited(src, name, b)
 		if err == nil {
 			var nodes []*yaml.RNode
-			nodes, err = (&kio.ByteReader{Reader: bytes.NewReader(data), SetAnnotations: map[string]string{kioutil.PathAnnotation: filepath.ToSlash(f)}}).Read()
-			for _, n := range nodes {
-				stripGeneratedHeader(n)
-			}
+			nodes, err = readDocuments(data, f, b)
 			items = append(items, nodes...)
 		}
+		var exceeded *budget.Exceeded
+		var nr notRegular
 		switch {
+		case errors.As(err, &exceeded):
+			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: exceededMessage(exceeded)})
+			return nil, l // the budget is spent: nothing after it is read
+		case errors.As(err, &nr):
+			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: nr.Error()})
 		case escapes(err):
 			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: escapeMessage})
 		case err != nil:
@@ -236,6 +286,14 @@ func readInputs(src files, paths []string) ([]*yaml.RNode, diag.List) {
 		}
 	}
 	return items, l
+}
+
+// exceededMessage words a charge past the budget for the files of a run.
+func exceededMessage(e *budget.Exceeded) string {
+	if e.Limit == budget.LimitBytes {
+		return fmt.Sprintf("brings the input past %s; the files given to one run must hold at most %s together (render fewer paths per run)", hub.FormatBytes(hub.MaxInputBytes), hub.FormatBytes(hub.MaxInputBytes))
+	}
+	return e.Error()
 }
 
 // escapeMessage says why a file read through an os.Root was refused.
@@ -247,26 +305,36 @@ func escapes(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
 }
 
-// errTooLarge reports an input past its byte budget.
+// errTooLarge reports an input past its byte limit.
 var errTooLarge = errors.New("input too large")
 
-// readLimited reads a file, charging its size to budget, and fails with
-// errTooLarge rather than reading past what is left: a hostile file must
-// not be able to exhaust memory before any check runs.
-func readLimited(src files, name string, budget *int) ([]byte, error) {
+// readLimited reads a file, charging its bytes to b, and fails with a
+// budget.Exceeded rather than reading past what is left: a hostile file
+// must not be able to exhaust memory before any check runs.
+func readLimited(src files, name string, b *budget.Budget) ([]byte, error) {
 	f, err := src.open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, int64(*budget)+1))
+	return b.ReadAll(f)
+}
+
+// readObjectFile reads a file that holds one object, and fails with
+// errTooLarge past hub.MaxObjectBytes, before reading further.
+func readObjectFile(src files, name string) ([]byte, error) {
+	f, err := src.open(name)
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > *budget {
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, hub.MaxObjectBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > hub.MaxObjectBytes {
 		return nil, errTooLarge
 	}
-	*budget -= len(data)
 	return data, nil
 }
 

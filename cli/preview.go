@@ -15,6 +15,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/budget"
 	"github.com/airunway-render/airunway-render/internal/objdiff"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/builtin"
@@ -79,7 +80,13 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 	var stdin []byte
 	if slices.Contains(paths, stdinName) {
 		var err error
-		if stdin, err = io.ReadAll(io.LimitReader(s.in, hub.MaxInputBytes+1)); err != nil {
+		stdin, err = budget.New().ReadAll(s.in)
+		var exceeded *budget.Exceeded
+		if errors.As(err, &exceeded) {
+			diag.List{{Severity: diag.Error, File: stdinLabel, Message: exceededMessage(exceeded)}}.Report(s.errOut, "nothing was rendered")
+			return exitCode(1)
+		}
+		if err != nil {
 			fmt.Fprintf(s.errOut, "[error] cannot read stdin: %v\n", err)
 			return exitCode(1)
 		}

@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/internal/budget"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
 
 // parsedResourceList is a ResourceList as the function reads it from stdin.
@@ -79,12 +82,18 @@ type resultFile struct {
 // parity cases and the FuzzResourceList corpus (issue 20), it accepted or
 // read differently 61 of 101 inputs; closing that gap would re-implement
 // the checks this reader is.
+//
+// The run's budget (package budget; readStdin charged the bytes) is
+// charged as the list is read: its documents as they are parsed, its items
+// counted before anything is built for any of them, and each item and the
+// function config charged as documents.
 func readResourceList(in []byte) (*parsedResourceList, error) {
 	rl := &parsedResourceList{}
 	if len(bytes.TrimSpace(in)) == 0 {
 		return rl, nil
 	}
-	top, err := readOneObject(in)
+	b := budget.New()
+	top, err := readOneObject(in, b)
 	if err != nil {
 		return nil, err
 	}
@@ -102,12 +111,18 @@ func readResourceList(in []byte) (*parsedResourceList, error) {
 		if err := noAliasedType(fc, "functionConfig."); err != nil {
 			return nil, err
 		}
+		if err := charge(b, fc, "functionConfig"); err != nil {
+			return nil, err
+		}
 		rl.functionConfig = fc
 	}
 
 	if items := mapField(top, "items"); items != nil {
 		if items.Kind != yaml.SequenceNode {
 			return nil, fmt.Errorf("`items` must be a sequence, got %s", describeValue(items))
+		}
+		if err := b.Expect(len(items.Content)); err != nil {
+			return nil, err
 		}
 		rl.items = make([]*yaml.RNode, 0, len(items.Content))
 		for i, item := range items.Content {
@@ -116,6 +131,9 @@ func readResourceList(in []byte) (*parsedResourceList, error) {
 				return nil, fmt.Errorf("`%s` must be a mapping (an object), got %s", at, describeValue(item))
 			}
 			if err := noAliasedType(item, at+"."); err != nil {
+				return nil, err
+			}
+			if err := charge(b, item, at); err != nil {
 				return nil, err
 			}
 			rl.items = append(rl.items, yaml.NewRNode(item))
@@ -149,9 +167,12 @@ func readResourceList(in []byte) (*parsedResourceList, error) {
 
 // readOneObject parses in as YAML and returns its one object: the input
 // must be one document holding a mapping. (The SDK refuses a document
-// that is not a mapping, and counts the mappings: the same inputs.)
-func readOneObject(in []byte) (*yaml.Node, error) {
-	var docs []*yaml.Node
+// that is not a mapping, and counts the mappings: the same inputs.) The
+// documents after the first are counted, not kept, and no more of them
+// than the budget's documents are parsed.
+func readOneObject(in []byte, b *budget.Budget) (*yaml.Node, error) {
+	var first *yaml.Node
+	documents, objects := 0, 0
 	dec := yaml.NewDecoder(bytes.NewReader(in))
 	for {
 		doc := &yaml.Node{}
@@ -161,17 +182,42 @@ func readOneObject(in []byte) (*yaml.Node, error) {
 			}
 			return nil, err
 		}
-		docs = append(docs, doc.Content...) // a document of only comments has none
+		documents++
+		if err := b.Expect(documents); err != nil {
+			return nil, err
+		}
+		if len(doc.Content) > 0 && first == nil {
+			first = doc.Content[0]
+		}
+		objects += len(doc.Content) // a document of only comments has none
 	}
 	switch {
-	case len(docs) == 0:
+	case objects == 0:
 		return nil, errors.New("the input holds no object; it must be one ResourceList, or empty")
-	case len(docs) > 1:
-		return nil, fmt.Errorf("the input holds %d YAML documents; it must be one ResourceList, in one document", len(docs))
-	case docs[0].Kind != yaml.MappingNode:
-		return nil, fmt.Errorf("the input is %s; a ResourceList must be a YAML mapping", describeValue(docs[0]))
+	case objects > 1:
+		return nil, fmt.Errorf("the input holds %d YAML documents; it must be one ResourceList, in one document", objects)
+	case first.Kind != yaml.MappingNode:
+		return nil, fmt.Errorf("the input is %s; a ResourceList must be a YAML mapping", describeValue(first))
 	}
-	return docs[0], nil
+	return first, nil
+}
+
+// charge charges one object of the list, at `at`, to the budget as a
+// document. A charge past a limit is an error. An object refused on its
+// own (yamlerr.CheckNodes) is left to whoever reads it (render.Render
+// names it) when it is small as written, an alias bomb: a failed run
+// writes its items back as they came, and writing out an object costs
+// about 700 bytes per node. One of more nodes than an object may have as
+// written is refused here, and nothing is written.
+func charge(b *budget.Budget, obj *yaml.Node, at string) error {
+	err := b.Document(obj)
+	if err == nil || budget.IsExceeded(err) {
+		return err
+	}
+	if raw, _ := yamlerr.CountNodes(obj); raw > yamlerr.MaxExpandedNodes {
+		return fmt.Errorf("`%s`: %w", at, err)
+	}
+	return nil
 }
 
 // noAliasedType refuses an object whose `group`, `version` or `kind` is a

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/internal/budget"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
 
@@ -34,6 +35,11 @@ func Run(stdin io.Reader, stdout, stderr io.Writer) int {
 		p.Problems.Report(stderr, "nothing was rendered")
 	}
 	if runErr != nil {
+		if budget.IsExceeded(runErr) {
+			// Refused before the items were built: nothing was written.
+			fmt.Fprintf(stderr, "[error] stdin: %v\n", runErr)
+			return 1
+		}
 		if !p.Problems.HasErrors() {
 			// The input was not a ResourceList at all.
 			fmt.Fprintf(stderr, "[error] stdin: cannot read the ResourceList: %s\n", yamlerr.Describe(runErr))
@@ -44,15 +50,17 @@ func Run(stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // readStdin reads a function's ResourceList, refusing more than
-// hub.MaxInputBytes before it is parsed; problems are printed.
+// budget.MaxBytes before it is parsed; problems are printed. The documents
+// and nodes of the run are charged as the ResourceList is read
+// (readResourceList).
 func readStdin(stdin io.Reader, stderr io.Writer) ([]byte, bool) {
-	in, err := io.ReadAll(io.LimitReader(stdin, hub.MaxInputBytes+1))
-	if err != nil {
-		fmt.Fprintf(stderr, "airunway-render: cannot read the ResourceList from stdin: %v\n", err)
+	in, err := budget.New().ReadAll(stdin)
+	if budget.IsExceeded(err) {
+		fmt.Fprintf(stderr, "[error] stdin: the ResourceList is larger than %s; the input of one run must be at most %s (split the package)\n", hub.FormatBytes(budget.MaxBytes), hub.FormatBytes(budget.MaxBytes))
 		return nil, false
 	}
-	if len(in) > hub.MaxInputBytes {
-		fmt.Fprintf(stderr, "[error] stdin: the ResourceList is larger than %s; the input of one run must be at most %s (split the package)\n", hub.FormatBytes(hub.MaxInputBytes), hub.FormatBytes(hub.MaxInputBytes))
+	if err != nil {
+		fmt.Fprintf(stderr, "airunway-render: cannot read the ResourceList from stdin: %v\n", err)
 		return nil, false
 	}
 	return in, true

@@ -86,9 +86,12 @@ func classify(items []*yaml.RNode) classified {
 
 // checkDocument fails closed, as kustomize does, on a document that is no
 // Kubernetes object (no `apiVersion` or `kind`: a stray YAML file among the
-// inputs) and on one whose aliases would expand it into an alias bomb in
-// the tools that read the output. It applies to every item, not only the
-// renderer's own: all of them are passed on.
+// inputs), on one whose aliases would expand it into an alias bomb in the
+// tools that read the output, and on one with more nodes than any real
+// object, which would cost far more to write out than to read. It applies
+// to every item, not only the renderer's own: all of them are passed on.
+// The readers have charged every item to the run's input budget (package
+// budget) before; this is the check of each item on its own.
 func checkDocument(n *yaml.RNode) diag.List {
 	var l diag.List
 	for _, field := range []string{"apiVersion", "kind"} {
@@ -96,7 +99,7 @@ func checkDocument(n *yaml.RNode) diag.List {
 			l.Errorf(field, "is missing: every document must be a Kubernetes object with `apiVersion` and `kind` (kustomize refuses it too); move other YAML out of the rendered paths")
 		}
 	}
-	if err := yamlerr.CheckAliases(n.YNode()); err != nil {
+	if err := yamlerr.CheckNodes(n.YNode()); err != nil {
 		l.Errorf("", "%v", err)
 	}
 	return l.Attach(identity(n), fileOf(n))

@@ -12,6 +12,19 @@ import (
 // Input limits. The renderer runs on YAML from any contributor inside Argo
 // CD's repo server and CI, so every input is bounded before it is decoded
 // into Go values. A larger input is an error, never a truncation.
+//
+// The first four are one run's input budget (internal/budget), charged by
+// every reader before the work they bound; yamlerr.MaxExpandedNodes bounds
+// each object. Together they hold one run of `render` or the function
+// under 1.8 GiB of peak RSS as shipped (GOGC=200), and under 0.95 GiB with
+// a 900 MiB soft memory limit (GOMEMLIMIT), whatever the input within
+// them: the worst is the most nodes, in dense YAML, or the most documents,
+// nodes and bytes at once (hack/procbench, BENCHMARKS.md "Inputs at the
+// limits"). `render` refuses an input past them within 0.55 GiB. The
+// function's ResourceList is one YAML document, parsed whole before its
+// items are counted: refusing one past the nodes costs about 200 bytes per
+// node (1.6 GiB for 16 MB of dense YAML), as much as kustomize or kpt spent
+// parsing the same objects before they ran the function.
 const (
 	// MaxInputBytes bounds one run's whole input: the ResourceList on stdin,
 	// or the files given to `render` together. It is far above a real
@@ -19,12 +32,29 @@ const (
 	// low enough that parsing it cannot exhaust a repo server.
 	MaxInputBytes = 64 << 20
 	// MaxInputDocuments bounds the YAML documents (objects) of one run's
-	// input. Every document costs bookkeeping beyond its bytes, so 64 MiB
-	// of tiny documents would cost far more memory than 64 MiB of models.
-	MaxInputDocuments = 100_000
-	// MaxInputNodes bounds the YAML nodes of one run's input, counted with
-	// aliases expanded.
-	MaxInputNodes = 1 << 23
+	// input: the documents of the files given to `render`, the items of a
+	// ResourceList. Every object costs bookkeeping beyond its bytes, about
+	// 10 KiB of peak memory for the smallest as `render` holds it, so
+	// 64 MiB of tiny documents would cost gigabytes (the 20 MB of the
+	// issue, 381,300 documents, took 4.3 GB). 10,000 models are 10,000
+	// documents; rendered with their generated objects, 24,000 (what kpt
+	// hands the function the second time it renders a package).
+	MaxInputDocuments = 50_000
+	// MaxInputNodes bounds the YAML nodes of one run's input, counted per
+	// object with aliases expanded: what the parsed trees hold, about
+	// 170 bytes a node and three times that at peak, and what the tools
+	// after the renderer expand. 10,000 models are 442,000 nodes, a
+	// kustomize build of them with an overlay's other objects a little
+	// more. Rendered with their generated objects they are 2,070,000 as the
+	// function counts them: kpt's second run over one package of 10,000
+	// models is at the limit, and a bigger package must be split.
+	MaxInputNodes = 1 << 21
+	// MaxInputDocumentBytes bounds one YAML document of the files and
+	// streams the renderer reads on their own (every document but the
+	// ResourceList): the parser builds a document's whole tree before its
+	// nodes can be counted, at most about one node per byte. The largest
+	// real objects, CRDs, are far smaller: Dynamo's is 1.6 MB.
+	MaxInputDocumentBytes = 4 << 20
 	// MaxObjectBytes bounds one ModelDeployment or ClusterCapabilities
 	// object as JSON, after YAML aliases are expanded. The API server stores
 	// at most 1.5 MiB per object, so nothing real comes near it.

@@ -6,7 +6,10 @@
 // then runs the floor (hack/procbench/noop: kyaml reading and writing the
 // same output ResourceList, nothing else) the same way and reports the
 // ratio. At the comparison sizes it also times `kubectl kustomize` of the
-// rendered objects and `kpt fn eval` with the function.
+// rendered objects and `kpt fn eval` with the function. Last, it runs the
+// inputs at the input budget's limits, and just past them, through
+// `render` and the function (hostile.go): their peak RSS is the memory
+// bound docs/security.md states.
 //
 // make bench runs it; BENCHMARKS.md explains the numbers.
 package main
@@ -35,11 +38,40 @@ func main() {
 	sizes := flag.String("sizes", "1,100,1000,10000", "ModelDeployments per ResourceList")
 	compare := flag.String("compare", "1000", "sizes at which to time kubectl kustomize and kpt fn eval (empty: none)")
 	work := flag.String("work", "", "directory for inputs and outputs (default: a temporary one, removed)")
+	hostileToo := flag.Bool("hostile", true, "also run the inputs at the input budget's limits through `render` and the function")
+	writeWorkload := flag.String("write-hostile", "", "only write the hostile workload of this name to -file and -list (the benchmark runs itself so)")
+	file := flag.String("file", "", "with -write-hostile: the stream of documents to write")
+	list := flag.String("list", "", "with -write-hostile: the ResourceList to write")
 	flag.Parse()
-	if err := run(*bin, *floor, *sizes, *compare, *work, os.Stdout); err != nil {
+	if *writeWorkload != "" {
+		if err := writeNamed(*writeWorkload, *file, *list, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "procbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	err := run(*bin, *floor, *sizes, *compare, *work, os.Stdout)
+	if err == nil && *hostileToo {
+		err = hostileIn(*work, *bin, os.Stdout)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "procbench:", err)
 		os.Exit(1)
 	}
+}
+
+// hostileIn runs the hostile workloads in work, or in a temporary
+// directory, removed, when work is empty.
+func hostileIn(work, bin string, out io.Writer) error {
+	if work == "" {
+		dir, err := os.MkdirTemp("", "procbench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		work = dir
+	}
+	return hostile(out, work, bin)
 }
 
 // sample is one process run.

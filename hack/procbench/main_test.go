@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airunway-render/airunway-render/internal/budget"
 )
 
 // TestRun runs the benchmark end to end on small sizes, so `make bench`
@@ -80,5 +82,35 @@ func build(t *testing.T, out, pkg string) {
 	cmd := exec.Command("go", "build", "-o", out, pkg)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+}
+
+// TestHostileWorkloadsAtTheLimits: the workloads whose peak RSS is the
+// stated memory bound sit at the input budget's limits, each charged as
+// the budget charges it: within every limit, and near the one it is
+// about. A workload that drifted inside the limits would understate the
+// bound.
+func TestHostileWorkloadsAtTheLimits(t *testing.T) {
+	dir := t.TempDir()
+	file, list := filepath.Join(dir, "in.yaml"), filepath.Join(dir, "list.yaml")
+	near := func(got, limit int) bool { return got <= limit && got >= limit-limit/10 }
+	for _, w := range hostileWorkloads() {
+		if w.refused != nil {
+			continue // run, and checked refused, by the benchmark itself
+		}
+		in, err := writeHostile(w, file, list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := os.Stat(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.documents > budget.MaxDocuments-1 || in.nodes > budget.MaxNodes || info.Size() > budget.MaxBytes {
+			t.Errorf("%s: %d documents, %d nodes, a ResourceList of %d bytes: past a limit", w.name, in.documents, in.nodes, info.Size())
+		}
+		if !near(in.documents, budget.MaxDocuments) && !near(in.nodes, budget.MaxNodes) && !near(int(info.Size()), budget.MaxBytes) {
+			t.Errorf("%s: %d documents, %d nodes, %d bytes: near no limit", w.name, in.documents, in.nodes, info.Size())
+		}
 	}
 }

@@ -82,10 +82,10 @@ func TestOutsideAlias(t *testing.T) {
 	require.Equal(t, "x", a.Value)
 }
 
-// TestCheckAliases: ten levels of ten aliases each stand for 10^10 nodes,
-// written in a few hundred bytes; one level, and a plain big list, are
+// TestAliasBombs: ten levels of ten aliases each stand for 10^10 nodes,
+// written in a few hundred bytes; four levels, and a plain big list, are
 // fine.
-func TestCheckAliases(t *testing.T) {
+func TestAliasBombs(t *testing.T) {
 	bomb := func(levels int) string {
 		s := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
 		for i := 1; i <= levels; i++ {
@@ -97,7 +97,7 @@ func TestCheckAliases(t *testing.T) {
 	for levels, bad := range map[int]bool{1: false, 4: false, 6: true, 9: true} {
 		n, err := yaml.Parse(bomb(levels))
 		require.NoError(t, err)
-		err = CheckAliases(n.YNode())
+		err = CheckNodes(n.YNode())
 		if bad {
 			require.ErrorContains(t, err, "an alias bomb", "levels=%d", levels)
 		} else {
@@ -107,5 +107,25 @@ func TestCheckAliases(t *testing.T) {
 	big := "items:\n" + strings.Repeat("- x\n", 200000)
 	n, err := yaml.Parse(big)
 	require.NoError(t, err)
-	require.NoError(t, CheckAliases(n.YNode()), "many nodes without aliases are the input size limit's business")
+	require.NoError(t, CheckNodes(n.YNode()), "200,000 nodes without aliases are fine")
+}
+
+// TestCheckNodes: an object may have MaxExpandedNodes nodes, counted with
+// aliases expanded, and not one more, aliases or not; CountNodes counts a
+// tree as it is and as it stands for.
+func TestCheckNodes(t *testing.T) {
+	list := func(items int) *yaml.Node {
+		n, err := yaml.Parse("[" + strings.Repeat("1,", items-1) + "1]")
+		require.NoError(t, err)
+		return n.YNode()
+	}
+	require.NoError(t, CheckNodes(list(MaxExpandedNodes-1)), "the list and its items: the limit")
+	require.EqualError(t, CheckNodes(list(MaxExpandedNodes)), "has more than 262144 YAML nodes, the most an object may have; the largest real objects, CRDs of more than 1 MB, have about 36000: move data out of it, or split it")
+
+	n, err := yaml.Parse("a: &a [1, 2, 3]\nb: [*a, *a]\n")
+	require.NoError(t, err)
+	raw, expanded := CountNodes(n.YNode())
+	require.Equal(t, 1+2+4+3, raw, "the mapping, its keys, the list of three, the list of two aliases")
+	require.Equal(t, raw+2*4, expanded, "each alias stands for the list it names")
+	require.Equal(t, expanded, ExpandedNodes(n.YNode()))
 }
