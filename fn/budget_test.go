@@ -62,3 +62,32 @@ func TestStdinOfManyDocuments(t *testing.T) {
 	_, stderr, _ = run(t, "kind: ResourceList\n---\n{}\n")
 	require.Equal(t, "[error] stdin: cannot read the ResourceList: the input holds 2 YAML documents; it must be one ResourceList, in one document\n", stderr)
 }
+
+// TestNodesBoundedBeforeParsing: the ResourceList is one document, parsed
+// whole before its items are counted, so one that could hold more than
+// twice the run's nodes is refused before it is parsed (a flow mapping of
+// null keys holds about as many nodes as it counts); one just under is
+// parsed, and refused by the node limit.
+func TestNodesBoundedBeforeParsing(t *testing.T) {
+	list := func(keys int) string {
+		var b strings.Builder
+		b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {k0")
+		for i := 1; i < keys; i++ {
+			fmt.Fprintf(&b, ",k%d", i)
+		}
+		b.WriteString("}}\n")
+		return b.String()
+	}
+	over := list(budget.MaxNodes + 100)
+	require.Greater(t, budget.NodesAtMost([]byte(over)), maxParsedNodes)
+	stdout, stderr, code := run(t, over)
+	require.Equal(t, 1, code)
+	require.Empty(t, stdout)
+	require.Equal(t, fmt.Sprintf("[error] stdin: the ResourceList could hold up to %d YAML nodes (counted before parsing, by its `:`, `-`, `,`, `[`, `{`, `?` and line breaks), more than %d; one run reads at most %d nodes, so split the package\n", budget.NodesAtMost([]byte(over)), maxParsedNodes, budget.MaxNodes), stderr)
+
+	under := list(budget.MaxNodes - 100)
+	require.LessOrEqual(t, budget.NodesAtMost([]byte(under)), maxParsedNodes)
+	_, stderr, code = run(t, under)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "brings the input past 2097152 YAML nodes", "parsed, then refused by the run's node limit")
+}

@@ -63,5 +63,17 @@ func readStdin(stdin io.Reader, stderr io.Writer) ([]byte, bool) {
 		fmt.Fprintf(stderr, "airunway-render: cannot read the ResourceList from stdin: %v\n", err)
 		return nil, false
 	}
+	if at := budget.NodesAtMost(in); at > maxParsedNodes {
+		fmt.Fprintf(stderr, "[error] stdin: the ResourceList could hold up to %d YAML nodes (counted before parsing, by its `:`, `-`, `,`, `[`, `{`, `?` and line breaks), more than %d; one run reads at most %d nodes, so split the package\n", at, maxParsedNodes, budget.MaxNodes)
+		return nil, false
+	}
 	return in, true
 }
+
+// maxParsedNodes bounds the nodes of the ResourceList the function parses.
+// The ResourceList is one YAML document, parsed whole (about 200 bytes a
+// node) before its items can be counted and charged, so its nodes are
+// bounded ahead by budget.NodesAtMost: twice the run's node limit, since
+// real YAML counts two to three times its nodes that way (10,000 models:
+// 1.9 times; a CRD's descriptions: 2.7), and the densest YAML about once.
+const maxParsedNodes = 2 * budget.MaxNodes

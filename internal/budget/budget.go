@@ -204,3 +204,23 @@ func isDocumentStart(rest []byte) bool {
 	}
 	return len(rest) == 3 || bytes.IndexByte([]byte(" \t\r\n"), rest[3]) >= 0
 }
+
+// NodesAtMost is an upper bound on the YAML nodes data parses to, found
+// without parsing it. Every node but a document's root is a mapping key, a
+// mapping value or a sequence entry, and each of those is introduced by
+// one of `:` (a key and its value), `-`, `,`, `[`, `{` or `?`; a
+// document's root starts the stream or follows a line break. Counting
+// those bytes anywhere, inside scalars and comments too, can only count
+// more.
+func NodesAtMost(data []byte) int {
+	n := 1
+	for _, c := range data {
+		switch c {
+		case ':', '-', ',', '[', '{', '?':
+			n += 2
+		case '\n':
+			n++
+		}
+	}
+	return n
+}

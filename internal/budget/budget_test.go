@@ -241,3 +241,49 @@ func hasAlias(n *yaml.Node) bool {
 	}
 	return false
 }
+
+// TestNodesAtMost: the count ahead is never below the nodes the parser
+// makes, whatever the shape; and for real objects it is a few times them.
+func TestNodesAtMost(t *testing.T) {
+	for _, doc := range []string{
+		"a", "{}", "[]", "{a}", "{a, b, c}", "[a, b, [c, {d}]]", "- a\n- b\n- - c\n", "a: b\nc:\n  d: e\n",
+		"? a\n: b\n", "a: &x [1, 2]\nb: *x\n", "a\n...\nb\n...\nc\n", "--- a\n--- b\n", "a: |\n  text\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: v}\n",
+	} {
+		dec := yaml.NewDecoder(strings.NewReader(doc))
+		nodes := 0
+		for {
+			var n yaml.Node
+			if err := dec.Decode(&n); err != nil {
+				break
+			}
+			raw, _ := yamlerr.CountNodes(&n)
+			nodes += raw - 1 // the parser's document node is no node of the text
+		}
+		require.GreaterOrEqual(t, NodesAtMost([]byte(doc)), nodes, "%q", doc)
+	}
+}
+
+// FuzzNodesAtMost: whatever the bytes, the parser never makes more nodes
+// than NodesAtMost counts ahead (which is what lets the function bound its
+// parse before it parses).
+func FuzzNodesAtMost(f *testing.F) {
+	for _, seed := range []string{"a", "{a, b}", "- [a, {b: c}]\n", "a: &x [1]\nb: *x\n", "a\n...\nb\n", "? a\n: b\n", "{a: b, c}"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		nodes := 0
+		for {
+			var n yaml.Node
+			if err := dec.Decode(&n); err != nil {
+				break
+			}
+			raw, _ := yamlerr.CountNodes(&n)
+			nodes += raw - 1
+		}
+		if at := NodesAtMost(data); nodes > at {
+			t.Fatalf("%q parses to %d nodes, more than the %d counted ahead", data, nodes, at)
+		}
+	})
+}
