@@ -33,12 +33,38 @@ type files interface {
 }
 
 // hostFiles reads paths as the user wrote them, and `-` from stdin when
-// stdin is set.
-type hostFiles struct{ stdin io.Reader }
+// stdin is set. With a scope (namedHostFiles), a file found in a named
+// directory must not lead outside the paths named, symbolic links
+// followed: the directory is a repository's.
+type hostFiles struct {
+	stdin io.Reader
+	scope *namedScope
+}
+
+// namedHostFiles is hostFiles confined to the paths named (the inputs and
+// the capability file); close releases the scope.
+func namedHostFiles(stdin io.Reader, paths ...string) (h hostFiles, close func(), err error) {
+	scope, err := newNamedScope(paths)
+	if err != nil {
+		return hostFiles{}, nil, err
+	}
+	return hostFiles{stdin: stdin, scope: scope}, scope.close, nil
+}
 
 func (h hostFiles) open(name string) (io.ReadCloser, error) {
 	if name == stdinName && h.stdin != nil {
 		return io.NopCloser(h.stdin), nil
+	}
+	if h.scope != nil {
+		file, err := h.scope.locate(name)
+		if err != nil {
+			return nil, err
+		}
+		f, _, err := file.open(os.O_RDONLY)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
 	}
 	if err := checkRegular(os.Stat(name)); err != nil {
 		return nil, err

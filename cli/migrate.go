@@ -83,7 +83,7 @@ func migrateFiles(paths []string, check bool, to string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "[error] %v\n", err)
 		return exitCode(1)
 	}
-	scope, err := newMigrateScope(paths)
+	scope, err := newNamedScope(paths)
 	if err != nil {
 		fmt.Fprintf(stderr, "[error] %v\n", err)
 		return exitCode(1)
@@ -111,7 +111,7 @@ func migrateFiles(paths []string, check bool, to string, stdout, stderr io.Write
 // migration is a file whose content changes: what was read of it, and
 // what it becomes.
 type migration struct {
-	target migrateTarget
+	target namedFile
 	read   fileSnapshot
 	out    []byte
 	notes  []string
@@ -121,7 +121,7 @@ type migration struct {
 // planMigration reads and migrates the files named, writing nothing; the
 // files to write must also be writable when forWrite. The files together
 // are read within hub.MaxInputBytes, as render reads them.
-func planMigration(scope *migrateScope, names []string, to string, forWrite bool) ([]migration, diag.List) {
+func planMigration(scope *namedScope, names []string, to string, forWrite bool) ([]migration, diag.List) {
 	var pending []migration
 	var problems diag.List
 	seen := map[fileID]bool{}
@@ -158,7 +158,7 @@ func planMigration(scope *migrateScope, names []string, to string, forWrite bool
 
 // readForMigration reads one file of the scope; nil when the file was read
 // already under another name (a link to it, a hard link).
-func readForMigration(scope *migrateScope, name string, seen map[fileID]bool, budget *int) (*migration, error) {
+func readForMigration(scope *namedScope, name string, seen map[fileID]bool, budget *int) (*migration, error) {
 	target, err := scope.locate(name)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -22,31 +21,6 @@ import (
 // file is reached only inside the paths the user named, read only when it
 // is a regular file, and replaced only when it still holds what was read,
 // keeping its mode, owner and hard links.
-
-// migrateScope is what one migrate run may read and write: the directories
-// named on the command line and the files named explicitly, each resolved
-// through its symbolic links. Every open goes through an os.Root at one of
-// them, so a link that leads out is refused at the open itself, not only by
-// the check before it.
-type migrateScope struct {
-	dirs  []scopeDir
-	files map[string]bool     // real paths of the files named explicitly
-	roots map[string]*os.Root // the directories of those files, by real path
-}
-
-type scopeDir struct {
-	path string // real and absolute
-	root *os.Root
-}
-
-// migrateTarget is a file to migrate: the name it was listed under, which
-// is what messages show, and where its content lives (the end of its
-// symbolic links) as a name in a root of the scope.
-type migrateTarget struct {
-	name string
-	root *os.Root
-	rel  string
-}
 
 // fileSnapshot is what migrate saw of a file when it read it: what a
 // rewrite must keep (inode, links, mode, owner) and what tells a write by
@@ -84,8 +58,6 @@ func (r refusal) Error() string { return r.msg }
 
 func refusef(format string, args ...any) error { return refusal{fmt.Sprintf(format, args...)} }
 
-const outsideScope = "a symbolic link must lead inside a directory given to migrate or to a file named on the command line; migrate neither reads nor writes it"
-
 var errChangedMeanwhile = refusal{"changed while migrate ran (another process wrote it); it was left as that process left it: run migrate again"}
 
 // errCannotReplace: a replacement would not keep the file's owner, or the
@@ -98,126 +70,6 @@ var (
 	testHookBeforeVerify func(name string)
 	syncFile             = (*os.File).Sync
 )
-
-// newMigrateScope resolves the paths the user named.
-func newMigrateScope(paths []string) (*migrateScope, error) {
-	s := &migrateScope{files: map[string]bool{}, roots: map[string]*os.Root{}}
-	for _, p := range paths {
-		real, err := realPath(p)
-		if err != nil {
-			s.close()
-			return nil, err
-		}
-		info, err := os.Stat(real)
-		if err != nil {
-			s.close()
-			return nil, err
-		}
-		if !info.IsDir() {
-			s.files[real] = true
-			continue
-		}
-		root, err := os.OpenRoot(real)
-		if err != nil {
-			s.close()
-			return nil, err
-		}
-		s.dirs = append(s.dirs, scopeDir{path: real, root: root})
-	}
-	return s, nil
-}
-
-func (s *migrateScope) close() {
-	for _, d := range s.dirs {
-		d.root.Close()
-	}
-	for _, r := range s.roots {
-		r.Close()
-	}
-}
-
-// locate finds where name's content lives and refuses it when that is
-// outside the scope.
-func (s *migrateScope) locate(name string) (migrateTarget, error) {
-	real, err := realPath(name)
-	if err != nil {
-		return migrateTarget{}, err
-	}
-	for _, d := range s.dirs {
-		if rel, ok := inside(d.path, real); ok {
-			return migrateTarget{name: name, root: d.root, rel: rel}, nil
-		}
-	}
-	if !s.files[real] {
-		return migrateTarget{}, refusef("is a symbolic link to %q, outside the paths named on the command line; %s", real, outsideScope)
-	}
-	dir := filepath.Dir(real)
-	root := s.roots[dir]
-	if root == nil {
-		if root, err = os.OpenRoot(dir); err != nil {
-			return migrateTarget{}, err
-		}
-		s.roots[dir] = root
-	}
-	return migrateTarget{name: name, root: root, rel: filepath.Base(real)}, nil
-}
-
-// realPath is p absolute, without symbolic links.
-func realPath(p string) (string, error) {
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Abs(real)
-}
-
-// inside returns p relative to dir when p is under dir.
-func inside(dir, p string) (string, bool) {
-	rel, err := filepath.Rel(dir, p)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return rel, true
-}
-
-// open opens t for reading, and only a regular file: O_NONBLOCK makes
-// opening a FIFO return at once instead of waiting for a writer, and the
-// type is checked on the open file, so a name swapped after a check cannot
-// slip a FIFO or a device in.
-func (t migrateTarget) open(flag int) (*os.File, fs.FileInfo, error) {
-	f, err := t.root.OpenFile(t.rel, flag|syscall.O_NONBLOCK, 0)
-	if escapes(err) {
-		return nil, nil, refusef("leads outside the paths named on the command line; %s", outsideScope)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !info.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, refusef("must be a regular file, but it is %s; migrate reads and rewrites only regular files", fileType(info.Mode()))
-	}
-	return f, info, nil
-}
-
-func fileType(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	default:
-		return fmt.Sprintf("a special file (%s)", m.Type())
-	}
-}
 
 // readBounded reads the open file, charging its size to budget, and fails
 // with errTooLarge rather than reading past what is left.
@@ -246,7 +98,7 @@ func snapshotOf(info fs.FileInfo, data []byte) fileSnapshot {
 // any file, so a mode that lets no one write counts as read-only too: the
 // owner asked for the file to be left alone. Opening for writing (without
 // truncating) asks the kernel, which knows ACLs and read-only mounts.
-func (t migrateTarget) checkWritable(s fileSnapshot) error {
+func (t namedFile) checkWritable(s fileSnapshot) error {
 	readOnly := refusef("is read-only (mode %s); migrate must not rewrite a file without write permission: make it writable (`chmod u+w`) or leave it out of the paths", s.perm)
 	if s.perm&0o222 == 0 {
 		return readOnly
@@ -275,7 +127,7 @@ func (t migrateTarget) checkWritable(s fileSnapshot) error {
 // midway can leave a mix, which is why it is kept to these files, which a
 // rename would damage anyway; the file is under version control, where
 // its old content remains.
-func (t migrateTarget) write(s fileSnapshot, data []byte) (writeOutcome, error) {
+func (t namedFile) write(s fileSnapshot, data []byte) (writeOutcome, error) {
 	if s.links > 1 {
 		return t.writeInPlace(s, data)
 	}
@@ -286,7 +138,7 @@ func (t migrateTarget) write(s fileSnapshot, data []byte) (writeOutcome, error) 
 	return outcome, err
 }
 
-func (t migrateTarget) replace(s fileSnapshot, data []byte) (writeOutcome, error) {
+func (t namedFile) replace(s fileSnapshot, data []byte) (writeOutcome, error) {
 	dir := filepath.Dir(t.rel)
 	tmpName := filepath.Join(dir, ".airunway-render-migrate-"+rand.Text())
 	tmp, err := t.root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -353,7 +205,7 @@ func keepOwner(tmp *os.File, s fileSnapshot) error {
 	return err
 }
 
-func (t migrateTarget) syncDir(dir string) error {
+func (t namedFile) syncDir(dir string) error {
 	d, err := t.root.Open(dir)
 	if err != nil {
 		return err
@@ -364,7 +216,7 @@ func (t migrateTarget) syncDir(dir string) error {
 
 // writeInPlace overwrites the file through the inode it had when it was
 // read, and truncates it to the new length.
-func (t migrateTarget) writeInPlace(s fileSnapshot, data []byte) (writeOutcome, error) {
+func (t namedFile) writeInPlace(s fileSnapshot, data []byte) (writeOutcome, error) {
 	f, _, err := t.open(os.O_RDWR)
 	if err != nil {
 		return notWritten, err
@@ -385,7 +237,7 @@ func (t migrateTarget) writeInPlace(s fileSnapshot, data []byte) (writeOutcome, 
 	return written, nil
 }
 
-func (t migrateTarget) verifyUnchanged(s fileSnapshot) error {
+func (t namedFile) verifyUnchanged(s fileSnapshot) error {
 	f, _, err := t.open(os.O_RDONLY)
 	if err != nil {
 		return err

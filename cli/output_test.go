@@ -48,3 +48,33 @@ func TestOutputDirStaysInside(t *testing.T) {
 	require.Equal(t, []string{"service_qwen.yaml"}, listFiles(t, outside), "nothing is written or removed through the link")
 	require.Equal(t, GeneratedHeader+"stale: true\n", readAll(t, outside)["service_qwen.yaml"])
 }
+
+// TestRenderReadsOnlyNamedPaths: a file found in a named directory is a
+// repository's, so a symbolic link there must lead inside a named path:
+// one to a file elsewhere (a kubeconfig, a token) is refused, and nothing
+// is written; a link inside the directory, or a file named on the command
+// line, is read.
+func TestRenderReadsOnlyNamedPaths(t *testing.T) {
+	dir := t.TempDir()
+	in, out, outside := filepath.Join(dir, "in"), filepath.Join(dir, "out"), filepath.Join(dir, "outside")
+	writeFile(t, filepath.Join(in, "qwen.yaml"), goodMD)
+	writeFile(t, filepath.Join(outside, "config.yaml"), "apiVersion: v1\nkind: Config\nmetadata: {name: kubeconfig}\nusers: [{name: admin, user: {token: secret}}]\n")
+	require.NoError(t, os.Symlink(filepath.Join(outside, "config.yaml"), filepath.Join(in, "leak.yaml")))
+	for _, args := range [][]string{{"render", "--output-dir", out, in}, {"render", in}, {"plan", "--capabilities", filepath.Join(in, "qwen.yaml"), in}} {
+		stdout, stderr, code := run(t, "", args...)
+		require.Equal(t, 1, code, "%v", args)
+		require.Empty(t, stdout)
+		require.Contains(t, stderr, "is a symbolic link to \""+filepath.Join(outside, "config.yaml")+"\", outside the paths named on the command line")
+		require.NotContains(t, stderr+stdout, "secret")
+	}
+	require.NoDirExists(t, out)
+
+	// Named, the same file is read; a link inside the directory is too.
+	require.NoError(t, os.Remove(filepath.Join(in, "leak.yaml")))
+	require.NoError(t, os.Symlink("qwen.yaml", filepath.Join(in, "alias.yaml")))
+	stdout, stderr, code := run(t, "", "render", filepath.Join(in, "qwen.yaml"), filepath.Join(outside, "config.yaml"))
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "kind: Config")
+	_, stderr, code = run(t, "", "render", filepath.Join(in, "alias.yaml"))
+	require.Equal(t, 0, code, stderr)
+}

@@ -100,7 +100,12 @@ func runPlan(o planOptions, paths []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	src := hostFiles{stdin: s.in}
+	src, closeScope, err := namedHostFiles(s.in, slices.Concat(paths, []string{o.capsFile})...)
+	if err != nil {
+		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		return exitCode(1)
+	}
+	defer closeScope()
 	caps, problems := readCapabilities(src, o.capsFile)
 	res, l := renderInputs(src, caps, problems, paths, nil, policy)
 	l.Report(s.errOut, "nothing was planned")

@@ -92,7 +92,13 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 		}
 	}
 	for i, caps := range []string{o.from, o.to} {
-		objs, problems := renderFiles(hostFiles{stdin: bytes.NewReader(stdin)}, caps, paths)
+		src, closeScope, err := namedHostFiles(bytes.NewReader(stdin), slices.Concat(paths, []string{caps})...)
+		if err != nil {
+			fmt.Fprintf(s.errOut, "[error] %v\n", err)
+			return exitCode(1)
+		}
+		objs, problems := renderFiles(src, caps, paths)
+		closeScope()
 		warned[i] = problems
 		var shown bytes.Buffer // errors and warnings; info stays quiet
 		problems.Report(&shown, "nothing was rendered")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 )
@@ -81,7 +82,13 @@ func runRender(o renderOptions, paths []string, s streams) error {
 	if err != nil {
 		return err
 	}
-	objects, ok := renderPaths(hostFiles{stdin: s.in}, o.capsFile, paths, policy, s.errOut)
+	src, closeScope, err := namedHostFiles(s.in, slices.Concat(paths, []string{o.capsFile})...)
+	if err != nil {
+		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		return exitCode(1)
+	}
+	defer closeScope()
+	objects, ok := renderPaths(src, o.capsFile, paths, policy, s.errOut)
 	if !ok {
 		return exitCode(1)
 	}
