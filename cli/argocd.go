@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/kustomize/api/konfig"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 )
 
@@ -283,14 +285,12 @@ func checkKustomizations(app rootFiles) error {
 }
 
 func checkKustomization(app rootFiles, file string) []string {
-	f, err := app.open(file)
+	data, err := readObjectFile(app, file)
+	if errors.Is(err, errTooLarge) {
+		return []string{fmt.Sprintf("%q: is larger than %s; a kustomization must be at most %s", file, hub.FormatBytes(hub.MaxObjectBytes), hub.FormatBytes(hub.MaxObjectBytes))}
+	}
 	if err != nil {
 		return []string{fmt.Sprintf("%q: %s", file, outsideOrMissing(err))}
-	}
-	data, err := io.ReadAll(f)
-	_ = f.Close()
-	if err != nil {
-		return []string{err.Error()}
 	}
 	var k map[string]any
 	if err := sigsyaml.Unmarshal(data, &k); err != nil {

@@ -173,6 +173,12 @@ func TestArgoCDGenerateErrors(t *testing.T) {
 			want:  []string{"does not run airunway-render and `ARGOCD_ENV_CAPABILITIES` is unset"},
 		},
 		{
+			name:  "nested kustomization past 1 MiB",
+			files: map[string]string{"apps/models/sub/kustomization.yaml": "resources: []\n# " + strings.Repeat("x", 1<<20) + "\n"},
+			caps:  "clusters/dev/capabilities.yaml",
+			want:  []string{`"sub/kustomization.yaml": is larger than 1 MiB; a kustomization must be at most 1 MiB`},
+		},
+		{
 			name:  "invalid model",
 			files: map[string]string{"apps/models/broken.yaml": badMD},
 			caps:  "clusters/dev/capabilities.yaml",
