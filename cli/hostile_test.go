@@ -282,6 +282,11 @@ func hostileCases() []hostileCase {
 			fn:    "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m: is defined twice; each ModelDeployment must appear once\n" + nothing,
 		},
 		{
+			name:  "a Dynamo worker spread over two billion nodes",
+			input: md("m", "  provider: {name: dynamo, overrides: {spec: {services: {VllmWorker: {multinode: {nodeCount: 2000000000}}}}}}\n"),
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.services.VllmWorker.multinode.nodeCount: is 2000000000; a worker may span at most 64 nodes" + file + "\n" + nothing,
+		},
+		{
 			name:  "a capability file that lies about GPUs",
 			input: cpuOnlyCaps + "---\n" + md("m", ""),
 			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.resources: no node pool fits 1 nvidia.com/gpu per pod: pool \"big-gpus\" has no GPUs; add a pool that fits to the capability file, or change the request" + file + "\n" + nothing,
