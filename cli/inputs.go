@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/budget"
+	"github.com/airunway-render/airunway-render/internal/safefile"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/render"
 )
@@ -66,10 +66,7 @@ func (h hostFiles) open(name string) (io.ReadCloser, error) {
 		}
 		return f, nil
 	}
-	if err := checkRegular(os.Stat(name)); err != nil {
-		return nil, err
-	}
-	return openedRegular(os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0))
+	return opened(safefile.Open(name, os.O_RDONLY))
 }
 
 func (h hostFiles) stat(name string) (fs.FileInfo, error) {
@@ -95,10 +92,7 @@ type rootFiles struct {
 func (r rootFiles) in(name string) string { return path.Join(r.dir, filepath.ToSlash(name)) }
 
 func (r rootFiles) open(name string) (io.ReadCloser, error) {
-	if err := checkRegular(r.root.Stat(r.in(name))); err != nil {
-		return nil, err
-	}
-	return openedRegular(r.root.OpenFile(r.in(name), os.O_RDONLY|syscall.O_NONBLOCK, 0))
+	return opened(safefile.OpenIn(r.root, r.in(name), os.O_RDONLY))
 }
 
 func (r rootFiles) stat(name string) (fs.FileInfo, error) { return r.root.Stat(r.in(name)) }
@@ -120,33 +114,9 @@ func (r rootFiles) readDir(name string) ([]fs.DirEntry, error) {
 	return fs.ReadDir(r.root.FS(), r.in(name))
 }
 
-// notRegular is a file that is read only when it is a regular file.
-type notRegular struct{ mode fs.FileMode }
-
-func (e notRegular) Error() string {
-	return fmt.Sprintf("must be a regular file, but it is %s; only regular files are read (a named pipe or a device could block the run, or never end)", fileType(e.mode))
-}
-
-// checkRegular refuses what a stat (which follows symbolic links) found
-// unless it is a regular file: a named pipe would block the run until
-// something writes to it, and a device may never end (/dev/zero), so
-// neither is even opened.
-func checkRegular(info fs.FileInfo, err error) error {
-	if err != nil || info.Mode().IsRegular() {
-		return err
-	}
-	return notRegular{info.Mode()}
-}
-
-// openedRegular checks the file that was opened, with O_NONBLOCK: a name
-// swapped for a named pipe after checkRegular opens at once instead of
-// waiting for a writer, and is refused here.
-func openedRegular(f *os.File, err error) (io.ReadCloser, error) {
+// opened is safefile's file as a reader (a nil *os.File is no reader).
+func opened(f *os.File, _ fs.FileInfo, err error) (io.ReadCloser, error) {
 	if err != nil {
-		return nil, err
-	}
-	if err := checkRegular(f.Stat()); err != nil {
-		f.Close()
 		return nil, err
 	}
 	return f, nil
@@ -230,7 +200,7 @@ func readCapabilities(src files, file string) (*capabilities.Resolved, diag.List
 func readCapabilitiesText(src files, file string) ([]byte, diag.List) {
 	var l diag.List
 	data, err := readObjectFile(src, file)
-	var nr notRegular
+	var nr safefile.NotRegular
 	switch {
 	case errors.As(err, &nr):
 		l.Errorf("", "%v", err)
@@ -298,7 +268,7 @@ func readInputs(src files, paths []string) ([]*yaml.RNode, diag.List) {
 			items = append(items, nodes...)
 		}
 		var exceeded *budget.Exceeded
-		var nr notRegular
+		var nr safefile.NotRegular
 		switch {
 		case errors.As(err, &exceeded):
 			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: exceededMessage(exceeded)})

@@ -6,7 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/airunway-render/airunway-render/internal/safefile"
 )
 
 // namedScope is what a command given paths on its command line may read
@@ -129,41 +130,11 @@ func inside(dir, p string) (string, bool) {
 	return rel, true
 }
 
-// open opens t, and only a regular file: O_NONBLOCK makes opening a FIFO
-// return at once instead of waiting for a writer, and the type is checked
-// on the open file, so a name swapped after a check cannot slip a FIFO or a
-// device in.
+// open opens t, and only a regular file (safefile).
 func (t namedFile) open(flag int) (*os.File, fs.FileInfo, error) {
-	f, err := t.root.OpenFile(t.rel, flag|syscall.O_NONBLOCK, 0)
+	f, info, err := safefile.OpenIn(t.root, t.rel, flag)
 	if escapes(err) {
 		return nil, nil, refusef("leads outside the paths named on the command line; %s", outsideScope)
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !info.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, notRegular{info.Mode()}
-	}
-	return f, info, nil
-}
-
-func fileType(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	default:
-		return "a special file (" + m.Type().String() + ")"
-	}
+	return f, info, err
 }

@@ -301,7 +301,7 @@ func TestSpecialFilesRefused(t *testing.T) {
 	writeTree(t, dir, map[string]string{"app/kustomization.yaml": "resources: [fifo.yaml]\n"})
 	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "app/fifo.yaml"), 0o644))
 	_, err := build(t, filepath.Join(dir, "app"), dir)
-	require.ErrorContains(t, err, "is a FIFO, not a regular file")
+	require.ErrorContains(t, err, "must be a regular file, but it is a named pipe (FIFO)")
 }
 
 // TestAliasBombRefused: a kilobyte of aliases is refused before kustomize

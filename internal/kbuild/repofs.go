@@ -11,12 +11,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/airunway-render/airunway-render/internal/budget"
+	"github.com/airunway-render/airunway-render/internal/safefile"
 )
 
 // repoFS is the repository as kustomize sees it during a build: read-only,
@@ -124,8 +124,8 @@ func (f *repoFS) readForKustomize(p string) ([]byte, error) {
 }
 
 // read reads a file once, charging it to the budget: only a regular file
-// (a FIFO or a device would block or never end), no larger than what is
-// left, whose YAML documents fit what is left.
+// (safefile), no larger than what is left, whose YAML documents fit what is
+// left.
 func (f *repoFS) read(abs string) ([]byte, error) {
 	if r, ok := f.files[abs]; ok {
 		return r.data, r.err
@@ -140,20 +140,15 @@ func (f *repoFS) load(abs string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// O_NONBLOCK: opening a FIFO would otherwise wait for a writer; the
-	// type is checked on the opened file, so nothing can swap it after.
-	file, err := f.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	file, _, err := safefile.OpenIn(f.root, rel, os.O_RDONLY)
+	var notRegular safefile.NotRegular
+	if errors.As(err, &notRegular) {
+		return nil, fmt.Errorf("%s: %w", abs, err)
+	}
 	if err != nil {
 		return nil, f.describe(abs, err)
 	}
 	defer file.Close()
-	info, err := file.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is a %s, not a regular file; a build reads only regular files", abs, describeMode(info.Mode()))
-	}
 	data, err := f.budget.ReadAll(file)
 	if err == nil {
 		err = f.budget.Stream(data)
@@ -176,20 +171,6 @@ func (f *repoFS) describe(p string, err error) error {
 // os.Root's error for it is not exported; its text is stable.
 func escapes(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
-}
-
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
 }
 
 // resolveFile is p's absolute path with symbolic links resolved, inside
