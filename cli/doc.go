@@ -18,10 +18,18 @@
 //   - version.go: the version and the compatibility matrix
 //     (capabilities.Matrix).
 //
-// inputs.go reads YAML for all of them, within byte budgets, either from
-// the paths the user names or, for diff and the Argo CD plugin, whose files
-// a pull request controls, through an os.Root that no read can leave;
-// output.go writes streams and --output-dir trees atomically.
+//   - build.go: `build DIR`, a kustomization built in process
+//     (internal/kbuild), within --root and --timeout.
+//
+// inputs.go reads YAML for all of them, one document at a time
+// (documents.go), charged to the run's input budget (internal/budget),
+// only regular files (internal/safefile), either from the paths the user
+// names, a named directory's files confined to the named paths (scope.go),
+// or, for diff and the Argo CD plugin, whose files a pull request
+// controls, through an os.Root that no read can leave. output.go writes
+// streams and --output-dir trees through an os.Root of the directory,
+// atomically; migrate_files.go rewrites files in place, keeping their
+// links, mode, owner and concurrent edits.
 //
 // Exit status: 0 on success, 1 on any error (nothing is written then); 2
 // and 3 for diff, preview and migrate --check as their help says.
