@@ -6,25 +6,19 @@
 //   - render.go: `render PATH...` renders YAML files and directories, as a
 //     stream or one file per object under --output-dir (a
 //     rendered-manifests directory for Flux or Argo CD);
-//
 //   - diff.go: `diff OLD_REF [NEW_REF] -- PATH...` renders PATHs at two git
 //     revisions (internal/gitsnap) and shows how the objects differ
 //     (internal/objdiff), as text or a pull-request comment;
-//
 //   - preview.go: `preview --from --to PATH...` renders for a cluster before
 //     and after an upgrade and flags what the cluster will not take in
 //     place, with the providers' own upgrade notes (providers.UpgradeNoter);
-//
 //   - migrate.go: `migrate PATH...` rewrites files in place with the served
 //     version's migrations; without PATHs it is fn.RunMigrate;
-//
+//   - build.go: `build DIR`, a kustomization built in process
+//     (internal/kbuild), within --root and --timeout;
 //   - argocd.go: `argocd generate`, the Argo CD Config Management Plugin;
-//
 //   - version.go: the version and the compatibility matrix
 //     (capabilities.Matrix).
-//
-//   - build.go: `build DIR`, a kustomization built in process
-//     (internal/kbuild), within --root and --timeout.
 //
 // inputs.go reads YAML for all of them, one document at a time
 // (documents.go), charged to the run's input budget (internal/budget),
