@@ -41,11 +41,11 @@ func kubeletExpand(s string, lookup func(name string) (string, bool)) string {
 			b.WriteByte(s[i])
 			continue
 		}
-		switch next := s[i+1]; {
-		case next == '$':
+		switch s[i+1] {
+		case '$':
 			b.WriteByte('$')
 			i++
-		case next == '(':
+		case '(':
 			end := strings.IndexByte(s[i+2:], ')')
 			if end < 0 {
 				b.WriteString("$(")
