@@ -40,7 +40,7 @@ in a file, in a List, with escaped or differently cased keys); so is a
 remote base or file: build fetches nothing and runs nothing else.
 
 Everything read must be inside --root: by default the Git working tree that
-holds DIR, else the current directory (when DIR is in it), else DIR itself.
+holds DIR, else the file system.
 A build that runs longer than --timeout is stopped with an error: kustomize's
 work grows with the square of the objects, so a commit of a few thousand
 objects could otherwise hold a CI job or Argo CD's repo server for hours.
@@ -89,7 +89,7 @@ application's directory this way when it holds a kustomization.`,
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().DurationVar(&timeout, "timeout", defaultBuildTimeout, "stop the build with an error after this long")
-	cmd.Flags().StringVar(&root, "root", "", "the directory nothing outside of which is read (default: the Git working tree holding DIR, else the current directory when DIR is in it, else DIR)")
+	cmd.Flags().StringVar(&root, "root", "", "the directory nothing outside of which is read (default: the Git working tree holding DIR, else the file system)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -142,10 +142,10 @@ func stopAfter(d time.Duration, stderr io.Writer, what string) (stop func()) {
 }
 
 // repositoryRoot is the directory a build of dir may read: the Git working
-// tree that holds it (the nearest directory above it with a .git), else the
-// current directory when dir is inside it, else dir itself. A kustomization
-// commonly reads its bases from elsewhere in its repository, and never
-// needs more.
+// tree that holds it (the nearest directory above it with a .git), where a
+// kustomization reads its bases from; outside one, the file system, as
+// kustomize itself reads (whose loader keeps each file inside its own
+// kustomization's directory, symbolic links resolved).
 func repositoryRoot(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -156,13 +156,7 @@ func repositoryRoot(dir string) string {
 			return d
 		}
 		if filepath.Dir(d) == d {
-			break
+			return d // the file system's root
 		}
 	}
-	if cwd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(cwd, abs); err == nil && filepath.IsLocal(rel) {
-			return cwd
-		}
-	}
-	return abs
 }

@@ -177,3 +177,11 @@ func TestUnreadableDeclarationRefused(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "MalformedYAMLError")
 }
+
+// TestFileSystemRoot: the file system's root is a root like any other
+// (build's default outside a Git working tree).
+func TestFileSystemRoot(t *testing.T) {
+	out, err := build(t, filepath.Join(repo, "examples/kustomize/clusters/dev"), string(filepath.Separator))
+	require.NoError(t, err)
+	require.Contains(t, out, "kind: Deployment")
+}

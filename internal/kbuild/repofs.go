@@ -84,7 +84,11 @@ func (f *repoFS) rel(p string) (string, error) {
 	if abs == f.top {
 		return ".", nil
 	}
-	rel, ok := strings.CutPrefix(abs, f.top+string(filepath.Separator))
+	prefix := f.top
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator) // the root directory ends in one
+	}
+	rel, ok := strings.CutPrefix(abs, prefix)
 	if !ok {
 		return "", &OutsideError{path: p, top: f.top}
 	}

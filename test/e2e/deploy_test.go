@@ -79,8 +79,8 @@ func TestKustomizeBuildDeployBase(t *testing.T) {
 	decodeStrict(t, requireObject(t, objs, "rbac.authorization.k8s.io/v1", "Role", ns, name+"-webhook"), &webhookRole)
 	require.Equal(t, []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"airunway-status-reporter-webhook-tls"}, Verbs: []string{"get"}},
-	}, webhookRole.Rules, "the webhook may read only its own Secret")
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"airunway-status-reporter-webhook-tls"}, Verbs: []string{"get", "update"}},
+	}, webhookRole.Rules, "the webhook may read and renew only its own Secret")
 	for _, binding := range []struct{ kind, namespace, name string }{
 		{"ClusterRoleBinding", "", name},
 		{"RoleBinding", ns, name + "-leader-election"},
