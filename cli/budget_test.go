@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/airunway-render/airunway-render/fn"
 	"github.com/airunway-render/airunway-render/internal/budget"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
@@ -41,21 +39,13 @@ func nearAliasLimit() string {
 
 const nothingRendered = "airunway-render: 1 error(s), 0 warning(s); nothing was rendered\n"
 
-// budgetCase is an input past one of the run's limits, and what `render`
-// and the function print for it.
-type budgetCase struct {
-	name  string
-	input string
-	// cli is render's stderr for model.yaml; fn the function's, which
-	// writes nothing to stdout.
-	cli, fn string
-}
-
-func budgetCases() []budgetCase {
+// budgetCases are inputs past each of the run's limits; the function
+// writes nothing to stdout for them.
+func budgetCases() []hostileCase {
 	documents := fmt.Sprintf("brings the input past %d YAML documents; one run must read at most %d (render fewer paths per run, or split the package)", budget.MaxDocuments, budget.MaxDocuments)
 	nodes := fmt.Sprintf("brings the input past %d YAML nodes, counted with aliases expanded; one run must read at most %d (render fewer paths per run, split the package, or write out values that YAML aliases repeat)", budget.MaxNodes, budget.MaxNodes)
 	objectNodes := fmt.Sprintf("has more than %d YAML nodes, the most an object may have; the largest real objects, CRDs of more than 1 MB, have about 36000: move data out of it, or split it", yamlerr.MaxExpandedNodes)
-	return []budgetCase{
+	return []hostileCase{
 		{
 			name:  "documents",
 			input: configMaps(budget.MaxDocuments+1, ""),
@@ -85,29 +75,9 @@ func budgetCases() []budgetCase {
 func TestInputBudget(t *testing.T) {
 	for _, tc := range budgetCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "model.yaml"), []byte(tc.input), 0o644))
-			t.Chdir(dir)
-
-			var stdout, stderr bytes.Buffer
-			require.Equal(t, 1, Execute([]string{"render", "model.yaml"}, nil, &stdout, &stderr), stderr.String())
-			require.Empty(t, stdout.String())
-			require.Equal(t, tc.cli, withoutDefaultWarning(stderr.String()))
-
-			out := filepath.Join(dir, "out")
-			require.NoError(t, os.Mkdir(out, 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(out, "keep.yaml"), []byte("kept: true\n"), 0o644))
-			stderr.Reset()
-			require.Equal(t, 1, Execute([]string{"render", "--output-dir", out, "model.yaml"}, nil, &stdout, &stderr))
-			entries, err := os.ReadDir(out)
-			require.NoError(t, err)
-			require.Len(t, entries, 1, "nothing half-rendered is written")
-
-			stdout.Reset()
-			stderr.Reset()
-			require.Equal(t, 1, fn.Run(strings.NewReader(asResourceList(tc.input)), &stdout, &stderr))
-			require.Equal(t, tc.fn, stderr.String())
-			require.Empty(t, stdout.String(), "refused before anything was built: nothing is written")
+			requireRefused(t, tc, func(t *testing.T, stdout string) {
+				require.Empty(t, stdout, "refused before anything was built: nothing is written")
+			})
 		})
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -141,22 +139,6 @@ func readDocumentsSeeds(tb testing.TB) [][]byte {
 		}
 		seeds = append(seeds, b)
 	}
-	corpora, _ := filepath.Glob("../*/testdata/fuzz/Fuzz*/*")
-	for _, name := range corpora {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		// The corpus format: a header line, then one Go literal per line.
-		for _, line := range strings.Split(string(b), "\n")[1:] {
-			for _, prefix := range []string{"string(", "[]byte("} {
-				if lit, ok := strings.CutPrefix(line, prefix); ok {
-					if s, err := strconv.Unquote(strings.TrimSuffix(lit, ")")); err == nil {
-						seeds = append(seeds, []byte(s))
-					}
-				}
-			}
-		}
-	}
+	seeds = append(seeds, fuzzcheck.CorpusInputs(tb, "../*/testdata/fuzz/Fuzz*/*")...)
 	return seeds
 }

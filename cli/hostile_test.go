@@ -300,35 +300,46 @@ func hostileCases() []hostileCase {
 func TestHostileInput(t *testing.T) {
 	for _, tc := range hostileCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "model.yaml"), []byte(tc.input), 0o644))
-			t.Chdir(dir)
-
-			var stdout, stderr bytes.Buffer
-			require.Equal(t, 1, Execute([]string{"render", "model.yaml"}, nil, &stdout, &stderr), stderr.String())
-			require.Empty(t, stdout.String())
-			require.Equal(t, tc.cli, withoutDefaultWarning(stderr.String()))
-
-			out := filepath.Join(dir, "out")
-			require.NoError(t, os.Mkdir(out, 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(out, "keep.yaml"), []byte("kept: true\n"), 0o644))
-			stderr.Reset()
-			require.Equal(t, 1, Execute([]string{"render", "--output-dir", out, "model.yaml"}, nil, &stdout, &stderr))
-			entries, err := os.ReadDir(out)
-			require.NoError(t, err)
-			require.Len(t, entries, 1, "nothing half-rendered is written")
-
-			want := tc.fn
-			if want == "" {
-				want = strings.ReplaceAll(tc.cli, " (file model.yaml)", "")
-			}
-			stdout.Reset()
-			stderr.Reset()
-			require.Equal(t, 1, fn.Run(strings.NewReader(asResourceList(tc.input)), &stdout, &stderr))
-			require.Equal(t, want, stderr.String())
-			require.NotContains(t, stdout.String(), "render.airunway.ai/generated-from", "nothing rendered reaches stdout")
+			requireRefused(t, tc, func(t *testing.T, stdout string) {
+				require.NotContains(t, stdout, "render.airunway.ai/generated-from", "nothing rendered reaches stdout")
+			})
 		})
 	}
+}
+
+// requireRefused runs tc's input through `render`, `render --output-dir`
+// and the function: each must fail with exactly tc's stderr, `render`
+// writing nothing to stdout and leaving the output directory as it was;
+// fnStdout checks what the function wrote.
+func requireRefused(t *testing.T, tc hostileCase, fnStdout func(t *testing.T, stdout string)) {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "model.yaml"), []byte(tc.input), 0o644))
+	t.Chdir(dir)
+
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 1, Execute([]string{"render", "model.yaml"}, nil, &stdout, &stderr), stderr.String())
+	require.Empty(t, stdout.String())
+	require.Equal(t, tc.cli, withoutDefaultWarning(stderr.String()))
+
+	out := filepath.Join(dir, "out")
+	require.NoError(t, os.Mkdir(out, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(out, "keep.yaml"), []byte("kept: true\n"), 0o644))
+	stderr.Reset()
+	require.Equal(t, 1, Execute([]string{"render", "--output-dir", out, "model.yaml"}, nil, &stdout, &stderr))
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "nothing half-rendered is written")
+
+	want := tc.fn
+	if want == "" {
+		want = strings.ReplaceAll(tc.cli, " (file model.yaml)", "")
+	}
+	stdout.Reset()
+	stderr.Reset()
+	require.Equal(t, 1, fn.Run(strings.NewReader(asResourceList(tc.input)), &stdout, &stderr))
+	require.Equal(t, want, stderr.String())
+	fnStdout(t, stdout.String())
 }
 
 // aliasBombMessage is the error for any document whose aliases expand too

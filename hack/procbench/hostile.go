@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
-	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -347,31 +345,10 @@ func resourceList(objects []string) []byte {
 // whether it succeeded; exit code 1 is a refusal, not an error of the
 // benchmark.
 func runHostile(output, input string, argv ...string) (hostileResult, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if input != "" {
-		in, err := os.Open(input)
-		if err != nil {
-			return hostileResult{}, err
-		}
-		defer in.Close()
-		cmd.Stdin = in
-	}
-	o, err := os.Create(output)
-	if err != nil {
-		return hostileResult{}, err
-	}
-	defer o.Close()
-	cmd.Stdout = o
-	start := time.Now()
-	err = cmd.Run()
-	wall := time.Since(start)
+	s, stderr, err := execute(output, input, "", argv...)
 	var exit *exec.ExitError
 	if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 1) {
-		return hostileResult{}, fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, stderr.Bytes())
+		return hostileResult{}, fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, stderr)
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	s := sample{wall: wall, cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rssBytes: ru.Maxrss * 1024}
-	return hostileResult{sample: s, ok: err == nil, stderr: stderr.String()}, nil
+	return hostileResult{sample: s, ok: err == nil, stderr: stderr}, nil
 }

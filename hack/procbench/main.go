@@ -196,8 +196,19 @@ func measure(runs int, output, input string, argv ...string) (measurement, error
 	return median(samples), nil
 }
 
-// once runs argv once, in dir when set.
+// once runs argv once, in dir when set; a failure is an error.
 func once(output, input, dir string, argv ...string) (sample, error) {
+	s, stderr, err := execute(output, input, dir, argv...)
+	if err != nil {
+		return sample{}, fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, stderr)
+	}
+	return s, nil
+}
+
+// execute runs argv once, in dir when set, with stdin from input and
+// stdout to output when they are set, and returns what the run cost, its
+// stderr and its error (an *exec.ExitError when it exited non-zero).
+func execute(output, input, dir string, argv ...string) (sample, string, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
@@ -205,7 +216,7 @@ func once(output, input, dir string, argv ...string) (sample, error) {
 	if input != "" {
 		in, err := os.Open(input)
 		if err != nil {
-			return sample{}, err
+			return sample{}, "", err
 		}
 		defer in.Close()
 		cmd.Stdin = in
@@ -213,7 +224,7 @@ func once(output, input, dir string, argv ...string) (sample, error) {
 	if output != "" {
 		o, err := os.Create(output)
 		if err != nil {
-			return sample{}, err
+			return sample{}, "", err
 		}
 		defer o.Close()
 		cmd.Stdout = o
@@ -221,14 +232,14 @@ func once(output, input, dir string, argv ...string) (sample, error) {
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
-	if err != nil {
-		return sample{}, fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, stderr.Bytes())
+	if cmd.ProcessState == nil {
+		return sample{}, stderr.String(), err
 	}
 	// wait4's usage covers the process and the children it waited for
 	// (kpt's function), and Maxrss is the largest of them, in KiB.
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return sample{wall: wall, cpu: cpu, rssBytes: ru.Maxrss * 1024}, nil
+	return sample{wall: wall, cpu: cpu, rssBytes: ru.Maxrss * 1024}, stderr.String(), err
 }
 
 func median(samples []sample) measurement {

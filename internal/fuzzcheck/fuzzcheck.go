@@ -7,7 +7,10 @@ package fuzzcheck
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,4 +81,32 @@ func ModelsWithOverrides(nodes []*yaml.RNode) map[string]bool {
 		}
 	}
 	return out
+}
+
+// CorpusInputs is the inputs of the fuzz corpus files that patterns match
+// (Go's corpus format: a header line, then one Go literal per line), as
+// bytes: another target's findings are seeds for one that reads the same
+// kind of input.
+func CorpusInputs(tb testing.TB, patterns ...string) [][]byte {
+	tb.Helper()
+	var inputs [][]byte
+	for _, pattern := range patterns {
+		files, _ := filepath.Glob(pattern)
+		for _, name := range files {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			for _, line := range strings.Split(string(b), "\n")[1:] {
+				for _, prefix := range []string{"string(", "[]byte("} {
+					if lit, ok := strings.CutPrefix(line, prefix); ok {
+						if s, err := strconv.Unquote(strings.TrimSuffix(lit, ")")); err == nil {
+							inputs = append(inputs, []byte(s))
+						}
+					}
+				}
+			}
+		}
+	}
+	return inputs
 }
