@@ -101,6 +101,18 @@ func (b *Budget) ReadAll(r io.Reader) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Again charges data once more, as when it was read: what was read once
+// and is handed over again (kustomize reads a file once for each
+// reference to it, and holds each copy) costs as much again.
+func (b *Budget) Again(data []byte) error {
+	if len(data) > b.bytes {
+		b.bytes = 0
+		return &Exceeded{Limit: LimitBytes}
+	}
+	b.bytes -= len(data)
+	return b.Stream(data)
+}
+
 // Expect refuses, charging nothing, when more documents are coming than
 // are left: a reader that can count the documents ahead (the separators of
 // a file, the items of a ResourceList) refuses before it parses or builds

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -41,6 +42,8 @@ type checker struct {
 	resmaps  *resmap.Factory
 	visited  map[visit]bool
 	declared bool // some generator or transformer list declares airunway-render
+	// plugins are the files kustomize loads as plugins, by absolute path.
+	plugins map[string]bool
 }
 
 type visit struct {
@@ -49,7 +52,7 @@ type visit struct {
 }
 
 func newChecker(fsys *repoFS, decl *declarations) *checker {
-	return &checker{fs: fsys, decl: decl, resmaps: resmap.NewFactory(decl.factory), visited: map[visit]bool{}}
+	return &checker{fs: fsys, decl: decl, resmaps: resmap.NewFactory(decl.factory), visited: map[visit]bool{}, plugins: map[string]bool{}}
 }
 
 // kustomization checks the kustomization in dir and everything it lists;
@@ -177,6 +180,9 @@ func (c *checker) pluginEntry(dir, file, field string, i int, entry string) (str
 	if err := notRemote(file, field, i, entry); err != nil {
 		return "", err
 	}
+	if isKustomizationFile(entry) {
+		return "", fmt.Errorf("%s: `%s[%d]` is %q, a kustomization file; list the plugin configs there, or the directory that holds them", file, field, i, entry)
+	}
 	d, name, err := c.fs.CleanedAbs(filepath.Join(dir, entry))
 	if errors.Is(err, fs.ErrNotExist) {
 		return entry, nil
@@ -194,8 +200,14 @@ func (c *checker) pluginEntry(dir, file, field string, i int, entry string) (str
 }
 
 // pluginFile checks the objects of a file kustomize loads as plugins. The
-// file system serves the file rewritten by the same decisions.
+// file system serves the file rewritten by the same decisions. A
+// kustomization file is none: kustomize would get the check's decoding of
+// it, whose metadata is no plugin's.
 func (c *checker) pluginFile(abs string) error {
+	if isKustomizationFile(abs) {
+		return fmt.Errorf("%s is a kustomization file, listed under `generators`, `transformers` or `validators`; list the plugin configs there, or the directory that holds them", abs)
+	}
+	c.plugins[abs] = true
 	data, err := c.fs.read(abs)
 	if err != nil {
 		return err
@@ -270,4 +282,16 @@ func quoteAll(names []string) string {
 		quoted[i] = fmt.Sprintf("%q", n)
 	}
 	return strings.Join(quoted, ", ")
+}
+
+// noKustomizationAsPlugin refuses, once every kustomization is read, a
+// plugin file the check also read as a kustomization under another name
+// (a symbolic link named kustomization.yaml that leads to it).
+func (c *checker) noKustomizationAsPlugin() error {
+	for _, p := range slices.Sorted(maps.Keys(c.plugins)) {
+		if _, ok := c.fs.kustomizations[p]; ok {
+			return fmt.Errorf("%s is a kustomization, listed under `generators`, `transformers` or `validators`; list the plugin configs there, or the directory that holds them", p)
+		}
+	}
+	return nil
 }

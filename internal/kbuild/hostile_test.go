@@ -319,3 +319,18 @@ func TestAliasBombRefused(t *testing.T) {
 		require.ErrorContains(t, err, "an alias bomb", place)
 	}
 }
+
+// TestEveryReadCharged: kustomize reads a file once for each reference to
+// it and holds every copy, so each read is charged: a 3 MB file listed 30
+// times by a generator (which took 1.1 GB at 50 times) is refused at the
+// read that crosses the budget.
+func TestEveryReadCharged(t *testing.T) {
+	dir := t.TempDir()
+	kustomization := "configMapGenerator:\n- name: c\n  files:\n"
+	for i := range 30 {
+		kustomization += fmt.Sprintf("  - k%d=big.txt\n", i)
+	}
+	writeTree(t, dir, map[string]string{"app/kustomization.yaml": kustomization, "app/big.txt": strings.Repeat("x", 3<<20)})
+	_, err := build(t, filepath.Join(dir, "app"), dir)
+	require.ErrorContains(t, err, "big.txt: brings the input past 64 MiB")
+}

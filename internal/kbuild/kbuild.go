@@ -59,6 +59,9 @@ func Build(dir string, o Options) (Result, error) {
 	if err := check.kustomization(string(target), false); err != nil {
 		return Result{}, err
 	}
+	if err := check.noKustomizationAsPlugin(); err != nil {
+		return Result{}, err
+	}
 	var objs resmap.ResMap
 	err = withoutNetwork(func() (err error) {
 		objs, err = krusty.MakeKustomizer(options(check.declared)).Run(fsys, string(target))

@@ -96,8 +96,11 @@ func (f *repoFS) rel(p string) (string, error) {
 }
 
 // ReadFile is kustomize's read: a kustomization as the check decoded it,
-// any other file as it is on disk with airunway-render's declarations
-// rewritten.
+// any other file as it is on disk, and either with airunway-render's
+// declarations rewritten and any other refused. kustomize reads a file for
+// what it is listed as, which the file system cannot tell, and may read a
+// kustomization's file as objects too (listed under `transformers`), so
+// every byte it gets passes the same decision.
 func (f *repoFS) ReadFile(p string) ([]byte, error) {
 	data, err := f.readForKustomize(p)
 	if err != nil && f.refused == nil && !errors.Is(err, fs.ErrNotExist) {
@@ -111,20 +114,38 @@ func (f *repoFS) readForKustomize(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if isKustomizationFile(abs) {
-		if data, ok := f.kustomizations[abs]; ok {
-			return data, nil
-		}
-		if _, err := f.read(abs); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%s: kustomize read this kustomization, which the check of what the build may run did not read; refusing to build what was not checked", abs)
-	}
-	data, err := f.read(abs)
+	data, err := f.served(p, abs)
 	if err != nil {
 		return nil, err
 	}
 	return f.decl.rewriteFile(abs, data)
+}
+
+// served is what kustomize gets for p (abs, resolved): the check's
+// kustomization when the check read one there, whatever the file is
+// named; any other file as it is, but never a kustomization (by the name
+// kustomize asked for or the one it resolves to) the check did not read.
+// Every read is charged to the budget: kustomize reads a file once for
+// each reference to it, and holds what it reads each time.
+func (f *repoFS) served(p, abs string) ([]byte, error) {
+	data, checked := f.kustomizations[abs]
+	if !checked {
+		var err error
+		_, readBefore := f.files[abs]
+		if data, err = f.read(abs); err != nil {
+			return nil, err
+		}
+		if isKustomizationFile(p) || isKustomizationFile(abs) {
+			return nil, fmt.Errorf("%s: kustomize read this kustomization, which the check of what the build may run did not read; refusing to build what was not checked", abs)
+		}
+		if !readBefore {
+			return data, nil // charged as it was read
+		}
+	}
+	if err := f.budget.Again(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", abs, err)
+	}
+	return data, nil
 }
 
 // read reads a file once, charging it to the budget: only a regular file
