@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/airunway-render/airunway-render/internal/ownci"
 )
 
 const fixtureCRDs = "testdata/crds"
@@ -49,10 +51,7 @@ func TestSchemasUpToDate(t *testing.T) {
 		root := filepath.Join("..", "..")
 		crds := filepath.Join(root, "..", "shared", "crds")
 		if _, err := os.Stat(crds); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("CI runs with ../shared beside the clone, but %s is missing: %v", crds, err)
-			}
-			t.Skipf("upstream CRDs not available at %s (they live outside the repository); drift check skipped", crds)
+			ownci.Skip(t, "upstream CRDs not available at %s (they live outside the repository); drift check skipped", crds)
 		}
 		// Module sources included: this runs `go mod download`, which
 		// needs the Go module proxy (or a warm module cache).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/airunway-render/airunway-render/internal/budget"
+	"github.com/airunway-render/airunway-render/internal/ownci"
 )
 
 // TestRun runs the benchmark end to end on small sizes, so `make bench`
@@ -44,8 +45,8 @@ func TestRun(t *testing.T) {
 			t.Errorf("the report lacks %q", want)
 		}
 	}
-	if os.Getenv("CI") == "true" && strings.Contains(report, "not on the PATH") {
-		t.Error("kubectl or kpt is missing: the comparison did not run")
+	if ownci.Enabled() && strings.Contains(report, "not on the PATH") {
+		t.Errorf("kubectl or kpt is missing, so the comparison did not run; this repository's CI (%s=1) has both", ownci.Variable)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/airunway-render/airunway-render/internal/ownci"
 	"github.com/airunway-render/airunway-render/internal/schemacheck"
 )
 
@@ -133,16 +134,14 @@ func kustomizeBin(t *testing.T) string {
 	return kustomizePath
 }
 
-// kptBin returns kpt, or skips outside CI: kpt cannot be built from the module proxy,
-// so machines without the preinstalled /usr/bin/kpt cannot run these tests.
+// kptBin returns kpt, or skips: kpt cannot be built from the module proxy,
+// so machines without a preinstalled kpt cannot run these tests (this
+// repository's CI has it, and fails instead: internal/ownci).
 func kptBin(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("kpt")
-	if err != nil && os.Getenv("CI") == "true" {
-		t.Fatal("kpt is not on PATH; CI machines have it, so a skipped kpt test would hide a broken machine")
-	}
 	if err != nil {
-		t.Skip("kpt is not on PATH (it cannot be installed from the module proxy); skipping kpt test")
+		ownci.Skip(t, "kpt is not on PATH (it cannot be installed from the module proxy); skipping kpt test")
 	}
 	return p
 }
