@@ -37,6 +37,7 @@ var (
 	GatewayAPIVersion   = Code{"gateway-api-version"}
 	NoModels            = Code{"no-models"}
 	CapabilitiesInput   = Code{"capabilities-input"}
+	NoNamespace         = Code{"no-namespace"}
 )
 
 // Codes describes every warning code, in the order docs list them.
@@ -62,6 +63,7 @@ var Codes = []struct {
 	{GatewayAPIVersion, "a field the declared Gateway API release does not serve is left out of the HTTPRoute"},
 	{NoModels, "no ModelDeployment among the inputs"},
 	{CapabilitiesInput, "a ClusterCapabilities among the inputs is ignored, or consumed without local-config"},
+	{NoNamespace, "a ModelDeployment without `metadata.namespace`: its objects land wherever they are applied"},
 }
 
 // CodeNames lists the codes' names.

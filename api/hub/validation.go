@@ -97,10 +97,15 @@ func validateMetadata(md *ModelDeployment, l *diag.List) {
 			l.Errorf("metadata.name", "%q is not a valid name: %s", md.Name, msg)
 		}
 	}
-	if md.Namespace != "" {
-		for _, msg := range utilvalidation.IsDNS1123Label(md.Namespace) {
-			l.Errorf("metadata.namespace", "%q is not a valid namespace: %s", md.Namespace, msg)
-		}
+	if md.Namespace == "" {
+		// Not an error: a kustomization's `namespace:` or Argo CD's
+		// destination may be meant to place it. But the rendered objects
+		// then carry none either, and land wherever they are applied.
+		l.Warnf(diag.NoNamespace, "metadata.namespace", "is not set, so neither the ModelDeployment nor the objects rendered from it carry a namespace: they land in whatever namespace applies them (kubectl's context, Argo CD's destination); set `metadata.namespace`, or `namespace:` in the kustomization")
+		return
+	}
+	for _, msg := range utilvalidation.IsDNS1123Label(md.Namespace) {
+		l.Errorf("metadata.namespace", "%q is not a valid namespace: %s", md.Namespace, msg)
 	}
 }
 

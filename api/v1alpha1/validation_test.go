@@ -154,7 +154,7 @@ func TestValidateMetadataAndModel(t *testing.T) {
 		},
 		{
 			name: "upper-case name",
-			meta: `{name: Test-Model}`,
+			meta: `{name: Test-Model, namespace: default}`,
 			spec: `{model: {id: m}}`,
 			want: []want{e("metadata.name", "is not a valid name")},
 		},
@@ -268,7 +268,7 @@ func TestValidateDisaggregated(t *testing.T) {
 		},
 		{
 			name: "item 19: annotation value other than mocker",
-			meta: `{name: test-model, annotations: {airunway.ai/dynamo-test-backend: "true"}}`,
+			meta: `{name: test-model, namespace: default, annotations: {airunway.ai/dynamo-test-backend: "true"}}`,
 			spec: `{model: {id: m}, provider: {name: dynamo}, engine: {type: vllm}, ` + disaggNoGPUs + `}`,
 			want: []want{
 				e("spec.scaling.prefill.gpu.count", "> 0"),
@@ -699,7 +699,7 @@ func TestValidateStorage(t *testing.T) {
 			// used as a label value), so upstream's 253-character rules only
 			// ever fire together with the name rule.
 			name: "item 34: derived claim name and download job name too long",
-			meta: fmt.Sprintf(`{name: %s}`, strings.Repeat("a", 250)),
+			meta: fmt.Sprintf(`{name: %s, namespace: default}`, strings.Repeat("a", 250)),
 			spec: vols(`{name: cache, purpose: modelCache, size: 10Gi}`),
 			want: []want{
 				e("metadata.name", "is not a valid name", "63"),
@@ -711,7 +711,7 @@ func TestValidateStorage(t *testing.T) {
 			// ours is shortened with a hash past 63 (providers.DerivedName),
 			// so only the name's own limit is left.
 			name: "item 34: a long name with a managed modelCache",
-			meta: fmt.Sprintf(`{name: %s}`, long),
+			meta: fmt.Sprintf(`{name: %s, namespace: default}`, long),
 			spec: vols(`{name: cache, purpose: modelCache, size: 10Gi}`),
 			want: []want{
 				e("metadata.name", "is not a valid name"),
@@ -719,13 +719,13 @@ func TestValidateStorage(t *testing.T) {
 		},
 		{
 			name: "item 34: download job rule ignores managed custom volumes",
-			meta: fmt.Sprintf(`{name: %s}`, long),
+			meta: fmt.Sprintf(`{name: %s, namespace: default}`, long),
 			spec: vols(`{name: cache, mountPath: /data, size: 10Gi}`),
 			want: []want{e("metadata.name", "is not a valid name")},
 		},
 		{
 			name: "item 34: download job rule ignores unmanaged modelCache",
-			meta: fmt.Sprintf(`{name: %s}`, long),
+			meta: fmt.Sprintf(`{name: %s, namespace: default}`, long),
 			spec: vols(`{name: cache, purpose: modelCache, claimName: pvc}`),
 			want: []want{e("metadata.name", "is not a valid name")},
 		},
@@ -763,7 +763,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	runValidationCases(t, []validationCase{
 		{
 			name: "four rules at once",
-			meta: `{name: qwen3-0.6b}`,
+			meta: `{name: qwen3-0.6b, namespace: default}`,
 			spec: `{model: {source: huggingface}, resources: {gpu: {count: 65}}, provider: {name: dynamo, overrides: {hostNetwork: true}}}`,
 			want: []want{
 				e("metadata.name", "must not contain dots"),
