@@ -216,9 +216,20 @@ spec:
 		want []string
 	}{
 		{
+			// Only the default that changes what is rendered is named:
+			// enforceEager and trustRemoteCode default to false, which is
+			// what their absence means (issue 35: all three were named).
 			name: "no engine: the move creates spec.engine and its CRD defaults",
 			spec: "  resources: {gpu: {count: 1}}\n",
-			want: []string{"`spec.engine.enablePrefixCaching` to true (unset before)", "`spec.engine.enforceEager` to false (unset before)"},
+			want: []string{"set `spec.engine.enablePrefixCaching` to true (unset before); write that field in `spec` with the value you want, then run migrate again"},
+		},
+		{
+			name: "only spec.image",
+			want: []string{"set `spec.engine.enablePrefixCaching` to true (unset before); write that field"},
+		},
+		{
+			name: "the field the refusal names written by hand",
+			spec: "  engine: {enablePrefixCaching: true}\n  resources: {gpu: {count: 1}}\n",
 		},
 		{
 			name: "no resources: spec.image alone suppresses the webhook's GPU default",
@@ -245,6 +256,11 @@ spec:
 						t.Errorf("the refusal does not name %s:\n%s", w, stderr)
 					}
 				}
+				for _, same := range []string{"enforceEager", "trustRemoteCode"} {
+					if strings.Contains(stderr, same) {
+						t.Errorf("the refusal names %s, whose default means what its absence does:\n%s", same, stderr)
+					}
+				}
 				if readFile(t, file) != model+tc.spec {
 					t.Error("the file changed")
 				}
@@ -261,19 +277,31 @@ spec:
 	}
 }
 
-// TestMigrateLeavesOtherVersions: migrations belong to v1alpha1; an
-// apiVersion that is not served is rendering's to refuse, not migrate's to
-// rewrite.
-func TestMigrateLeavesOtherVersions(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "m.yaml")
-	other := strings.Replace(legacyModel, "apiVersion: airunway.ai/v1alpha1", "apiVersion: airunway.ai/v1beta1", 1)
-	writeFile(t, file, other)
-	if code, stdout, stderr := mainArgs("migrate", "--check", file); code != 0 || stdout != "" {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	_, l := renderFiles(hostFiles{}, "", []string{file})
-	if !strings.Contains(problemText(l), `apiVersion: "airunway.ai/v1beta1" is not supported: ModelDeployment must use apiVersion "airunway.ai/v1alpha1"`) {
-		t.Errorf("rendering does not refuse the version: %v", l)
+// TestMigrateRefusesWhatItCannotRead: a model under an apiVersion the
+// renderer does not read (an unserved version, a misspelled group) fails
+// migrate as it fails render, naming the apiVersion, and the file is left
+// alone; skipped, the run looked like a success (issue 35).
+func TestMigrateRefusesWhatItCannotRead(t *testing.T) {
+	for _, tc := range []struct{ apiVersion, want string }{
+		{"airunway.ai/v1beta1", "`apiVersion` \"airunway.ai/v1beta1\" is not supported: ModelDeployment must use apiVersion \"airunway.ai/v1alpha1\" or \"airunway.ai/v1alpha2\""},
+		{"airunway.io/v1alpha1", "`apiVersion` \"airunway.io/v1alpha1\" is not supported: the group is \"airunway.io\", not \"airunway.ai\""},
+	} {
+		t.Run(tc.apiVersion, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "m.yaml")
+			other := strings.Replace(legacyModel, "apiVersion: airunway.ai/v1alpha1", "apiVersion: "+tc.apiVersion, 1)
+			writeFile(t, file, other)
+			code, _, stderr := mainArgs("migrate", file)
+			if code != 1 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "no file was changed") {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if readFile(t, file) != other {
+				t.Fatal("the file changed")
+			}
+			_, l := renderFiles(hostFiles{}, "", []string{file})
+			if !strings.Contains(problemText(l), strings.TrimPrefix(tc.want, "`apiVersion` ")) {
+				t.Errorf("rendering does not refuse it alike: %v", l)
+			}
+		})
 	}
 }
 

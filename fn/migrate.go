@@ -79,6 +79,12 @@ func MigrateItem(n *yaml.RNode, to string) ([]string, error) {
 	if _, bad := render.CheckShape(n); bad {
 		return nil, nil // kyaml's accessors cannot read it; rendering reports it
 	}
+	// A model under a misspelled group, kind or version would be skipped
+	// as no ModelDeployment: refused here as render refuses it, or a run
+	// that migrated nothing of it would look like a success.
+	if p, bad := render.CheckAPIVersion(n); bad {
+		return nil, fmt.Errorf("`%s` %s", p.Field, p.Message)
+	}
 	changes, err := versions.Migrate(n)
 	if err != nil || to == "" || n.GetKind() != hub.KindModelDeployment || !versions.Serves(n.GetApiVersion(), hub.KindModelDeployment) {
 		return changes, err

@@ -95,10 +95,7 @@ func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan,
 	caps := req.Caps.Gateway
 	switch {
 	case caps == nil:
-		// A provider managing its own pool reports its own topology choice.
-		if g := md.Spec.Gateway; g != nil && g.Enabled != nil && *g.Enabled && !engineGateway(req).ManagesInferencePool {
-			l.Warnf(diag.IgnoredField, "spec.gateway.enabled", "is true, but the capability file declares no Gateway API Inference Extension (`spec.gateway`), so no InferencePool or HTTPRoute is rendered")
-		}
+		unserved(req, l)
 		return nil, false
 	case !req.GatewayEnabled && hub.IsMocker(md):
 		l.Infof("spec.gateway", "no gateway objects: the Dynamo mocker serves no real model, and upstream AI Runway routes nothing to it")
@@ -130,6 +127,45 @@ func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan,
 		l.Errorf("metadata.namespace", "must be set: the InferencePool %q of the %s provider lives in namespace %q, and the ReferenceGrant that lets this ModelDeployment's HTTPRoute reach it must name the route's namespace", pl.pool.name, req.Provider.Name, pl.pool.namespace)
 	}
 	return pl, !(*l)[n:].HasErrors()
+}
+
+// noGateway is why nothing a model asks of a gateway is rendered.
+const noGateway = "the capability file declares no Gateway API Inference Extension (`spec.gateway`)"
+
+// unserved reports what a model asks of the gateway of a cluster that has
+// none. `spec.gateway.parentRef` is an error: the model names the Gateway
+// it is to be reached through, and a render without the route would look
+// like a success. The other fields only tune routing, so a model that
+// clusters with and without a gateway share still renders on both, with a
+// warning. `spec.gateway.enabled: false` (a patch in the overlay of a
+// cluster without a gateway) asks for nothing.
+func unserved(req *providers.Request, l *diag.List) {
+	md := req.MD
+	g := md.Spec.Gateway
+	if g == nil || hub.IsMocker(md) || g.Enabled != nil && !*g.Enabled {
+		return
+	}
+	if g.ParentRef != nil && g.HTTPRouteRef == "" {
+		l.Errorf("spec.gateway.parentRef", "names the Gateway %s, but %s, so no HTTPRoute to it can be rendered; declare the cluster's gateway in the capability file (`airunway-render capabilities discover` writes it), or set `spec.gateway.enabled: false` for a cluster that serves the model without one", gatewayName(g.ParentRef), noGateway)
+	}
+	if g.HTTPRouteRef != "" {
+		l.Warnf(diag.IgnoredField, "spec.gateway.httpRouteRef", "is ignored: %s, so no InferencePool is rendered for HTTPRoute %q to send requests to", noGateway, g.HTTPRouteRef)
+	}
+	if g.ModelName != "" {
+		l.Warnf(diag.IgnoredField, "spec.gateway.modelName", "is ignored: %s, so no HTTPRoute matches it", noGateway)
+	}
+	// A provider managing its own pool reports its own topology choice.
+	if g.Enabled != nil && *g.Enabled && !engineGateway(req).ManagesInferencePool {
+		l.Warnf(diag.IgnoredField, "spec.gateway.enabled", "is true, but %s, so no InferencePool or HTTPRoute is rendered", noGateway)
+	}
+}
+
+// gatewayName is a Gateway reference as messages name it.
+func gatewayName(ref *hub.GatewayRef) string {
+	if ref.Namespace == "" {
+		return fmt.Sprintf("%q (in the model's namespace)", ref.Name)
+	}
+	return fmt.Sprintf("%q in namespace %q", ref.Name, ref.Namespace)
 }
 
 // engineGateway is the provider's gateway capability for the engine from

@@ -411,3 +411,48 @@ func TestNoNamespace(t *testing.T) {
 	require.NotContains(t, at(t, find(t, objs, "RoleBinding"), "subjects", 0), "namespace")
 	require.NotContains(t, at(t, find(t, objs, "HTTPRoute"), "spec", "rules", 0, "backendRefs", 0), "namespace")
 }
+
+// TestGatewayFieldsWithoutAGateway: on a cluster whose capability file
+// declares no gateway, a model's own Gateway (v1alpha2
+// `spec.gateway.parentRef`) is an error naming it, since a render without
+// its route would look like a success; the fields that only tune routing
+// are warned about; `enabled: false` and the mocker ask for nothing.
+func TestGatewayFieldsWithoutAGateway(t *testing.T) {
+	parent := &hub.GatewayRef{Name: "inference-gw"}
+	off := false
+	for _, tc := range []struct {
+		name, meta, spec string
+		gw               hub.GatewaySpec
+		want             []string
+	}{
+		{name: "parentRef", gw: hub.GatewaySpec{ParentRef: parent},
+			want: []string{"error spec.gateway.parentRef: names the Gateway \"inference-gw\" (in the model's namespace), but the capability file declares no Gateway API Inference Extension (`spec.gateway`), so no HTTPRoute to it can be rendered; declare the cluster's gateway in the capability file (`airunway-render capabilities discover` writes it), or set `spec.gateway.enabled: false` for a cluster that serves the model without one"}},
+		{name: "parentRef in another namespace", gw: hub.GatewaySpec{ParentRef: &hub.GatewayRef{Name: "gw", Namespace: "gateway-system"}},
+			want: []string{"error spec.gateway.parentRef: names the Gateway \"gw\" in namespace \"gateway-system\", but"}},
+		{name: "parentRef, disabled", gw: hub.GatewaySpec{ParentRef: parent, Enabled: &off}},
+		{name: "parentRef, mocker", meta: "{name: test-model, namespace: default, annotations: {airunway.ai/dynamo-test-backend: mocker}}",
+			spec: "model: {id: Qwen/Qwen3-0.6B}\nprovider: {name: dynamo}\nresources: {gpu: {count: 1}}", gw: hub.GatewaySpec{ParentRef: parent}},
+		{name: "parentRef, provider-managed pool", spec: "model: {id: Qwen/Qwen3-0.6B}\nprovider: {name: dynamo}\nresources: {gpu: {count: 1}}", gw: hub.GatewaySpec{ParentRef: parent},
+			want: []string{"error spec.gateway.parentRef: names the Gateway \"inference-gw\""}},
+		{name: "httpRouteRef", gw: hub.GatewaySpec{HTTPRouteRef: "my-route"},
+			want: []string{"warning spec.gateway.httpRouteRef: is ignored: the capability file declares no Gateway API Inference Extension (`spec.gateway`), so no InferencePool is rendered for HTTPRoute \"my-route\" to send requests to"}},
+		{name: "modelName", gw: hub.GatewaySpec{ModelName: "qwen"},
+			want: []string{"warning spec.gateway.modelName: is ignored: the capability file declares no Gateway API Inference Extension (`spec.gateway`), so no HTTPRoute matches it"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, provider := vllmSpec, "vllm"
+			if tc.spec != "" {
+				spec, provider = tc.spec, "dynamo"
+			}
+			req := request(t, tc.meta, spec, provider, nil)
+			req.MD.Spec.Gateway = &tc.gw
+			objs, l := Render(req, vllmBackend)
+			require.Empty(t, objs)
+			require.Len(t, l, len(tc.want), "%v", l)
+			for i, p := range l {
+				got := fmt.Sprintf("%s %s: %s", p.Severity, p.Field, p.Message)
+				require.True(t, strings.HasPrefix(got, tc.want[i]), "%q does not start with %q", got, tc.want[i])
+			}
+		})
+	}
+}

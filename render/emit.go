@@ -52,12 +52,13 @@ func classify(items []*yaml.RNode) classified {
 			c.problems = append(c.problems, l...)
 			continue
 		}
+		if p, bad := CheckAPIVersion(n); bad {
+			c.problems = append(c.problems, p)
+			continue
+		}
 		apiVersion, kind := n.GetApiVersion(), n.GetKind()
 		group := strings.SplitN(apiVersion, "/", 2)[0]
 		switch {
-		case group == hub.Group && !slices.Contains(hub.Kinds, kind):
-			c.problems = append(c.problems, diag.Problem{Severity: diag.Error, Resource: identity(n), File: fileOf(n), Field: "kind",
-				Message: fmt.Sprintf("%q is not a kind of the %s API: must be one of %s%s", kind, hub.Group, hub.QuoteList(hub.Kinds), nearest.Suggestion(kind, hub.Kinds))})
 		case n.GetAnnotations()[hub.AnnotationGeneratedFrom] != "":
 			// rendered again below
 		case group == hub.Group && kind == hub.KindClusterCapabilities:
@@ -71,17 +72,80 @@ func classify(items []*yaml.RNode) classified {
 		case isLocalConfig(n):
 			c.passThrough = append(c.passThrough, n)
 		case group == hub.Group && kind == hub.KindModelDeployment:
-			if !versions.Serves(apiVersion, kind) {
-				c.problems = append(c.problems, diag.Problem{Severity: diag.Error, Resource: identity(n), File: fileOf(n), Field: "apiVersion",
-					Message: versions.NotServed(apiVersion, kind)})
-				continue
-			}
 			c.models = append(c.models, n)
 		default:
 			c.passThrough = append(c.passThrough, n)
 		}
 	}
 	return c
+}
+
+// CheckAPIVersion refuses an object that looks meant for the renderer but
+// would pass through it unread: an unknown kind or an unserved version of
+// the airunway.ai API; a ModelDeployment or ClusterCapabilities of another
+// group (`airunway.io`); a kind like ours in a group a typo away from
+// ours. Passed through, such a model is applied as it is and renders
+// nothing, beside models that did render: a run that looks like a
+// success. Objects of other APIs, whatever their kind, pass. CheckShape
+// must have passed. migrate refuses the same objects.
+func CheckAPIVersion(n *yaml.RNode) (diag.Problem, bool) {
+	field, msg := apiVersionProblem(n.GetApiVersion(), n.GetKind())
+	if msg == "" {
+		return diag.Problem{}, false
+	}
+	return diag.Problem{Severity: diag.Error, Resource: identity(n), File: fileOf(n), Field: field, Message: msg}, true
+}
+
+// ownKinds are the kinds taken for ours in any group: no other API the
+// renderer meets has them.
+var ownKinds = []string{hub.KindModelDeployment, hub.KindClusterCapabilities}
+
+// apiVersionProblem is CheckAPIVersion on the object's apiVersion and
+// kind: the field at fault and the message, "" when there is none.
+func apiVersionProblem(apiVersion, kind string) (field, msg string) {
+	group, _, grouped := strings.Cut(apiVersion, "/")
+	if !grouped {
+		group = "" // the core group: "v1"
+	}
+	switch {
+	case group == hub.Group && !slices.Contains(hub.Kinds, kind):
+		return "kind", fmt.Sprintf("%q is not a kind of the %s API: must be one of %s%s", kind, hub.Group, hub.QuoteList(hub.Kinds), nearest.Suggestion(kind, hub.Kinds))
+	case group == hub.Group && !versions.Serves(apiVersion, kind):
+		return "apiVersion", versions.NotServed(apiVersion, kind)
+	case group == hub.Group:
+		return "", ""
+	case slices.Contains(ownKinds, kind):
+		return "apiVersion", wrongGroup(apiVersion, group, kind)
+	}
+	meant, nearKind := nearest.Name(kind, hub.Kinds)
+	if _, nearGroup := nearest.Name(group, []string{hub.Group}); !nearKind || !nearGroup {
+		return "", ""
+	}
+	msg = wrongGroup(apiVersion, group, meant)
+	if kind != meant {
+		msg += fmt.Sprintf(", and kind %q is not %q", kind, meant)
+	}
+	return "apiVersion", msg
+}
+
+// wrongGroup is the message for one of our kinds in another group.
+func wrongGroup(apiVersion, group, kind string) string {
+	named := fmt.Sprintf("the group is %q", group)
+	if group == "" {
+		named = "it is of the core group"
+	}
+	return fmt.Sprintf("%q is not supported: %s, not %q, so the renderer would pass this object through unread; %s must use apiVersion %s", apiVersion, named, hub.Group, kind, servedFor(kind))
+}
+
+// servedFor lists the apiVersions that serve kind, quoted, joined by "or".
+func servedFor(kind string) string {
+	var names []string
+	for _, v := range versions.Served {
+		if versions.Serves(v.APIVersion, kind) {
+			names = append(names, fmt.Sprintf("%q", v.APIVersion))
+		}
+	}
+	return strings.Join(names, " or ")
 }
 
 // checkDocument fails closed, as kustomize does, on a document that is no

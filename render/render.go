@@ -214,5 +214,6 @@ func decide(md *hub.ModelDeployment, caps *capabilities.Resolved, l *diag.List) 
 		return d, false
 	}
 	d.Provider, d.ProviderReason = selectProvider(md, d.Engine, caps, l)
+	d.EngineReason = engineReason(d.EngineReason, d.Provider)
 	return d, d.Provider != ""
 }

@@ -38,6 +38,24 @@ func hasGPU(s *hub.ModelDeploymentSpec) bool {
 	return s.GPUCount() > 0 || s.Mode() == hub.ModeDisaggregated
 }
 
+// engineAuto is the reason selectEngine gives for an engine the user did
+// not name, until decide words it once the provider is chosen too
+// (engineReason): the engine is picked among what every ready provider
+// offers, and the reason names the provider that serves it, not the first
+// that offered it.
+const engineAuto = "auto-selected"
+
+// engineReason words the reason for an engine chosen as how says (the
+// reason selectEngine gave) and served by provider. An engine kept from an
+// earlier render reads as auto-selected, as it was then: a second render
+// must write the same bytes.
+func engineReason(how, provider string) string {
+	if how == engineAuto {
+		return "auto-selected from provider " + provider + " capabilities"
+	}
+	return how
+}
+
 // selectEngine picks the engine: the explicit one, else the one recorded by
 // an earlier render while it is still offered, else upstream's preference
 // vllm > sglang > trtllm > llamacpp among what ready providers offer.
@@ -47,7 +65,7 @@ func selectEngine(md *hub.ModelDeployment, caps *capabilities.Resolved, l *diag.
 		return t, reasonExplicitEngine
 	}
 	gpu, mode := hasGPU(s), s.Mode()
-	source := map[string]string{}
+	offered := map[string]bool{}
 	var advertised []string
 	for _, p := range caps.Providers {
 		if !p.Ready {
@@ -55,22 +73,20 @@ func selectEngine(md *hub.ModelDeployment, caps *capabilities.Resolved, l *diag.
 		}
 		for _, e := range p.Engines {
 			if engineServes(&e, gpu, mode) {
-				if _, ok := source[e.Name]; !ok {
-					source[e.Name] = p.Name
-					advertised = append(advertised, e.Name+"@"+p.Name)
-				}
+				advertised = append(advertised, e.Name+"@"+p.Name)
+				offered[e.Name] = true
 			}
 		}
 	}
 	if prev := md.Annotations[hub.AnnotationEngine]; prev != "" {
-		if p, ok := source[prev]; ok {
-			return prev, "auto-selected from provider " + p + " capabilities"
+		if offered[prev] {
+			return prev, engineAuto
 		}
 		defer l.Warnf(diag.StickySelection, "spec.engine.type", "the engine %q chosen by an earlier render is no longer offered by a ready provider of %s; choosing again (set `spec.engine.type` to pin an engine)", prev, caps.Source)
 	}
 	for _, e := range hub.Engines {
-		if p, ok := source[e]; ok {
-			return e, "auto-selected from provider " + p + " capabilities"
+		if offered[e] {
+			return e, engineAuto
 		}
 	}
 	l.Errorf("spec.engine.type", "no engines available from the ready providers of %s (gpu=%t, servingMode=%s, advertised=[%s]); set `spec.engine.type` and `spec.resources.gpu.count`, or declare a provider that serves this configuration", caps.Source, gpu, mode, strings.Join(advertised, " "))

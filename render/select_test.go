@@ -223,3 +223,34 @@ func TestSelectionReasonSaysATieWasBrokenByName(t *testing.T) {
 	require.Contains(t, d.ProviderReason, "; lost: ")
 	require.Contains(t, d.ProviderReason, "; the tie went to the first name")
 }
+
+// TestEngineReasonNamesTheChosenProvider: the engine is picked among what
+// every ready provider offers, but its reason names the provider that
+// serves the model (once named the first provider offering the engine:
+// "from provider kaito capabilities" on a model rendered for vllm), also
+// when the engine is kept from an earlier render; an engine the model
+// names says so.
+func TestEngineReasonNamesTheChosenProvider(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec  string
+		annotations []string
+		caps        *capabilities.Resolved
+		want        string
+	}{
+		{name: "provider named, engine auto-selected", spec: "model: {id: x}\nprovider: {name: vllm}\nresources: {gpu: {count: 1}}",
+			caps: caps(t, "kaito", "kuberay", "vllm"), want: "auto-selected from provider vllm capabilities"},
+		{name: "provider named, engine kept from an earlier render", spec: "model: {id: x}\nprovider: {name: kuberay}\nresources: {gpu: {count: 1}}",
+			annotations: []string{hub.AnnotationEngine, "vllm"}, caps: caps(t, "kaito", "kuberay"), want: "auto-selected from provider kuberay capabilities"},
+		{name: "both selected", spec: "model: {id: x}\nresources: {gpu: {count: 1}}", caps: caps(t, "kaito", "vllm"),
+			want: "auto-selected from provider kaito capabilities"},
+		{name: "engine named", spec: "model: {id: x}\nengine: {type: vllm}\nprovider: {name: vllm}\nresources: {gpu: {count: 1}}",
+			caps: caps(t, "dynamo", "vllm"), want: "explicit engine selection"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var l diag.List
+			d, ok := decide(modelDeployment(t, tc.spec, tc.annotations...), tc.caps, &l)
+			require.True(t, ok, "%v", l)
+			require.Equal(t, tc.want, d.EngineReason)
+		})
+	}
+}

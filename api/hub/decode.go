@@ -102,7 +102,7 @@ func CheckLegacyImage(s *ModelDeploymentSpec) diag.List {
 	case s.Engine != nil && s.Engine.Image != "" && s.Image != s.Engine.Image:
 		l.Errorf("spec.engine.image", "%q conflicts with `spec.image` %q: when both are set they must be equal (prefer `spec.engine.image` and remove the legacy `spec.image`)", s.Engine.Image, s.Image)
 	default:
-		l.Warnf(diag.DeprecatedField, "spec.image", "is deprecated: set the image as `spec.engine.image` (`airunway-render migrate` moves it)")
+		l.Warnf(diag.DeprecatedField, "spec.image", "is deprecated: set the image as `spec.engine.image` (`airunway-render migrate` moves it, or says which fields to set first)")
 	}
 	return l
 }

@@ -60,7 +60,11 @@ func apply(obj *yaml.RNode, toHub ToHub) ([]string, error) {
 	}
 	after, _ := effectiveSpec(obj, toHub)
 	if diffs := specDifferences(before, after); len(diffs) > 0 {
-		return nil, fmt.Errorf("`spec.image` was not moved: as `spec.engine.image` it would change what the model means, because upstream's defaults would then set %s; decide those fields, write them in `spec` with the values you want, then run migrate again", strings.Join(diffs, ", "))
+		what := "that field"
+		if len(diffs) > 1 {
+			what = "those fields"
+		}
+		return nil, fmt.Errorf("`spec.image` was not moved: as `spec.engine.image` it would change what the model means, because upstream's defaults would then set %s; write %s in `spec` with the value you want, then run migrate again", strings.Join(diffs, ", "), what)
 	}
 	return changes, nil
 }
@@ -88,8 +92,13 @@ func specOf(js []byte, toHub ToHub) (map[string]string, bool) {
 	}
 	image := md.Spec.EngineImage()
 	md.Spec.Image = ""
-	if md.Spec.Engine != nil {
-		md.Spec.Engine.Image = ""
+	if e := md.Spec.Engine; e != nil {
+		e.Image = ""
+		// Absent and false mean the same for these two (every reader
+		// takes absent as false), so their CRD defaults of false, which
+		// creating `spec.engine` switches on, change nothing.
+		e.EnforceEager = trueOrNil(e.EnforceEager)
+		e.TrustRemoteCode = trueOrNil(e.TrustRemoteCode)
 	}
 	b, err := json.Marshal(md.Spec)
 	if err != nil {
@@ -105,6 +114,14 @@ func specOf(js []byte, toHub ToHub) (map[string]string, bool) {
 		flat["spec.engine.image"] = strconv.Quote(image)
 	}
 	return flat, true
+}
+
+// trueOrNil is b when it is true, else nil.
+func trueOrNil(b *bool) *bool {
+	if b != nil && *b {
+		return b
+	}
+	return nil
 }
 
 // flatten records each scalar of a decoded JSON tree under its field path.
