@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/kbuild"
 	"github.com/airunway-render/airunway-render/render"
 )
@@ -24,6 +28,7 @@ var functionExecutable = os.Executable
 func newBuildCommand(s streams) *cobra.Command {
 	var output, root string
 	var timeout time.Duration
+	var warnings warningFlags
 	cmd := &cobra.Command{
 		Use:   "build DIR [--root DIR] [-o yaml|json]",
 		Short: "Build a kustomization with airunway-render as its function (kustomize build, in process)",
@@ -47,7 +52,14 @@ objects could otherwise hold a CI job or Argo CD's repo server for hours.
 
 The output is what standalone kustomize prints for the same directory with
 the same airunway-render release. The Argo CD plugin builds an
-application's directory this way when it holds a kustomization.`,
+application's directory this way when it holds a kustomization.
+
+A kustomization that declares no airunway-render prints its
+ModelDeployments unrendered, with a warning (unrendered-models) naming
+them; an object of the airunway.ai API that the renderer would not read
+(a misspelled group, an unserved version) is an error, as in render.
+--ignore-warnings and --warnings-as-errors apply to that warning; the
+renderer's own follow the capability file's ` + "`spec.warnings`" + `.`,
 		Example: `  # the prod cluster's overlay: the shared models, prod's patches and capability file
   airunway-render build examples/kustomize/clusters/prod
 
@@ -66,6 +78,10 @@ application's directory this way when it holds a kustomization.`,
 			if err := checkOutputFormat(output); err != nil {
 				return err
 			}
+			policy, err := warnings.policy()
+			if err != nil {
+				return err
+			}
 			if root == "" {
 				root = repositoryRoot(args[0])
 			}
@@ -80,6 +96,13 @@ application's directory this way when it holds a kustomization.`,
 				fmt.Fprintf(s.errOut, "[error] %v\n", err)
 				return exitCode(1)
 			}
+			if !res.RunsFunction {
+				problems := unrenderedModels(res.YAML).Apply(policy)
+				problems.Report(s.errOut, "nothing was written")
+				if problems.HasErrors() {
+					return exitCode(1)
+				}
+			}
 			if output == "json" {
 				return writeBuildJSON(s, res.YAML)
 			}
@@ -90,8 +113,49 @@ application's directory this way when it holds a kustomization.`,
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().DurationVar(&timeout, "timeout", defaultBuildTimeout, "stop the build with an error after this long")
 	cmd.Flags().StringVar(&root, "root", "", "the directory nothing outside of which is read (default: the Git working tree holding DIR, else the file system)")
+	warnings.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// unrenderedModels checks the output of a build that ran no renderer,
+// which standalone kustomize prints without a word: its ModelDeployments
+// reach the cluster as they are, and a cluster without upstream AI
+// Runway's controller runs nothing for them. That is a warning (a cluster
+// with the controller wants them so), naming them and how to declare the
+// renderer; an object the renderer would not read is an error, as render
+// says.
+func unrenderedModels(built []byte) diag.List {
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(built), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		return nil // kustomize wrote it; nothing reads it differently
+	}
+	var problems diag.List
+	var models []string
+	for _, n := range nodes {
+		if _, bad := render.CheckShape(n); bad {
+			continue
+		}
+		if p, bad := render.CheckAPIVersion(n); bad {
+			problems = append(problems, p)
+			continue
+		}
+		if n.GetKind() == hub.KindModelDeployment && strings.HasPrefix(n.GetApiVersion(), hub.Group+"/") {
+			models = append(models, fmt.Sprintf("%q", path.Join(n.GetNamespace(), n.GetName())))
+		}
+	}
+	if len(models) > 0 {
+		problems.Warnf(diag.UnrenderedModels, "", "the kustomization declares no airunway-render function, so %d ModelDeployment(s) come out unrendered: %s; list the renderer under `transformers:` of the overlay (as examples/kustomize/clusters/dev lists ../../render/exec), or render the output with `airunway-render render -f - --capabilities FILE`", len(models), firstOf(models, 10))
+	}
+	return problems
+}
+
+// firstOf joins up to n names, saying how many more there are.
+func firstOf(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 // buildKustomization runs kbuild with this binary as the function,

@@ -38,6 +38,7 @@ var (
 	NoModels            = Code{"no-models"}
 	CapabilitiesInput   = Code{"capabilities-input"}
 	NoNamespace         = Code{"no-namespace"}
+	UnrenderedModels    = Code{"unrendered-models"}
 )
 
 // Codes describes every warning code, in the order docs list them.
@@ -64,6 +65,7 @@ var Codes = []struct {
 	{NoModels, "no ModelDeployment among the inputs"},
 	{CapabilitiesInput, "a ClusterCapabilities among the inputs is ignored, or consumed without local-config"},
 	{NoNamespace, "a ModelDeployment without `metadata.namespace`: its objects land wherever they are applied"},
+	{UnrenderedModels, "`build` of a kustomization that declares no airunway-render prints its ModelDeployments unrendered"},
 }
 
 // CodeNames lists the codes' names.

@@ -6,7 +6,8 @@
 # Usage: examples/flux/render.sh        (KUSTOMIZE=path/to/kustomize to pick the binary)
 #
 # Needs standalone kustomize (kubectl kustomize has no --enable-exec) and
-# bin/airunway-render (`make build`). Each directory is built aside and
+# airunway-render: bin/airunway-render (`make build`) when there is one, else
+# the one on PATH (`make install`). Each directory is built aside and
 # replaces the old one only when complete, so objects of deleted models
 # leave Git (Flux prunes them) and a failure leaves the old directory.
 set -eu
@@ -17,6 +18,9 @@ kustomize=$(command -v "${KUSTOMIZE:-kustomize}") || {
   exit 1
 }
 case $kustomize in /*) ;; *) kustomize=$PWD/$kustomize ;; esac
+# The overlays' exec declaration names airunway-render, looked up on PATH.
+PATH="$here/../../bin:$PATH"
+export PATH
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -29,8 +29,8 @@ const (
 var exampleModels = []string{"llama-3-1-8b", "qwen3-0-6b"}
 
 // examplesTree copies examples/ to <tmp>/examples with the binary linked at
-// <tmp>/bin/airunway-render, so the examples' own relative exec paths
-// (../../../../bin/airunway-render) are what gets exercised.
+// <tmp>/bin/airunway-render, where examples/flux/render.sh looks first, as
+// in a clone after `make build`.
 func examplesTree(t *testing.T) (root string) {
 	t.Helper()
 	root = t.TempDir()
@@ -44,12 +44,23 @@ func overlayDir(root, cluster string) string {
 	return filepath.Join(root, "examples", "kustomize", "clusters", cluster)
 }
 
-// kustomizeBuild runs standalone kustomize exactly as docs/gitops.md says.
+// kustomizeBuild runs standalone kustomize exactly as docs/gitops.md says,
+// with the binary first on PATH, where the exec declaration's bare name
+// (`path: airunway-render`) is looked up, as after `make install`.
 func kustomizeBuild(t *testing.T, dir string, env ...string) result {
 	t.Helper()
-	// Run from elsewhere: kustomize must resolve the exec path against the
-	// transformer's directory, not its cwd.
+	env = append([]string{renderOnPath(t)}, env...)
+	// Run from elsewhere: nothing may depend on kustomize's cwd.
 	return run(t, t.TempDir(), env, kustomizeBin(t), "build", "--enable-alpha-plugins", "--enable-exec", dir)
+}
+
+// renderOnPath is a PATH setting whose first directory holds the binary
+// under its installed name (AIRUNWAY_RENDER_BIN may name it otherwise).
+func renderOnPath(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink(renderBin(t), filepath.Join(dir, "airunway-render")))
+	return "PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH")
 }
 
 func TestKustomizeDevOverlay(t *testing.T) {
