@@ -52,6 +52,19 @@ func Merge(text []byte, declared *hub.ClusterCapabilities, c *discover.Cluster) 
 	return out, m.changes, nil
 }
 
+// unset is how a change names a value the file did not have: a note
+// reads "<unset> → 1", never "→ 1", which looks as if a word were lost.
+const unset = "<unset>"
+
+// orUnset is s, or unset for the zero values of a field the file left
+// out ("" and "0").
+func orUnset(s string) string {
+	if s == "" || s == "0" {
+		return unset
+	}
+	return s
+}
+
 type merger struct {
 	doc     *yaml.RNode
 	c       *discover.Cluster
@@ -145,8 +158,12 @@ func (m *merger) gateway(declared, found *hub.GatewayCapability) error {
 			m.changed(field+"."+f.key, "%s → %s", cmp.Or(f.was, "none"), f.now)
 		}
 	}
-	if ref := declared.ParentRef; ref == nil || !m.c.HasGateway(ref) {
-		m.changed(field+".parentRef", "→ %s/%s: the declared Gateway does not exist", found.ParentRef.Namespace, found.ParentRef.Name)
+	switch ref := declared.ParentRef; {
+	case ref == nil:
+		m.changed(field+".parentRef", "%s → %s/%s", unset, found.ParentRef.Namespace, found.ParentRef.Name)
+		return setValue(g, "parentRef", found.ParentRef)
+	case !m.c.HasGateway(ref):
+		m.changed(field+".parentRef", "%s/%s → %s/%s: the declared Gateway does not exist", ref.Namespace, ref.Name, found.ParentRef.Namespace, found.ParentRef.Name)
 		return setValue(g, "parentRef", found.ParentRef)
 	}
 	return nil
@@ -266,14 +283,18 @@ func (m *merger) poolFacts(item *yaml.RNode, field string, d, f *hub.NodePool) e
 			if err := setScalar(g, s.key, s.now, s.tag); err != nil {
 				return err
 			}
-			m.changed(field+".gpu."+s.key, "%s → %s", s.was, s.now)
+			m.changed(field+".gpu."+s.key, "%s → %s", orUnset(s.was), s.now)
 		}
 	}
 	if c := f.Capacity; c != nil && (d.Capacity == nil || *d.Capacity != *c) {
 		if err := setValue(item, "capacity", c); err != nil {
 			return err
 		}
-		m.changed(field+".capacity", "→ cpu %s, memory %s (the least a node allocates)", c.CPU, c.Memory)
+		was := unset
+		if d.Capacity != nil {
+			was = fmt.Sprintf("cpu %s, memory %s", d.Capacity.CPU, d.Capacity.Memory)
+		}
+		m.changed(field+".capacity", "%s → cpu %s, memory %s (the least a node allocates)", was, c.CPU, c.Memory)
 	}
 	live := *f.Nodes.Count
 	switch lo, hi, ok := d.Nodes.Range(); {
@@ -285,7 +306,11 @@ func (m *merger) poolFacts(item *yaml.RNode, field string, d, f *hub.NodePool) e
 		if err := setValue(item, "nodes", f.Nodes); err != nil {
 			return err
 		}
-		m.changed(field+".nodes.count", "→ %d", live)
+		was := unset
+		if ok {
+			was = strconv.Itoa(int(lo))
+		}
+		m.changed(field+".nodes.count", "%s → %d", was, live)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/discover"
@@ -69,4 +70,56 @@ func TestMerge(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, changes)
 	require.Equal(t, string(merged), string(twice))
+}
+
+// TestMergeNamesTheOldValue: every change note says what the file had,
+// "<unset>" when it had nothing (issue 35: `nodes.count: → 1`), for the
+// node count, the GPU facts, the capacity and the parent Gateway.
+func TestMergeNamesTheOldValue(t *testing.T) {
+	const text = `apiVersion: airunway.ai/v1alpha1
+kind: ClusterCapabilities
+metadata:
+  name: l4only
+spec:
+  providers:
+  - name: vllm
+  gateway:
+    inferencePoolVersion: inference.networking.k8s.io/v1
+    gatewayAPIVersion: v1.5.1
+  nodePools:
+  - name: l4
+    selector: {nvidia.com/gpu.product: NVIDIA-L4}
+    gpu: {resourceName: nvidia.com/gpu, perNode: 1}
+  - name: spare
+    selector: {pool: spare}
+    nodes: {count: 4}
+`
+	declared, problems := capabilities.Decode([]byte(text))
+	require.False(t, problems.HasErrors(), "%v", problems)
+	c := &discover.Cluster{
+		Nodes: []corev1.Node{
+			Node("l4-0", GFD("NVIDIA-L4", "23034", "1"), KV{"nvidia.com/gpu": "1"}),
+			Node("spare-0", KV{"pool": "spare"}, nil),
+		},
+		CRDs: append(GatewayCRDs("v1.5.1", "standard"),
+			CRD("inferencepools.inference.networking.k8s.io", KV{"inference.networking.k8s.io/bundle-version": "v1.5.0"})),
+		Gateways: []metav1.PartialObjectMetadata{Gateway("gateway-system", "inference-gateway")},
+	}
+	_, changes, err := capsfile.Merge([]byte(text), declared, c)
+	require.NoError(t, err)
+	notes := map[string]string{}
+	for _, ch := range changes {
+		notes[ch.Field] = ch.Text
+	}
+	for field, want := range map[string]string{
+		"spec.gateway.parentRef":            "<unset> → gateway-system/inference-gateway",
+		"spec.nodePools[l4].nodes.count":    "<unset> → 1",
+		"spec.nodePools[l4].gpu.product":    "<unset> → NVIDIA-L4",
+		"spec.nodePools[l4].gpu.memoryMiB":  "<unset> → 23034",
+		"spec.nodePools[l4].capacity":       "<unset> → cpu 16, memory 64Gi (the least a node allocates)",
+		"spec.nodePools[spare].nodes.count": "4 → 1",
+		"spec.nodePools[spare].capacity":    "<unset> → cpu 16, memory 64Gi (the least a node allocates)",
+	} {
+		require.Equal(t, want, notes[field], "%s (all notes: %v)", field, notes)
+	}
 }
