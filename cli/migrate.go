@@ -32,7 +32,9 @@ func newMigrateCommand(s streams) *cobra.Command {
 		Short: "Rewrite ModelDeployments to the newest form of their API, or to another served version",
 		Long: `Move deprecated fields of ModelDeployments to their replacements (today:
 spec.image to spec.engine.image), in place, keeping comments and layout;
-a move that would change what the model means is refused. --to converts
+a move that would change what the model means is refused, naming the
+fields to set first. A model the renderer would not read (a misspelled
+apiVersion, kind or field, a wrong type) fails the run. --to converts
 them to another served version as well: up to airunway.ai/v1alpha2 the
 fields in v1alpha1's conversion annotation move into spec, down to
 airunway.ai/v1alpha1 the fields v1alpha1 lacks move into the annotation.
@@ -263,7 +265,7 @@ func migrateFile(file string, data []byte, to string) ([]byte, []string, diag.Li
 	for _, n := range nodes {
 		changes, err := fn.MigrateItem(n, to)
 		if err != nil {
-			l = append(l, diag.Problem{Severity: diag.Error, File: file, Resource: fn.ItemRef(n), Message: err.Error()})
+			l = append(l, fn.MigrateProblems(n, file, err)...)
 			continue
 		}
 		for _, c := range changes {

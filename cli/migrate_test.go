@@ -278,17 +278,22 @@ spec:
 }
 
 // TestMigrateRefusesWhatItCannotRead: a model under an apiVersion the
-// renderer does not read (an unserved version, a misspelled group) fails
-// migrate as it fails render, naming the apiVersion, and the file is left
-// alone; skipped, the run looked like a success (issue 35).
+// renderer does not read (an unserved version, a misspelled group), or one
+// it cannot decode (a misspelled field), fails migrate as it fails render,
+// naming the mistake, and the file is left alone; skipped, or rewritten on
+// its structure alone, the run looked like a success (issue 35).
 func TestMigrateRefusesWhatItCannotRead(t *testing.T) {
-	for _, tc := range []struct{ apiVersion, want string }{
-		{"airunway.ai/v1beta1", "`apiVersion` \"airunway.ai/v1beta1\" is not supported: ModelDeployment must use apiVersion \"airunway.ai/v1alpha1\" or \"airunway.ai/v1alpha2\""},
-		{"airunway.io/v1alpha1", "`apiVersion` \"airunway.io/v1alpha1\" is not supported: the group is \"airunway.io\", not \"airunway.ai\""},
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"unserved version", "apiVersion: airunway.ai/v1alpha1", "apiVersion: airunway.ai/v1beta1",
+			"apiVersion: \"airunway.ai/v1beta1\" is not supported: ModelDeployment must use apiVersion \"airunway.ai/v1alpha1\" or \"airunway.ai/v1alpha2\""},
+		{"misspelled group", "apiVersion: airunway.ai/v1alpha1", "apiVersion: airunway.io/v1alpha1",
+			"apiVersion: \"airunway.io/v1alpha1\" is not supported: the group is \"airunway.io\", not \"airunway.ai\""},
+		{"misspelled field", "  resources:\n", "  resoures:\n",
+			"spec.resoures: unknown field: `resoures` is not part of the ModelDeployment schema"},
 	} {
-		t.Run(tc.apiVersion, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "m.yaml")
-			other := strings.Replace(legacyModel, "apiVersion: airunway.ai/v1alpha1", "apiVersion: "+tc.apiVersion, 1)
+			other := strings.Replace(legacyModel, tc.old, tc.new, 1)
 			writeFile(t, file, other)
 			code, _, stderr := mainArgs("migrate", file)
 			if code != 1 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "no file was changed") {
@@ -298,7 +303,7 @@ func TestMigrateRefusesWhatItCannotRead(t *testing.T) {
 				t.Fatal("the file changed")
 			}
 			_, l := renderFiles(hostFiles{}, "", []string{file})
-			if !strings.Contains(problemText(l), strings.TrimPrefix(tc.want, "`apiVersion` ")) {
+			if !strings.Contains(problemText(l), tc.want) {
 				t.Errorf("rendering does not refuse it alike: %v", l)
 			}
 		})
