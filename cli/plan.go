@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/plan"
 )
 
@@ -117,13 +119,18 @@ func runPlan(o planOptions, paths []string, s streams) error {
 		fmt.Fprintf(s.errOut, "[error] %v\n", err)
 		return exitCode(1)
 	}
+	warnings := planWarnings(p).Apply(policy)
+	if warnings.HasErrors() {
+		warnings.Report(s.errOut, "nothing was planned")
+		return exitCode(1)
+	}
 	switch o.output {
 	case "json":
 		err = writePlanJSON(s.out, p)
 	case "markdown":
-		err = writePlanMarkdown(s.out, p)
+		err = writePlanMarkdown(s.out, p, warnings)
 	default:
-		err = writePlanTable(s.out, p)
+		err = writePlanTable(s.out, p, warnings)
 	}
 	if err != nil {
 		fmt.Fprintf(s.errOut, "[error] %v\n", err)
@@ -235,9 +242,38 @@ func models(ms []plan.Model) string {
 	return strings.Join(out, ", ")
 }
 
+// planWarnings are the plan's own warnings: pods that select no pool and
+// request no GPUs, planned on a GPU pool. They are printed with the plan,
+// not on stderr, since the plan (a pull-request comment) is what its
+// readers see; `--ignore-warnings` and `--warnings-as-errors` apply as to
+// the renderer's warnings.
+func planWarnings(p *plan.Plan) diag.List {
+	var l diag.List
+	for _, g := range p.Floating {
+		if !g.CPUOnGPUPool {
+			continue
+		}
+		l = append(l, diag.Problem{
+			Severity: diag.Warning, Code: diag.CPUOnGPUPool,
+			Resource: diag.Resource{Kind: hub.KindModelDeployment, Namespace: g.Namespace, Name: g.Model},
+			Message: fmt.Sprintf("%d pod(s) of %s request no GPUs and select no pool: planned on GPU pool %q, as no pool without GPUs takes them; add one to the capability file (`spec.nodePools`) to keep them off GPU nodes",
+				g.Pods, groupName(g), g.Pool),
+		})
+	}
+	return l
+}
+
+// groupName is a pod group's object, and its component when it has one.
+func groupName(g plan.Group) string {
+	if g.Component == "" {
+		return g.Object
+	}
+	return g.Object + " " + g.Component
+}
+
 // planSummary is the plan's last lines: the total, what is unplaced, the
-// notes.
-func planSummary(p *plan.Plan) []string {
+// plan's warnings, the notes.
+func planSummary(p *plan.Plan, warnings diag.List) []string {
 	var out []string
 	verdict := "every pool holds its pods"
 	if !p.Fits {
@@ -249,7 +285,10 @@ func planSummary(p *plan.Plan) []string {
 	}
 	out = append(out, line+".")
 	for _, g := range p.Unplaced {
-		out = append(out, fmt.Sprintf("Unplaced: %d pod(s) of %s %s (model %s/%s): %s", g.Pods, g.Object, g.Component, g.Namespace, g.Model, g.Reason))
+		out = append(out, fmt.Sprintf("Unplaced: %d pod(s) of %s (model %s/%s): %s", g.Pods, groupName(g), g.Namespace, g.Model, g.Reason))
+	}
+	for _, w := range warnings {
+		out = append(out, w.String())
 	}
 	for _, n := range p.Notes {
 		out = append(out, "Note: "+n)
@@ -257,8 +296,8 @@ func planSummary(p *plan.Plan) []string {
 	return out
 }
 
-func writePlanTable(w io.Writer, p *plan.Plan) error {
-	return writeTable(w, planColumns, planRows(p), strings.Join(planSummary(p), "\n"))
+func writePlanTable(w io.Writer, p *plan.Plan, warnings diag.List) error {
+	return writeTable(w, planColumns, planRows(p), strings.Join(planSummary(p, warnings), "\n"))
 }
 
 // writeTable prints rows under columns, aligned, then a blank line and
@@ -276,8 +315,8 @@ func writeTable(w io.Writer, columns []string, rows [][]string, summary string) 
 	return err
 }
 
-func writePlanMarkdown(w io.Writer, p *plan.Plan) error {
-	_, err := io.WriteString(w, markdownTable(planColumns, planRows(p))+"\n"+strings.Join(planSummary(p), "\n\n")+"\n")
+func writePlanMarkdown(w io.Writer, p *plan.Plan, warnings diag.List) error {
+	_, err := io.WriteString(w, markdownTable(planColumns, planRows(p))+"\n"+strings.Join(planSummary(p, warnings), "\n\n")+"\n")
 	return err
 }
 

@@ -190,12 +190,110 @@ func TestPlanBaseWithoutPoolsAndUnplacedPods(t *testing.T) {
 	require.Contains(t, out, "gpu (new pool)")
 
 	// A Dynamo model on a cluster without a CPU pool: its frontend has no
-	// node labels, matches no pool, and the diff says so and fails.
+	// node selector, and the GPU pool, untainted, takes it (issue 35).
 	withDynamo := strings.Replace(planCaps(1), "  - name: vllm\n", "  - name: dynamo\n    version: \"1.1.1\"\n  - name: vllm\n", 1)
 	r.commit("pools", map[string]string{"clusters/prod/capabilities.yaml": withDynamo})
 	r.write(map[string]string{"models/graph/model.yaml": strings.Replace(diffModel("graph", 1, 1), "name: vllm", "name: dynamo", 1)})
 	out, stderr, code = run(t, "", args...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "+ml/graph (2 pod, 1 GPU)", "the worker and the frontend")
+	require.Contains(t, out, "every pool holds its pods")
+	require.NotContains(t, out, "fit no pool")
+
+	// Tainted, the pool keeps the frontend off: the diff says so and fails.
+	r.write(map[string]string{"clusters/prod/capabilities.yaml": strings.Replace(withDynamo, "    gpu:\n", "    taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n    gpu:\n", 1)})
+	out, stderr, code = run(t, "", args...)
 	require.Equal(t, exitShort, code, stderr)
 	require.Contains(t, out, "1 pod(s) fit no pool (0 before)")
 	require.Contains(t, out, "the change does NOT fit")
+}
+
+// l4OnlyCaps is issue 35's cluster: untainted L4 nodes and no pool
+// without GPUs; taints is the pool's taints line, if any.
+func l4OnlyCaps(taints string) string {
+	return `apiVersion: airunway.ai/v1alpha1
+kind: ClusterCapabilities
+metadata: {name: l4only}
+spec:
+  providers:
+  - {name: kuberay, version: "1.4.2"}
+  - {name: vllm}
+  nodePools:
+  - name: l4
+    selector: {nvidia.com/gpu.product: NVIDIA-L4}
+` + taints + `    gpu: {resourceName: nvidia.com/gpu, product: NVIDIA-L4, memoryMiB: 23034, perNode: 1}
+    nodes: {count: 4}
+`
+}
+
+const rayModel = `apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata: {name: m, namespace: inference}
+spec:
+  model: {id: Qwen/Qwen2.5-0.5B-Instruct}
+  provider: {name: kuberay}
+  resources: {gpu: {count: 1}}
+`
+
+// Issue 35: a KubeRay head has no node selector on a cluster without a
+// CPU pool; the untainted L4 nodes hold it, so the plan fits (exit 0) and
+// warns that a CPU-only pod lands on a GPU pool, a warning the usual
+// flags silence or make fatal. Tainted, the pool keeps it off: exit 3,
+// and the plan says what to add.
+func TestPlanPodWithoutSelector(t *testing.T) {
+	dir := t.TempDir()
+	caps, models := filepath.Join(dir, "caps.yaml"), filepath.Join(dir, "md.yaml")
+	require.NoError(t, os.WriteFile(caps, []byte(l4OnlyCaps("")), 0o644))
+	require.NoError(t, os.WriteFile(models, []byte(rayModel), 0o644))
+	args := []string{"plan", "-f", models, "--capabilities", caps}
+	warning := "[warning cpu-on-gpu-pool] ModelDeployment/inference/m: 1 pod(s) of RayService/m head request no GPUs and select no pool: " +
+		"planned on GPU pool \"l4\", as no pool without GPUs takes them; add one to the capability file (`spec.nodePools`) to keep them off GPU nodes"
+
+	out, stderr, code := run(t, "", args...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "Plan: every pool holds its pods.\n"+warning+"\n")
+	require.Regexp(t, `l4 \(1 GPU/node\) +2 +1 +1 +4 +yes`, out, "the worker and the head on the pool, on one node")
+
+	out, _, code = run(t, "", append(args, "-o", "json")...)
+	require.Equal(t, 0, code)
+	var p struct {
+		Fits     bool
+		Floating []struct {
+			Object, Component, Pool string
+			CPUOnGPUPool            bool
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &p))
+	require.True(t, p.Fits)
+	require.Len(t, p.Floating, 1)
+	require.Equal(t, "l4", p.Floating[0].Pool)
+	require.True(t, p.Floating[0].CPUOnGPUPool)
+
+	out, _, code = run(t, "", append(args, "--ignore-warnings", "cpu-on-gpu-pool")...)
+	require.Equal(t, 0, code)
+	require.NotContains(t, out, "cpu-on-gpu-pool")
+
+	out, stderr, code = run(t, "", append(args, "--warnings-as-errors")...)
+	require.Equal(t, 1, code)
+	require.Empty(t, out)
+	require.Contains(t, stderr, "[error cpu-on-gpu-pool] ModelDeployment/inference/m: 1 pod(s) of RayService/m head")
+
+	require.NoError(t, os.WriteFile(caps, []byte(l4OnlyCaps("    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]\n")), 0o644))
+	out, stderr, code = run(t, "", args...)
+	require.Equal(t, exitShort, code, stderr)
+	require.Contains(t, out, "Plan: does NOT fit.\nUnplaced: 1 pod(s) of RayService/m head (model inference/m): it selects no pool (no node selector), and none takes it: "+
+		"pool \"l4\" has taint \"nvidia.com/gpu=present:NoSchedule\", which it does not tolerate; add a pool without GPUs that takes it to the capability file (`spec.nodePools`), "+
+		"or a toleration of \"nvidia.com/gpu=present:NoSchedule\" to its pod template (`spec.overrides`)\n")
+}
+
+// plan --base with issue 35's cluster: the pull request that adds a
+// KubeRay model fits, its head on the L4 pool beside the worker.
+func TestPlanBasePodWithoutSelector(t *testing.T) {
+	r := newDiffTestRepo(t)
+	r.commit("base", map[string]string{"clusters/l4/capabilities.yaml": l4OnlyCaps(""), "models/README": "models\n"})
+	r.write(map[string]string{"models/m.yaml": rayModel})
+	out, stderr, code := run(t, "", "plan", "-C", r.dir, "--base", "HEAD", "--capabilities", "clusters/l4/capabilities.yaml", "models")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "+inference/m (2 pod, 1 GPU)")
+	require.Contains(t, out, "Against HEAD: every pool holds its pods.")
 }

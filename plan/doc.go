@@ -9,8 +9,12 @@
 // Workspace's nodes); Kubernetes' own workload kinds are read the same way
 // for every provider (providers.WorkloadPodGroups). A pod group belongs to
 // the pool whose selector its required node labels contain, as the
-// scheduler would see it; a group that matches no pool, or does not
-// tolerate the pool's taints, is reported unplaced.
+// scheduler would see it, and is reported unplaced when it does not
+// tolerate the pool's taints. A group whose labels select no pool (a Ray
+// head without a CPU pool has none) goes where the scheduler may put it:
+// the first pool, in a fixed order of preference, whose taints it
+// tolerates and whose nodes have room (floating.go); unplaced when there
+// is none.
 //
 // Per pool the pods are packed onto nodes of the pool's size, largest
 // first, each on the fullest node that holds it, never split across nodes

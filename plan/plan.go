@@ -30,8 +30,15 @@ const HoursPerMonth = 730
 type Plan struct {
 	// Pools in the capability file's order.
 	Pools []Pool `json:"pools"`
-	// Unplaced are pods no declared pool can take: their node labels
-	// match no pool's selector, or they do not tolerate its taints.
+	// Floating are the pods whose node labels select no pool (a KubeRay
+	// head, a Dynamo frontend, an endpoint picker on a cluster without a
+	// CPU pool): each is planned on a pool the scheduler may put it on,
+	// named in `pool` (placeFloating; docs/plan.md). A group split across
+	// pools appears once per pool.
+	Floating []Group `json:"floating,omitempty"`
+	// Unplaced are pods no declared pool can take: they select a pool
+	// whose taints they do not tolerate, or select none and no pool takes
+	// them (its labels, taints, GPUs or room); Reason says which.
 	Unplaced []Group `json:"unplaced,omitempty"`
 	// Fits is true when every pool with a declared size holds its pods
 	// (an autoscaled pool at its `max`) and no pod is unplaced.
@@ -116,7 +123,13 @@ type Group struct {
 	Object    string `json:"object"`
 	Component string `json:"component,omitempty"`
 	Pods      int32  `json:"pods"`
-	Reason    string `json:"reason,omitempty"`
+	// Pool is where a floating group is planned.
+	Pool string `json:"pool,omitempty"`
+	// CPUOnGPUPool: the floating pods request no GPUs but are planned on
+	// a GPU pool, as no pool without GPUs takes them (the warning
+	// cpu-on-gpu-pool of `airunway-render plan`).
+	CPUOnGPUPool bool   `json:"cpuOnGPUPool,omitempty"`
+	Reason       string `json:"reason,omitempty"`
 
 	surge    int32
 	requests corev1.ResourceList
@@ -140,18 +153,28 @@ func Compute(items []*yaml.RNode, caps *capabilities.Resolved) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Fits: true, Notes: notes}
+	p := &Plan{Notes: notes}
 	byPool := map[string][]Group{}
+	var floating []Group
 	for _, g := range groups {
-		pool, reason := poolFor(g, caps.NodePools)
+		pool := selectedPool(g, caps.NodePools)
 		if pool == nil {
-			g.Reason = reason
+			floating = append(floating, g)
+			continue
+		}
+		if taint, ok := untolerated(g, pool); ok {
+			g.Reason = fmt.Sprintf("it selects pool %q but does not tolerate its taint %q", pool.Name, taint.ToString())
 			p.Unplaced = append(p.Unplaced, g)
-			p.Fits = false
 			continue
 		}
 		byPool[pool.Name] = append(byPool[pool.Name], g)
 	}
+	// After the pods that select their pool: a floating pod goes where
+	// they leave room, as the scheduler finds it.
+	var unplaced []Group
+	p.Floating, unplaced = placeFloating(floating, caps.NodePools, byPool)
+	p.Unplaced = append(p.Unplaced, unplaced...)
+	p.Fits = len(p.Unplaced) == 0
 	var cents int64
 	priced := false
 	for i := range caps.NodePools {
@@ -253,10 +276,9 @@ func jsonShaped(v any) any {
 	return v
 }
 
-// poolFor is the pool whose selector the pods' required node labels
-// contain, the most specific when several do; reason says why there is
-// none.
-func poolFor(g Group, pools []hub.NodePool) (*hub.NodePool, string) {
+// selectedPool is the pool whose selector the pods' required node labels
+// contain, the most specific when several do; nil when they select none.
+func selectedPool(g Group, pools []hub.NodePool) *hub.NodePool {
 	var best *hub.NodePool
 	for i := range pools {
 		p := &pools[i]
@@ -267,19 +289,24 @@ func poolFor(g Group, pools []hub.NodePool) (*hub.NodePool, string) {
 			best = p
 		}
 	}
-	if best == nil {
-		return nil, fmt.Sprintf("its node labels %s contain no pool's selector", nodeLabels(g.selector))
-	}
-	for _, t := range best.Taints {
-		taint := corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)}
+	return best
+}
+
+// untolerated is the first taint of the pool that keeps the pods off its
+// nodes (ok false: none does); a PreferNoSchedule taint only makes the
+// scheduler look elsewhere first (preference). A value, not a pointer:
+// every pod group of a tainted pool asks, and a pointer would escape.
+func untolerated(g Group, np *hub.NodePool) (taint corev1.Taint, ok bool) {
+	for _, t := range np.Taints {
+		taint = corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)}
 		if taint.Effect == corev1.TaintEffectPreferNoSchedule {
 			continue
 		}
 		if !corev1helpers.TolerationsTolerateTaint(klog.Background(), g.tols, &taint, false) {
-			return nil, fmt.Sprintf("it selects pool %q but does not tolerate its taint %s", best.Name, taint.ToString())
+			return taint, true
 		}
 	}
-	return best, ""
+	return corev1.Taint{}, false
 }
 
 // nodeLabels prints required labels for a message.
