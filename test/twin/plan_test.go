@@ -1,6 +1,7 @@
 package twin_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 // agreementSeed seeds the generated model sets and pool shapes of
@@ -274,4 +277,219 @@ func podUnschedulable(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// selectorlessCase is a cluster without a CPU pool and a KubeRay model
+// behind a gateway: the Ray head and the endpoint picker are rendered
+// without a node selector (issue 35), and the scheduler puts them on any
+// node whose taints they tolerate and that has room for their requests.
+type selectorlessCase struct {
+	name string
+	// pools are the capability file's node pools, each named after the
+	// case (see agreementCase.capabilities).
+	pools string
+	gpus  int
+	// want is where the plan puts the head and the endpoint picker ("":
+	// no pool takes it), and why the scheduler leaves Pending what no pool
+	// takes.
+	head, epp, why string
+}
+
+func selectorlessCases() []selectorlessCase {
+	const l4 = `  - name: %[1]s-l4
+    selector: {nvidia.com/gpu.product: NVIDIA-L4}
+%[2]s    gpu: {resourceName: nvidia.com/gpu, product: NVIDIA-L4, memoryMiB: 23034, perNode: 1}
+    nodes: {count: 2}
+`
+	const a100 = `  - name: %[1]s-a100
+    selector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}
+    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+    gpu: {resourceName: nvidia.com/gpu, product: NVIDIA-A100-SXM4-80GB, memoryMiB: 81920, perNode: 2}
+    nodes: {count: 1}
+`
+	const taint = "    taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]\n"
+	return []selectorlessCase{
+		// Issue 35's cluster: untainted L4 nodes hold the head and the picker.
+		{name: "sel0", pools: fmt.Sprintf(l4, "sel0", ""), gpus: 1, head: "sel0-l4", epp: "sel0-l4"},
+		// The worker on the tainted A100 pool; the head and the picker
+		// tolerate no taint, so only the L4 pool takes them.
+		{name: "sel1", pools: fmt.Sprintf(a100, "sel1") + fmt.Sprintf(l4, "sel1", ""), gpus: 2, head: "sel1-l4", epp: "sel1-l4"},
+		// Every pool tainted: nothing takes them, and they stay Pending.
+		{name: "sel2", pools: fmt.Sprintf(l4, "sel2", taint), gpus: 1, why: "untolerated taint"},
+		// L4 nodes of 2 cpu: the picker (no requests) fits, the head (4 cpu)
+		// is larger than every node.
+		{name: "sel3", pools: fmt.Sprintf(l4, "sel3", "    capacity: {cpu: \"2\"}\n"), gpus: 1, epp: "sel3-l4", why: "Insufficient cpu"},
+	}
+}
+
+func (c selectorlessCase) capabilities() string {
+	return `apiVersion: airunway.ai/v1alpha1
+kind: ClusterCapabilities
+metadata: {name: selectorless}
+spec:
+  providers:
+  - {name: kuberay, version: "` + kuberayVersion + `"}
+  - {name: vllm}
+  gateway:
+    inferencePoolVersion: inference.networking.k8s.io/v1
+    inferenceExtensionVersion: v1.5.0
+    gatewayAPIVersion: v1.5.1
+    channel: standard
+    parentRef: {name: inference-gateway, namespace: gateway-system}
+  nodePools:
+` + c.pools
+}
+
+// TestPlanAgreesWithSchedulerOnPodsWithoutSelector holds the plan's
+// packing of pods without a node selector to the real kube-scheduler (and
+// the real KubeRay operator and Deployment controller that make the
+// pods): every pod group the plan places by the scheduler's rules is
+// bound on nodes of the pool the plan names, every group it leaves
+// unplaced stays Pending, and the plan fits (exit 0) exactly when no pod
+// is Pending (else exit 3).
+func TestPlanAgreesWithSchedulerOnPodsWithoutSelector(t *testing.T) {
+	for _, c := range selectorlessCases() {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			caps := filepath.Join(dir, "capabilities.yaml")
+			require.NoError(t, os.WriteFile(caps, []byte(c.capabilities()), 0o644))
+			model := oneModel(t, "m", fmt.Sprintf("  model: {id: Qwen/Qwen2.5-0.5B-Instruct}\n  provider: {name: kuberay}\n  resources: {gpu: {count: %d}}\n", c.gpus))
+			p := selectorlessPlanOf(t, caps, model)
+			requirePlanPlaces(t, p, map[string]string{"RayService/m head": c.head, "Deployment/m-epp": c.epp})
+
+			nodes := useCluster(t, caps)
+			waitNodesReady(t, nodes)
+			objs := render(t, caps, model)
+			startConsumers := prepareConsumers(t, objs)
+			ns, _ := deploy(t, objs)
+			startConsumers(ns)
+			bound, pendingPods := settle(t, ns, p.pods())
+			pods := &corev1.PodList{}
+			require.NoError(t, cluster.Client.List(context.Background(), pods, client.InNamespace(ns)))
+			where := podPools(pods.Items, nodes)
+			t.Logf("plan: %+v; the scheduler: %v", p, where)
+			for _, g := range p.Floating {
+				require.Equal(t, slices.Repeat([]string{g.Pool}, g.Pods), where[g.key()], "%s: the plan's pool against the scheduler's nodes", g.key())
+			}
+			for _, g := range p.Unplaced {
+				require.Equal(t, slices.Repeat([]string{"Pending"}, g.Pods), where[g.key()], "%s: unplaced in the plan, Pending on the twin", g.key())
+			}
+			if pendingPods > 0 {
+				require.Contains(t, schedulerEvents(t, ns), c.why)
+			}
+			require.Equal(t, p.Fits, pendingPods == 0, "fits: the plan against the scheduler (%d bound, %d Pending)", bound, pendingPods)
+			addRow("kuberay (real operator %s) + gateway | plan agreement, pods without a node selector: %s | generated | %s | %d/%d bound, %d Pending; plan: %s | - | -",
+				kuberayVersion, c.name, cmp.Or(c.head, "none"), bound, bound+pendingPods, pendingPods, p)
+		})
+	}
+}
+
+// selectorlessPlan is what the test reads of `airunway-render plan -o
+// json`, checking its exit status against its `fits`.
+type selectorlessPlan struct {
+	Fits  bool `json:"fits"`
+	Pools []struct {
+		Name string `json:"name"`
+		Pods int    `json:"pods"`
+	} `json:"pools"`
+	Floating []planGroup `json:"floating"`
+	Unplaced []planGroup `json:"unplaced"`
+}
+
+type planGroup struct {
+	Object    string `json:"object"`
+	Component string `json:"component"`
+	Pods      int    `json:"pods"`
+	Pool      string `json:"pool"`
+}
+
+// key names a pod group as podPools does.
+func (g planGroup) key() string { return strings.TrimSpace(g.Object + " " + g.Component) }
+
+func (p selectorlessPlan) pods() int {
+	n := 0
+	for _, pl := range p.Pools {
+		n += pl.Pods
+	}
+	for _, g := range p.Unplaced {
+		n += g.Pods
+	}
+	return n
+}
+
+func (p selectorlessPlan) String() string {
+	var parts []string
+	for _, g := range p.Floating {
+		parts = append(parts, fmt.Sprintf("%s on %s", g.key(), g.Pool))
+	}
+	for _, g := range p.Unplaced {
+		parts = append(parts, g.key()+" unplaced")
+	}
+	return fmt.Sprintf("fits=%v, %s", p.Fits, strings.Join(parts, ", "))
+}
+
+func selectorlessPlanOf(t *testing.T, caps string, paths ...string) selectorlessPlan {
+	t.Helper()
+	cmd := exec.Command(renderBin(t), append([]string{"plan", "-o", "json", "--capabilities", caps}, paths...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	var p selectorlessPlan
+	require.NoError(t, json.Unmarshal(out, &p), "plan: %s", stderr.String())
+	require.Equal(t, map[bool]int{true: 0, false: 3}[p.Fits], code, "the exit status against `fits`: %s", stderr.String())
+	return p
+}
+
+// requirePlanPlaces: the plan puts each pod group on the pool want names
+// for it, or ("") leaves it unplaced.
+func requirePlanPlaces(t *testing.T, p selectorlessPlan, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, g := range p.Floating {
+		got[g.key()] = g.Pool
+	}
+	for _, g := range p.Unplaced {
+		got[g.key()] = ""
+	}
+	require.Equal(t, want, got, "%s", p)
+}
+
+// podPools says where each pod group's pods are: the pool of each pod's
+// node, or Pending. A pod's group is named as the plan names it: the Ray
+// head and worker groups by their RayService (the model's name) and
+// group, a Deployment's pods by the Deployment (their ReplicaSet's name
+// without the template hash).
+func podPools(pods []corev1.Pod, nodes []corev1.Node) map[string][]string {
+	pools := map[string]string{}
+	for i := range nodes {
+		pools[nodes[i].Name] = poolOf(&nodes[i])
+	}
+	out := map[string][]string{}
+	for _, pod := range pods {
+		where := "Pending"
+		if pod.Spec.NodeName != "" {
+			where = pools[pod.Spec.NodeName]
+		}
+		key := ""
+		switch pod.Labels["ray.io/node-type"] {
+		case "head":
+			key = "RayService/" + pod.Labels[hub.LabelModelDeployment] + " head"
+		case "worker":
+			key = "RayService/" + pod.Labels[hub.LabelModelDeployment] + " " + pod.Labels["ray.io/group"]
+		}
+		for _, o := range pod.OwnerReferences {
+			if o.Kind == "ReplicaSet" {
+				key = "Deployment/" + strings.TrimSuffix(o.Name, "-"+pod.Labels["pod-template-hash"])
+			}
+		}
+		out[key] = append(out[key], where)
+	}
+	return out
 }
