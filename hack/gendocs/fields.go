@@ -119,7 +119,7 @@ var fields = []field{
 		set: `{resources: {memory: 32Gi}}`},
 	{path: "resources.cpu", about: "CPU request of a model server.", limit: "at most 512", over: `{resources: {cpu: "513"}}`,
 		set: `{resources: {cpu: "8"}}`},
-	{path: "image", about: "Deprecated: the image, before `engine.image` existed. Warns; `airunway-render migrate` moves it.",
+	{path: "image", about: "Deprecated: the image, before `engine.image` existed. Warns; `airunway-render migrate` moves it, or names the field to set first when creating `spec.engine` would switch on a default.",
 		set: `{image: "registry.example.com/vllm/vllm-openai:v0.11.0"}`},
 	{path: "env[]", about: "Environment variables of the model server container (Kubernetes `EnvVar`).",
 		set: `{env: [{name: VLLM_LOGGING_LEVEL, value: DEBUG}]}`},
