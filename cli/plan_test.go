@@ -295,5 +295,14 @@ func TestPlanBasePodWithoutSelector(t *testing.T) {
 	out, stderr, code := run(t, "", "plan", "-C", r.dir, "--base", "HEAD", "--capabilities", "clusters/l4/capabilities.yaml", "models")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "+inference/m (2 pod, 1 GPU)")
-	require.Contains(t, out, "Against HEAD: every pool holds its pods.")
+	require.Contains(t, out, "Against HEAD: every pool holds its pods.\n[warning cpu-on-gpu-pool] ModelDeployment/inference/m: 1 pod(s) of RayService/m head request no GPUs")
+
+	args := []string{"plan", "-C", r.dir, "--base", "HEAD", "--capabilities", "clusters/l4/capabilities.yaml", "models"}
+	out, _, code = run(t, "", append(args, "--ignore-warnings", "cpu-on-gpu-pool")...)
+	require.Equal(t, 0, code)
+	require.NotContains(t, out, "cpu-on-gpu-pool")
+	out, stderr, code = run(t, "", append(args, "--warnings-as-errors")...)
+	require.Equal(t, 1, code)
+	require.Empty(t, out)
+	require.Contains(t, stderr, "[error cpu-on-gpu-pool] ModelDeployment/inference/m: 1 pod(s) of RayService/m head")
 }

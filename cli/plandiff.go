@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/gitsnap"
 	"github.com/airunway-render/airunway-render/plan"
 	"github.com/airunway-render/airunway-render/render"
@@ -22,7 +23,7 @@ func runPlanDiff(o planOptions, paths []string, s streams) error {
 	if slices.Contains(paths, stdinName) {
 		return usagef("`--base` reads the paths at a git revision; stdin (`-f -`) has none")
 	}
-	delta, failed, err := planRefs(o, paths, s.errOut)
+	delta, after, failed, err := planRefs(o, paths, s.errOut)
 	if err != nil {
 		fmt.Fprintf(s.errOut, "[error] %v\n", err)
 		return exitCode(1)
@@ -30,13 +31,23 @@ func runPlanDiff(o planOptions, paths []string, s streams) error {
 	if failed {
 		return exitCode(1)
 	}
+	// The plan's own warnings are the change's: those of the working tree.
+	policy, err := o.warnings.policy()
+	if err != nil {
+		return err
+	}
+	warnings := planWarnings(after).Apply(policy)
+	if warnings.HasErrors() {
+		warnings.Report(s.errOut, "nothing was planned")
+		return exitCode(1)
+	}
 	switch o.output {
 	case "json":
 		err = writePlanJSON(s.out, delta)
 	case "markdown":
-		err = writeDeltaMarkdown(s.out, delta, o.base)
+		err = writeDeltaMarkdown(s.out, delta, o.base, warnings)
 	default:
-		err = writeDeltaTable(s.out, delta, o.base)
+		err = writeDeltaTable(s.out, delta, o.base, warnings)
 	}
 	if err != nil {
 		fmt.Fprintf(s.errOut, "[error] %v\n", err)
@@ -48,26 +59,27 @@ func runPlanDiff(o planOptions, paths []string, s streams) error {
 	return nil
 }
 
-// planRefs plans both sides; failed means problems were printed on stderr.
-func planRefs(o planOptions, given []string, stderr io.Writer) (*plan.Delta, bool, error) {
+// planRefs plans both sides and returns their difference and the plan
+// after; failed means problems were printed on stderr.
+func planRefs(o planOptions, given []string, stderr io.Writer) (*plan.Delta, *plan.Plan, bool, error) {
 	sides, err := openSides(o.dir, o.capsFile, given, "--base", o.base, "", "", "the working tree")
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	before, baseFailed, err := planSide(sides.repo, sides.old, sides.caps, sides.oldPaths, o, stderr)
+	before, baseFailed, err := planSide(sides.repo, sides.old, true, sides.caps, sides.oldPaths, o, stderr)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	after, headFailed, err := planSide(sides.repo, sides.new, sides.caps, sides.newPaths, o, stderr)
+	after, headFailed, err := planSide(sides.repo, sides.new, false, sides.caps, sides.newPaths, o, stderr)
 	if err != nil || baseFailed || headFailed {
-		return nil, baseFailed || headFailed, err
+		return nil, nil, baseFailed || headFailed, err
 	}
-	return plan.Compare(before, after), false, nil
+	return plan.Compare(before, after), after, false, nil
 }
 
 // planSide renders and plans one side, reading through its os.Root;
 // problems go to stderr with the side in front of each line.
-func planSide(repo *gitsnap.Repo, side gitsnap.Side, caps string, paths []string, o planOptions, stderr io.Writer) (p *plan.Plan, failed bool, err error) {
+func planSide(repo *gitsnap.Repo, side gitsnap.Side, isBase bool, caps string, paths []string, o planOptions, stderr io.Writer) (p *plan.Plan, failed bool, err error) {
 	snap, err := repo.Take(side, append([]string{caps}, paths...))
 	if err != nil {
 		return nil, false, err
@@ -79,6 +91,12 @@ func planSide(repo *gitsnap.Repo, side gitsnap.Side, caps string, paths []string
 	policy, err := o.warnings.policy()
 	if err != nil {
 		return nil, false, err
+	}
+	if isBase {
+		// The base's warnings are the target branch's, not the change's:
+		// shown, but never what fails the plan of a pull request (the
+		// first model added to an empty directory warns no-models there).
+		policy.AsErrors = false
 	}
 	resolved, problems := readCapabilities(src, caps)
 	var items []*yaml.RNode // a side without the paths: the models are added or removed
@@ -102,16 +120,16 @@ func planSide(repo *gitsnap.Repo, side gitsnap.Side, caps string, paths []string
 	return p, false, err
 }
 
-func writeDeltaTable(w io.Writer, d *plan.Delta, base string) error {
-	return writeTable(w, deltaColumns, deltaRows(d), deltaSummary(d, base))
+func writeDeltaTable(w io.Writer, d *plan.Delta, base string, warnings diag.List) error {
+	return writeTable(w, deltaColumns, deltaRows(d), deltaSummary(d, base, warnings))
 }
 
-func writeDeltaMarkdown(w io.Writer, d *plan.Delta, base string) error {
+func writeDeltaMarkdown(w io.Writer, d *plan.Delta, base string, warnings diag.List) error {
 	out := "#### GPU plan against `" + base + "`\n\n"
 	if len(d.Pools) > 0 {
 		out += markdownTable(deltaColumns, deltaRows(d)) + "\n"
 	}
-	_, err := io.WriteString(w, out+deltaSummary(d, base)+"\n")
+	_, err := io.WriteString(w, out+deltaSummary(d, base, warnings)+"\n")
 	return err
 }
 
@@ -207,7 +225,17 @@ func modelChanges(ms []plan.ModelDiff) string {
 	return strings.Join(out, ", ")
 }
 
-func deltaSummary(d *plan.Delta, base string) string {
+func deltaSummary(d *plan.Delta, base string, warnings diag.List) string {
+	lines := []string{deltaVerdict(d, base)}
+	for _, w := range warnings {
+		lines = append(lines, w.String())
+	}
+	return strings.Join(lines, "\n")
+}
+
+// deltaVerdict is the summary's first line: what the change does to cost
+// and fit.
+func deltaVerdict(d *plan.Delta, base string) string {
 	if !d.Changed() && d.After.Fits {
 		return fmt.Sprintf("No change to any pool's pods, GPUs, nodes or cost against %s.", base)
 	}
