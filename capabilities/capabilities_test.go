@@ -428,10 +428,17 @@ func TestDecodeCapabilities(t *testing.T) {
 		e("spec.providers[0].verison", "unknown field"),
 		e("spec.nodepools", "unknown field"))
 
-	// encoding/json type errors carry no list index, so the path names the
-	// field without the element (known limitation, see decode.go).
-	_, problems = Decode([]byte(capsDoc(`{providers: [{name: kaito, ready: "yes"}]}`)))
-	requireErrors(t, problems, e("spec.providers.ready", "must be a boolean", "got string"))
+	// encoding/json type errors carry no list index; the path names the
+	// element all the same (hub.elementPath).
+	for _, tc := range []struct{ spec, field, msg string }{
+		{`{providers: [{name: kaito, ready: "yes"}]}`, "spec.providers[0].ready", "must be a boolean, got string"},
+		{`{providers: [{name: kuberay, version: "1.4.2"}, {name: kaito, version: 0.8}]}`, "spec.providers[1].version", "must be a string, got number"},
+		{`{nodePools: [{name: l4, selector: {a: b}, gpu: {resourceName: nvidia.com/gpu, perNode: "x"}}]}`, "spec.nodePools[0].gpu.perNode", "must be an integer, got string"},
+		{`{nodePools: [{name: l4, selector: {a: b, c: 1}}]}`, "spec.nodePools[0].selector.c", "must be a string, got number"},
+	} {
+		_, problems = Decode([]byte(capsDoc(tc.spec)))
+		requireErrors(t, problems, e(tc.field, tc.msg))
+	}
 }
 
 func TestResolveNode(t *testing.T) {

@@ -2,8 +2,11 @@ package hub
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	kjson "sigs.k8s.io/json"
@@ -28,7 +31,7 @@ func DecodeStrict(data []byte, into any, kind string) diag.List {
 	var problems diag.List
 	strictErrs, err := kjson.UnmarshalStrict(data, into, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
 	if err != nil {
-		field, msg := describeDecodeError(err)
+		field, msg := describeDecodeError(data, err)
 		problems.Errorf(field, "%s", msg)
 	}
 	for _, se := range strictErrs {
@@ -47,13 +50,87 @@ func DecodeStrict(data []byte, into any, kind string) diag.List {
 }
 
 // describeDecodeError turns a JSON type error into a field path and a
-// message that says what the field must be.
-func describeDecodeError(err error) (string, string) {
+// message that says what the field must be. The decoder's path names no
+// list element (`spec.nodePools.gpu.perNode`); elementPath finds it in
+// data.
+func describeDecodeError(data []byte, err error) (string, string) {
 	m := typeErrRe.FindStringSubmatch(err.Error())
 	if m == nil {
 		return "", fmt.Sprintf("cannot decode: %v", err)
 	}
-	return m[2], fmt.Sprintf("must be %s, got %s", jsonTypeName(m[3]), m[1])
+	return elementPath(data, m[2], m[1]), fmt.Sprintf("must be %s, got %s", jsonTypeName(m[3]), m[1])
+}
+
+// elementPath is path, a type error's field path without list indexes,
+// with the index of every list it passes (`spec.nodePools[0].gpu.perNode`):
+// at each list, the first element whose value at the rest of the path is
+// of the JSON type the error got. A map's value (the decoder leaves out
+// the key) is named by its key. path itself when data does not lead
+// there.
+func elementPath(data []byte, path, got string) string {
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return path
+	}
+	got, _, _ = strings.Cut(got, " ") // "number 1.5"
+	var segments []string
+	if path != "" {
+		segments = strings.Split(path, ".")
+	}
+	if found, ok := findWrong(v, segments, got); ok {
+		return strings.TrimPrefix(found, ".")
+	}
+	return path
+}
+
+// findWrong follows segments from v to a value of JSON type got and
+// returns the path it took, with list indexes and map keys. Where the
+// path ends, a value of that type is the culprit before any of its own
+// values: the error cannot tell an object given for a string from a map
+// of strings holding an object, and the first is the likelier mistake.
+func findWrong(v any, segments []string, got string) (string, bool) {
+	if len(segments) == 0 && jsonKind(v) == got {
+		return "", true
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		if len(segments) > 0 {
+			if child, ok := v[segments[0]]; ok {
+				rest, ok := findWrong(child, segments[1:], got)
+				return "." + segments[0] + rest, ok
+			}
+		}
+		// a map's values: the decoder's path does not name their keys
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if rest, ok := findWrong(v[k], segments, got); ok {
+				return "." + k + rest, true
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if rest, ok := findWrong(e, segments, got); ok {
+				return fmt.Sprintf("[%d]%s", i, rest), true
+			}
+		}
+	}
+	return "", false
+}
+
+// jsonKind names v's JSON type as the decoder's type errors do.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	}
+	return "null"
 }
 
 func jsonTypeName(goType string) string {

@@ -123,18 +123,34 @@ func TestDecodeModelDeploymentProblems(t *testing.T) {
 			want: []want{e("spec.model.id", "must be a string", "got number")},
 		},
 		{
-			// encoding/json type errors carry no list index: the path names
-			// the field without the element.
+			// encoding/json type errors carry no list index; the path names
+			// the element all the same.
 			name: "type error inside a list element",
 			yaml: mdDoc("", `{model: {id: m, storage: {volumes: [{name: a, claimName: a, mountPath: /a}, {name: b, claimName: b, mountPath: /b, readOnly: "yes"}]}}}`),
-			want: []want{e("spec.model.storage.volumes.readOnly", "must be a boolean")},
+			want: []want{e("spec.model.storage.volumes[1].readOnly", "must be a boolean")},
+		},
+		{
+			name: "env value given as a number",
+			yaml: mdDoc("", `{model: {id: m}, env: [{name: A, value: x}, {name: B, value: 3}]}`),
+			want: []want{e("spec.env[1].value", "must be a string", "got number")},
+		},
+		{
+			name: "a list element given as a number",
+			yaml: mdDoc("", `{model: {id: m}, engine: {extraArgs: [--a, 2]}}`),
+			want: []want{e("spec.engine.extraArgs[1]", "must be a string", "got number")},
+		},
+		{
+			// the decoder's path stops at a map; its key is named too
+			name: "a map value given as a number",
+			yaml: mdDoc("", `{model: {id: m}, engine: {args: {max-model-len: 4096}}}`),
+			want: []want{e("spec.engine.args.max-model-len", "must be a string", "got number")},
 		},
 		{
 			// intstr.IntOrString decodes non-strings as int32, so the
 			// message asks for an integer although a string is fine too.
 			name: "size given as a boolean",
 			yaml: mdDoc("", `{model: {id: m, storage: {volumes: [{name: a, size: true, mountPath: /a}]}}}`),
-			want: []want{e("spec.model.storage.volumes.size", "got bool")},
+			want: []want{e("spec.model.storage.volumes[0].size", "got bool")},
 		},
 		{
 			name: "not JSON at all",

@@ -146,3 +146,31 @@ func shippedObjects(t testing.TB) []*kyaml.RNode {
 	}
 	return out
 }
+
+// TestTypeErrorsNameTheElement: in every served version, a type error in
+// a list names the element (hub.DecodeStrict).
+func TestTypeErrorsNameTheElement(t *testing.T) {
+	for _, v := range Served {
+		md := "apiVersion: " + v.APIVersion + "\nkind: ModelDeployment\nmetadata: {name: m}\nspec:\n  model: {id: m}\n  env: [{name: A, value: x}, {name: B, value: 3}]\n"
+		_, l := DecodeModelDeployment(v.APIVersion, toJSON(t, md))
+		require.Len(t, l.Errors(), 1, "%s: %v", v.APIVersion, l)
+		require.Equal(t, "spec.env[1].value", l.Errors()[0].Field, v.APIVersion)
+		require.Equal(t, "must be a string, got number", l.Errors()[0].Message, v.APIVersion)
+		if v.ClusterCapabilities == nil {
+			continue
+		}
+		caps := "apiVersion: " + v.APIVersion + "\nkind: ClusterCapabilities\nmetadata: {name: c}\nspec:\n  providers: [{name: kuberay, version: \"1.4.2\"}, {name: kaito, version: 0.8}]\n"
+		_, l = DecodeClusterCapabilities(v.APIVersion, toJSON(t, caps))
+		require.Len(t, l.Errors(), 1, "%s: %v", v.APIVersion, l)
+		require.Equal(t, "spec.providers[1].version", l.Errors()[0].Field, v.APIVersion)
+	}
+}
+
+func toJSON(t *testing.T, doc string) []byte {
+	t.Helper()
+	n, err := kyaml.Parse(doc)
+	require.NoError(t, err)
+	js, l := yamlerr.ObjectJSON(n)
+	require.Empty(t, l)
+	return js
+}
