@@ -423,6 +423,11 @@ func TestDecodeCapabilities(t *testing.T) {
 	_, problems := Decode([]byte("spec: [unclosed"))
 	requireErrors(t, problems, e("", "is not valid YAML"))
 
+	// a key on line 7 that the YAML parser puts on line 4, the start of
+	// the mapping around it, counted from 0
+	_, problems = Decode([]byte("apiVersion: airunway.ai/v1alpha1\nkind: ClusterCapabilities\nmetadata: {name: c}\nspec:\n  providers:\n      - name: vllm\n    nodePools:\n    - name: l4\n"))
+	requireErrors(t, problems, e("", "is not valid YAML: line 7: `nodePools:` is indented 4 spaces, but the entries of `spec.providers` are indented 6 and the keys of `spec` 2"))
+
 	_, problems = Decode([]byte(capsDoc(`{providers: [{name: kaito, verison: "0.10.0"}], nodepools: []}`)))
 	requireErrors(t, problems,
 		e("spec.providers[0].verison", "unknown field"),

@@ -85,7 +85,7 @@ func Decode(data []byte) (*hub.ClusterCapabilities, diag.List) {
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		var l diag.List
-		l.Errorf("", "is not valid YAML: %s", yamlerr.Describe(err))
+		l.Errorf("", "is not valid YAML: %s", yamlerr.Describe(yamlerr.InText(err, string(data), 0)))
 		return nil, l
 	}
 	return versions.DecodeClusterCapabilities(apiVersionOf(js), js)

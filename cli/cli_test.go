@@ -136,7 +136,7 @@ func TestCLIOutputDirFailsClosed(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Empty(t, stdout)
 	require.Contains(t, stderr, "spec.scaling.replicas")
-	require.Contains(t, stderr, "(file "+filepath.Join(in, "b.yaml")+")")
+	require.Contains(t, stderr, "(file "+filepath.Join(in, "b.yaml")+", line 10)", "the file, and the line of `replicas`")
 	_, err := os.Stat(out)
 	require.True(t, os.IsNotExist(err), "nothing is written when any input is invalid")
 

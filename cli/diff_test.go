@@ -454,7 +454,7 @@ var diffCases = []diffCase{
 		code:   1,
 		stdout: "",
 		stderr: []string{
-			`NEW_REF "HEAD": [error] airunway.ai/v1alpha1/ModelDeployment/ml/qwen spec.scaling.replicas: must be less than or equal to 32, got 99 (file models/qwen/model.yaml)` + "\n",
+			`NEW_REF "HEAD": [error] airunway.ai/v1alpha1/ModelDeployment/ml/qwen spec.scaling.replicas: must be less than or equal to 32, got 99 (file models/qwen/model.yaml, line 14)` + "\n",
 			`NEW_REF "HEAD": airunway-render: 1 error(s), 0 warning(s); nothing was rendered` + "\n",
 		},
 	},
@@ -467,7 +467,7 @@ var diffCases = []diffCase{
 			return r, []string{diffCapsFlag, "HEAD~1", "--", "models"}
 		},
 		code:   1,
-		stderr: []string{`OLD_REF "HEAD~1": [error] airunway.ai/v1alpha1/ClusterCapabilities/test spec.providers[0].name: "tgi" is not a known provider`, "(file clusters/prod/capabilities.yaml)"},
+		stderr: []string{`OLD_REF "HEAD~1": [error] airunway.ai/v1alpha1/ClusterCapabilities/test spec.providers[0].name: "tgi" is not a known provider`, "(file clusters/prod/capabilities.yaml, line 9)"},
 	},
 	{
 		// As in the working tree, a link to a file of the repository

@@ -17,6 +17,7 @@ import (
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/discover"
 	"github.com/airunway-render/airunway-render/discover/capsfile"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
 
 // discoverTimeout bounds the whole read of the cluster: four lists.
@@ -204,5 +205,5 @@ func readMergeFile(src files, file string) ([]byte, *hub.ClusterCapabilities, di
 		problems = append(problems, resolved...)
 		ref.APIVersion, ref.Name = caps.APIVersion, caps.Name
 	}
-	return data, caps, problems.Attach(ref, file)
+	return data, caps, yamlerr.AddLinesIn(problems.Attach(ref, file), data)
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/internal/budget"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
 
 // documentSeparator is where kyaml's reader (kio.ByteReader) cuts a file
@@ -41,12 +42,16 @@ func readDocuments(data []byte, file string, b *budget.Budget) ([]*yaml.RNode, e
 		}
 	}
 	var items []*yaml.RNode
+	before, counted := 0, 0 // the file's lines before the chunk, counted up to a byte
 	for i, c := range chunks {
 		text := string(c)
 		if i < len(chunks)-1 {
 			text += "\n" // the line break the separator took, as kyaml keeps it
 		}
-		nodes, err := readDocument(strings.ReplaceAll(text, "\r\n", "\n"), i, len(chunks) == 1, file, b)
+		start := chunkStart(data, c)
+		before += yamlerr.CountLines(data[counted:start])
+		counted = start
+		nodes, err := readDocument(strings.ReplaceAll(text, "\r\n", "\n"), i, len(chunks) == 1, file, b, before)
 		if err != nil {
 			return nil, err
 		}
@@ -54,6 +59,10 @@ func readDocuments(data []byte, file string, b *budget.Budget) ([]*yaml.RNode, e
 	}
 	return items, nil
 }
+
+// chunkStart is where c, a chunk of data from splitDocuments, starts in
+// data: both share one array.
+func chunkStart(data, c []byte) int { return cap(data) - cap(c) }
 
 // splitDocuments cuts data where kio.ByteReader cuts it, and refuses a
 // separator line with more than a comment after `---` as it does. (kyaml
@@ -80,16 +89,18 @@ func splitDocuments(data []byte) ([][]byte, error) {
 // its error texts, and charges it to b as soon as it is parsed. An alias
 // bomb is not an Exceeded: it is kept, unexpanded, for render.Render,
 // which refuses it by the object's name. only is true when the document
-// is the file's only one.
-func readDocument(text string, i int, only bool, file string, b *budget.Budget) ([]*yaml.RNode, error) {
+// is the file's only one; before lines of the file precede it, and its
+// nodes and errors count the file's lines.
+func readDocument(text string, i int, only bool, file string, b *budget.Budget, before int) ([]*yaml.RNode, error) {
 	doc := &yaml.Node{}
 	err := yaml.NewDecoder(strings.NewReader(text)).Decode(doc)
 	if errors.Is(err, io.EOF) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("MalformedYAMLError: %w", err)
+		return nil, yamlerr.InText(fmt.Errorf("MalformedYAMLError: %w", err), text, before)
 	}
+	yamlerr.ShiftLines(doc, before)
 	if yaml.IsYNodeEmptyDoc(doc) {
 		return nil, nil
 	}

@@ -26,7 +26,8 @@ type hostileCase struct {
 	input string
 	// cli is the stderr of `render model.yaml`; fn that of the function
 	// given the same objects as a ResourceList, when it differs from cli
-	// without the " (file model.yaml)" suffixes.
+	// without the " (file model.yaml)" and " (file model.yaml, line N)"
+	// suffixes: a ResourceList's items carry neither file nor line.
 	cli, fn string
 }
 
@@ -99,6 +100,7 @@ var costlyRule = func() string {
 func hostileCases() []hostileCase {
 	const nothing = "airunway-render: 1 error(s), 0 warning(s); nothing was rendered\n"
 	const file = " (file model.yaml)"
+	at := func(line int) string { return fmt.Sprintf(" (file model.yaml, line %d)", line) }
 	longName := strings.Repeat("m", 64)
 	return []hostileCase{
 		{
@@ -120,14 +122,14 @@ func hostileCases() []hostileCase {
 		{
 			name:  "a document that is no object",
 			input: "models:\n- qwen\n---\n" + md("m", ""),
-			cli: "[error] apiVersion: is missing: every document must be a Kubernetes object with `apiVersion` and `kind` (kustomize refuses it too); move other YAML out of the rendered paths" + file + "\n" +
-				"[error] kind: is missing: every document must be a Kubernetes object with `apiVersion` and `kind` (kustomize refuses it too); move other YAML out of the rendered paths" + file + "\n" +
+			cli: "[error] apiVersion: is missing: every document must be a Kubernetes object with `apiVersion` and `kind` (kustomize refuses it too); move other YAML out of the rendered paths" + at(1) + "\n" +
+				"[error] kind: is missing: every document must be a Kubernetes object with `apiVersion` and `kind` (kustomize refuses it too); move other YAML out of the rendered paths" + at(1) + "\n" +
 				"airunway-render: 2 error(s), 0 warning(s); nothing was rendered\n",
 		},
 		{
 			name:  "a misspelt kind of ours",
 			input: strings.Replace(md("m", ""), "kind: ModelDeployment", "kind: ModelDeploment", 1),
-			cli:   "[error] airunway.ai/v1alpha1/ModelDeploment/team-a/m kind: \"ModelDeploment\" is not a kind of the airunway.ai API: must be one of \"ClusterCapabilities\", \"InferenceProviderConfig\", \"ModelDeployment\"; did you mean \"ModelDeployment\"?" + file + "\n" + nothing,
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeploment/team-a/m kind: \"ModelDeploment\" is not a kind of the airunway.ai API: must be one of \"ClusterCapabilities\", \"InferenceProviderConfig\", \"ModelDeployment\"; did you mean \"ModelDeployment\"?" + at(2) + "\n" + nothing,
 		},
 		{
 			name:  "object over 1 MiB",
@@ -145,7 +147,7 @@ func hostileCases() []hostileCase {
 		{
 			name:  "nested past the object limit",
 			input: md("deep", "  provider: {name: vllm, overrides: {spec: "+nested(70)+"}}\n"),
-			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/deep spec.provider.overrides.spec" + strings.Repeat(".a", 60) + ": nests more than 64 levels deep; a ModelDeployment must nest at most 64 levels" + file + "\n" + nothing,
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/deep spec.provider.overrides.spec" + strings.Repeat(".a", 60) + ": nests more than 64 levels deep; a ModelDeployment must nest at most 64 levels" + at(8) + "\n" + nothing,
 		},
 		{
 			name:  "nested past the parser limit",
@@ -156,7 +158,7 @@ func hostileCases() []hostileCase {
 		{
 			name:  "duplicate key",
 			input: md("dup", "  engine: {type: sglang}\n"),
-			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/dup spec.engine: is set at line 6 and again at line 8; a key must appear only once in a mapping" + file + "\n" + nothing,
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/dup spec.engine: is set at line 6 and again at line 8; a key must appear only once in a mapping" + at(6) + "\n" + nothing,
 			// lines count in the ResourceList, three lines longer at the top
 			fn: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/dup spec.engine: is set at line 9 and again at line 11; a key must appear only once in a mapping\n" + nothing,
 		},
@@ -177,12 +179,12 @@ func hostileCases() []hostileCase {
 		{
 			name:  "null list item in overrides",
 			input: md("m", "  provider: {name: vllm, overrides: {spec: {template: {spec: {imagePullSecrets: [null, {name: null}]}}}}}\n"),
-			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.template.spec.imagePullSecrets[0]: must not be null: a null deletes a key, but a list item cannot be deleted; leave the item out" + file + "\n" + nothing,
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.template.spec.imagePullSecrets[0]: must not be null: a null deletes a key, but a list item cannot be deleted; leave the item out" + at(8) + "\n" + nothing,
 		},
 		{
 			name:  "a variable set twice",
 			input: md("m", "  provider: {name: dynamo}\n  env: [{name: A, value: \"1\"}, {name: A, value: \"2\"}]\n"),
-			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.env[1].name: \"A\" duplicates `spec.env[0].name`: each variable must be set once" + file + "\n" + nothing,
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.env[1].name: \"A\" duplicates `spec.env[0].name`: each variable must be set once" + at(9) + "\n" + nothing,
 		},
 		{
 			// found by FuzzRender: without a cost limit this rule ran for
@@ -190,30 +192,30 @@ func hostileCases() []hostileCase {
 			name: "a selection rule that never ends",
 			input: strings.Replace(cpuOnlyCaps, "providers: [{name: vllm}]", "providers: [{name: vllm, selectionRules: [{condition: '"+costlyRule+"', priority: 10}]}]", 1) +
 				"---\n" + mdSpec("m", "  model: {id: Qwen/Qwen3-0.6B}\n  engine: {type: vllm}\n"),
-			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.name: cannot select a provider: selection rule \"" + costlyRule + "\" (priority 10) of provider \"vllm\" at `spec.providers[0].selectionRules[0].condition` in ClusterCapabilities \"liar\" costs more than 1000000 CEL cost units; a selection rule must not iterate that much (set `spec.provider.name` to skip the rules)" + file + "\n" + nothing,
+			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.name: cannot select a provider: selection rule \"" + costlyRule + "\" (priority 10) of provider \"vllm\" at `spec.providers[0].selectionRules[0].condition` in ClusterCapabilities \"liar\" costs more than 1000000 CEL cost units; a selection rule must not iterate that much (set `spec.provider.name` to skip the rules)" + at(13) + "\n" + nothing,
 		},
 		{
 			name:  "wrong apiVersions",
 			input: strings.Replace(md("m", ""), "v1alpha1", "v1", 1) + "---\napiVersion: airunway.ai/v1beta1\nkind: ClusterCapabilities\nmetadata: {name: c, annotations: {config.kubernetes.io/local-config: \"true\"}}\n",
-			cli: "[error] airunway.ai/v1/ModelDeployment/team-a/m apiVersion: \"airunway.ai/v1\" is not supported: ModelDeployment must use apiVersion \"airunway.ai/v1alpha1\" or \"airunway.ai/v1alpha2\"" + file + "\n" +
-				"[error] airunway.ai/v1beta1/ClusterCapabilities/c apiVersion: \"airunway.ai/v1beta1\" is not supported: ClusterCapabilities must use apiVersion \"airunway.ai/v1alpha1\"" + file + "\n" +
+			cli: "[error] airunway.ai/v1/ModelDeployment/team-a/m apiVersion: \"airunway.ai/v1\" is not supported: ModelDeployment must use apiVersion \"airunway.ai/v1alpha1\" or \"airunway.ai/v1alpha2\"" + at(1) + "\n" +
+				"[error] airunway.ai/v1beta1/ClusterCapabilities/c apiVersion: \"airunway.ai/v1beta1\" is not supported: ClusterCapabilities must use apiVersion \"airunway.ai/v1alpha1\"" + at(9) + "\n" +
 				"airunway-render: 2 error(s), 0 warning(s); nothing was rendered\n",
 		},
 		{
 			name:  "no name",
 			input: strings.Replace(md("m", ""), "name: m, ", "", 1),
-			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a metadata.name: must be set" + file + "\n" + nothing,
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a metadata.name: must be set" + at(3) + "\n" + nothing,
 		},
 		{
 			name:  "name past 63 characters",
 			input: md(longName, ""),
-			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/" + longName + " metadata.name: \"" + longName + "\" is not a valid name: must be no more than 63 characters" + file + "\n" + nothing,
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/" + longName + " metadata.name: \"" + longName + "\" is not a valid name: must be no more than 63 characters" + at(3) + "\n" + nothing,
 		},
 		{
 			name:  "namespace through overrides",
 			input: md("m", "  provider: {name: vllm, overrides: {metadata: {namespace: kube-system}, spec: {template: {metadata: {namespace: kube-system}}}}}\n"),
-			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.metadata: overriding `metadata` is forbidden: the renderer sets `apiVersion`, `kind` and `metadata` (a name or namespace there would move the object away from its ModelDeployment), and `status` belongs to the provider's operator" + file + "\n" +
-				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.template.metadata.namespace: overriding `namespace` is forbidden: an override must not move an object, or point a reference, out of the ModelDeployment's namespace" + file + "\n" +
+			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.metadata: overriding `metadata` is forbidden: the renderer sets `apiVersion`, `kind` and `metadata` (a name or namespace there would move the object away from its ModelDeployment), and `status` belongs to the provider's operator" + at(8) + "\n" +
+				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.template.metadata.namespace: overriding `namespace` is forbidden: an override must not move an object, or point a reference, out of the ModelDeployment's namespace" + at(8) + "\n" +
 				"airunway-render: 2 error(s), 0 warning(s); nothing was rendered\n",
 		},
 		{
@@ -222,11 +224,11 @@ func hostileCases() []hostileCase {
 				"            volumes: [{name: root, hostPath: {path: /}}]\n"+
 				"            containers: [{name: x, ports: [{containerPort: 80, hostPort: 80}], securityContext: {privileged: true}}]\n"+
 				"            hostUsers: true\n"),
-			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.kind: overriding `kind` is forbidden: the renderer sets `apiVersion`, `kind` and `metadata` (a name or namespace there would move the object away from its ModelDeployment), and `status` belongs to the provider's operator" + file + "\n" +
-				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.template.spec.containers[0].ports[0].hostPort: overriding \"hostPort\" is forbidden: it gives the pod access to its node, which the Pod Security Standards baseline forbids" + file + "\n" +
-				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.template.spec.containers[0].securityContext: overriding \"securityContext\" is forbidden: security-sensitive pod fields must not be set through overrides" + file + "\n" +
-				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.template.spec.hostUsers: overriding \"hostUsers\" is forbidden: it gives the pod access to its node, which the Pod Security Standards baseline forbids" + file + "\n" +
-				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.template.spec.volumes[0].hostPath: overriding \"hostPath\" is forbidden: it gives the pod access to its node, which the Pod Security Standards baseline forbids" + file + "\n" +
+			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.kind: overriding `kind` is forbidden: the renderer sets `apiVersion`, `kind` and `metadata` (a name or namespace there would move the object away from its ModelDeployment), and `status` belongs to the provider's operator" + at(11) + "\n" +
+				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.template.spec.containers[0].ports[0].hostPort: overriding \"hostPort\" is forbidden: it gives the pod access to its node, which the Pod Security Standards baseline forbids" + at(16) + "\n" +
+				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.template.spec.containers[0].securityContext: overriding \"securityContext\" is forbidden: security-sensitive pod fields must not be set through overrides" + at(16) + "\n" +
+				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.template.spec.hostUsers: overriding \"hostUsers\" is forbidden: it gives the pod access to its node, which the Pod Security Standards baseline forbids" + at(17) + "\n" +
+				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.template.spec.volumes[0].hostPath: overriding \"hostPath\" is forbidden: it gives the pod access to its node, which the Pod Security Standards baseline forbids" + at(15) + "\n" +
 				"airunway-render: 5 error(s), 0 warning(s); nothing was rendered\n",
 		},
 		{
@@ -234,20 +236,20 @@ func hostileCases() []hostileCase {
 			// negative number is still a value.
 			name:  "arg value that injects a flag",
 			input: mdSpec("m", "  model: {id: Qwen/Qwen3-0.6B}\n  provider: {name: vllm}\n  resources: {gpu: {count: 1}}\n  engine:\n    type: vllm\n    args: {enforce-eager: --trust-remote-code, seed: \"-1\"}\n"),
-			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.engine.args.enforce-eager: \"--trust-remote-code\" must not start with '-' unless it is a number: the model server would read it as another flag (put extra flags in `spec.engine.extraArgs`)" + file + "\n" + nothing,
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.engine.args.enforce-eager: \"--trust-remote-code\" must not start with '-' unless it is a number: the model server would read it as another flag (put extra flags in `spec.engine.extraArgs`)" + at(10) + "\n" + nothing,
 		},
 		{
 			name:  "arg keys that inject flags",
 			input: mdSpec("m", "  model: {id: Qwen/Qwen3-0.6B}\n  provider: {name: dynamo}\n  resources: {gpu: {count: 1}}\n  engine:\n    type: vllm\n    args: {\"--trust-remote-code\": \"\", \"x --y\": \"1\"}\n"),
-			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.engine.args: invalid engine arg key \"--trust-remote-code\": must contain only alphanumeric characters, hyphens, and underscores, and must not start with '-'" + file + "\n" +
-				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.engine.args: invalid engine arg key \"x --y\": must contain only alphanumeric characters, hyphens, and underscores, and must not start with '-'" + file + "\n" +
+			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.engine.args: invalid engine arg key \"--trust-remote-code\": must contain only alphanumeric characters, hyphens, and underscores, and must not start with '-'" + at(10) + "\n" +
+				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.engine.args: invalid engine arg key \"x --y\": must contain only alphanumeric characters, hyphens, and underscores, and must not start with '-'" + at(10) + "\n" +
 				"airunway-render: 2 error(s), 0 warning(s); nothing was rendered\n",
 		},
 		{
 			name:  "model ID that splits into flags",
 			input: mdSpec("m", "  model: {id: \"Qwen/Qwen3-0.6B --trust-remote-code\", servedName: -qwen}\n  provider: {name: kuberay}\n  resources: {gpu: {count: 1}}\n  engine: {type: vllm}\n"),
-			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.id: \"Qwen/Qwen3-0.6B --trust-remote-code\" must not contain whitespace or control characters: it is passed to the model server as one command-line token" + file + "\n" +
-				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.servedName: \"-qwen\" must not start with '-': the model server would read it as a flag" + file + "\n" +
+			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.id: \"Qwen/Qwen3-0.6B --trust-remote-code\" must not contain whitespace or control characters: it is passed to the model server as one command-line token" + at(5) + "\n" +
+				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.servedName: \"-qwen\" must not start with '-': the model server would read it as a flag" + at(5) + "\n" +
 				"airunway-render: 2 error(s), 0 warning(s); nothing was rendered\n",
 		},
 		{
@@ -255,7 +257,7 @@ func hostileCases() []hostileCase {
 			// variable, so a space is a flag boundary there.
 			name:  "arg value that splits into flags on KubeRay",
 			input: mdSpec("m", "  model: {id: Qwen/Qwen3-0.6B}\n  provider: {name: kuberay}\n  resources: {gpu: {count: 1}}\n  engine: {type: vllm, args: {max-num-seqs: \"8 --trust-remote-code\"}}\n"),
-			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.engine.args.max-num-seqs: value \"8 --trust-remote-code\" contains whitespace, which the space-separated VLLM_ENGINE_ARGS of the kuberay provider cannot carry" + file + "\n" + nothing,
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.engine.args.max-num-seqs: value \"8 --trust-remote-code\" contains whitespace, which the space-separated VLLM_ENGINE_ARGS of the kuberay provider cannot carry" + at(8) + "\n" + nothing,
 		},
 		{
 			name: "mount paths under system directories",
@@ -264,10 +266,10 @@ func hostileCases() []hostileCase {
 				"      - {name: b, claimName: b, purpose: customX, mountPath: /run/secrets}\n"+
 				"      - {name: c, claimName: c, purpose: customX, mountPath: /}\n"+
 				"      - {name: d, claimName: d, purpose: customX, mountPath: /models/../dev/shm}\n", "customX", "custom")),
-			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.storage.volumes[0].mountPath: \"/proc/../etc/ssl\" must not be /etc or below it: that path belongs to the container runtime" + file + "\n" +
-				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.storage.volumes[1].mountPath: \"/run/secrets\" must not be /run or below it: that path belongs to the container runtime" + file + "\n" +
-				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.storage.volumes[2].mountPath: \"/\" must not be the root directory: a volume there would hide the whole container image" + file + "\n" +
-				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.storage.volumes[3].mountPath: \"/models/../dev/shm\" must not be /dev or below it: that path belongs to the container runtime" + file + "\n" +
+			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.storage.volumes[0].mountPath: \"/proc/../etc/ssl\" must not be /etc or below it: that path belongs to the container runtime" + at(12) + "\n" +
+				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.storage.volumes[1].mountPath: \"/run/secrets\" must not be /run or below it: that path belongs to the container runtime" + at(13) + "\n" +
+				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.storage.volumes[2].mountPath: \"/\" must not be the root directory: a volume there would hide the whole container image" + at(14) + "\n" +
+				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.model.storage.volumes[3].mountPath: \"/models/../dev/shm\" must not be /dev or below it: that path belongs to the container runtime" + at(15) + "\n" +
 				"airunway-render: 4 error(s), 0 warning(s); nothing was rendered\n",
 		},
 		{
@@ -284,12 +286,12 @@ func hostileCases() []hostileCase {
 		{
 			name:  "a Dynamo worker spread over two billion nodes",
 			input: md("m", "  provider: {name: dynamo, overrides: {spec: {services: {VllmWorker: {multinode: {nodeCount: 2000000000}}}}}}\n"),
-			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.services.VllmWorker.multinode.nodeCount: is 2000000000; a worker may span at most 64 nodes" + file + "\n" + nothing,
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.provider.overrides.spec.services.VllmWorker.multinode.nodeCount: is 2000000000; a worker may span at most 64 nodes" + at(8) + "\n" + nothing,
 		},
 		{
 			name:  "a capability file that lies about GPUs",
 			input: cpuOnlyCaps + "---\n" + md("m", ""),
-			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.resources: no node pool fits 1 nvidia.com/gpu per pod: pool \"big-gpus\" has no GPUs; add a pool that fits to the capability file, or change the request" + file + "\n" + nothing,
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.resources: no node pool fits 1 nvidia.com/gpu per pod: pool \"big-gpus\" has no GPUs; add a pool that fits to the capability file, or change the request" + at(16) + "\n" + nothing,
 		},
 	}
 }
@@ -333,7 +335,7 @@ func requireRefused(t *testing.T, tc hostileCase, fnStdout func(t *testing.T, st
 
 	want := tc.fn
 	if want == "" {
-		want = strings.ReplaceAll(tc.cli, " (file model.yaml)", "")
+		want = fileSuffix.ReplaceAllString(tc.cli, "")
 	}
 	stdout.Reset()
 	stderr.Reset()
@@ -341,6 +343,9 @@ func requireRefused(t *testing.T, tc hostileCase, fnStdout func(t *testing.T, st
 	require.Equal(t, want, stderr.String())
 	fnStdout(t, stdout.String())
 }
+
+// fileSuffix is where the CLI names the file and line of a problem.
+var fileSuffix = regexp.MustCompile(` \(file model\.yaml(, line \d+)?\)`)
 
 // aliasBombMessage is the error for any document whose aliases expand too
 // far (yamlerr.CheckNodes).

@@ -155,8 +155,8 @@ func renderFilesWith(src files, capsFile string, paths []string, encode func(*ya
 // ClusterCapabilities among the inputs, else the embedded default);
 // problems are the reading's, reported with the rendering's.
 func renderInputs(src files, caps *capabilities.Resolved, problems diag.List, paths []string, encode func(*yaml.RNode) ([]byte, string, error), policy diag.Policy) (render.Result, diag.List) {
-	opts := render.Options{Capabilities: caps, Encode: encode, Warnings: policy}
-	items, l := readInputs(src, paths)
+	items, source, l := readInputs(src, paths)
+	opts := render.Options{Capabilities: caps, Encode: encode, Warnings: policy, SourceFile: source}
 	problems = append(problems, l...)
 	if problems.HasErrors() {
 		return render.Result{}, problems.Sorted()
@@ -182,7 +182,7 @@ func readCapabilities(src files, file string) (*capabilities.Resolved, diag.List
 	}
 	node, err := yaml.Parse(string(data))
 	if err != nil {
-		l.Errorf("", "is not a single YAML object: %s", yamlerr.Describe(err))
+		l.Errorf("", "is not a single YAML object: %s", yamlerr.Describe(yamlerr.InText(err, string(data), 0)))
 		return nil, l.Attach(diag.Resource{}, file)
 	}
 	if err := yamlerr.CheckNodes(node.YNode()); err != nil {
@@ -192,7 +192,7 @@ func readCapabilities(src files, file string) (*capabilities.Resolved, diag.List
 	}
 	caps, l := capabilities.ResolveNode(node)
 	ref := diag.Resource{APIVersion: node.GetApiVersion(), Kind: node.GetKind(), Name: node.GetName()}
-	return caps, l.Attach(ref, file)
+	return caps, yamlerr.AddLines(l.Attach(ref, file), node.YNode())
 }
 
 // readCapabilitiesText reads a capability file, at most
@@ -237,12 +237,15 @@ func hasCapabilities(items []*yaml.RNode) bool {
 
 // readInputs reads files and directories (recursively, *.yaml and *.yml in
 // name order, hidden directories and kustomization files skipped). Each
-// item remembers its file for problem reports. Everything is read within
-// one budget.Budget, charged before the work it bounds: a file's bytes
-// before it is parsed, its documents as they are parsed. The first charge
-// past a limit ends the run.
-func readInputs(src files, paths []string) ([]*yaml.RNode, diag.List) {
-	var l diag.List
+// item remembers its file for problem reports; source names the file
+// each item was parsed from, whose lines its nodes count
+// (render.Options.SourceFile). Everything is read within one
+// budget.Budget, charged before the work it bounds: a file's bytes before
+// it is parsed, its documents as they are parsed. The first charge past a
+// limit ends the run.
+func readInputs(src files, paths []string) (items []*yaml.RNode, source func(*yaml.RNode) string, l diag.List) {
+	parsedFrom := map[*yaml.Node]string{}
+	source = func(n *yaml.RNode) string { return parsedFrom[n.YNode()] }
 	var names []string
 	for _, p := range paths {
 		found, err := yamlFiles(src, p)
@@ -254,7 +257,6 @@ func readInputs(src files, paths []string) ([]*yaml.RNode, diag.List) {
 		}
 		names = append(names, found...)
 	}
-	var items []*yaml.RNode
 	b := budget.New()
 	for _, name := range names {
 		f := name
@@ -265,6 +267,9 @@ func readInputs(src files, paths []string) ([]*yaml.RNode, diag.List) {
 		if err == nil {
 			var nodes []*yaml.RNode
 			nodes, err = readDocuments(data, f, b)
+			for _, n := range nodes {
+				parsedFrom[n.YNode()] = filepath.ToSlash(f) // as the path annotation
+			}
 			items = append(items, nodes...)
 		}
 		var exceeded *budget.Exceeded
@@ -272,7 +277,7 @@ func readInputs(src files, paths []string) ([]*yaml.RNode, diag.List) {
 		switch {
 		case errors.As(err, &exceeded):
 			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: exceededMessage(exceeded)})
-			return nil, l // the budget is spent: nothing after it is read
+			return nil, source, l // the budget is spent: nothing after it is read
 		case errors.As(err, &nr):
 			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: nr.Error()})
 		case escapes(err):
@@ -281,7 +286,7 @@ func readInputs(src files, paths []string) ([]*yaml.RNode, diag.List) {
 			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: "cannot read YAML: " + yamlerr.Describe(err)})
 		}
 	}
-	return items, l
+	return items, source, l
 }
 
 // exceededMessage words a charge past the budget for the files of a run.

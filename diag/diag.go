@@ -46,8 +46,12 @@ type Problem struct {
 	Code     Code
 	Resource Resource
 	File     string
-	Field    string
-	Message  string
+	// Line is the line of Field (or of its deepest parent that is there)
+	// in File, counted from 1; 0 when it is not known, as for the items
+	// of a KRM ResourceList, whose lines are the list's, not the file's.
+	Line    int
+	Field   string
+	Message string
 }
 
 // String formats a problem the way it is printed on stderr.
@@ -65,10 +69,24 @@ func (p Problem) String() string {
 		b.WriteString(" " + p.Field)
 	}
 	b.WriteString(": " + p.Message)
-	if p.File != "" {
-		b.WriteString(" (file " + p.File + ")")
-	}
+	b.WriteString(p.where())
 	return b.String()
+}
+
+// where is the problem's place in its file: ` (file F, line N)`, ` (file
+// F)` when the line is not known, or nothing.
+func (p Problem) where() string {
+	var parts []string
+	if p.File != "" {
+		parts = append(parts, "file "+p.File)
+	}
+	if p.Line > 0 {
+		parts = append(parts, fmt.Sprintf("line %d", p.Line))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // List collects problems in the order they were found.
@@ -131,7 +149,10 @@ func (l List) Sorted() List {
 		if a.Field != b.Field {
 			return a.Field < b.Field
 		}
-		return a.Message < b.Message
+		if a.Message != b.Message {
+			return a.Message < b.Message
+		}
+		return a.Line < b.Line
 	})
 	return out
 }

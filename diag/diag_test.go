@@ -32,3 +32,21 @@ func TestListSortedAttachAndString(t *testing.T) {
 	}, got)
 	require.False(t, List{{Severity: Warning}}.HasErrors())
 }
+
+// TestProblemPlace: a problem names its file and, when known, the line.
+func TestProblemPlace(t *testing.T) {
+	md := Resource{APIVersion: "airunway.ai/v1alpha1", Kind: "ModelDeployment", Namespace: "ns", Name: "m"}
+	for _, tc := range []struct {
+		p    Problem
+		want string
+	}{
+		{Problem{Severity: Error, Resource: md, File: "m.yaml", Line: 12, Field: "spec.env[1].value", Message: "must be a string"},
+			"[error] airunway.ai/v1alpha1/ModelDeployment/ns/m spec.env[1].value: must be a string (file m.yaml, line 12)"},
+		{Problem{Severity: Error, Resource: md, File: "m.yaml", Field: "spec.env[1].value", Message: "must be a string"},
+			"[error] airunway.ai/v1alpha1/ModelDeployment/ns/m spec.env[1].value: must be a string (file m.yaml)"},
+		{Problem{Severity: Warning, Code: IdleGPUs, Line: 3, Message: "no file"}, "[warning idle-gpus]: no file (line 3)"},
+		{Problem{Severity: Error, Message: "nowhere"}, "[error]: nowhere"},
+	} {
+		require.Equal(t, tc.want, tc.p.String())
+	}
+}

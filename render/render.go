@@ -38,6 +38,12 @@ type Options struct {
 	// Warnings is applied after the capability file's own warning policy
 	// (the CLI's --ignore-warnings and --warnings-as-errors).
 	Warnings diag.Policy
+	// SourceFile, when set, names the file whose lines an input item's
+	// YAML nodes count ("" when not known): a problem in a field of an
+	// item whose path annotation names that file gets the field's line.
+	// The CLI, which parses the files itself, sets it; the KRM function
+	// cannot, as a ResourceList's items count the list's lines.
+	SourceFile func(*yaml.RNode) string
 }
 
 // Result of a run. Items and Encoded are nil whenever Problems has an
@@ -124,6 +130,7 @@ func Render(items []*yaml.RNode, opts Options) Result {
 	}
 	problems = append(problems, collisions(out.ids)...)
 	problems = problems.Apply(caps.Warnings).Apply(opts.Warnings)
+	problems = withLines(problems, items, opts.SourceFile)
 	if problems.HasErrors() {
 		return Result{Problems: problems}
 	}

@@ -2,6 +2,7 @@ package yamlerr
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -22,18 +23,22 @@ var (
 )
 
 // Describe returns a readable message for an error from parsing or
-// converting YAML.
+// converting YAML. For an error tied to its text (InText), a line it
+// names is the line of the file, and a syntax error names the line where
+// the mistake is.
 func Describe(err error) string {
+	var loc *located
+	errors.As(err, &loc)
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "excessive aliasing"):
 		return "its YAML aliases expand to far more data than the document holds (an alias bomb); YAML anchors and aliases must not multiply the document, so write the values out"
 	case depthRe.MatchString(msg):
 		m := depthRe.FindStringSubmatch(msg)
-		return fmt.Sprintf("%snests more than %s levels deep; YAML input must nest at most %s levels", at(m[1]), m[2], m[2])
+		return fmt.Sprintf("%snests more than %s levels deep; YAML input must nest at most %s levels", at(loc.shift(m[1])), m[2], m[2])
 	case dupRe.MatchString(msg):
 		m := dupRe.FindStringSubmatch(msg)
-		return fmt.Sprintf("line %s: key %s is already defined at line %s; a key must appear only once in a mapping", m[1], m[2], m[3])
+		return fmt.Sprintf("line %s: key %s is already defined at line %s; a key must appear only once in a mapping", loc.shift(m[1]), m[2], loc.shift(m[3]))
 	case kindRe.MatchString(msg):
 		// kyaml says this when it sets the file annotations and finds a
 		// metadata or annotations node that is not a mapping.
@@ -43,6 +48,9 @@ func Describe(err error) string {
 	}
 	for _, prefix := range []string{"MalformedYAMLError: ", "yaml: "} {
 		msg = strings.ReplaceAll(msg, prefix, "")
+	}
+	if loc != nil {
+		return loc.syntax(msg)
 	}
 	return msg
 }
