@@ -43,7 +43,10 @@ the nodes they need packed largest first onto nodes of the pool's size (a
 pod never spans nodes), what rolling updates add at their peak, against
 the pool's nodes (nodePools[].nodes: a count, or min and max when
 autoscaled), with the idle GPUs on the nodes used and the monthly cost at
-the pool's pricePerNodeHour (730 hours).
+the pool's pricePerNodeHour (730 hours). A pod that selects no pool (a
+Ray head or endpoint picker without a node selector) goes where the
+scheduler may put it: a pool whose taints it tolerates and whose nodes
+hold it, pools without GPUs first, with a warning when it lands on GPUs.
 
 With --base REF, the paths and the capability file are read at that git
 revision too, and the plan diff is printed instead: per pool the pods,
