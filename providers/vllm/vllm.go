@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -29,7 +28,6 @@ const (
 	PinnedImage   = "vllm/vllm-openai:v0.11.0"
 	ContainerName = podserver.ContainerName
 	Port          = podserver.Port
-	shmSizeLimit  = "20Gi"
 )
 
 // Provider is the direct vLLM provider.
@@ -51,6 +49,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 		l.Errorf("metadata.name", "%q cannot name the generated Service: %s", req.MD.Name, strings.Join(msgs, "; "))
 	}
 	checkArgs(s.Engine, &l)
+	providers.CheckParallelism(s.Engine, providers.VLLMParallelFlags, providers.OnePod(s.GPUCount(), ""), &l)
 	podserver.WarnFloatingDefault(req, hub.ProviderVLLM, DefaultImage, PinnedImage, &l)
 	autoscale.Check(req, &l)
 	return l
@@ -144,9 +143,7 @@ func Args(md *hub.ModelDeployment) []string {
 			c.Add("no-enable-prefix-caching")
 		}
 	}
-	if n := md.Spec.GPUCount(); n > 1 {
-		c.Add("tensor-parallel-size", strconv.Itoa(int(n)))
-	}
+	c.AddParallelism(providers.OnePod(md.Spec.GPUCount(), ""))
 	c.AddLoRA(md)
 	return c.Finish()
 }
@@ -164,16 +161,10 @@ func containerResources(md *hub.ModelDeployment) corev1.ResourceRequirements {
 }
 
 // volumes returns the pod volumes and mounts: /dev/shm for multi-GPU
-// tensor parallelism (NCCL needs more than the default 64Mi), then one PVC
-// per storage volume.
+// tensor parallelism (providers.SharedMemory), then one PVC per storage
+// volume.
 func volumes(md *hub.ModelDeployment) ([]corev1.Volume, []corev1.VolumeMount) {
-	var vols []corev1.Volume
-	var mounts []corev1.VolumeMount
-	if md.Spec.GPUCount() > 1 {
-		limit := resource.MustParse(shmSizeLimit)
-		vols = append(vols, corev1.Volume{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &limit}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: "shm", MountPath: "/dev/shm"})
-	}
+	vols, mounts := providers.SharedMemory(md.Spec.GPUCount())
 	if md.Spec.Model.Storage == nil {
 		return vols, mounts
 	}

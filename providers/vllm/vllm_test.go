@@ -95,9 +95,9 @@ func TestArgs(t *testing.T) {
 // steps aside when the user sets it, so it appears exactly once.
 func TestUserFlagsWin(t *testing.T) {
 	cases := []struct{ name, spec, flag, value string }{
-		{"tp from args", base + "resources: {gpu: {count: 2}}\nengine: {type: vllm, args: {tensor-parallel-size: \"4\"}}", "--tensor-parallel-size", "4"},
-		{"tp from extraArgs with =", base + "resources: {gpu: {count: 2}}\nengine: {type: vllm, extraArgs: [--tensor-parallel-size=4]}", "--tensor-parallel-size=4", ""},
-		{"tp from extraArgs split", base + "resources: {gpu: {count: 2}}\nengine: {type: vllm, extraArgs: [--tensor-parallel-size, \"4\"]}", "--tensor-parallel-size", "4"},
+		{"tp from args", base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, args: {tensor-parallel-size: \"4\"}}", "--tensor-parallel-size", "4"},
+		{"tp from extraArgs with =", base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, extraArgs: [--tensor-parallel-size=4]}", "--tensor-parallel-size=4", ""},
+		{"tp from extraArgs split", base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, extraArgs: [--tensor-parallel-size, \"4\"]}", "--tensor-parallel-size", "4"},
 		{"model from args", base + "engine: {type: vllm, args: {model: override/model}}", "--model", "override/model"},
 		{"max-model-len from args", base + "engine: {type: vllm, contextLength: 4096, args: {max-model-len: \"8192\"}}", "--max-model-len", "8192"},
 		{"served name from args", base + "model: {id: m, servedName: a}\nengine: {type: vllm, args: {served-model-name: b}}", "--served-model-name", "b"},
@@ -129,6 +129,11 @@ func TestCheck(t *testing.T) {
 		{"--port=9000 in args", base + "engine: {type: vllm, args: {--port=9000: \"\"}}", "vllm", "spec.engine.args.--port=9000", "conflicts"},
 		{"host in extraArgs", base + "engine: {type: vllm, extraArgs: [--host=127.0.0.1]}", "vllm", "spec.engine.extraArgs[0]", `engine extraArg "--host=127.0.0.1" conflicts`},
 		{"invalid arg key", base + "engine: {type: vllm, args: {-bad-key: x}}", "vllm", "spec.engine.args", `invalid engine arg key "-bad-key"`},
+		{"tp in args contradicts the GPUs", base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, args: {tensor-parallel-size: \"3\"}}", "vllm", "spec.engine.args.tensor-parallel-size",
+			`"tensor-parallel-size" sets the tensor parallel size to 3, which contradicts the 4 GPUs per pod: the tensor parallel size × the pipeline parallel size must be 4; leave both out for 4 × 1, or set sizes whose product is 4`},
+		{"-tp in extraArgs contradicts the GPUs", base + "resources: {gpu: {count: 2}}\nengine: {type: vllm, extraArgs: [-tp, \"8\"]}", "vllm", "spec.engine.extraArgs[0]", `"-tp" sets the tensor parallel size to 8, which contradicts the 2 GPUs per pod`},
+		{"both in extraArgs", base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, extraArgs: [--pipeline-parallel-size=2, -tp, \"4\"]}", "vllm", "spec.engine.extraArgs[1]", "sets the tensor parallel size to 4 and the pipeline parallel size to 2, which contradicts the 4 GPUs per pod"},
+		{"not a number", base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, args: {pipeline-parallel-size: two}}", "vllm", "spec.engine.args.pipeline-parallel-size", `"pipeline-parallel-size" sets the pipeline parallel size to "two", which is not a positive whole number`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,6 +145,26 @@ func TestCheck(t *testing.T) {
 			require.Contains(t, l[0].Message, tc.message)
 		})
 	}
+}
+
+// TestParallelismAgreeing: a parallelism flag that agrees with the GPUs
+// passes the check and is rendered once, in the user's spelling.
+func TestParallelismAgreeing(t *testing.T) {
+	for _, extra := range [][]string{{"-tp", "4"}, {"--tensor_parallel_size=4"}, {"--tensor-parallel-size", "4"}} {
+		spec := base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, extraArgs: [\"" + strings.Join(extra, "\", \"") + "\"]}"
+		require.Empty(t, Provider{}.Check(request(t, spec)).Errors(), "%v", extra)
+		d, _, _ := render(t, spec)
+		args := d.Spec.Template.Spec.Containers[0].Args
+		require.Equal(t, extra, args[len(args)-len(extra):])
+		require.NotContains(t, args[:len(args)-len(extra)], "--tensor-parallel-size", "no derived flag beside the user's")
+	}
+}
+
+// TestParallelismOfTheUser: one size the user sets takes the GPUs the
+// other leaves.
+func TestParallelismOfTheUser(t *testing.T) {
+	d, _, _ := render(t, base+"resources: {gpu: {count: 4}}\nengine: {type: vllm, args: {pipeline-parallel-size: \"2\"}}")
+	require.Contains(t, strings.Join(d.Spec.Template.Spec.Containers[0].Args, " "), "--tensor-parallel-size 2 --pipeline-parallel-size 2")
 }
 
 func TestImage(t *testing.T) {
