@@ -144,9 +144,10 @@ type resolved struct {
 }
 
 // resolveParallelism is the parallelism of a replica on r: tensor
-// parallel over the GPUs of a pod and pipeline parallel over its pods,
-// unless the user set one size (the other then uses the remaining GPUs)
-// or both (they must multiply to r's GPUs).
+// parallel over the GPUs of a pod and pipeline parallel over its pods. A
+// size the user sets replaces its default, and the two must still
+// multiply to r's GPUs: tensor 1 × pipeline 2 on a pod of 2 GPUs is
+// fine, tensor 2 alone on 4 GPUs is not (half of them would idle).
 func resolveParallelism(e *hub.EngineSpec, flags ParallelFlags, r ReplicaGPUs) resolved {
 	res := resolved{p: Parallelism{Tensor: r.GPUs, Pipeline: max(r.Pods, 1)}, userTensor: userParallelFlags(e, flags.Tensor), userPipeline: userParallelFlags(e, flags.Pipeline)}
 	total := r.total()
@@ -155,18 +156,16 @@ func resolveParallelism(e *hub.EngineSpec, flags ParallelFlags, r ReplicaGPUs) r
 	if res.problem != "" {
 		return res
 	}
-	switch {
-	case tOK && pOK:
-		res.p = Parallelism{Tensor: t, Pipeline: p}
-	case tOK:
-		res.p = Parallelism{Tensor: t, Pipeline: total / t}
-	case pOK:
-		res.p = Parallelism{Tensor: total / p, Pipeline: p}
+	if tOK {
+		res.p.Tensor = t
+	}
+	if pOK {
+		res.p.Pipeline = p
 	}
 	if res.p.Tensor*res.p.Pipeline != total {
 		u := append(res.userTensor, res.userPipeline...)[0]
 		res.field = u.field
-		res.problem = fmt.Sprintf("%q sets %s, which contradicts %s: the tensor parallel size × the pipeline parallel size must be %d; leave both out for %d × %d, or set sizes whose product is %d", u.written, res.sizes(tOK, t, pOK, p), r, total, r.GPUs, max(r.Pods, 1), total)
+		res.problem = fmt.Sprintf("%q sets %s, which contradicts %s: the tensor parallel size × the pipeline parallel size must be %d; leave both out for %d × %d, or set both to sizes whose product is %d", u.written, res.sizes(tOK, t, pOK, p), r, total, r.GPUs, max(r.Pods, 1), total)
 	}
 	return res
 }

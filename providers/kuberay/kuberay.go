@@ -69,6 +69,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 	s := &req.MD.Spec
 	checkName(req, &l)
 	checkEngineArgs(s.Engine, &l)
+	checkParallelism(s, &l)
 	checkAutoscaling(s, &l)
 	if len(s.Adapters) > 0 {
 		l.Errorf("spec.adapters", "cannot be served by the kuberay provider: Ray Serve LLM loads LoRA adapters only from object storage (`lora_config.dynamic_lora_loading_path`, s3:// or gs://), not from Hugging Face; mirror the adapters there and set `lora_config` through spec.provider.overrides, or serve them with the vllm or llmd provider")
@@ -153,6 +154,17 @@ func checkEngineArgs(e *hub.EngineSpec, l *diag.List) {
 			l.Errorf(at, "%q contains whitespace, which the space-separated VLLM_ENGINE_ARGS of the kuberay provider cannot carry; split it into separate extraArgs entries", tok)
 		}
 	}
+}
+
+// checkParallelism refuses a parallelism flag that contradicts the GPUs
+// of a Serve replica (ReplicaGPUs): the one VLLM_ENGINE_ARGS serves every
+// worker group, so in disaggregated mode it must fit each group's pods.
+func checkParallelism(s *hub.ModelDeploymentSpec, l *diag.List) {
+	pod := ""
+	if s.Mode() == hub.ModeDisaggregated {
+		pod = "worker"
+	}
+	providers.CheckParallelism(s.Engine, providers.VLLMParallelFlags, providers.OnePod(ReplicaGPUs(s), pod), l)
 }
 
 func hasSpace(s string) bool { return strings.ContainsFunc(s, unicode.IsSpace) }

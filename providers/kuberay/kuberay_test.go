@@ -442,3 +442,49 @@ func TestDeterministic(t *testing.T) {
 		require.Equal(t, string(want), string(got))
 	}
 }
+
+// TestTensorParallelism is issue 36's report: Llama-3.3-70B on 4 GPUs
+// rendered VLLM_ENGINE_ARGS without tensor parallelism (as upstream), so
+// vLLM loaded the model on one GPU and ran out of memory. The replica
+// now shards over its pod's GPUs, in a placement group that keeps its
+// GPU actors in that pod, with a memory-backed /dev/shm for NCCL.
+func TestTensorParallelism(t *testing.T) {
+	_, rs, _ := render(t, "model: {id: meta-llama/Llama-3.3-70B-Instruct}\nengine: {type: vllm}\nresources: {gpu: {count: 4}}")
+	require.Equal(t, "--model meta-llama/Llama-3.3-70B-Instruct --enable-prefix-caching --tensor-parallel-size 4", env(head(rs), "VLLM_ENGINE_ARGS").Value)
+	require.Equal(t, ServeConfig(1)+"        placement_group_bundles:\n          - {CPU: 1}\n"+strings.Repeat("          - {CPU: 1, GPU: 1}\n", 4)+"        placement_group_strategy: STRICT_PACK\n", rs.Spec.ServeConfigV2)
+	var parsed map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(rs.Spec.ServeConfigV2), &parsed), "the Serve config is YAML")
+	pod := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0].Template.Spec
+	require.Equal(t, "/dev/shm", pod.Containers[0].VolumeMounts[0].MountPath)
+	require.Equal(t, corev1.StorageMediumMemory, pod.Volumes[0].EmptyDir.Medium)
+	require.Empty(t, rs.Spec.RayClusterConfig.HeadGroupSpec.Template.Spec.Volumes, "the head runs no GPU work")
+
+	_, rs, _ = render(t, "model: {id: m}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}")
+	require.Equal(t, ServeConfig(1), rs.Spec.ServeConfigV2, "one GPU: no placement group")
+	require.NotContains(t, env(head(rs), "VLLM_ENGINE_ARGS").Value, "parallel")
+	require.Empty(t, rs.Spec.RayClusterConfig.WorkerGroupSpecs[0].Template.Spec.Volumes)
+}
+
+// TestTensorParallelismDisaggregated: the one Serve deployment may run in
+// either worker group, so its replicas shard over the smaller group's
+// GPUs.
+func TestTensorParallelismDisaggregated(t *testing.T) {
+	_, rs, _ := render(t, "model: {id: m}\nengine: {type: vllm}\nserving: {mode: disaggregated}\nscaling: {prefill: {replicas: 1, gpu: {count: 4}}, decode: {replicas: 1, gpu: {count: 2}}}")
+	require.Equal(t, "--model m --enable-prefix-caching --tensor-parallel-size 2", env(head(rs), "VLLM_ENGINE_ARGS").Value)
+	for i := range 2 {
+		require.Equal(t, "/dev/shm", worker(rs, i).VolumeMounts[0].MountPath)
+	}
+}
+
+// TestParallelismContradicted: an explicit size that contradicts a
+// replica's GPUs is an error at its field; one that agrees is rendered
+// once, in the user's spelling.
+func TestParallelismContradicted(t *testing.T) {
+	l := Provider{}.Check(request(t, "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, args: {tensor-parallel-size: \"2\"}}\nresources: {gpu: {count: 4}}")).Errors()
+	require.Len(t, l, 1, "%v", l)
+	require.Equal(t, "spec.engine.args.tensor-parallel-size", l[0].Field)
+	require.Equal(t, `"tensor-parallel-size" sets the tensor parallel size to 2, which contradicts the 4 GPUs per pod: the tensor parallel size × the pipeline parallel size must be 4; leave both out for 4 × 1, or set both to sizes whose product is 4`, l[0].Message)
+
+	_, rs, _ := render(t, "model: {id: m}\nengine: {type: vllm, extraArgs: [-tp, \"4\"]}\nresources: {gpu: {count: 4}}")
+	require.Equal(t, "--model m --enable-prefix-caching -tp 4", env(head(rs), "VLLM_ENGINE_ARGS").Value)
+}

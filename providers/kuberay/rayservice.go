@@ -78,6 +78,47 @@ func ServeConfig(numReplicas int32) string {
 	return serveApplication + fmt.Sprintf("        num_replicas: %d\n", numReplicas)
 }
 
+// ReplicaPlacement is the Serve deployment's placement group for a
+// replica on gpus GPUs, "" for one GPU or none. With tensor parallelism
+// vLLM runs one Ray actor per GPU (its Ray executor, which it picks
+// inside a placement group); without a placement group of the replica,
+// Ray may scatter them over several worker pods, or start fewer than the
+// engine waits for. One bundle for the replica actor, one per GPU, all
+// on one Ray node (STRICT_PACK): the GPUs of one worker pod, where NCCL
+// runs over NVLink and /dev/shm. This is the shape of KubeRay's own vLLM
+// sample (ray-operator/config/samples/vllm/serve.py, build_app) and what
+// Ray Serve's replica scheduling guide prescribes for tensor parallelism
+// (docs.ray.io serve/advanced-guides/replica-scheduling: "Multi-GPU
+// inference with tensor parallelism: placement_group_bundles +
+// STRICT_PACK"); the serve config's fields override the application's
+// own `.options()`.
+func ReplicaPlacement(gpus int32) string {
+	if gpus <= 1 {
+		return ""
+	}
+	b := "        placement_group_bundles:\n          - {CPU: 1}\n"
+	b += strings.Repeat("          - {CPU: 1, GPU: 1}\n", int(gpus))
+	return b + "        placement_group_strategy: STRICT_PACK\n"
+}
+
+// ReplicaGPUs is the GPUs one Serve replica runs on: a worker pod's. In
+// disaggregated mode the one VLLMDeployment's replicas may land in either
+// worker group, so a replica gets the smaller group's GPUs.
+func ReplicaGPUs(s *hub.ModelDeploymentSpec) int32 {
+	if s.Mode() != hub.ModeDisaggregated {
+		return s.GPUCount()
+	}
+	var n int32
+	if s.Scaling != nil {
+		for _, c := range []*hub.ComponentScalingSpec{s.Scaling.Prefill, s.Scaling.Decode} {
+			if g := c.GPUCount(); g > 0 && (n == 0 || g < n) {
+				n = g
+			}
+		}
+	}
+	return n
+}
+
 // AutoscaledServeConfig is ServeConfig with Ray Serve's own autoscaling in
 // place of a fixed count: between min and max replicas, keeping target
 // ongoing requests per replica, waiting delay seconds before removing one.
@@ -100,6 +141,7 @@ func buildRayService(req *providers.Request) *rayService {
 		cluster.EnableInTreeAutoscaling = &enabled
 		cluster.AutoscalerOptions = &autoscalerOptions{IdleTimeoutSeconds: a.ScaleDownDelaySeconds}
 	}
+	serve += ReplicaPlacement(ReplicaGPUs(&md.Spec))
 	// The labels the renderer owns win over podTemplate labels, so the
 	// status reporter and re-rendering always find the object.
 	return &rayService{
@@ -216,8 +258,9 @@ func workerGroups(req *providers.Request) []workerGroupSpec {
 
 // workerGroup is one fixed-size group (autoscaling off: min = max =
 // replicas). Unlike upstream, workers get the user's env and the HF token
-// (vLLM downloads the weights in the worker) and spec.nodeSelector and
-// spec.tolerations (they need the GPU nodes).
+// (vLLM downloads the weights in the worker), spec.nodeSelector and
+// spec.tolerations (they need the GPU nodes), and with more than one GPU
+// a memory-backed /dev/shm for NCCL (providers.SharedMemory).
 func workerGroup(req *providers.Request, name, component string, replicas, gpus int32, gpuType, memory string) workerGroupSpec {
 	md := req.MD
 	placed := req.Placement.For(component)
@@ -225,11 +268,13 @@ func workerGroup(req *providers.Request, name, component string, replicas, gpus 
 	if gpus > 0 {
 		limits[corev1.ResourceName(gpuType)] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
 	}
+	volumes, mounts := providers.SharedMemory(gpus)
 	c := corev1.Container{
-		Name:      WorkerContainer,
-		Image:     image(req),
-		Resources: corev1.ResourceRequirements{Limits: limits},
-		Env:       providers.ContainerEnv(md),
+		Name:         WorkerContainer,
+		Image:        image(req),
+		Resources:    corev1.ResourceRequirements{Limits: limits},
+		Env:          providers.ContainerEnv(md),
+		VolumeMounts: mounts,
 	}
 	return workerGroupSpec{
 		GroupName:      name,
@@ -241,6 +286,7 @@ func workerGroup(req *providers.Request, name, component string, replicas, gpus 
 			Containers:   []corev1.Container{c},
 			NodeSelector: placed.NodeSelector,
 			Tolerations:  placed.Tolerations,
+			Volumes:      volumes,
 		}},
 	}
 }
@@ -260,9 +306,12 @@ func image(req *providers.Request) string {
 // EngineArgs is the VLLM_ENGINE_ARGS value as Ray Serve must read it (the
 // rendered env value is its escaped form): upstream's flags in upstream's
 // order (--model, --max-model-len, --served-model-name,
-// --trust-remote-code), then --enforce-eager and prefix caching, then
-// engine.args sorted by key, then engine.extraArgs verbatim. A derived flag
-// steps aside when the user sets the same flag, so it appears once.
+// --trust-remote-code), then --enforce-eager and prefix caching, then the
+// tensor parallelism over a replica's GPUs (ReplicaGPUs; upstream sets
+// none, and vLLM then loads the whole model on one GPU of a multi-GPU
+// pod), then engine.args sorted by key, then engine.extraArgs verbatim. A
+// derived flag steps aside when the user sets the same flag, so it
+// appears once.
 func EngineArgs(md *hub.ModelDeployment) string {
 	s := &md.Spec
 	e := s.Engine
@@ -298,6 +347,7 @@ func EngineArgs(md *hub.ModelDeployment) string {
 			add("no-enable-prefix-caching")
 		}
 	}
+	args = append(args, providers.ParallelArgs(e, providers.VLLMParallelFlags, providers.OnePod(ReplicaGPUs(s), ""))...)
 	args = append(args, providers.SortedArgs(e.Args)...)
 	args = append(args, e.ExtraArgs...)
 	return strings.Join(args, " ")

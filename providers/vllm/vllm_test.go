@@ -130,7 +130,7 @@ func TestCheck(t *testing.T) {
 		{"host in extraArgs", base + "engine: {type: vllm, extraArgs: [--host=127.0.0.1]}", "vllm", "spec.engine.extraArgs[0]", `engine extraArg "--host=127.0.0.1" conflicts`},
 		{"invalid arg key", base + "engine: {type: vllm, args: {-bad-key: x}}", "vllm", "spec.engine.args", `invalid engine arg key "-bad-key"`},
 		{"tp in args contradicts the GPUs", base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, args: {tensor-parallel-size: \"3\"}}", "vllm", "spec.engine.args.tensor-parallel-size",
-			`"tensor-parallel-size" sets the tensor parallel size to 3, which contradicts the 4 GPUs per pod: the tensor parallel size × the pipeline parallel size must be 4; leave both out for 4 × 1, or set sizes whose product is 4`},
+			`"tensor-parallel-size" sets the tensor parallel size to 3, which contradicts the 4 GPUs per pod: the tensor parallel size × the pipeline parallel size must be 4; leave both out for 4 × 1, or set both to sizes whose product is 4`},
 		{"-tp in extraArgs contradicts the GPUs", base + "resources: {gpu: {count: 2}}\nengine: {type: vllm, extraArgs: [-tp, \"8\"]}", "vllm", "spec.engine.extraArgs[0]", `"-tp" sets the tensor parallel size to 8, which contradicts the 2 GPUs per pod`},
 		{"both in extraArgs", base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, extraArgs: [--pipeline-parallel-size=2, -tp, \"4\"]}", "vllm", "spec.engine.extraArgs[1]", "sets the tensor parallel size to 4 and the pipeline parallel size to 2, which contradicts the 4 GPUs per pod"},
 		{"not a number", base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, args: {pipeline-parallel-size: two}}", "vllm", "spec.engine.args.pipeline-parallel-size", `"pipeline-parallel-size" sets the pipeline parallel size to "two", which is not a positive whole number`},
@@ -160,11 +160,13 @@ func TestParallelismAgreeing(t *testing.T) {
 	}
 }
 
-// TestParallelismOfTheUser: one size the user sets takes the GPUs the
-// other leaves.
+// TestParallelismOfTheUser: sizes the user sets that multiply to the
+// GPUs are rendered as written, and nothing is derived beside them.
 func TestParallelismOfTheUser(t *testing.T) {
-	d, _, _ := render(t, base+"resources: {gpu: {count: 4}}\nengine: {type: vllm, args: {pipeline-parallel-size: \"2\"}}")
-	require.Contains(t, strings.Join(d.Spec.Template.Spec.Containers[0].Args, " "), "--tensor-parallel-size 2 --pipeline-parallel-size 2")
+	spec := base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, args: {pipeline-parallel-size: \"2\", tensor-parallel-size: \"2\"}}"
+	require.Empty(t, Provider{}.Check(request(t, spec)).Errors())
+	d, _, _ := render(t, spec)
+	require.Contains(t, strings.Join(d.Spec.Template.Spec.Containers[0].Args, " "), "--pipeline-parallel-size 2 --tensor-parallel-size 2")
 }
 
 func TestImage(t *testing.T) {
