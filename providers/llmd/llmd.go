@@ -2,7 +2,6 @@ package llmd
 
 import (
 	"encoding/json"
-	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -60,6 +59,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 			l.Errorf("spec.engine.args", "%v", err)
 		}
 	}
+	checkParallelism(s, &l)
 	return l
 }
 
@@ -87,9 +87,10 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 			}
 			res := podserver.Resources(c.spec.GPUCount(), gpuType(c.spec.GPU), c.spec.Memory, "")
 			container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, c.spec.GPUCount(), c.kvTransfer), res, providers.ContainerEnv(md))
+			volumes := sharedMemory(&container, c.spec.GPUCount())
 			// Autoscaling scales the decode workers, which take the requests.
 			autoscaled := c.routable && md.Spec.Autoscaling() != nil
-			deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: name, Component: c.role, Replicas: c.spec.ReplicaCount(), Autoscaled: autoscaled, Routable: c.routable, Container: container}))
+			deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: name, Component: c.role, Replicas: c.spec.ReplicaCount(), Autoscaled: autoscaled, Routable: c.routable, Container: container, Volumes: volumes}))
 			if autoscaled {
 				scaled = name
 			}
@@ -104,7 +105,8 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 			res = podserver.Resources(md.Spec.GPUCount(), gpuType(r.GPU), r.Memory, r.CPU)
 		}
 		container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, md.Spec.GPUCount(), ""), res, providers.ContainerEnv(md))
-		deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Autoscaled: md.Spec.Autoscaling() != nil, Routable: true, Container: container}))
+		volumes := sharedMemory(&container, md.Spec.GPUCount())
+		deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Autoscaled: md.Spec.Autoscaling() != nil, Routable: true, Container: container, Volumes: volumes}))
 		services = append(services, podserver.Service(req, md.Name))
 		scaled = md.Name
 	}
@@ -113,6 +115,31 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		objs = append(objs, a)
 	}
 	return objs, l
+}
+
+// sharedMemory mounts a memory-backed /dev/shm into a model server with
+// more than one GPU, for NCCL between its tensor-parallel workers
+// (providers.SharedMemory; upstream llm-d mounts none), and returns the
+// pod's volumes.
+func sharedMemory(c *corev1.Container, gpus int32) []corev1.Volume {
+	volumes, mounts := providers.SharedMemory(gpus)
+	c.VolumeMounts = append(c.VolumeMounts, mounts...)
+	return volumes
+}
+
+// checkParallelism refuses parallelism flags that contradict the GPUs of
+// a model server: the one command line runs in every server, so in
+// disaggregated mode it must fit both prefill and decode pods.
+func checkParallelism(s *hub.ModelDeploymentSpec, l *diag.List) {
+	if s.Mode() != hub.ModeDisaggregated {
+		providers.CheckParallelism(s.Engine, providers.VLLMParallelFlags, providers.OnePod(s.GPUCount(), ""), l)
+		return
+	}
+	for _, c := range components(s) {
+		if c.spec != nil {
+			providers.CheckParallelism(s.Engine, providers.VLLMParallelFlags, providers.OnePod(c.spec.GPUCount(), c.role), l)
+		}
+	}
 }
 
 // component is one role of disaggregated serving.
@@ -238,9 +265,7 @@ func Args(md *hub.ModelDeployment, gpus int32, kvTransfer string) []string {
 	if hub.Bool(e.EnforceEager) {
 		c.Add("enforce-eager")
 	}
-	if gpus > 1 {
-		c.Add("tensor-parallel-size", strconv.Itoa(int(gpus)))
-	}
+	c.AddParallelism(providers.OnePod(gpus, ""))
 	if kvTransfer != "" {
 		c.Add("kv-transfer-config", kvTransfer)
 	}

@@ -191,8 +191,8 @@ func TestArgsExactOrder(t *testing.T) {
 // derived one instead of appearing twice.
 func TestUserFlagsWin(t *testing.T) {
 	cases := []struct{ name, spec, flag, value string }{
-		{"tensor parallelism from args", base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, args: {tensor-parallel-size: \"2\"}}", "--tensor-parallel-size", "2"},
-		{"tensor parallelism from extraArgs with =", base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, extraArgs: [--tensor-parallel-size=2]}", "--tensor-parallel-size=2", ""},
+		{"tensor parallelism from args", base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, args: {tensor-parallel-size: \"4\"}}", "--tensor-parallel-size", "4"},
+		{"tensor parallelism from extraArgs with =", base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, extraArgs: [--tensor-parallel-size=4]}", "--tensor-parallel-size=4", ""},
 		{"model from args", base + "engine: {type: vllm, args: {model: override/model}}", "--model", "override/model"},
 		{"max-model-len from extraArgs", base + "engine: {type: vllm, contextLength: 4096, extraArgs: [--max-model-len, \"8192\"]}", "--max-model-len", "8192"},
 		{"prefix caching off from extraArgs", base + "engine: {type: vllm, enablePrefixCaching: true, extraArgs: [--no-enable-prefix-caching]}", "--no-enable-prefix-caching", ""},
@@ -369,6 +369,12 @@ func TestDisaggregated(t *testing.T) {
 		require.True(t, providertest.ContainsRun(args(r.deployments[0]), []string{"--tensor-parallel-size", "4"}))
 		require.NotContains(t, args(r.deployments[1]), "--tensor-parallel-size")
 	})
+	t.Run("issue 36: /dev/shm on the 4-GPU decode pods, none on the 1-GPU prefill pods", func(t *testing.T) {
+		pod := r.deployments[0].Spec.Template.Spec
+		require.Equal(t, "/dev/shm", pod.Containers[0].VolumeMounts[0].MountPath)
+		require.Equal(t, corev1.StorageMediumMemory, pod.Volumes[0].EmptyDir.Medium)
+		require.Empty(t, r.deployments[1].Spec.Template.Spec.Volumes)
+	})
 	t.Run("component gpu, gpu.type and memory", func(t *testing.T) {
 		require.Equal(t, map[string]string{"amd.com/gpu": "4", "memory": "256Gi"}, quantities(container(r.deployments[0]).Resources.Limits))
 		require.Equal(t, map[string]string{"amd.com/gpu": "4", "memory": "256Gi"}, quantities(container(r.deployments[0]).Resources.Requests))
@@ -444,6 +450,10 @@ func TestCheck(t *testing.T) {
 		mdName                             string
 	}{
 		{name: "item 119: invalid arg key", spec: base + "engine: {type: vllm, args: {-bad-key: x}}", engine: "vllm", field: "spec.engine.args", message: `invalid engine arg key "-bad-key"`},
+		{name: "issue 36: tensor parallelism contradicting the GPUs", spec: base + "resources: {gpu: {count: 4}}\nengine: {type: vllm, args: {tensor-parallel-size: \"2\"}}", engine: "vllm", field: "spec.engine.args.tensor-parallel-size",
+			message: `"tensor-parallel-size" sets the tensor parallel size to 2, which contradicts the 4 GPUs per pod: the tensor parallel size × the pipeline parallel size must be 4`},
+		{name: "issue 36: one command line for prefill and decode of different sizes", spec: disagg + "engine: {type: vllm, extraArgs: [-tp, \"4\"]}\nscaling: {prefill: {gpu: {count: 1}}, decode: {gpu: {count: 4}}}", engine: "vllm", field: "spec.engine.extraArgs[0]",
+			message: `"-tp" sets the tensor parallel size to 4, which contradicts the 1 GPU per prefill pod`},
 		{name: "generated -prefill name too long for a Service", spec: disagg + "scaling: {prefill: {gpu: {count: 1}}, decode: {gpu: {count: 1}}}", engine: "vllm", field: "metadata.name", message: "must be no more than 63 characters",
 			mdName: strings.Repeat("a", 56)},
 	}
