@@ -107,10 +107,21 @@ func userParallelFlags(e *hub.EngineSpec, names []string) []userParallel {
 
 // ReplicaGPUs is what a replica runs on: Pods pods (one per node) of
 // GPUs GPUs each. Pod names the kind of pod in messages ("decode"), ""
-// for the only kind.
+// for the only kind. TensorAcrossPods runs tensor parallelism over every
+// GPU of the replica instead of pipeline parallelism over its pods, for
+// an engine whose multi-node launch is documented that way.
 type ReplicaGPUs struct {
-	GPUs, Pods int32
-	Pod        string
+	GPUs, Pods       int32
+	Pod              string
+	TensorAcrossPods bool
+}
+
+// defaults is the parallelism of a replica on r when the user sets none.
+func (r ReplicaGPUs) defaults() Parallelism {
+	if r.TensorAcrossPods {
+		return Parallelism{Tensor: r.total(), Pipeline: 1}
+	}
+	return Parallelism{Tensor: r.GPUs, Pipeline: max(r.Pods, 1)}
 }
 
 // OnePod is a replica of one pod with gpus GPUs.
@@ -144,28 +155,38 @@ type resolved struct {
 }
 
 // resolveParallelism is the parallelism of a replica on r: tensor
-// parallel over the GPUs of a pod and pipeline parallel over its pods. A
+// parallel over the GPUs of a pod and pipeline parallel over its pods
+// (or tensor parallel over all, TensorAcrossPods). A
 // size the user sets replaces its default, and the two must still
 // multiply to r's GPUs: tensor 1 × pipeline 2 on a pod of 2 GPUs is
-// fine, tensor 2 alone on 4 GPUs is not (half of them would idle).
+// fine, tensor 2 alone on 4 GPUs is not (half of them would idle). One
+// size set to all of r's GPUs leaves the other at 1: tensor parallel 8
+// over 2 pods of 4 is Dynamo's documented multi-node form.
 func resolveParallelism(e *hub.EngineSpec, flags ParallelFlags, r ReplicaGPUs) resolved {
-	res := resolved{p: Parallelism{Tensor: r.GPUs, Pipeline: max(r.Pods, 1)}, userTensor: userParallelFlags(e, flags.Tensor), userPipeline: userParallelFlags(e, flags.Pipeline)}
+	res := resolved{p: r.defaults(), userTensor: userParallelFlags(e, flags.Tensor), userPipeline: userParallelFlags(e, flags.Pipeline)}
 	total := r.total()
 	t, tOK := res.size(res.userTensor, "tensor")
 	p, pOK := res.size(res.userPipeline, "pipeline")
 	if res.problem != "" {
 		return res
 	}
-	if tOK {
-		res.p.Tensor = t
-	}
-	if pOK {
-		res.p.Pipeline = p
+	switch {
+	case tOK && !pOK && t == total:
+		res.p = Parallelism{Tensor: t, Pipeline: 1}
+	case pOK && !tOK && p == total:
+		res.p = Parallelism{Tensor: 1, Pipeline: p}
+	default:
+		if tOK {
+			res.p.Tensor = t
+		}
+		if pOK {
+			res.p.Pipeline = p
+		}
 	}
 	if res.p.Tensor*res.p.Pipeline != total {
 		u := append(res.userTensor, res.userPipeline...)[0]
 		res.field = u.field
-		res.problem = fmt.Sprintf("%q sets %s, which contradicts %s: the tensor parallel size × the pipeline parallel size must be %d; leave both out for %d × %d, or set both to sizes whose product is %d", u.written, res.sizes(tOK, t, pOK, p), r, total, r.GPUs, max(r.Pods, 1), total)
+		res.problem = fmt.Sprintf("%q sets %s, which contradicts %s: the tensor parallel size × the pipeline parallel size must be %d; leave both out for %d × %d, or set both to sizes whose product is %d", u.written, res.sizes(tOK, t, pOK, p), r, total, r.defaults().Tensor, r.defaults().Pipeline, total)
 	}
 	return res
 }

@@ -70,6 +70,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 	checkAdapters(req, &l)
 	checkMultinodeArgs(md, &l)
 	checkNodeCount(md, &l)
+	checkParallelism(req, &l)
 	autoscale.Check(req, &l)
 	if s.Autoscaling() != nil && req.Engine != hub.EngineVLLM {
 		l.Errorf("spec.scaling.autoscaling", "is rendered for Dynamo's vllm backend only: the autoscaler reads vLLM's own metrics, which the %q backend does not export", req.Engine)

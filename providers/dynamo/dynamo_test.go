@@ -150,8 +150,12 @@ func TestDisaggregated(t *testing.T) {
 		r := renderSpec(t, disagg)
 		for role, name := range map[string]string{"prefill": ServicePrefillWorker, "decode": ServiceDecodeWorker} {
 			c := r.svc(t, name).ExtraPodSpec.MainContainer
-			require.Equal(t, []string{"--model", "meta-llama/Llama-2-7b-chat-hf", "--enable-prefix-caching", "--disaggregation-mode", role,
-				"--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_both"}`}, c.Args)
+			var tp []string
+			if role == "prefill" { // 2 GPUs per prefill pod
+				tp = []string{"--tensor-parallel-size", "2"}
+			}
+			require.Equal(t, append(append([]string{"--model", "meta-llama/Llama-2-7b-chat-hf", "--enable-prefix-caching"}, tp...), "--disaggregation-mode", role,
+				"--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_both"}`), c.Args)
 			require.Equal(t, []corev1.EnvVar{{Name: "VLLM_NIXL_SIDE_CHANNEL_HOST", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}, c.Env)
 		}
 	})
@@ -162,7 +166,7 @@ func TestDisaggregated(t *testing.T) {
 	t.Run("item 89: sglang disaggregated has role flags but no NIXL settings", func(t *testing.T) {
 		r := renderSpec(t, disagg+"engine: {type: sglang}")
 		c := r.svc(t, ServicePrefillWorker).ExtraPodSpec.MainContainer
-		require.Equal(t, []string{"--model-path", "meta-llama/Llama-2-7b-chat-hf", "--enable-prefix-caching", "--disaggregation-mode", "prefill"}, c.Args)
+		require.Equal(t, []string{"--model-path", "meta-llama/Llama-2-7b-chat-hf", "--enable-prefix-caching", "--tp-size", "2", "--disaggregation-mode", "prefill"}, c.Args)
 		require.Empty(t, c.Env)
 	})
 	t.Run("component replicas 0 pass through verbatim", func(t *testing.T) {
@@ -292,7 +296,7 @@ func TestArgKeys(t *testing.T) {
 	for _, key := range []string{"tensor-parallel-size", "enable_feature", "maxBatchSize", "abc123"} {
 		t.Run("item 86: valid key "+key, func(t *testing.T) {
 			req := request(t, "", base)
-			req.MD.Spec.Engine.Args = map[string]string{key: "v"}
+			req.MD.Spec.Engine.Args = map[string]string{key: "1"} // base has 1 GPU
 			require.Empty(t, Provider{}.Check(req))
 		})
 	}

@@ -346,6 +346,7 @@ func (r *renderer) workerArgs(role string) []string {
 		}
 	}
 	args = append(args, providers.LoRACapacityArgs(md)...)
+	args = append(args, r.parallelArgs(role)...)
 	userArgs := e.Args
 	if _, ok := userArgs["connector"]; ok && r.engine == hub.EngineVLLM {
 		userArgs = providers.Merge(userArgs)
