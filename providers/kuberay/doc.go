@@ -42,6 +42,12 @@
 //     engine.extraArgs, which upstream drops; a derived flag steps aside
 //     when the user sets it; invalid arg keys and arguments with whitespace
 //     (the variable is split on spaces) are errors;
+//   - a replica shards over its worker pod's N GPUs (upstream renders no
+//     parallelism, and vLLM loads the model on one GPU): VLLM_ENGINE_ARGS
+//     carries --tensor-parallel-size N, the serve config a STRICT_PACK
+//     placement group of N GPU bundles (ReplicaPlacement), workers with
+//     N > 1 a memory-backed /dev/shm; a parallelism flag that contradicts
+//     N is an error (providers.CheckParallelism);
 //   - spec.provider.overrides are deep-merged into the RayService, null
 //     deleting (upstream KubeRay applies none);
 //   - podTemplate labels and annotations also go on the Ray pod templates

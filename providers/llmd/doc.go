@@ -18,8 +18,10 @@
 // producer on prefill), `engine.args` sorted, `engine.extraArgs`; GPUs and
 // memory as limits and requests, cpu as a request (component GPUs and
 // memory in disaggregated mode); `spec.env` then HF_TOKEN; nodeSelector and
-// tolerations. Overrides are merged into each Deployment, never a Service.
-// No probes and no volumes, as upstream. Nothing depends on the llm-d
+// tolerations; a memory-backed /dev/shm for more than one GPU (upstream
+// mounts none). Overrides are merged into each Deployment, never a
+// Service. No probes and no other volumes, as upstream. A parallelism
+// flag that contradicts a server's GPUs is an error. Nothing depends on the llm-d
 // release (0.6 to 0.10 render the same model servers).
 //
 // Deliberate differences from upstream, each covered by a test:
