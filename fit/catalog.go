@@ -1,0 +1,69 @@
+package fit
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// CatalogJSON is the model catalog: facts derived from public model
+// configurations by hack/derive-model-catalog, each row naming the file,
+// repository and commit it came from (and that file's sha256).
+//
+//go:embed catalog.json
+var CatalogJSON []byte
+
+// Catalog is the shape of catalog.json.
+type Catalog struct {
+	Source string  `json:"source"`
+	Models []Entry `json:"models"`
+}
+
+// Entry is one row: a model's facts, the ids it answers to, and where the
+// facts came from.
+type Entry struct {
+	Model
+	// Aliases are further ids with the same architecture and weights'
+	// size (an instruct model of its base), with the reason in Note.
+	Aliases []string `json:"aliases,omitempty"`
+	Note    string   `json:"note,omitempty"`
+	From    Origin   `json:"source"`
+}
+
+// Origin is a pinned public file.
+type Origin struct {
+	Repository string `json:"repository"`
+	Commit     string `json:"commit"`
+	Path       string `json:"path"`
+	SHA256     string `json:"sha256"`
+}
+
+func (o Origin) String() string {
+	return fmt.Sprintf("%s/blob/%s/%s", strings.TrimSuffix(o.Repository, ".git"), o.Commit, o.Path)
+}
+
+var catalog = sync.OnceValue(func() map[string]Model {
+	var c Catalog
+	if err := json.Unmarshal(CatalogJSON, &c); err != nil {
+		panic("fit: catalog.json: " + err.Error())
+	}
+	byID := map[string]Model{}
+	for _, e := range c.Models {
+		m := e.Model
+		m.Source = "the model catalog (fit/catalog.json)"
+		for _, id := range append([]string{e.ID}, e.Aliases...) {
+			m.ID = id
+			byID[strings.ToLower(id)] = m
+		}
+	}
+	return byID
+})
+
+// Lookup finds a model in the catalog by its Hugging Face id (case does
+// not matter).
+func Lookup(id string) (Model, bool) {
+	m, ok := catalog()[strings.ToLower(id)]
+	return m, ok
+}

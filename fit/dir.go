@@ -1,0 +1,54 @@
+package fit
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// maxFileBytes bounds each file ReadDir reads: a config.json is a few
+// KiB, a safetensors index of a 1T-parameter model under 2 MiB.
+const maxFileBytes = 8 << 20
+
+// ReadDir reads a model's facts from a local directory holding its
+// config.json and, when present, model.safetensors.index.json: offline,
+// those two files only, each at most 8 MiB. id names the model in
+// messages.
+func ReadDir(id, dir string) (Model, error) {
+	cfg, err := readBounded(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return Model{}, err
+	}
+	idx, err := readBounded(filepath.Join(dir, "model.safetensors.index.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		idx, err = nil, nil
+	}
+	if err != nil {
+		return Model{}, err
+	}
+	m, err := FromConfig(id, cfg, idx)
+	if err != nil {
+		return Model{}, fmt.Errorf("%s: %v", dir, err)
+	}
+	m.Source = "the model directory " + dir
+	return m, nil
+}
+
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB, not a model's configuration", path, maxFileBytes>>20)
+	}
+	return data, nil
+}
