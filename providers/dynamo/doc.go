@@ -40,6 +40,12 @@
 //     dynamo-planner image, no GPU, always the Frontend.
 //
 // Deliberate differences from upstream, each covered by a test:
+//   - workers shard over their GPUs (replicaGPUs; upstream and the
+//     operator set no parallelism): vllm `--tensor-parallel-size` per node
+//     and `--pipeline-parallel-size` across the nodes of a multinode
+//     worker, sglang `--tp-size` and trtllm `--tensor-parallel-size` over
+//     every GPU; a size in `engine.args`/`extraArgs` that contradicts them
+//     is an error. /dev/shm is the operator's (`sharedMemory`, 8Gi);
 //   - the Epp topology is rendered only when the capability file declares
 //     the Gateway API Inference Extension and `spec.gateway.enabled` is not
 //     false; otherwise the Frontend (upstream picks the Epp unless disabled,
