@@ -488,3 +488,21 @@ func TestParallelismContradicted(t *testing.T) {
 	_, rs, _ := render(t, "model: {id: m}\nengine: {type: vllm, extraArgs: [-tp, \"4\"]}\nresources: {gpu: {count: 4}}")
 	require.Equal(t, "--model m --enable-prefix-caching -tp 4", env(head(rs), "VLLM_ENGINE_ARGS").Value)
 }
+
+// TestReplicaPlacementAutoscaled: the placement group is a key of the one
+// Serve deployment also when Ray Serve autoscales it.
+func TestReplicaPlacementAutoscaled(t *testing.T) {
+	one, four, sixteen, delay := int32(1), int32(4), int32(16), int32(600)
+	config := AutoscaledServeConfig(&hub.AutoscalingSpec{MinReplicas: &one, MaxReplicas: &four, Target: &sixteen, ScaleDownDelaySeconds: &delay}) + ReplicaPlacement(2)
+	var parsed struct {
+		Applications []struct {
+			Deployments []map[string]any `json:"deployments"`
+		} `json:"applications"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(config), &parsed))
+	d := parsed.Applications[0].Deployments[0]
+	require.Contains(t, d, "autoscaling_config")
+	require.Equal(t, "STRICT_PACK", d["placement_group_strategy"])
+	require.Equal(t, []any{map[string]any{"CPU": 1.0}, map[string]any{"CPU": 1.0, "GPU": 1.0}, map[string]any{"CPU": 1.0, "GPU": 1.0}}, d["placement_group_bundles"])
+	require.Empty(t, ReplicaPlacement(1), "one GPU: Ray Serve's default placement")
+}
