@@ -39,6 +39,8 @@ var (
 	CapabilitiesInput   = Code{"capabilities-input"}
 	NoNamespace         = Code{"no-namespace"}
 	UnrenderedModels    = Code{"unrendered-models"}
+	TightFit            = Code{"tight-fit"}
+	UnknownModel        = Code{"unknown-model"}
 )
 
 // Codes describes every warning code, in the order docs list them.
@@ -66,6 +68,8 @@ var Codes = []struct {
 	{CapabilitiesInput, "a ClusterCapabilities among the inputs is ignored, or consumed without local-config"},
 	{NoNamespace, "a ModelDeployment without `metadata.namespace`: its objects land wherever they are applied"},
 	{UnrenderedModels, "`build` of a kustomization that declares no airunway-render prints its ModelDeployments unrendered"},
+	{TightFit, "one replica's estimated memory needs exceed 90% of what its GPUs give, or (SGLang, TensorRT-LLM) its KV cache cannot hold one full sequence (docs/will-it-run.md)"},
+	{UnknownModel, "the model is not in the model catalog and its id names no size: its memory fit is not checked (docs/will-it-run.md)"},
 }
 
 // CodeNames lists the codes' names.

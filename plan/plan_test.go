@@ -89,7 +89,7 @@ metadata: {name: %s, namespace: ml}
 spec:
   model: {id: Qwen/Qwen3-8B}
   provider: {name: %s%s}
-  engine: {type: vllm}
+  engine: {type: vllm, contextLength: 8192}
   resources: {gpu: {count: %d}}
   scaling: {replicas: %d}
 `, name, provider, extra, gpus, replicas)
@@ -304,7 +304,7 @@ func TestAutoscaledPlannedAtPeak(t *testing.T) {
 		note       string
 	}{
 		{"v1alpha2-vllm-autoscaling-keda", 4, `Deployment/qwen (model "qwen"): autoscaled between 0 and 4 replicas; planned at 4, its peak`},
-		{"v1alpha2-llmd-autoscaling-hpa", 2 + 6, `Deployment/qwen3-32b-decode (model "qwen3-32b"): autoscaled between 1 and 6 replicas; planned at 6, its peak`},
+		{"v1alpha2-llmd-autoscaling-hpa", 2 + 6, `Deployment/qwen3-8b-decode (model "qwen3-8b"): autoscaled between 1 and 6 replicas; planned at 6, its peak`},
 	} {
 		t.Run(tc.goldenCase, func(t *testing.T) {
 			dir := filepath.Join("..", "golden", "testdata", tc.goldenCase)

@@ -14,6 +14,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/gateway"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/providers"
@@ -44,6 +45,10 @@ type Options struct {
 	// The CLI, which parses the files itself, sets it; the KRM function
 	// cannot, as a ResourceList's items count the list's lines.
 	SourceFile func(*yaml.RNode) string
+	// Models are model facts the caller read from local directories
+	// (fit.ReadDir), by `spec.model.id`: they win over the model catalog
+	// when the memory fit is checked. Render itself reads no file.
+	Models map[string]fit.Model
 }
 
 // Result of a run. Items and Encoded are nil whenever Problems has an
@@ -122,7 +127,7 @@ func Render(items []*yaml.RNode, opts Options) Result {
 			continue
 		}
 		seen[id.String()] = file
-		rendered, l := renderModel(node, caps, registry)
+		rendered, l := renderModel(node, caps, registry, opts.Models)
 		problems = append(problems, l.Attach(id, file)...)
 		for _, n := range rendered {
 			problems = append(problems, out.add(n)...)
@@ -140,7 +145,7 @@ func Render(items []*yaml.RNode, opts Options) Result {
 // renderModel runs decode -> default -> convert -> validate -> select ->
 // place -> render for one ModelDeployment and returns it annotated plus
 // its generated objects.
-func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[string]providers.Provider) ([]*yaml.RNode, diag.List) {
+func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[string]providers.Provider, models map[string]fit.Model) ([]*yaml.RNode, diag.List) {
 	js, l := yamlerr.ObjectJSON(node)
 	if l.HasErrors() {
 		return nil, l
@@ -169,6 +174,9 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 		return nil, l
 	}
 	d.NodePool, d.NodePoolReason = placement.Annotation, placement.Reason
+	if checkFit(md, d.Engine, d.Provider, caps, p, placement, models, &l); l[n:].HasErrors() {
+		return nil, l
+	}
 	if pc := caps.Provider(d.Provider); pc != nil {
 		d.ProviderVersion = pc.Version
 	}

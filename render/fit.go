@@ -1,0 +1,209 @@
+package render
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/fit"
+	"github.com/airunway-render/airunway-render/providers"
+)
+
+// checkFit holds what one replica of each placed component needs (package
+// fit) to what its GPUs give: an error when it cannot fit, naming the
+// numbers and the fewest GPUs, and the pool, that would hold it; a
+// tight-fit warning near the limit (a tight fit of a model sized from its
+// id included); a note when the facts were assumed from the size in the
+// id; an unknown-model warning when there are none. It checks nothing for the
+// Dynamo mocker (no model), KAITO (its presets carry their own GPU
+// requirements and KAITO sizes the nodes), llama.cpp (GGUF weights that
+// the engine may keep in host memory), CPU-only components and pools
+// whose GPU memory the capability file does not state.
+func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabilities.Resolved, p providers.Provider, pl *providers.Placement, models map[string]fit.Model, l *diag.List) {
+	if hub.IsMocker(md) || provider == hub.ProviderKAITO || pl == nil || len(pl.Components) == 0 || md.Spec.Model.ID == "" {
+		return
+	}
+	if engine != hub.EngineVLLM && engine != hub.EngineSGLang && engine != hub.EngineTRTLLM {
+		return
+	}
+	s := &md.Spec
+	var e hub.EngineSpec
+	if s.Engine != nil {
+		e = *s.Engine
+	}
+	settings := fit.EngineSettings(engine, e.Args, e.ExtraArgs)
+	context := settings.Context
+	if e.ContextLength != nil {
+		context = int(*e.ContextLength)
+	}
+	model, known := modelFacts(s.Model.ID, models)
+	warned := false
+	for _, w := range workloads(s) {
+		pp := pl.Components[w.component]
+		if w.gpus <= 0 || pp == nil {
+			continue
+		}
+		pool := poolNamed(caps.NodePools, pp.Pool)
+		if pool == nil || pool.GPU == nil || pool.GPU.MemoryMiB <= 0 {
+			continue
+		}
+		if !known {
+			if !warned {
+				l.Warnf(diag.UnknownModel, "spec.model.id", "memory fit not checked: %q is not in the model catalog and its id names no size (such as -8B); nothing was assumed", s.Model.ID)
+				warned = true
+			}
+			continue
+		}
+		nodes := int32(1)
+		if sp, ok := p.(providers.NodeSpanner); ok {
+			nodes = max(1, sp.NodesPerPod(md, w.component))
+		}
+		gpus := int(w.gpus * nodes)
+		est := fit.Compute(model, settings, context, gpus, pool.GPU.MemoryMiB)
+		if model.FromID && !warned {
+			l.Infof("spec.model.id", "%q is not in the model catalog: its memory needs are assumed from %s, without a KV cache; one replica needs about %s MiB of the %s MiB it gets",
+				s.Model.ID, model.Source, comma(est.Needed), comma(est.Available))
+			warned = true
+		}
+		field := w.field + ".gpu.count"
+		what := fmt.Sprintf("%d %s of pool %q (%s MiB each)", gpus, plural(gpus, "GPU"), pool.Name, comma(pool.GPU.MemoryMiB))
+		weightsOnly := est
+		weightsOnly.Needed -= est.KV
+		switch {
+		case !weightsOnly.Fits() || !est.Fits() && engine == hub.EngineVLLM:
+			msg := fmt.Sprintf("%s does not fit %s: one replica needs about %s MiB (%s), and gets %s MiB (%s)",
+				s.Model.ID, what, comma(est.Needed), breakdown(model, est), comma(est.Available), gets(gpus, pool.GPU.MemoryMiB, settings))
+			msg += "; " + suggest(md, caps, w, nodes, model, settings, context)
+			if weightsOnly.Fits() && est.KVKnown {
+				if n := maxContext(model, settings, est); n > 0 {
+					msg += fmt.Sprintf(", or serve at most %s tokens (`spec.engine.contextLength`; vLLM refuses to start when its KV cache cannot hold one sequence)", comma(int64(n)))
+				}
+			}
+			l.Errorf(field, "%s (model facts from %s)", msg, model.Source)
+		case !est.Fits():
+			l.Warnf(diag.TightFit, field, "%s on %s: the weights fit, but a KV cache for one sequence of %s tokens does not (%s MiB needed, %s MiB available): the engine will serve shorter sequences (model facts from %s)",
+				s.Model.ID, what, comma(int64(est.Context)), comma(est.Needed), comma(est.Available), model.Source)
+		case est.IsTight():
+			l.Warnf(diag.TightFit, field, "%s on %s is a tight fit: one replica needs about %s MiB (%s), more than %d%% of the %s MiB it gets (%s); the engine's real overhead may exceed the estimate (model facts from %s)",
+				s.Model.ID, what, comma(est.Needed), breakdown(model, est), int(fit.Tight*100), comma(est.Available), gets(gpus, pool.GPU.MemoryMiB, settings), model.Source)
+		}
+	}
+}
+
+// modelFacts finds the model's facts: the caller's (read from a local
+// directory), the catalog, the size in its id.
+func modelFacts(id string, models map[string]fit.Model) (fit.Model, bool) {
+	if m, ok := models[id]; ok {
+		return m, true
+	}
+	if m, ok := fit.Lookup(id); ok {
+		return m, true
+	}
+	return fit.FromID(id)
+}
+
+func poolNamed(pools []hub.NodePool, name string) *hub.NodePool {
+	for i := range pools {
+		if pools[i].Name == name {
+			return &pools[i]
+		}
+	}
+	return nil
+}
+
+// suggest names the fewest GPUs of one node (1, 2, 4, ... up to the
+// pool's GPUs per node, 8 when unknown), and the pool (the smallest GPUs
+// among equals), that hold one replica, and what in the model keeps it
+// from that pool now (a node selector).
+func suggest(md *hub.ModelDeployment, caps *capabilities.Resolved, w workload, nodes int32, m fit.Model, s fit.Settings, context int) string {
+	type option struct {
+		gpus int32
+		pool *hub.NodePool
+	}
+	var best *option
+	for i := range caps.NodePools {
+		pool := &caps.NodePools[i]
+		if pool.GPU == nil || pool.GPU.MemoryMiB <= 0 || pool.GPUResource() != w.gpuResource {
+			continue
+		}
+		limit := pool.GPU.PerNode
+		if limit <= 0 {
+			limit = 8
+		}
+		for n := int32(1); n <= limit; n *= 2 {
+			e := fit.Compute(m, s, context, int(n*nodes), pool.GPU.MemoryMiB)
+			if !e.Fits() {
+				continue
+			}
+			o := &option{n, pool}
+			if best == nil || o.gpus < best.gpus || o.gpus == best.gpus && (pool.GPU.MemoryMiB < best.pool.GPU.MemoryMiB || pool.GPU.MemoryMiB == best.pool.GPU.MemoryMiB && pool.Name < best.pool.Name) {
+				best = o
+			}
+			break
+		}
+	}
+	if best == nil {
+		return "no pool of the capability file holds it on the GPUs of one node"
+	}
+	msg := fmt.Sprintf("the fewest that fit are %d %s of pool %q", best.gpus, plural(int(best.gpus), "GPU"), best.pool.Name)
+	c := w
+	c.gpus = best.gpus
+	if why := rejects(md, best.pool, c, best.gpus, len(cpuPools(caps.NodePools)) > 0); why != "" {
+		msg += " (which " + why + ")"
+	}
+	return msg
+}
+
+// maxContext is the longest sequence whose KV cache fits beside the
+// weights.
+func maxContext(m fit.Model, s fit.Settings, e fit.Estimate) int {
+	kv := s.KVBytes
+	if kv == 0 {
+		kv = 2
+	}
+	per := m.KVPerToken(kv)
+	free := e.Available - e.Weights - e.Overhead
+	if per <= 0 || free <= 0 {
+		return 0
+	}
+	n := free * (1 << 20) / per
+	return int(n / 256 * 256)
+}
+
+func breakdown(m fit.Model, e fit.Estimate) string {
+	s := fmt.Sprintf("weights %s MiB in %s + engine overhead %s MiB", comma(e.Weights), m.DType, comma(e.Overhead))
+	if e.KVKnown {
+		s += fmt.Sprintf(" + KV cache %s MiB for one sequence of %s tokens", comma(e.KV), comma(int64(e.Context)))
+	}
+	return s
+}
+
+func gets(gpus int, memoryMiB int64, s fit.Settings) string {
+	return fmt.Sprintf("%d × %s MiB × %s", gpus, comma(memoryMiB), s.UtilizationFrom)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// comma writes 176555 as 176,555.
+func comma(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + comma(-n)
+	}
+	var parts []string
+	for len(s) > 3 {
+		parts = append(parts, s[len(s)-3:])
+		s = s[:len(s)-3]
+	}
+	parts = append(parts, s)
+	slices.Reverse(parts)
+	return strings.Join(parts, ",")
+}
