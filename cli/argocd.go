@@ -127,7 +127,7 @@ func argoObjects(app rootFiles, caps string, stderr io.Writer) ([]byte, bool) {
 
 // renderStream renders paths with the capability file into a YAML stream.
 func renderStream(src files, caps string, paths []string, stderr io.Writer) ([]byte, bool) {
-	objects, ok := renderPaths(src, caps, paths, diag.Policy{}, stderr)
+	objects, ok := renderPaths(src, caps, paths, diag.Policy{}, nil, stderr)
 	var out bytes.Buffer
 	if ok {
 		ok = writeStream(&out, objects) == nil

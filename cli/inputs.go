@@ -16,6 +16,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/internal/budget"
 	"github.com/airunway-render/airunway-render/internal/safefile"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
@@ -127,7 +128,7 @@ func opened(f *os.File, _ fs.FileInfo, err error) (io.ReadCloser, error) {
 // embedded default) and returns the objects bound for a cluster, or none
 // when a problem is an error. Problems come sorted.
 func renderFiles(src files, capsFile string, paths []string) ([]*yaml.RNode, diag.List) {
-	res, problems := renderFilesWith(src, capsFile, paths, nil, diag.Policy{})
+	res, problems := renderFilesWith(src, capsFile, paths, nil, diag.Policy{}, nil)
 	return clusterObjects(res.Items), problems
 }
 
@@ -135,28 +136,30 @@ func renderFiles(src files, capsFile string, paths []string) ([]*yaml.RNode, dia
 // ok is false when any of them is an error. The objects come encoded, one
 // YAML document each, named by the file --output-dir writes them to: a run
 // over thousands of models holds text, not node trees.
-func renderPaths(src files, capsFile string, paths []string, policy diag.Policy, stderr io.Writer) (objects []render.Encoded, ok bool) {
-	res, problems := renderFilesWith(src, capsFile, paths, encodeClusterObject, policy)
+func renderPaths(src files, capsFile string, paths []string, policy diag.Policy, models map[string]fit.Model, stderr io.Writer) (objects []render.Encoded, ok bool) {
+	res, problems := renderFilesWith(src, capsFile, paths, encodeClusterObject, policy, models)
 	problems.Report(stderr, "nothing was rendered")
 	return res.Encoded, !problems.HasErrors()
 }
 
-// renderFilesWith is renderFiles with render.Options.Encode set to encode.
-func renderFilesWith(src files, capsFile string, paths []string, encode func(*yaml.RNode) ([]byte, string, error), policy diag.Policy) (render.Result, diag.List) {
+// renderFilesWith is renderFiles with render.Options.Encode set to encode,
+// and the model facts read from --model-dir.
+func renderFilesWith(src files, capsFile string, paths []string, encode func(*yaml.RNode) ([]byte, string, error), policy diag.Policy, models map[string]fit.Model) (render.Result, diag.List) {
 	var caps *capabilities.Resolved
 	var problems diag.List
 	if capsFile != "" {
 		caps, problems = readCapabilities(src, capsFile)
 	}
-	return renderInputs(src, caps, problems, paths, encode, policy)
+	return renderInputs(src, caps, problems, paths, encode, policy, models)
 }
 
 // renderInputs renders paths for a capability file already read (nil: a
 // ClusterCapabilities among the inputs, else the embedded default);
-// problems are the reading's, reported with the rendering's.
-func renderInputs(src files, caps *capabilities.Resolved, problems diag.List, paths []string, encode func(*yaml.RNode) ([]byte, string, error), policy diag.Policy) (render.Result, diag.List) {
+// problems are the reading's, reported with the rendering's; models are
+// the facts read from --model-dir (nil: none).
+func renderInputs(src files, caps *capabilities.Resolved, problems diag.List, paths []string, encode func(*yaml.RNode) ([]byte, string, error), policy diag.Policy, models map[string]fit.Model) (render.Result, diag.List) {
 	items, source, l := readInputs(src, paths)
-	opts := render.Options{Capabilities: caps, Encode: encode, Warnings: policy, SourceFile: source}
+	opts := render.Options{Capabilities: caps, Encode: encode, Warnings: policy, SourceFile: source, Models: models}
 	problems = append(problems, l...)
 	if problems.HasErrors() {
 		return render.Result{}, problems.Sorted()

@@ -22,7 +22,7 @@ func BenchmarkSmallDocuments(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ok := renderPaths(hostFiles{}, "../examples/kustomize/clusters/dev/capabilities.yaml", []string{file}, diag.Policy{}, io.Discard); !ok {
+		if _, ok := renderPaths(hostFiles{}, "../examples/kustomize/clusters/dev/capabilities.yaml", []string{file}, diag.Policy{}, nil, io.Discard); !ok {
 			b.Fatal("render failed")
 		}
 	}

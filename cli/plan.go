@@ -112,7 +112,7 @@ func runPlan(o planOptions, paths []string, s streams) error {
 	}
 	defer closeScope()
 	caps, problems := readCapabilities(src, o.capsFile)
-	res, l := renderInputs(src, caps, problems, paths, nil, policy)
+	res, l := renderInputs(src, caps, problems, paths, nil, policy, nil)
 	l.Report(s.errOut, "nothing was planned")
 	if l.HasErrors() {
 		return exitCode(1)

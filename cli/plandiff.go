@@ -102,7 +102,7 @@ func planSide(repo *gitsnap.Repo, side gitsnap.Side, isBase bool, caps string, p
 	var items []*yaml.RNode // a side without the paths: the models are added or removed
 	if len(paths) > 0 {
 		var res render.Result
-		res, problems = renderInputs(src, resolved, problems, paths, nil, policy)
+		res, problems = renderInputs(src, resolved, problems, paths, nil, policy, nil)
 		items = res.Items
 	}
 	problems.Report(&b, "nothing was planned")

@@ -3,8 +3,11 @@ package cli
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/airunway-render/airunway-render/fit"
 )
 
 type renderOptions struct {
@@ -14,6 +17,7 @@ type renderOptions struct {
 	output        string
 	outDir        string
 	kustomization bool
+	modelDirs     []string
 }
 
 func newRenderCommand(s streams) *cobra.Command {
@@ -58,6 +62,7 @@ installed at upstream's pinned release and one generic NVIDIA GPU pool.`,
 	f.StringVar(&o.capsFile, "capabilities", "", "ClusterCapabilities file (default: a ClusterCapabilities object among the inputs, else the embedded default, with a warning)")
 	f.StringVarP(&o.output, "output", "o", "yaml", "output format of the stream on stdout: yaml or json")
 	f.StringVar(&o.outDir, "output-dir", "", "write one file per object under this directory instead of a stream on stdout")
+	f.StringArrayVar(&o.modelDirs, "model-dir", nil, "ID=DIR: read model ID's facts for the memory fit from DIR's config.json and model.safetensors.index.json instead of the model catalog (repeatable; docs/will-it-run.md)")
 	f.BoolVar(&o.kustomization, "kustomization", false, "with --output-dir: also write DIR/kustomization.yaml listing every rendered file (for kubectl kustomize, Flux and Argo CD)")
 	o.warnings.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
@@ -88,7 +93,12 @@ func runRender(o renderOptions, paths []string, s streams) error {
 		return exitCode(1)
 	}
 	defer closeScope()
-	objects, ok := renderPaths(src, o.capsFile, paths, policy, s.errOut)
+	models, err := readModelDirs(o.modelDirs)
+	if err != nil {
+		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		return exitCode(1)
+	}
+	objects, ok := renderPaths(src, o.capsFile, paths, policy, models, s.errOut)
 	if !ok {
 		return exitCode(1)
 	}
@@ -110,4 +120,25 @@ func runRender(o renderOptions, paths []string, s streams) error {
 		return exitCode(1)
 	}
 	return nil
+}
+
+// readModelDirs reads each --model-dir ID=DIR: the facts of model ID from
+// the config.json (and safetensors index) in DIR, offline.
+func readModelDirs(flags []string) (map[string]fit.Model, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	models := map[string]fit.Model{}
+	for _, f := range flags {
+		id, dir, ok := strings.Cut(f, "=")
+		if !ok || id == "" || dir == "" {
+			return nil, fmt.Errorf("--model-dir %q: want ID=DIR, the model's spec.model.id and a directory holding its config.json", f)
+		}
+		m, err := fit.ReadDir(id, dir)
+		if err != nil {
+			return nil, fmt.Errorf("--model-dir %s: %v", f, err)
+		}
+		models[id] = m
+	}
+	return models, nil
 }

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/airunway-render/airunway-render/internal/safefile"
 )
 
 // maxFileBytes bounds each file ReadDir reads: a config.json is a few
@@ -15,8 +17,8 @@ const maxFileBytes = 8 << 20
 
 // ReadDir reads a model's facts from a local directory holding its
 // config.json and, when present, model.safetensors.index.json: offline,
-// those two files only, each at most 8 MiB. id names the model in
-// messages.
+// those two files only, each a regular file of at most 8 MiB. id names
+// the model in messages.
 func ReadDir(id, dir string) (Model, error) {
 	cfg, err := readBounded(filepath.Join(dir, "config.json"))
 	if err != nil {
@@ -38,7 +40,8 @@ func ReadDir(id, dir string) (Model, error) {
 }
 
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	// Only a regular file: a named pipe or a device would block the run.
+	f, _, err := safefile.Open(path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
