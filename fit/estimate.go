@@ -89,7 +89,7 @@ func EngineSettings(engine string, args map[string]string, extra []string) Setti
 		}
 	}
 	if v, ok := flag("max-model-len", "max_model_len", "context-length", "context_length", "max_seq_len", "max-seq-len"); ok {
-		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 && n <= 1<<30 {
 			s.Context = n
 		}
 	}

@@ -110,6 +110,8 @@ func TestReadDir(t *testing.T) {
 	require.Equal(t, int64(16060522496), m.Weights())
 	_, err = ReadDir("x", t.TempDir())
 	require.Error(t, err)
+	_, err = FromConfig("x", []byte(`{"hidden_size":4096,"intermediate_size":1,"num_hidden_layers":1000000000,"num_attention_heads":32,"vocab_size":1}`), nil)
+	require.ErrorContains(t, err, "num_hidden_layers 1000000000 is out of range")
 	big := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(big, "config.json"), make([]byte, maxFileBytes+1), 0o644))
 	_, err = ReadDir("x", big)

@@ -122,6 +122,19 @@ func FromConfig(id string, configJSON, indexJSON []byte) (Model, error) {
 	if c.HiddenSize <= 0 || c.Layers <= 0 || c.Heads <= 0 || c.Vocab <= 0 || c.IntermediateSize <= 0 && c.MoEIntermediate <= 0 {
 		return Model{}, fmt.Errorf("config.json: hidden_size, num_hidden_layers, num_attention_heads, vocab_size and intermediate_size are required")
 	}
+	// Bounds far above any real model keep the arithmetic in int64.
+	for _, d := range []struct {
+		name  string
+		v     int64
+		limit int64
+	}{{"hidden_size", c.HiddenSize, 1 << 20}, {"intermediate_size", c.IntermediateSize, 1 << 22}, {"moe_intermediate_size", c.MoEIntermediate, 1 << 22},
+		{"num_hidden_layers", c.Layers, 1 << 12}, {"num_attention_heads", c.Heads, 1 << 12}, {"num_key_value_heads", c.KVHeads, 1 << 12},
+		{"head_dim", c.HeadDim, 1 << 14}, {"vocab_size", c.Vocab, 1 << 24}, {"num_experts", max(c.Experts, c.LocalExperts), 1 << 12},
+		{"max_position_embeddings", c.MaxPosition, 1 << 30}} {
+		if d.v < 0 || d.v > d.limit {
+			return Model{}, fmt.Errorf("config.json: %s %d is out of range (0 to %d)", d.name, d.v, d.limit)
+		}
+	}
 	kv := c.KVHeads
 	if kv == 0 {
 		kv = c.Heads
