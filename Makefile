@@ -14,7 +14,7 @@ SHARED_CRDS ?= ../shared/crds
 
 export CGO_ENABLED := 0
 
-.PHONY: all build install test twin gitops demo golden bench profile fuzz docs schemas fmt vet lint tools envtest image help verify-modules vulncheck
+.PHONY: all build install test twin gitops demo golden bench profile fuzz docs schemas engine-args fmt vet lint tools envtest image help verify-modules vulncheck
 
 all: build
 
@@ -36,6 +36,7 @@ help:
 	@echo "make image    build the function, Argo CD plugin and status reporter images with buildah"
 	@echo "make docs     regenerate the generated parts of docs/ (matrix, field reference, CLI reference) and the ClusterCapabilities CRD of deploy/base"
 	@echo "make schemas  re-derive schemas/ and the deploy/ CRD from $(SHARED_CRDS)"
+	@echo "make engine-args ENGINEARGS_PINNED=DIR  re-derive providers/engineargs/vllm.json from pinned vLLM files"
 
 build: bin/airunway-render bin/airunway-status-reporter
 
@@ -176,6 +177,12 @@ docs:
 # it they are kept (schemas/README.md says where each comes from).
 schemas:
 	$(GO) run ./hack/derive-schemas -crds $(SHARED_CRDS) -out schemas -modules=$(or $(SCHEMA_MODULES),true) $(if $(SCHEMA_PINNED),-pinned $(SCHEMA_PINNED))
+
+# The options of each pinned vLLM release (providers/engineargs/vllm.json),
+# from the pinned files under ENGINEARGS_PINNED=DIR/<repository>/<tag>/<path>
+# (hack/derive-engine-args says which).
+engine-args:
+	$(GO) run ./hack/derive-engine-args -pinned $(ENGINEARGS_PINNED)
 
 fmt: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) fmt ./...

@@ -1,0 +1,129 @@
+package engineargs
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Server is one release of a model server whose options are known.
+type Server struct {
+	Engine  string // hub engine type, "vllm"
+	Name    string // the engine's name in messages, "vLLM"
+	Release string // "v0.11.0"
+	options map[string]bool
+	list    []string
+}
+
+// imageRule maps an image repository whose tags name the engine release
+// they were built from to that engine. Sources:
+//
+//   - vllm/vllm-openai (Docker Hub, also docker.io/vllm/vllm-openai): vLLM's
+//     release pipeline publishes the image of each release tag vX.Y.Z as
+//     vllm/vllm-openai:vX.Y.Z, built from docker/Dockerfile's
+//     vllm-openai target at that tag, whose ENTRYPOINT is
+//     `python3 -m vllm.entrypoints.openai.api_server` (v0.9.1 and v0.11.0
+//     alike); the vllm and llm-d providers run it with no command, so the
+//     arguments reach that server's parser.
+//
+// Not mapped, hence not checked: Dynamo's nvcr.io/nvidia/ai-dynamo/*-runtime
+// images (their `python3 -m dynamo.vllm` adds Dynamo's own options to
+// vLLM's, and which vLLM each Dynamo release bundles is not derived here),
+// KubeRay's rayproject/ray-llm (Ray passes engine_kwargs, not a command
+// line), KAITO (presets), SGLang (no table yet), and any other image.
+var imageRules = []struct {
+	repositories []string
+	engine, name string
+}{
+	{[]string{"vllm/vllm-openai", "docker.io/vllm/vllm-openai", "index.docker.io/vllm/vllm-openai"}, "vllm", "vLLM"},
+}
+
+var releaseTag = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(\.[0-9]+)?$`)
+
+// ForImage returns the server the image runs when its options are known;
+// otherwise nil and why the image's arguments cannot be checked.
+func ForImage(image string) (*Server, string) {
+	ref := image
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref = ref[:i] // a digest pins the bytes; the tag still names the release
+	}
+	repo, tag := ref, ""
+	if i := strings.LastIndex(ref, ":"); i >= 0 && !strings.Contains(ref[i:], "/") {
+		repo, tag = ref[:i], ref[i+1:]
+	}
+	for _, r := range imageRules {
+		if !contains(r.repositories, repo) {
+			continue
+		}
+		if !releaseTag.MatchString(tag) {
+			if tag == "" {
+				tag = "latest"
+			}
+			return nil, "its tag " + quote(tag) + " names no " + r.name + " release"
+		}
+		rel := table[r.engine+"@"+tag]
+		if rel == nil {
+			return nil, "this release of airunway-render has no option table for " + r.name + " " + tag
+		}
+		s := &Server{Engine: r.engine, Name: r.name, Release: tag, options: map[string]bool{}, list: rel.Options}
+		for _, o := range rel.Options {
+			s.options[o] = true
+		}
+		return s, ""
+	}
+	return nil, "airunway-render does not know which server release the image runs"
+}
+
+// Releases lists the engine releases with an option table, as
+// "engine@release".
+func Releases() []string {
+	var out []string
+	for _, r := range tableOrder {
+		out = append(out, r.Engine+"@"+r.Release)
+	}
+	return out
+}
+
+// Known reports whether the server accepts the flag key (the name after
+// "--", as hub.FlagKey gives it), and otherwise the nearest known option.
+func (s *Server) Known(key string) bool {
+	name := key
+	if i := strings.IndexByte(name, '.'); i >= 0 {
+		name = name[:i] // --json-arg.key sets a key of --json-arg
+	}
+	opt := "--" + strings.ReplaceAll(name, "_", "-")
+	if s.options[opt] {
+		return true
+	}
+	if name == "" {
+		return false
+	}
+	for _, o := range s.list {
+		if strings.HasPrefix(o, opt) { // argparse's allow_abbrev
+			return true
+		}
+	}
+	return false
+}
+
+// Options lists the server's long options, sorted, but --help: the
+// options a model server's arguments may suggest.
+func (s *Server) Options() []string {
+	var out []string
+	for _, o := range s.list {
+		if strings.HasPrefix(o, "--") && o != "--help" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func quote(s string) string { return `"` + s + `"` }
