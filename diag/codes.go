@@ -41,6 +41,7 @@ var (
 	UnrenderedModels    = Code{"unrendered-models"}
 	TightFit            = Code{"tight-fit"}
 	UnknownModel        = Code{"unknown-model"}
+	UncheckedEngineArgs = Code{"unchecked-engine-args"}
 )
 
 // Codes describes every warning code, in the order docs list them.
@@ -70,6 +71,7 @@ var Codes = []struct {
 	{UnrenderedModels, "`build` of a kustomization that declares no airunway-render prints its ModelDeployments unrendered"},
 	{TightFit, "one replica's estimated memory needs exceed 90% of what its GPUs give, or (SGLang, TensorRT-LLM) its KV cache cannot hold one full sequence (docs/will-it-run.md)"},
 	{UnknownModel, "the model is not in the model catalog and its id names no size: its memory fit is not checked (docs/will-it-run.md)"},
+	{UncheckedEngineArgs, "engine arguments are not checked against the server's options: the image's release is not known (a floating tag, another image) or has no option table"},
 }
 
 // CodeNames lists the codes' names.

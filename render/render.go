@@ -185,6 +185,7 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 	if b := capabilities.BuiltinFor(d.Provider); b != nil {
 		l = append(l, checkEligible(b, md, d.Engine)...)
 	}
+	checkEngineArgs(md, d.Engine, d.Provider, req.Provider, &l)
 	if l = append(l, p.Check(req)...); l.HasErrors() {
 		return nil, l
 	}
