@@ -133,7 +133,7 @@ func Compute(m Model, s Settings, context, gpus int, memoryMiB int64) Estimate {
 		Weights:   ceilMiB(float64(m.Weights())),
 		Overhead:  int64(gpus) * OverheadMiB,
 		Context:   context,
-		KVKnown:   m.Layers > 0 && context > 0,
+		KVKnown:   m.KVPerToken(kvBytes) > 0 && context > 0,
 		Available: int64(math.Floor(float64(gpus) * float64(memoryMiB) * s.Utilization)),
 	}
 	if e.KVKnown {

@@ -12,7 +12,7 @@ type Model struct {
 	ID string `json:"id"`
 	// Params is the number of parameters (every expert of a mixture of
 	// experts: all of them sit in GPU memory).
-	Params int64 `json:"params"`
+	Params int64 `json:"params,omitempty"`
 	// DType is what a weight is stored as: bfloat16, float16, float32,
 	// fp8, int8, int4.
 	DType string `json:"dtype"`
@@ -20,6 +20,10 @@ type Model struct {
 	Layers  int `json:"layers,omitempty"`
 	KVHeads int `json:"kvHeads,omitempty"`
 	HeadDim int `json:"headDim,omitempty"`
+	// KVLatent, for multi-head latent attention (DeepSeek V3), is what
+	// one token keeps per layer instead of keys and values:
+	// kv_lora_rank + qk_rope_head_dim.
+	KVLatent int `json:"kvLatent,omitempty"`
 	// Context is the model's default context length (its
 	// max_position_embeddings), what an engine serves when not told less.
 	Context int `json:"context,omitempty"`
@@ -61,8 +65,12 @@ func (m *Model) Weights() int64 {
 
 // KVPerToken returns the bytes of KV cache one token takes, with
 // kvBytes bytes per element: 2 (a key and a value) × layers × KV heads ×
-// head size × bytes; 0 when the model's shape is unknown.
+// head size × bytes, or layers × the latent size × bytes for latent
+// attention; 0 when the model's shape is unknown.
 func (m *Model) KVPerToken(kvBytes float64) int64 {
+	if m.KVLatent > 0 {
+		return int64(float64(m.Layers*m.KVLatent) * kvBytes)
+	}
 	return int64(2 * float64(m.Layers*m.KVHeads*m.HeadDim) * kvBytes)
 }
 

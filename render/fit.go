@@ -174,7 +174,11 @@ func maxContext(m fit.Model, s fit.Settings, e fit.Estimate) int {
 }
 
 func breakdown(m fit.Model, e fit.Estimate) string {
-	s := fmt.Sprintf("weights %s MiB in %s + engine overhead %s MiB", comma(e.Weights), m.DType, comma(e.Overhead))
+	weights := "in " + m.DType
+	if m.WeightBytes > 0 {
+		weights = "(the checkpoint's size)"
+	}
+	s := fmt.Sprintf("weights %s MiB %s + engine overhead %s MiB", comma(e.Weights), weights, comma(e.Overhead))
 	if e.KVKnown {
 		s += fmt.Sprintf(" + KV cache %s MiB for one sequence of %s tokens", comma(e.KV), comma(int64(e.Context)))
 	}

@@ -70,7 +70,7 @@ func TestCheckFitSkipsAndAssumptions(t *testing.T) {
 	require.True(t, l.HasErrors(), "%v", l)
 	require.True(t, strings.Contains(l[len(l)-1].Message, "the size 70B in the id"), "%v", l)
 	// No facts: not checked, a warning.
-	l = fitProblems(t, "vllm", "vllm", `{model: {id: microsoft/phi-4}, resources: {gpu: {count: 1}}}`, nil)
+	l = fitProblems(t, "vllm", "vllm", `{model: {id: example-org/house-model}, resources: {gpu: {count: 1}}}`, nil)
 	require.Len(t, l, 1)
 	require.Equal(t, diag.UnknownModel, l[0].Code)
 	// Facts the caller read from a directory win over the id.

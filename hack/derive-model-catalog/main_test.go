@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/airunway-render/airunway-render/fit"
 )
@@ -24,7 +25,8 @@ func TestCatalogIsCurrent(t *testing.T) {
 // TestParameterCounts holds the parameter counts computed from the
 // configurations to the sizes the models' publishers state (model cards:
 // Llama 3.1 8.03B, 70.6B, 405B; Qwen3 0.6B, 1.7B, 8.2B, 32.8B, 30.5B,
-// 235B; Mixtral 46.7B, 141B), within 2%.
+// 235B; Mixtral 46.7B, 141B), within 2%; rows from KAITO's list carry
+// the checkpoint's size instead.
 func TestParameterCounts(t *testing.T) {
 	var c fit.Catalog
 	require.NoError(t, json.Unmarshal(fit.CatalogJSON, &c))
@@ -34,12 +36,44 @@ func TestParameterCounts(t *testing.T) {
 		"Qwen/Qwen3-30B-A3B": 30.5e9, "Qwen/Qwen3-30B-A3B-FP8": 30.5e9, "Qwen/Qwen3-235B-A22B": 235e9,
 		"mistralai/Mixtral-8x7B-v0.1": 46.7e9, "mistralai/Mixtral-8x22B-v0.1": 141e9,
 	}
-	require.Len(t, c.Models, len(published), "every row needs its published size here")
+	counted := 0
 	for _, m := range c.Models {
-		want, ok := published[m.ID]
-		require.True(t, ok, m.ID)
-		require.InEpsilon(t, want, float64(m.Params), 0.02, m.ID)
 		require.NotEmpty(t, m.From.Commit, m.ID)
+		if m.Params == 0 {
+			require.Positive(t, m.WeightBytes, "%s: neither parameters nor the checkpoint's size", m.ID)
+			continue
+		}
+		want, ok := published[m.ID]
+		require.True(t, ok, "%s: add its published size here", m.ID)
+		require.InEpsilon(t, want, float64(m.Params), 0.02, m.ID)
+		counted++
+	}
+	require.Equal(t, len(published), counted)
+}
+
+// TestSourcesAgree holds the two sources to each other where both cover
+// a model: the weights computed from Llama 3.1's config.json (parameters
+// × 2 bytes) against the checkpoints' size in KAITO's list, within 1%.
+func TestSourcesAgree(t *testing.T) {
+	raw, err := os.ReadFile("sources/kaito-project--kaito_model_catalog.yaml")
+	require.NoError(t, err)
+	var list struct {
+		Models []kaitoModel `json:"models"`
+	}
+	require.NoError(t, sigsyaml.Unmarshal(raw, &list))
+	for _, id := range []string{"meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.3-70B-Instruct"} {
+		fromConfig, ok := fit.Lookup(id)
+		require.True(t, ok, id)
+		var fromKAITOList fit.Model
+		for _, k := range list.Models {
+			if k.Name == id {
+				fromKAITOList, err = fromKAITO(k)
+				require.NoError(t, err)
+			}
+		}
+		require.NotZero(t, fromKAITOList.WeightBytes, id)
+		require.InEpsilon(t, float64(fromKAITOList.Weights()), float64(fromConfig.Weights()), 0.01, id)
+		require.Equal(t, fromConfig.KVPerToken(2), fromKAITOList.KVPerToken(2), id)
 	}
 }
 
