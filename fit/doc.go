@@ -31,10 +31,16 @@
 //     render.Options.Models carries them by model id;
 //  2. the catalog (catalog.json, embedded): rows derived by
 //     hack/derive-model-catalog from public copies of the models'
-//     config.json, each pinned by repository, commit, path and sha256,
-//     with the copies kept in the repository so that a test re-derives
-//     every row offline (hack/derive-model-catalog's tests also hold the
-//     parameter counts to the publishers' stated sizes);
+//     config.json, then from KAITO's generated model list (the
+//     checkpoint's size, the context limit, the attention shape) for the
+//     models no config covers; each source pinned by repository, commit,
+//     path and sha256, with the copies kept in the repository so that a
+//     test re-derives every row offline (hack/derive-model-catalog's tests
+//     also hold the parameter counts to the publishers' stated sizes, and
+//     the two sources to each other). A KV cache is counted only for
+//     full-attention architectures and DeepSeek V3's latent attention:
+//     sliding-window and hybrid models keep far less than their shape
+//     suggests, and carry their weights only;
 //  3. the size in the model id (FromID: -8B, -0.6B, -8x7B as 0.8 × 8 × 7B,
 //     -30B-A3B as 30B, a quantization the name announces), without a KV
 //     cache, as an assumption the renderer notes.
