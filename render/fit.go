@@ -22,14 +22,44 @@ import (
 // requirements and KAITO sizes the nodes), llama.cpp (GGUF weights that
 // the engine may keep in host memory), CPU-only components and pools
 // whose GPU memory the capability file does not state.
-func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabilities.Resolved, p providers.Provider, pl *providers.Placement, models map[string]fit.Model, l *diag.List) {
-	if hub.IsMocker(md) || provider == hub.ProviderKAITO || pl == nil || len(pl.Components) == 0 || md.Spec.Model.ID == "" {
-		return
-	}
-	if engine != hub.EngineVLLM && engine != hub.EngineSGLang && engine != hub.EngineTRTLLM {
-		return
-	}
+//
+// It returns the verdict of each GPU component (Result.Fits): the numbers
+// it held, or why it held none.
+func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabilities.Resolved, p providers.Provider, pl *providers.Placement, models map[string]fit.Model, l *diag.List) []fit.Verdict {
 	s := &md.Spec
+	var out []fit.Verdict
+	verdict := func(w workload) fit.Verdict {
+		v := fit.Verdict{Namespace: md.Namespace, Name: md.Name, ModelID: s.Model.ID, Component: w.component, GPUs: int(w.gpus)}
+		if pl != nil && pl.Components[w.component] != nil {
+			v.Pool = pl.Components[w.component].Pool
+		}
+		return v
+	}
+	notChecked := func(reason string) []fit.Verdict {
+		for _, w := range workloads(s) {
+			if w.gpus <= 0 {
+				continue
+			}
+			v := verdict(w)
+			v.Status, v.Reason = fit.StatusNotChecked, reason
+			out = append(out, v)
+		}
+		return out
+	}
+	switch {
+	case pl == nil || len(pl.Components) == 0:
+		return nil
+	case hub.IsMocker(md):
+		return notChecked("the Dynamo mocker loads no model")
+	case provider == hub.ProviderKAITO:
+		return notChecked("KAITO's presets carry their own GPU requirements")
+	case s.Model.ID == "":
+		return notChecked("no spec.model.id")
+	case engine == hub.EngineLlamaCpp:
+		return notChecked("llama.cpp may keep GGUF weights in host memory")
+	case engine != hub.EngineVLLM && engine != hub.EngineSGLang && engine != hub.EngineTRTLLM:
+		return notChecked("engine " + engine + " has no memory model")
+	}
 	var e hub.EngineSpec
 	if s.Engine != nil {
 		e = *s.Engine
@@ -39,18 +69,24 @@ func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabiliti
 	if e.ContextLength != nil {
 		context = int(*e.ContextLength)
 	}
-	model, known := modelFacts(s.Model.ID, models)
+	model, origin, known := modelFacts(s.Model.ID, models)
 	warned := false
 	for _, w := range workloads(s) {
 		pp := pl.Components[w.component]
 		if w.gpus <= 0 || pp == nil {
 			continue
 		}
+		v := verdict(w)
+		v.Status = fit.StatusNotChecked
 		pool := poolNamed(caps.NodePools, pp.Pool)
 		if pool == nil || pool.GPU == nil || pool.GPU.MemoryMiB <= 0 {
+			v.Reason = fmt.Sprintf("pool %q states no gpu.memoryMiB", pp.Pool)
+			out = append(out, v)
 			continue
 		}
 		if !known {
+			v.Reason = "unknown model: not in the catalog, and its id names no size"
+			out = append(out, v)
 			if !warned {
 				l.Warnf(diag.UnknownModel, "spec.model.id", "memory fit not checked: %q is not in the model catalog and its id names no size (such as -8B); nothing was assumed", s.Model.ID)
 				warned = true
@@ -63,6 +99,7 @@ func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabiliti
 		}
 		gpus := int(w.gpus * nodes)
 		est := fit.Compute(model, settings, context, gpus, pool.GPU.MemoryMiB)
+		v.GPUs, v.NeededMiB, v.AvailableMiB, v.Source, v.Status = gpus, est.Needed, est.Available, origin, fit.StatusFits
 		if model.FromID && !warned {
 			l.Infof("spec.model.id", "%q is not in the model catalog: its memory needs are assumed from %s, without a KV cache; one replica needs about %s MiB of the %s MiB it gets",
 				s.Model.ID, model.Source, comma(est.Needed), comma(est.Available))
@@ -74,6 +111,7 @@ func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabiliti
 		weightsOnly.Needed -= est.KV
 		switch {
 		case !weightsOnly.Fits() || !est.Fits() && engine == hub.EngineVLLM:
+			v.Status = fit.StatusDoesNotFit
 			msg := fmt.Sprintf("%s does not fit %s: one replica needs about %s MiB (%s), and gets %s MiB (%s)",
 				s.Model.ID, what, comma(est.Needed), breakdown(model, est), comma(est.Available), gets(gpus, pool.GPU.MemoryMiB, settings))
 			msg += "; " + suggest(md, caps, w, nodes, model, settings, context)
@@ -84,25 +122,31 @@ func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabiliti
 			}
 			l.Errorf(field, "%s (model facts from %s)", msg, model.Source)
 		case !est.Fits():
+			v.Status = fit.StatusShortContext
 			l.Warnf(diag.TightFit, field, "%s on %s: the weights fit, but a KV cache for one sequence of %s tokens does not (%s MiB needed, %s MiB available): the engine will serve shorter sequences (model facts from %s)",
 				s.Model.ID, what, comma(int64(est.Context)), comma(est.Needed), comma(est.Available), model.Source)
 		case est.IsTight():
+			v.Status = fit.StatusTight
 			l.Warnf(diag.TightFit, field, "%s on %s is a tight fit: one replica needs about %s MiB (%s), more than %d%% of the %s MiB it gets (%s); the engine's real overhead may exceed the estimate (model facts from %s)",
 				s.Model.ID, what, comma(est.Needed), breakdown(model, est), int(fit.Tight*100), comma(est.Available), gets(gpus, pool.GPU.MemoryMiB, settings), model.Source)
 		}
+		out = append(out, v)
 	}
+	return out
 }
 
 // modelFacts finds the model's facts: the caller's (read from a local
-// directory), the catalog, the size in its id.
-func modelFacts(id string, models map[string]fit.Model) (fit.Model, bool) {
+// directory), the catalog, the size in its id; origin names which, in a
+// word (model-dir, catalog, id).
+func modelFacts(id string, models map[string]fit.Model) (m fit.Model, origin string, ok bool) {
 	if m, ok := models[id]; ok {
-		return m, true
+		return m, "model-dir", true
 	}
 	if m, ok := fit.Lookup(id); ok {
-		return m, true
+		return m, "catalog", true
 	}
-	return fit.FromID(id)
+	m, ok = fit.FromID(id)
+	return m, "id", ok
 }
 
 func poolNamed(pools []hub.NodePool, name string) *hub.NodePool {

@@ -79,3 +79,57 @@ func TestCheckFitSkipsAndAssumptions(t *testing.T) {
 	require.True(t, l.HasErrors(), "%v", l)
 	require.Contains(t, l[0].Message, "the model directory /m")
 }
+
+// checkFit's verdicts (Result.Fits) carry the numbers it held, or why it
+// held none, for plan and preview.
+func TestCheckFitVerdicts(t *testing.T) {
+	verdicts := func(provider, engine, spec string, annotations ...string) []fit.Verdict {
+		t.Helper()
+		caps := resolved(t, threePools)
+		md := modelDeployment(t, spec, annotations...)
+		p := builtin.ByName()[provider]
+		var l diag.List
+		pl := place(md, caps, p, &l)
+		require.NotNil(t, pl, "%v", l)
+		return checkFit(md, engine, provider, caps, p, pl, nil, &l)
+	}
+	v := verdicts("vllm", "vllm", `{model: {id: meta-llama/Llama-3.3-70B-Instruct}, resources: {gpu: {count: 1}}}`)
+	require.Len(t, v, 1)
+	require.Equal(t, fit.StatusDoesNotFit, v[0].Status)
+	require.Equal(t, int64(176555), v[0].NeededMiB)
+	require.Equal(t, int64(20730), v[0].AvailableMiB)
+	require.Equal(t, "catalog", v[0].Source)
+	require.Equal(t, 1, v[0].GPUs)
+	require.NotEmpty(t, v[0].Pool)
+	require.Less(t, v[0].HeadroomPercent(), 0)
+
+	v = verdicts("vllm", "vllm", `{model: {id: meta-llama/Llama-3.3-70B-Instruct}, resources: {gpu: {count: 4}}}`)
+	require.Equal(t, fit.StatusFits, v[0].Status)
+	require.Greater(t, v[0].HeadroomPercent(), 10)
+
+	v = verdicts("dynamo", "sglang", `{model: {id: Qwen/Qwen3-8B}, engine: {type: sglang}, resources: {gpu: {count: 1}}}`)
+	require.Equal(t, fit.StatusShortContext, v[0].Status)
+
+	v = verdicts("vllm", "vllm", `{model: {id: example/Thing-7B}, resources: {gpu: {count: 1}}}`)
+	require.Equal(t, "id", v[0].Source)
+
+	v = verdicts("llmd", "vllm", `{model: {id: meta-llama/Llama-3.3-70B-Instruct}, serving: {mode: disaggregated}, scaling: {prefill: {gpu: {count: 4}}, decode: {gpu: {count: 1}}}}`)
+	require.Len(t, v, 2)
+	require.Equal(t, []string{"prefill", "decode"}, []string{v[0].Component, v[1].Component})
+	require.Equal(t, fit.StatusDoesNotFit, v[1].Status)
+
+	for _, c := range []struct{ provider, engine, spec, reason string }{
+		{"vllm", "vllm", `{model: {id: example-org/house-model}, resources: {gpu: {count: 1}}}`, "unknown model"},
+		{"dynamo", "vllm", `{model: {id: x/Y-8B}, provider: {name: dynamo}, resources: {gpu: {count: 1}}}`, "mocker"},
+		{"kaito", "vllm", `{model: {id: x/Y-8B}, provider: {name: kaito}, resources: {gpu: {count: 1}}}`, "KAITO"},
+	} {
+		var ann []string
+		if c.reason == "mocker" {
+			ann = []string{hub.AnnotationDynamoTestBackend, hub.MockerBackend}
+		}
+		v = verdicts(c.provider, c.engine, c.spec, ann...)
+		require.Len(t, v, 1, c.reason)
+		require.Equal(t, fit.StatusNotChecked, v[0].Status, c.reason)
+		require.Contains(t, v[0].Reason, c.reason)
+	}
+}

@@ -57,6 +57,11 @@ type Result struct {
 	Items    []*yaml.RNode
 	Encoded  []Encoded
 	Problems diag.List
+	// Fits are the memory fit's verdicts, one per GPU component of each
+	// model that was placed, in the models' order (render/fit.go): what
+	// was estimated, or why nothing was. Set even when Problems has an
+	// error, so that a caller can show which model stopped fitting.
+	Fits []fit.Verdict
 }
 
 // Encoded is one output object as Options.Encode wrote it.
@@ -116,6 +121,7 @@ func Render(items []*yaml.RNode, opts Options) Result {
 	}
 	sortBy(in.models, func(n *yaml.RNode) string { return identity(n).String() })
 	seen := map[string]string{}
+	var fits []fit.Verdict
 	for _, node := range in.models {
 		id, file := identity(node), fileOf(node)
 		if prev, dup := seen[id.String()]; dup {
@@ -127,7 +133,8 @@ func Render(items []*yaml.RNode, opts Options) Result {
 			continue
 		}
 		seen[id.String()] = file
-		rendered, l := renderModel(node, caps, registry, opts.Models)
+		rendered, verdicts, l := renderModel(node, caps, registry, opts.Models)
+		fits = append(fits, verdicts...)
 		problems = append(problems, l.Attach(id, file)...)
 		for _, n := range rendered {
 			problems = append(problems, out.add(n)...)
@@ -137,45 +144,47 @@ func Render(items []*yaml.RNode, opts Options) Result {
 	problems = problems.Apply(caps.Warnings).Apply(opts.Warnings)
 	problems = withLines(problems, items, opts.SourceFile)
 	if problems.HasErrors() {
-		return Result{Problems: problems}
+		return Result{Problems: problems, Fits: fits}
 	}
-	return out.result(problems)
+	res := out.result(problems)
+	res.Fits = fits
+	return res
 }
 
 // renderModel runs decode -> default -> convert -> validate -> select ->
 // place -> render for one ModelDeployment and returns it annotated plus
 // its generated objects.
-func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[string]providers.Provider, models map[string]fit.Model) ([]*yaml.RNode, diag.List) {
+func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[string]providers.Provider, models map[string]fit.Model) (objs []*yaml.RNode, fits []fit.Verdict, l diag.List) {
 	js, l := yamlerr.ObjectJSON(node)
 	if l.HasErrors() {
-		return nil, l
+		return nil, fits, l
 	}
 	// Decoding, defaulting and conversion to the hub belong to the served
 	// version the model is written in.
 	md, l := versions.DecodeModelDeployment(node.GetApiVersion(), js)
 	if md == nil {
-		return nil, l
+		return nil, fits, l
 	}
 	if l = append(l, hub.ValidateModelDeployment(md)...); l.HasErrors() {
-		return nil, l
+		return nil, fits, l
 	}
 	d, ok := decide(md, caps, &l)
 	if !ok {
-		return nil, l
+		return nil, fits, l
 	}
 	p := registry[d.Provider]
 	if p == nil {
 		l.Errorf("spec.provider.name", "provider %q was selected by the capability file's rules, but this release of airunway-render renders only %s; set `spec.provider.name` to one of those", d.Provider, strings.Join(slices.Sorted(maps.Keys(registry)), ", "))
-		return nil, l
+		return nil, fits, l
 	}
 	n := len(l)
 	placement := place(md, caps, p, &l)
 	if placement == nil || l[n:].HasErrors() {
-		return nil, l
+		return nil, fits, l
 	}
 	d.NodePool, d.NodePoolReason = placement.Annotation, placement.Reason
-	if checkFit(md, d.Engine, d.Provider, caps, p, placement, models, &l); l[n:].HasErrors() {
-		return nil, l
+	if fits = checkFit(md, d.Engine, d.Provider, caps, p, placement, models, &l); l[n:].HasErrors() {
+		return nil, fits, l
 	}
 	if pc := caps.Provider(d.Provider); pc != nil {
 		d.ProviderVersion = pc.Version
@@ -187,32 +196,32 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 	}
 	checkEngineArgs(md, d.Engine, d.Provider, req.Provider, &l)
 	if l = append(l, p.Check(req)...); l.HasErrors() {
-		return nil, l
+		return nil, fits, l
 	}
-	objs, rl := p.Render(req)
+	rendered, rl := p.Render(req)
 	if l = append(l, rl...); l.HasErrors() {
-		return nil, l
+		return nil, fits, l
 	}
 	gw, gl := gateway.Render(req, p)
 	if l = append(l, gl...); l.HasErrors() {
-		return nil, l
+		return nil, fits, l
 	}
-	objs = append(objs, gw...)
+	rendered = append(rendered, gw...)
 	annotated, err := annotateModel(node, d)
 	if err != nil {
 		l.Errorf("metadata.annotations", "cannot annotate: %v", err)
-		return nil, l
+		return nil, fits, l
 	}
 	out := []*yaml.RNode{annotated}
-	for _, obj := range objs {
+	for _, obj := range rendered {
 		n, err := toNode(obj, fileOf(node))
 		if err != nil {
 			l.Errorf("", "internal error emitting %v: %v", obj["kind"], err)
-			return nil, l
+			return nil, fits, l
 		}
 		out = append(out, n)
 	}
-	return out, l
+	return out, fits, l
 }
 
 func decide(md *hub.ModelDeployment, caps *capabilities.Resolved, l *diag.List) (Decision, bool) {

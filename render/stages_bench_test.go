@@ -104,7 +104,7 @@ func BenchmarkStages(b *testing.B) {
 				return nil
 			}},
 			{"model", func() diag.List {
-				_, l := renderModel(node, caps, registry, nil)
+				_, _, l := renderModel(node, caps, registry, nil)
 				return l
 			}},
 		}
