@@ -17,6 +17,9 @@ type Delta struct {
 	// Pools whose demand changed, in the after side's order (pools only
 	// at the before side last).
 	Pools []PoolDelta `json:"pools"`
+	// Memory lists the model components whose memory fit per replica
+	// changed (CompareMemory).
+	Memory []MemoryDiff `json:"memory,omitempty"`
 }
 
 // Totals are one side's plan in short.
@@ -62,7 +65,8 @@ type Usage struct {
 
 // Compare says what changes from before to after.
 func Compare(before, after *Plan) *Delta {
-	d := &Delta{Before: totals(before), After: totals(after), Currency: cmp.Or(after.Currency, before.Currency)}
+	d := &Delta{Before: totals(before), After: totals(after), Currency: cmp.Or(after.Currency, before.Currency),
+		Memory: CompareMemory(before.Memory, after.Memory)}
 	old := map[string]Pool{}
 	for _, p := range before.Pools {
 		old[p.Name] = p
@@ -85,9 +89,11 @@ func Compare(before, after *Plan) *Delta {
 	return d
 }
 
-// Changed reports whether the change moves any pool's demand or cost, or
-// the pods that fit no pool.
-func (d *Delta) Changed() bool { return len(d.Pools) > 0 || d.Before.Unplaced != d.After.Unplaced }
+// Changed reports whether the change moves any pool's demand or cost, the
+// pods that fit no pool, or a model's memory fit.
+func (d *Delta) Changed() bool {
+	return len(d.Pools) > 0 || d.Before.Unplaced != d.After.Unplaced || len(d.Memory) > 0
+}
 
 func totals(p *Plan) Totals {
 	t := Totals{Fits: p.Fits, CostPerMonth: p.CostPerMonth}

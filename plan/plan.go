@@ -50,6 +50,10 @@ type Plan struct {
 	CostPerMonth *float64 `json:"costPerMonth,omitempty"`
 	// Notes are what the plan had to assume.
 	Notes []string `json:"notes,omitempty"`
+	// Memory is one replica's memory fit per model and GPU component:
+	// the renderer's verdicts (MemoryOf), which the caller sets; Compute
+	// reads objects, not the estimate.
+	Memory []Memory `json:"memory,omitempty"`
 }
 
 // Pool is one node pool's demand and capacity.
