@@ -172,7 +172,7 @@ func renderInputs(src files, caps *capabilities.Resolved, problems diag.List, pa
 	// too; Render has applied it to its problems.
 	problems = append(problems.Apply(policy), res.Problems...).Sorted()
 	if problems.HasErrors() {
-		return render.Result{}, problems
+		return render.Result{Fits: res.Fits}, problems
 	}
 	return res, problems
 }

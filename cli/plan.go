@@ -122,6 +122,7 @@ func runPlan(o planOptions, paths []string, s streams) error {
 		fmt.Fprintf(s.errOut, "[error] %v\n", err)
 		return exitCode(1)
 	}
+	p.Memory = plan.MemoryOf(res.Fits)
 	warnings := planWarnings(p).Apply(policy)
 	if warnings.HasErrors() {
 		warnings.Report(s.errOut, "nothing was planned")
@@ -300,26 +301,62 @@ func planSummary(p *plan.Plan, warnings diag.List) []string {
 }
 
 func writePlanTable(w io.Writer, p *plan.Plan, warnings diag.List) error {
-	return writeTable(w, planColumns, planRows(p), strings.Join(planSummary(p, warnings), "\n"))
+	return writeTables(w, []table{{columns: planColumns, rows: planRows(p)}, {title: memoryTitle, columns: memoryColumns, rows: memoryRows(p.Memory)}},
+		strings.Join(planSummary(p, warnings), "\n"))
 }
 
-// writeTable prints rows under columns, aligned, then a blank line and
-// the summary.
-func writeTable(w io.Writer, columns []string, rows [][]string, summary string) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(columns, "\t"))
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
+// table is one table of a command's output; a titled one is left out when
+// it has no rows.
+type table struct {
+	title   string
+	columns []string
+	rows    [][]string
+}
+
+// writeTables prints each table (after the first: a blank line and its
+// title), then a blank line and the summary.
+func writeTables(w io.Writer, tables []table, summary string) error {
+	for i, t := range tables {
+		if i > 0 {
+			if len(t.rows) == 0 {
+				continue
+			}
+			if _, err := fmt.Fprintf(w, "\n%s:\n", t.title); err != nil {
+				return err
+			}
+		}
+		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(t.columns, "\t"))
+		for _, r := range t.rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t"))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", summary)
 	return err
 }
 
+// markdownTables is each table as Markdown, a titled one after a bold
+// title line (left out without rows).
+func markdownTables(tables []table) string {
+	var b strings.Builder
+	for i, t := range tables {
+		if i > 0 {
+			if len(t.rows) == 0 {
+				continue
+			}
+			b.WriteString("\n**" + t.title + "**\n\n")
+		}
+		b.WriteString(markdownTable(t.columns, t.rows))
+	}
+	return b.String()
+}
+
 func writePlanMarkdown(w io.Writer, p *plan.Plan, warnings diag.List) error {
-	_, err := io.WriteString(w, markdownTable(planColumns, planRows(p))+"\n"+strings.Join(planSummary(p, warnings), "\n\n")+"\n")
+	tables := []table{{columns: planColumns, rows: planRows(p)}, {title: memoryTitle, columns: memoryColumns, rows: memoryRows(p.Memory)}}
+	_, err := io.WriteString(w, markdownTables(tables)+"\n"+strings.Join(planSummary(p, warnings), "\n\n")+"\n")
 	return err
 }
 

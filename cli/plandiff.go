@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/internal/gitsnap"
 	"github.com/airunway-render/airunway-render/plan"
 	"github.com/airunway-render/airunway-render/render"
@@ -100,16 +101,20 @@ func planSide(repo *gitsnap.Repo, side gitsnap.Side, isBase bool, caps string, p
 	}
 	resolved, problems := readCapabilities(src, caps)
 	var items []*yaml.RNode // a side without the paths: the models are added or removed
+	var fits []fit.Verdict
 	if len(paths) > 0 {
 		var res render.Result
 		res, problems = renderInputs(src, resolved, problems, paths, nil, policy, nil)
-		items = res.Items
+		items, fits = res.Items, res.Fits
 	}
 	problems.Report(&b, "nothing was planned")
 	if problems.HasErrors() {
 		return nil, true, nil
 	}
 	p, err = plan.Compute(items, resolved)
+	if p != nil {
+		p.Memory = plan.MemoryOf(fits)
+	}
 	if errors.Is(err, plan.ErrNoPools) {
 		// A side without pools has nothing to plan: the pull request that
 		// first declares a cluster's pools, or a cluster that declares
@@ -121,13 +126,17 @@ func planSide(repo *gitsnap.Repo, side gitsnap.Side, isBase bool, caps string, p
 }
 
 func writeDeltaTable(w io.Writer, d *plan.Delta, base string, warnings diag.List) error {
-	return writeTable(w, deltaColumns, deltaRows(d), deltaSummary(d, base, warnings))
+	tables := []table{{columns: deltaColumns, rows: deltaRows(d)}, {title: memoryDeltaTitle, columns: memoryDeltaColumns, rows: memoryDeltaRows(d.Memory)}}
+	return writeTables(w, tables, deltaSummary(d, base, warnings))
 }
 
 func writeDeltaMarkdown(w io.Writer, d *plan.Delta, base string, warnings diag.List) error {
 	out := "#### GPU plan against `" + base + "`\n\n"
 	if len(d.Pools) > 0 {
 		out += markdownTable(deltaColumns, deltaRows(d)) + "\n"
+	}
+	if len(d.Memory) > 0 {
+		out += "**" + memoryDeltaTitle + "**\n\n" + markdownTable(memoryDeltaColumns, memoryDeltaRows(d.Memory)) + "\n"
 	}
 	_, err := io.WriteString(w, out+deltaSummary(d, base, warnings)+"\n")
 	return err
