@@ -136,7 +136,7 @@ var Builtins = []Builtin{
 	},
 	{
 		Name: hub.ProviderLLMD, Versions: ptr(hub.MustVersionRange("0.6.0", "0.11.0")), DefaultVersion: "0.6.0", NewestVersion: "0.10.0",
-		Renders: "apps/v1 Deployment + v1 Service",
+		Renders: "apps/v1 Deployment + v1 Service", KubeFeatures: []string{"startupProbe"},
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: &hub.GatewayCapabilities{EndpointPicker: &hub.EndpointPicker{
 				Image: "ghcr.io/llm-d/llm-d-inference-scheduler:v0.6.0", ConfigData: llmdEndpointPickerConfig,

@@ -20,11 +20,15 @@
 // memory in disaggregated mode); `spec.env` then HF_TOKEN; nodeSelector and
 // tolerations; a memory-backed /dev/shm for more than one GPU (upstream
 // mounts none). Overrides are merged into each Deployment, never a
-// Service. No probes and no other volumes, as upstream. A parallelism
+// Service. No other volumes, as upstream. A parallelism
 // flag that contradicts a server's GPUs is an error. Nothing depends on the llm-d
 // release (0.6 to 0.10 render the same model servers).
 //
 // Deliberate differences from upstream, each covered by a test:
+//   - every model server has a startup probe (one hour) and a readiness
+//     probe on vLLM's /health:8000, and no liveness probe (upstream renders
+//     no probes, so its pods are Ready, and routed to, while the model
+//     still loads; see probes);
 //   - the GPU resource name is `gpu.type` of `spec.resources` or of the
 //     component (upstream always uses nvidia.com/gpu);
 //   - without an engine object, prefix caching takes the CRD default and

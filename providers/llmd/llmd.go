@@ -87,6 +87,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 			}
 			res := podserver.Resources(c.spec.GPUCount(), gpuType(c.spec.GPU), c.spec.Memory, "")
 			container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, c.spec.GPUCount(), c.kvTransfer), res, providers.ContainerEnv(md))
+			probes(&container)
 			volumes := sharedMemory(&container, c.spec.GPUCount())
 			// Autoscaling scales the decode workers, which take the requests.
 			autoscaled := c.routable && md.Spec.Autoscaling() != nil
@@ -105,6 +106,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 			res = podserver.Resources(md.Spec.GPUCount(), gpuType(r.GPU), r.Memory, r.CPU)
 		}
 		container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, md.Spec.GPUCount(), ""), res, providers.ContainerEnv(md))
+		probes(&container)
 		volumes := sharedMemory(&container, md.Spec.GPUCount())
 		deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Autoscaled: md.Spec.Autoscaling() != nil, Routable: true, Container: container, Volumes: volumes}))
 		services = append(services, podserver.Service(req, md.Name))
@@ -115,6 +117,57 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		objs = append(objs, a)
 	}
 	return objs, l
+}
+
+// Probe timings of the llm-d model servers (probes).
+const (
+	// StartupPeriodSeconds × StartupFailureThreshold is the start-up
+	// budget: one hour from container start to the first 200 of /health.
+	StartupPeriodSeconds    = 10
+	StartupFailureThreshold = 360
+	// ReadinessPeriodSeconds × ReadinessFailureThreshold: a server that
+	// stops answering leaves the endpoints within 15 s.
+	ReadinessPeriodSeconds    = 5
+	ReadinessFailureThreshold = 3
+)
+
+// probes puts a startup and a readiness probe on a model server, so that
+// a pod is Ready, and so routable, only once vLLM serves. Upstream AI
+// Runway's llm-d provider renders none, and neither does llm-d's own
+// model-service chart unless its values set them
+// (llm-d-incubation/llm-d-modelservice, charts/llm-d-modelservice:
+// container probes are passed through from the values, and only the
+// requester sidecar has a default readiness probe): a pod without a
+// readiness probe is Ready as soon as its container starts, and the
+// endpoint picker, which selects Ready pods of the InferencePool, would
+// send requests to a server that is still downloading or loading the
+// model.
+//
+//   - Both probe vLLM's /health on port 8000 (podserver.HealthProbe): the
+//     llm-d provider renders no --port, so vLLM listens on its default,
+//     8000, with no routing sidecar in front.
+//   - Startup: every 10 s up to 360 times, one hour. llm-d model servers
+//     mount no volumes and download the model at every container start
+//     (a 70B bf16 checkpoint is about 140 GB: some 20 minutes at 1 Gbit/s)
+//     before loading it and capturing CUDA graphs. A budget that runs out
+//     restarts the container, which downloads again into a fresh writable
+//     layer, so a slow start would never finish: the budget errs long. It
+//     does not depend on the model, so the rendered objects do not change
+//     with what is known about the model.
+//   - Readiness: every 5 s, 3 failures, after start-up succeeded. It is
+//     what takes a pod out of the InferencePool's endpoints.
+//   - No liveness probe: vLLM's server exits when its engine dies (the
+//     watchdog and shutdown handlers of vllm/entrypoints/launcher.py,
+//     unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH), which restarts the container
+//     anyway; a liveness probe would add only restarts of a server too busy
+//     to answer within the probe's timeout, each one a new download.
+//
+// The llm-d provider refuses pod-spec overrides (checkOverrides), so the
+// probes cannot be changed per model: a model that needs more than an
+// hour to start needs the vllm provider, whose overrides reach the pod.
+func probes(c *corev1.Container) {
+	c.StartupProbe = podserver.HealthProbe(0, StartupPeriodSeconds, StartupFailureThreshold)
+	c.ReadinessProbe = podserver.HealthProbe(0, ReadinessPeriodSeconds, ReadinessFailureThreshold)
 }
 
 // sharedMemory mounts a memory-backed /dev/shm into a model server with

@@ -107,11 +107,41 @@ func TestObjects(t *testing.T) {
 		}
 		require.Equal(t, "vllm", container(d).Name)
 		require.Empty(t, container(d).Command, "no command: the image's entrypoint serves")
-		require.Nil(t, container(d).StartupProbe, "upstream llm-d renders no probes")
-		require.Nil(t, container(d).LivenessProbe)
-		require.Nil(t, container(d).ReadinessProbe)
 		require.Empty(t, d.Spec.Template.Spec.Volumes)
 	})
+}
+
+// Every model server, aggregated, decode and prefill, has a startup and a
+// readiness probe on vLLM's /health:8000 and no liveness probe (upstream
+// llm-d renders none: its pods would be Ready, and routed to, while the
+// model still loads).
+func TestProbes(t *testing.T) {
+	for name, spec := range map[string]string{
+		"aggregated":    base,
+		"disaggregated": disagg + "scaling: {prefill: {gpu: {count: 1}}, decode: {gpu: {count: 2}}}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := render(t, spec)
+			require.Len(t, r.deployments, map[string]int{"aggregated": 1, "disaggregated": 2}[name])
+			for _, d := range r.deployments {
+				c := container(d)
+				for _, p := range []struct {
+					probe             *corev1.Probe
+					period, threshold int32
+				}{{c.StartupProbe, 10, 360}, {c.ReadinessProbe, 5, 3}} {
+					require.NotNil(t, p.probe, d.Name)
+					require.NotNil(t, p.probe.HTTPGet, d.Name)
+					require.Equal(t, "/health", p.probe.HTTPGet.Path)
+					require.Equal(t, int32(8000), p.probe.HTTPGet.Port.IntVal)
+					require.Equal(t, c.Ports[0].ContainerPort, p.probe.HTTPGet.Port.IntVal, "the probe reaches the port vLLM serves")
+					require.Equal(t, []int32{0, p.period, p.threshold}, []int32{p.probe.InitialDelaySeconds, p.probe.PeriodSeconds, p.probe.FailureThreshold}, d.Name)
+				}
+				require.Equal(t, int32(3600), c.StartupProbe.PeriodSeconds*c.StartupProbe.FailureThreshold, "one hour to download and load the model")
+				require.Nil(t, c.LivenessProbe, "no liveness probe: a restart downloads the model again")
+				require.NotContains(t, c.Args, "--port", "vLLM listens on its default port, the probed one")
+			}
+		})
+	}
 }
 
 func TestReplicas(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/airunway-render/airunway-render/api/hub"
@@ -111,19 +110,12 @@ func deployment(req *providers.Request) *appsv1.Deployment {
 	volumes, mounts := volumes(md)
 	c := podserver.Container(podserver.Image(req, DefaultImage), Args(md), containerResources(md), providers.ContainerEnv(md))
 	c.VolumeMounts = mounts
-	c.StartupProbe = healthProbe(10, 60)
-	c.LivenessProbe = healthProbe(10, 3)
-	c.ReadinessProbe = healthProbe(5, 3)
+	// Upstream's probes: /health after 15 s, start-up every 10 s up to
+	// 60 times, liveness every 10 s, readiness every 5 s.
+	c.StartupProbe = podserver.HealthProbe(15, 10, 60)
+	c.LivenessProbe = podserver.HealthProbe(15, 10, 3)
+	c.ReadinessProbe = podserver.HealthProbe(15, 5, 3)
 	return podserver.Deployment(req, podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Autoscaled: md.Spec.Autoscaling() != nil, Routable: true, Container: c, Volumes: volumes})
-}
-
-func healthProbe(period, failureThreshold int32) *corev1.Probe {
-	return &corev1.Probe{
-		ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromInt32(Port)}},
-		InitialDelaySeconds: 15,
-		PeriodSeconds:       period,
-		FailureThreshold:    failureThreshold,
-	}
 }
 
 // Args builds the vLLM command line in upstream's order. Every derived flag

@@ -70,6 +70,20 @@ func Container(image string, args []string, res corev1.ResourceRequirements, env
 	}
 }
 
+// HealthProbe is an HTTP GET of vLLM's `/health` on the model-server
+// port. vLLM's OpenAI-compatible server answers it with 200 once the
+// engine runs (vllm/entrypoints/openai/api_server.py, route `/health`);
+// the server answers HTTP only once the engine is built, so the model is
+// loaded by then.
+func HealthProbe(initialDelay, period, failureThreshold int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromInt32(Port)}},
+		InitialDelaySeconds: initialDelay,
+		PeriodSeconds:       period,
+		FailureThreshold:    failureThreshold,
+	}
+}
+
 // Deployment builds the Deployment of one Server. Deployment labels are the
 // base labels overlaid by podTemplate labels; pod labels are the podTemplate
 // labels overlaid by the selector labels, so a user label can never detach
