@@ -274,7 +274,7 @@ func loopLiterals(toks []token, name string) ([]string, error) {
 		}
 		k := j + 1
 		bound := false
-		for ; k < len(toks) && !(toks[k].kind == 'i' && toks[k].text == "in"); k++ {
+		for ; k < len(toks) && (toks[k].kind != 'i' || toks[k].text != "in"); k++ {
 			if toks[k].kind == 'i' && toks[k].text == name {
 				bound = true
 			}
