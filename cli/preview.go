@@ -15,6 +15,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/internal/budget"
 	"github.com/airunway-render/airunway-render/internal/objdiff"
 	"github.com/airunway-render/airunway-render/providers"
@@ -75,6 +76,7 @@ difference per object, flagging what the cluster will not take in place
 func runPreview(o previewOptions, paths []string, s streams) error {
 	var sides [2][]*yaml.RNode
 	var warned [2]diag.List
+	var fits [2][]fit.Verdict
 	failed := false
 	// Both sides render the same inputs, and stdin can be read only once.
 	var stdin []byte
@@ -97,7 +99,9 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 			fmt.Fprintf(s.errOut, "[error] %v\n", err)
 			return exitCode(1)
 		}
-		objs, problems := renderFiles(src, caps, paths)
+		res, problems := renderFilesWith(src, caps, paths, nil, diag.Policy{}, nil)
+		objs := clusterObjects(res.Items)
+		fits[i] = res.Fits
 		closeScope()
 		warned[i] = problems
 		var shown bytes.Buffer // errors and warnings; info stays quiet
@@ -108,7 +112,20 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 		failed = failed || problems.HasErrors()
 		sides[i] = objs
 	}
+	memory := fitFindings(fits[0], fits[1])
 	if failed {
+		// A model that stops fitting its GPUs fails the render after the
+		// upgrade: the errors are on stderr, and the reviewer reads why
+		// here.
+		if !warned[0].HasErrors() && len(memory) > 0 {
+			out := findingsText(memory)
+			if o.format == "markdown" {
+				out = findingsMarkdown(memory)
+			}
+			if _, err := io.WriteString(s.out, strings.TrimPrefix(out, "\n")); err != nil {
+				return err
+			}
+		}
 		return exitCode(1)
 	}
 	changes, err := objdiff.Compare(sides[0], sides[1])
@@ -117,6 +134,7 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 	}
 	res := &objdiff.Result{Old: o.from, New: o.to, Changes: changes, Command: "airunway-render preview"}
 	findings := append(upgradeNotes(o.from, o.to), objectFindings(changes)...)
+	findings = append(findings, memory...)
 	findings = append(findings, newWarnings(warned[0], warned[1])...)
 	out := res.Text() + findingsText(findings)
 	if o.format == "markdown" {
@@ -141,6 +159,7 @@ type finding struct {
 	object   string // kind/namespace/name; "" for the cluster as a whole
 	breaking bool   // the cluster refuses the update, or the object is recreated
 	warning  bool   // a warning the upgrade brings, e.g. a field deprecated by the new release
+	note     bool   // a model's memory fit changes, and it still fits
 	message  string
 }
 
@@ -326,7 +345,7 @@ func providerVersions(capsFile string) (map[string]*version.Version, error) {
 }
 
 func findingsText(fs []finding) string {
-	changes, warnings := splitFindings(fs)
+	changes, notes, warnings := splitFindings(fs)
 	var b strings.Builder
 	if len(changes) == 0 {
 		b.WriteString("No breaking change and no restart.\n")
@@ -336,26 +355,31 @@ func findingsText(fs []finding) string {
 	for _, f := range changes {
 		b.WriteString(findingLine(f, f.object) + "\n")
 	}
-	if len(warnings) > 0 {
-		b.WriteString("\n")
-	}
-	for _, f := range warnings {
-		b.WriteString(findingLine(f, f.object) + "\n")
+	for _, group := range [][]finding{notes, warnings} {
+		if len(group) > 0 {
+			b.WriteString("\n")
+		}
+		for _, f := range group {
+			b.WriteString(findingLine(f, f.object) + "\n")
+		}
 	}
 	return b.String()
 }
 
 // splitFindings separates what the cluster will not take in place from
-// the new warnings.
-func splitFindings(fs []finding) (changes, warnings []finding) {
+// the memory fits that change and the new warnings.
+func splitFindings(fs []finding) (changes, notes, warnings []finding) {
 	for _, f := range fs {
-		if f.warning {
+		switch {
+		case f.warning:
 			warnings = append(warnings, f)
-		} else {
+		case f.note:
+			notes = append(notes, f)
+		default:
 			changes = append(changes, f)
 		}
 	}
-	return changes, warnings
+	return changes, notes, warnings
 }
 
 func findingLine(f finding, object string) string {
@@ -365,6 +389,8 @@ func findingLine(f finding, object string) string {
 		word = "BREAKING"
 	case f.warning:
 		word = "warning"
+	case f.note:
+		word = "note"
 	}
 	if object == "" {
 		return word + ": " + f.message
@@ -373,13 +399,17 @@ func findingLine(f finding, object string) string {
 }
 
 func findingsMarkdown(fs []finding) string {
-	changes, warnings := splitFindings(fs)
+	changes, notes, warnings := splitFindings(fs)
 	var b strings.Builder
 	if len(changes) == 0 {
 		b.WriteString("\nNo breaking change and no restart.\n")
 	} else {
 		b.WriteString("\n#### What the cluster will not take in place\n\n")
 		writeFindingsMarkdown(&b, changes)
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n#### Memory fit per replica\n\n")
+		writeFindingsMarkdown(&b, notes)
 	}
 	if len(warnings) > 0 {
 		b.WriteString("\n#### New warnings\n\n")
@@ -396,4 +426,65 @@ func writeFindingsMarkdown(b *strings.Builder, fs []finding) {
 		}
 		b.WriteString("- " + findingLine(f, obj) + "\n")
 	}
+}
+
+// fitFindings says, per model component, how the upgrade changes its
+// memory fit (render/fit.go's verdicts): one that fitted and does not any
+// more is breaking (the render fails after the upgrade; the model server
+// would not start); any other change of what one replica needs or gets is
+// a note, a tighter fit or more headroom.
+func fitFindings(before, after []fit.Verdict) []finding {
+	type key = [3]string
+	old := map[key]fit.Verdict{}
+	for _, v := range before {
+		old[key{v.Namespace, v.Name, v.Component}] = v
+	}
+	var out []finding
+	for _, a := range after {
+		b, ok := old[key{a.Namespace, a.Name, a.Component}]
+		if !ok || !b.Checked() || !a.Checked() || b.NeededMiB == a.NeededMiB && b.AvailableMiB == a.AvailableMiB && b.Status == a.Status {
+			continue
+		}
+		what := "one replica"
+		if a.Component != "" {
+			what = "one " + a.Component + " replica"
+		}
+		where := fmt.Sprintf("%s of pool %q", plural(a.GPUs, "GPU"), a.Pool)
+		if a.Pool != b.Pool || a.GPUs != b.GPUs {
+			where = fmt.Sprintf("%s of pool %q → %s of pool %q", plural(b.GPUs, "GPU"), b.Pool, plural(a.GPUs, "GPU"), a.Pool)
+		}
+		msg := fmt.Sprintf("%s of %s on %s needs %s and gets %s MiB (headroom %d%% → %d%%, model facts from the %s)",
+			what, a.ModelID, where, change(b.NeededMiB, a.NeededMiB, " MiB"), change(b.AvailableMiB, a.AvailableMiB, ""), b.HeadroomPercent(), a.HeadroomPercent(), a.Source)
+		f := finding{object: diag.Resource{Kind: hub.KindModelDeployment, Namespace: a.Namespace, Name: a.Name}.String()}
+		switch {
+		case a.Status == fit.StatusDoesNotFit && b.Status != fit.StatusDoesNotFit:
+			f.breaking, f.message = true, "does not fit its GPUs after the upgrade: "+msg
+		case a.HeadroomPercent() < b.HeadroomPercent() || fitRank(a.Status) > fitRank(b.Status):
+			f.note, f.message = true, fmt.Sprintf("a tighter fit (%s → %s): %s", b.Status, a.Status, msg)
+		default:
+			f.note, f.message = true, fmt.Sprintf("more headroom (%s → %s): %s", b.Status, a.Status, msg)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func fitRank(s fit.Status) int {
+	return map[fit.Status]int{fit.StatusFits: 0, fit.StatusTight: 1, fit.StatusShortContext: 2, fit.StatusDoesNotFit: 3}[s]
+}
+
+// plural is "1 GPU", "4 GPUs".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// change is "73,728" or "73,728 → 7,020", with unit after each figure.
+func change(before, after int64, unit string) string {
+	if before == after {
+		return thousands(after) + unit
+	}
+	return thousands(before) + unit + " → " + thousands(after) + unit
 }

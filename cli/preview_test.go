@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/internal/objdiff"
 )
 
@@ -22,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite the expected files of the previ
 // TestPreviewGolden -update` rewrites them after an intended change.
 func TestPreviewGolden(t *testing.T) {
 	cases, err := filepath.Glob("testdata/preview/*")
-	if err != nil || len(cases) < 3 {
+	if err != nil || len(cases) < 5 {
 		t.Fatalf("preview cases: %v, %v", cases, err)
 	}
 	for _, dir := range cases {
@@ -77,6 +78,9 @@ func TestPreviewFindings(t *testing.T) {
 			"- InferencePool/models/qwen (inference.networking.x-k8s.io/v1alpha2)",
 		}},
 		{"unchanged", 0, []string{"0 added, 0 changed, 0 removed", "No breaking change and no restart."}},
+		{"memory-fit-tighter", 0, []string{"No breaking change and no restart.\n\nnote: ModelDeployment/inference/llama-8b: a tighter fit (fits → tight): one replica of meta-llama/Llama-3.1-8B-Instruct on 1 GPU of pool \"a100\" needs 17,365 MiB and gets 73,728 → 17,971 MiB (headroom 76% → 3%"}},
+		// The render fails after the upgrade (exit 1), and stdout says why.
+		{"memory-fit-breaks", 1, []string{"BREAKING: ModelDeployment/inference/llama-8b: does not fit its GPUs after the upgrade: one replica of meta-llama/Llama-3.1-8B-Instruct on 1 GPU of pool \"a100\" needs 17,365 MiB and gets 73,728 → 8,755 MiB"}},
 	} {
 		dir := filepath.Join("testdata", "preview", tc.dir)
 		var stdout, stderr bytes.Buffer
@@ -184,5 +188,38 @@ func TestNewWarnings(t *testing.T) {
 	}
 	if line := findingLine(got[0], got[0].object); line != "warning: ModelDeployment/ns/m: `spec.x` is deprecated" {
 		t.Errorf("line %q", line)
+	}
+}
+
+// TestFitFindings: how an upgrade changes a model's memory fit.
+func TestFitFindings(t *testing.T) {
+	v := func(status fit.Status, needed, available int64) fit.Verdict {
+		return fit.Verdict{Namespace: "ml", Name: "m", ModelID: "x/Y-8B", Pool: "gpu", GPUs: 2, NeededMiB: needed, AvailableMiB: available, Source: "catalog", Status: status}
+	}
+	notChecked := fit.Verdict{Namespace: "ml", Name: "m", Status: fit.StatusNotChecked, Reason: "r"}
+	for _, tc := range []struct {
+		name          string
+		before, after fit.Verdict
+		want          string // "" for no finding
+		breaking      bool
+	}{
+		{"same", v(fit.StatusFits, 100, 1000), v(fit.StatusFits, 100, 1000), "", false},
+		{"does not fit any more", v(fit.StatusFits, 100, 1000), v(fit.StatusDoesNotFit, 100, 90), "does not fit its GPUs after the upgrade: one replica of x/Y-8B on 2 GPUs of pool \"gpu\" needs 100 MiB and gets 1,000 → 90 MiB (headroom 90% → -11%", true},
+		{"tighter", v(fit.StatusFits, 100, 1000), v(fit.StatusFits, 200, 1000), "a tighter fit (fits → fits): one replica of x/Y-8B on 2 GPUs of pool \"gpu\" needs 100 MiB → 200 MiB", false},
+		{"looser", v(fit.StatusTight, 950, 1000), v(fit.StatusFits, 950, 2000), "more headroom (tight → fits)", false},
+		{"not checked before", notChecked, v(fit.StatusFits, 100, 1000), "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := fitFindings([]fit.Verdict{tc.before}, []fit.Verdict{tc.after})
+			if tc.want == "" {
+				if len(fs) != 0 {
+					t.Fatalf("want no finding, got %+v", fs)
+				}
+				return
+			}
+			if len(fs) != 1 || !strings.Contains(fs[0].message, tc.want) || fs[0].breaking != tc.breaking || fs[0].note == tc.breaking {
+				t.Fatalf("got %+v, want %q (breaking %v)", fs, tc.want, tc.breaking)
+			}
+		})
 	}
 }
