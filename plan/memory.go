@@ -54,43 +54,30 @@ func MemoryOf(verdicts []fit.Verdict) []Memory {
 }
 
 // MemoryDiff is a model component whose memory fit differs between two
-// plans: its pool, GPUs, needed or available memory, or its status. A
-// side without it (the model added or removed) is nil.
+// plans: its pool, GPUs, needed or available memory, source or status.
+// A model added or removed is not one: the pools' model changes show it,
+// and the plan of its side its fit.
 type MemoryDiff struct {
-	Namespace string  `json:"namespace"`
-	Name      string  `json:"name"`
-	Component string  `json:"component,omitempty"`
-	Before    *Memory `json:"before"`
-	After     *Memory `json:"after"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Component string `json:"component,omitempty"`
+	Before    Memory `json:"before"`
+	After     Memory `json:"after"`
 }
 
-// CompareMemory lists the memory rows that differ from before to after.
+// CompareMemory lists the components on both sides whose memory fit
+// differs, in the after side's order.
 func CompareMemory(before, after []Memory) []MemoryDiff {
 	type key = [3]string
-	k := func(m Memory) key { return key{m.Namespace, m.Name, m.Component} }
-	diffs := map[key]*MemoryDiff{}
-	var order []key
-	at := func(m Memory) *MemoryDiff {
-		if diffs[k(m)] == nil {
-			diffs[k(m)] = &MemoryDiff{Namespace: m.Namespace, Name: m.Name, Component: m.Component}
-			order = append(order, k(m))
-		}
-		return diffs[k(m)]
-	}
+	old := map[key]Memory{}
 	for _, m := range before {
-		at(m).Before = &m
+		old[key{m.Namespace, m.Name, m.Component}] = m
 	}
-	for _, m := range after {
-		at(m).After = &m
-	}
-	slices.SortStableFunc(order, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
-	})
 	var out []MemoryDiff
-	for _, key := range order {
-		d := diffs[key]
-		if d.Before == nil || d.After == nil || !sameMemory(*d.Before, *d.After) {
-			out = append(out, *d)
+	for _, m := range after {
+		b, ok := old[key{m.Namespace, m.Name, m.Component}]
+		if ok && !sameMemory(b, m) {
+			out = append(out, MemoryDiff{Namespace: m.Namespace, Name: m.Name, Component: m.Component, Before: b, After: m})
 		}
 	}
 	return out
