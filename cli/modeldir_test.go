@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,4 +46,51 @@ spec:
 	_, stderr, code = run(t, "", "render", "-f", model, "--capabilities", caps, "--model-dir", "x="+dir)
 	require.Equal(t, 1, code, stderr)
 	require.Contains(t, stderr, "config.json")
+}
+
+// plan and preview take --model-dir as render does: the memory table's
+// source is model-dir, and a preview of an upgrade holds the model's own
+// facts to the GPUs before and after.
+func TestPlanAndPreviewModelDir(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := os.ReadFile("../hack/derive-model-catalog/sources/Qwen--Qwen3-0.6B_config.json")
+	require.NoError(t, err)
+	weights := filepath.Join(dir, "weights")
+	require.NoError(t, os.Mkdir(weights, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(weights, "config.json"), cfg, 0o644))
+	caps, model := filepath.Join(dir, "caps.yaml"), filepath.Join(dir, "md.yaml")
+	require.NoError(t, os.WriteFile(caps, []byte(l4OnlyCaps("")), 0o644))
+	require.NoError(t, os.WriteFile(model, []byte(`apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata: {name: m, namespace: inference}
+spec:
+  model: {id: my-org/house-model}
+  provider: {name: vllm}
+  engine: {type: vllm, contextLength: 8192}
+  resources: {gpu: {count: 1}}
+`), 0o644))
+	flag := "my-org/house-model=" + weights
+
+	out, stderr, code := run(t, "", "plan", "-f", model, "--capabilities", caps)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "inference/m  l4    1             -           -              -         - (unknown model")
+	out, stderr, code = run(t, "", "plan", "-f", model, "--capabilities", caps, "--model-dir", flag)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "inference/m  l4    1             3,057       20,730         85%       yes  model-dir\n")
+
+	// Smaller GPUs after the upgrade: the model's own facts say it still
+	// fits, tighter.
+	smaller := filepath.Join(dir, "smaller.yaml")
+	require.NoError(t, os.WriteFile(smaller, []byte(strings.Replace(l4OnlyCaps(""), "memoryMiB: 23034", "memoryMiB: 4000", 1)), 0o644))
+	out, stderr, code = run(t, "", "preview", "--from", caps, "--to", smaller, "-f", model, "--model-dir", flag)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "note: ModelDeployment/inference/m: a tighter fit (fits → fits): one replica of my-org/house-model on 1 GPU of pool \"l4\" needs 3,057 MiB and gets 20,730 → 3,600 MiB")
+	require.Contains(t, out, "model facts from the model-dir")
+
+	_, stderr, code = run(t, "", "preview", "--from", caps, "--to", smaller, "-f", model, "--model-dir", weights)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "want ID=DIR")
+	_, stderr, code = run(t, "", "plan", "-f", model, "--capabilities", caps, "--model-dir", weights)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "want ID=DIR")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/plan"
 )
 
@@ -28,6 +29,8 @@ type planOptions struct {
 	output    string
 	base      string // a git revision: print the change against it
 	dir       string
+	modelDirs []string
+	models    map[string]fit.Model // read from modelDirs
 }
 
 func newPlanCommand(s streams) *cobra.Command {
@@ -47,12 +50,16 @@ the pool's pricePerNodeHour (730 hours). A pod that selects no pool (a
 Ray head or endpoint picker without a node selector) goes where the
 scheduler may put it: a pool whose taints it tolerates and whose nodes
 hold it, pools without GPUs first, with a warning when it lands on GPUs.
+A second table gives each model's memory per replica as the render
+estimated it (needed and available MiB, headroom, the fit, the source of
+the model's facts; --model-dir ID=DIR reads them as render does).
 
 With --base REF, the paths and the capability file are read at that git
 revision too, and the plan diff is printed instead: per pool the pods,
-GPUs, nodes and monthly cost before and after, and the models whose share
-changed. That is what a pull request adds to the cluster's GPU bill; CI
-runs it with --base on the target branch (examples/ci).
+GPUs, nodes and monthly cost before and after, the models whose share
+changed, and those whose memory fit changed. That is what a pull request
+adds to the cluster's GPU bill; CI runs it with --base on the target
+branch (examples/ci).
 
 Exit status: 0 when every pool holds its pods (with --base: after the
 change), 3 when some pool is short of nodes or a pod fits no pool, 1 on an
@@ -79,6 +86,10 @@ error in the inputs (nothing is printed on stdout then).`,
 			if !slices.Contains(planFormats, o.output) {
 				return usagef("`-o` must be one of %s, got %q", strings.Join(planFormats, ", "), o.output)
 			}
+			if o.models, err = readModelDirs(o.modelDirs); err != nil {
+				fmt.Fprintf(s.errOut, "[error] %v\n", err)
+				return exitCode(1)
+			}
 			if o.base != "" {
 				return runPlanDiff(o, paths, s)
 			}
@@ -95,6 +106,7 @@ error in the inputs (nothing is printed on stdout then).`,
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table, markdown or json")
 	f.StringVar(&o.base, "base", "", "git revision to compare with: print what the change adds or removes per pool (paths and --capabilities are read at REF and in the working tree)")
 	f.StringVarP(&o.dir, "directory", "C", ".", "with --base: run as if started in this directory")
+	addModelDirFlag(cmd, &o.modelDirs)
 	o.warnings.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(planFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -112,7 +124,7 @@ func runPlan(o planOptions, paths []string, s streams) error {
 	}
 	defer closeScope()
 	caps, problems := readCapabilities(src, o.capsFile)
-	res, l := renderInputs(src, caps, problems, paths, nil, policy, nil)
+	res, l := renderInputs(src, caps, problems, paths, nil, policy, o.models)
 	l.Report(s.errOut, "nothing was planned")
 	if l.HasErrors() {
 		return exitCode(1)

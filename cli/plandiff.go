@@ -104,7 +104,7 @@ func planSide(repo *gitsnap.Repo, side gitsnap.Side, isBase bool, caps string, p
 	var fits []fit.Verdict
 	if len(paths) > 0 {
 		var res render.Result
-		res, problems = renderInputs(src, resolved, problems, paths, nil, policy, nil)
+		res, problems = renderInputs(src, resolved, problems, paths, nil, policy, o.models)
 		items, fits = res.Items, res.Fits
 	}
 	problems.Report(&b, "nothing was planned")

@@ -34,6 +34,7 @@ type previewOptions struct {
 	from, to  string
 	format    string
 	exitCode  bool
+	modelDirs []string
 }
 
 func newPreviewCommand(s streams) *cobra.Command {
@@ -70,10 +71,16 @@ difference per object, flagging what the cluster will not take in place
 	f.StringVar(&o.to, "to", "", "ClusterCapabilities file of the cluster after the upgrade")
 	f.StringVar(&o.format, "format", "text", `output format: "text" or "markdown" (a pull-request comment)`)
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit 2 when objects differ, 3 when a change is breaking")
+	addModelDirFlag(cmd, &o.modelDirs)
 	return cmd
 }
 
 func runPreview(o previewOptions, paths []string, s streams) error {
+	models, err := readModelDirs(o.modelDirs)
+	if err != nil {
+		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		return exitCode(1)
+	}
 	var sides [2][]*yaml.RNode
 	var warned [2]diag.List
 	var fits [2][]fit.Verdict
@@ -99,7 +106,7 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 			fmt.Fprintf(s.errOut, "[error] %v\n", err)
 			return exitCode(1)
 		}
-		res, problems := renderFilesWith(src, caps, paths, nil, diag.Policy{}, nil)
+		res, problems := renderFilesWith(src, caps, paths, nil, diag.Policy{}, models)
 		objs := clusterObjects(res.Items)
 		fits[i] = res.Fits
 		closeScope()

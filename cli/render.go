@@ -62,7 +62,7 @@ installed at upstream's pinned release and one generic NVIDIA GPU pool.`,
 	f.StringVar(&o.capsFile, "capabilities", "", "ClusterCapabilities file (default: a ClusterCapabilities object among the inputs, else the embedded default, with a warning)")
 	f.StringVarP(&o.output, "output", "o", "yaml", "output format of the stream on stdout: yaml or json")
 	f.StringVar(&o.outDir, "output-dir", "", "write one file per object under this directory instead of a stream on stdout")
-	f.StringArrayVar(&o.modelDirs, "model-dir", nil, "ID=DIR: read model ID's facts for the memory fit from DIR's config.json and model.safetensors.index.json instead of the model catalog (repeatable; docs/will-it-run.md)")
+	addModelDirFlag(cmd, &o.modelDirs)
 	f.BoolVar(&o.kustomization, "kustomization", false, "with --output-dir: also write DIR/kustomization.yaml listing every rendered file (for kubectl kustomize, Flux and Argo CD)")
 	o.warnings.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
@@ -120,6 +120,11 @@ func runRender(o renderOptions, paths []string, s streams) error {
 		return exitCode(1)
 	}
 	return nil
+}
+
+// addModelDirFlag adds --model-dir, which render, plan and preview take.
+func addModelDirFlag(cmd *cobra.Command, dirs *[]string) {
+	cmd.Flags().StringArrayVar(dirs, "model-dir", nil, "ID=DIR: read model ID's facts for the memory fit from DIR's config.json and model.safetensors.index.json instead of the model catalog (repeatable; docs/will-it-run.md)")
 }
 
 // readModelDirs reads each --model-dir ID=DIR: the facts of model ID from
