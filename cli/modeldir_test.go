@@ -13,22 +13,7 @@ import (
 // from its own config.json, offline; a model directory of a 70B model
 // makes one L4 too small, whatever the id says.
 func TestRenderModelDir(t *testing.T) {
-	dir := t.TempDir()
-	cfg, err := os.ReadFile("../hack/derive-model-catalog/sources/meta-llama--Meta-Llama-3.1-70B_config.json")
-	require.NoError(t, err)
-	weights := filepath.Join(dir, "weights")
-	require.NoError(t, os.Mkdir(weights, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(weights, "config.json"), cfg, 0o644))
-	caps, model := filepath.Join(dir, "caps.yaml"), filepath.Join(dir, "md.yaml")
-	require.NoError(t, os.WriteFile(caps, []byte(l4OnlyCaps("")), 0o644))
-	require.NoError(t, os.WriteFile(model, []byte(`apiVersion: airunway.ai/v1alpha1
-kind: ModelDeployment
-metadata: {name: m, namespace: inference}
-spec:
-  model: {id: my-org/house-model}
-  engine: {type: vllm, contextLength: 8192}
-  resources: {gpu: {count: 1}}
-`), 0o644))
+	dir, weights, caps, model := modelDirFixture(t, "meta-llama--Meta-Llama-3.1-70B_config.json", "")
 
 	// Without the directory: not checked, and a warning says so.
 	_, stderr, code := run(t, "", "render", "-f", model, "--capabilities", caps)
@@ -52,23 +37,7 @@ spec:
 // source is model-dir, and a preview of an upgrade holds the model's own
 // facts to the GPUs before and after.
 func TestPlanAndPreviewModelDir(t *testing.T) {
-	dir := t.TempDir()
-	cfg, err := os.ReadFile("../hack/derive-model-catalog/sources/Qwen--Qwen3-0.6B_config.json")
-	require.NoError(t, err)
-	weights := filepath.Join(dir, "weights")
-	require.NoError(t, os.Mkdir(weights, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(weights, "config.json"), cfg, 0o644))
-	caps, model := filepath.Join(dir, "caps.yaml"), filepath.Join(dir, "md.yaml")
-	require.NoError(t, os.WriteFile(caps, []byte(l4OnlyCaps("")), 0o644))
-	require.NoError(t, os.WriteFile(model, []byte(`apiVersion: airunway.ai/v1alpha1
-kind: ModelDeployment
-metadata: {name: m, namespace: inference}
-spec:
-  model: {id: my-org/house-model}
-  provider: {name: vllm}
-  engine: {type: vllm, contextLength: 8192}
-  resources: {gpu: {count: 1}}
-`), 0o644))
+	dir, weights, caps, model := modelDirFixture(t, "Qwen--Qwen3-0.6B_config.json", "  provider: {name: vllm}\n")
 	flag := "my-org/house-model=" + weights
 
 	out, stderr, code := run(t, "", "plan", "-f", model, "--capabilities", caps)
@@ -93,4 +62,29 @@ spec:
 	_, stderr, code = run(t, "", "plan", "-f", model, "--capabilities", caps, "--model-dir", weights)
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "want ID=DIR")
+}
+
+// modelDirFixture lays out, in a temporary dir, a model directory holding
+// the catalog source config (a file of hack/derive-model-catalog/sources),
+// issue 35's L4-only capability file, and a model the catalog does not
+// know, my-org/house-model, with extraSpec added to its spec.
+func modelDirFixture(t *testing.T, config, extraSpec string) (dir, weights, caps, model string) {
+	t.Helper()
+	dir = t.TempDir()
+	cfg, err := os.ReadFile("../hack/derive-model-catalog/sources/" + config)
+	require.NoError(t, err)
+	weights = filepath.Join(dir, "weights")
+	require.NoError(t, os.Mkdir(weights, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(weights, "config.json"), cfg, 0o644))
+	caps, model = filepath.Join(dir, "caps.yaml"), filepath.Join(dir, "md.yaml")
+	require.NoError(t, os.WriteFile(caps, []byte(l4OnlyCaps("")), 0o644))
+	require.NoError(t, os.WriteFile(model, []byte(`apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata: {name: m, namespace: inference}
+spec:
+  model: {id: my-org/house-model}
+`+extraSpec+`  engine: {type: vllm, contextLength: 8192}
+  resources: {gpu: {count: 1}}
+`), 0o644))
+	return dir, weights, caps, model
 }

@@ -47,7 +47,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -59,6 +58,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/airunway-render/airunway-render/hack/internal/derived"
 	"github.com/airunway-render/airunway-render/providers/engineargs"
 )
 
@@ -107,21 +107,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "derive-engine-args:", err)
 		return 1
 	}
-	if *check {
-		have, err := os.ReadFile(*out)
-		if err != nil || !bytes.Equal(have, data) {
-			fmt.Fprintf(stderr, "derive-engine-args: %s is not what %s derives; run without -check to rewrite it\n", *out, *dir)
-			return 1
-		}
-		fmt.Fprintf(stdout, "derive-engine-args: %s is current\n", *out)
-		return 0
-	}
-	if err := os.WriteFile(*out, data, 0o644); err != nil {
-		fmt.Fprintln(stderr, "derive-engine-args:", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "derive-engine-args: %d releases written to %s\n", len(pinned), *out)
-	return 0
+	return derived.Output("derive-engine-args", *out, *dir, data, *check, stdout, stderr)
 }
 
 // derive reads the pinned files under dir and returns the table's bytes.

@@ -28,6 +28,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/version"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/hack/internal/derived"
 )
 
 const (
@@ -82,20 +84,7 @@ func main() {
 		os.Exit(1)
 	}
 	data = append(data, '\n')
-	if *check {
-		have, err := os.ReadFile(*out)
-		if err != nil || !bytes.Equal(have, data) {
-			fmt.Fprintf(os.Stderr, "derive-kaito-presets: %s is not what %s derives; run without -check to rewrite it\n", *out, *repo)
-			os.Exit(1)
-		}
-		fmt.Printf("derive-kaito-presets: %s is current\n", *out)
-		return
-	}
-	if err := os.WriteFile(*out, data, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "derive-kaito-presets:", err)
-		os.Exit(1)
-	}
-	fmt.Printf("derive-kaito-presets: %d releases written to %s\n", len(p.Releases), *out)
+	os.Exit(derived.Output("derive-kaito-presets", *out, *repo, data, *check, os.Stdout, os.Stderr))
 }
 
 func derive(repo string) (*Presets, error) {

@@ -33,6 +33,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/airunway-render/airunway-render/fit"
+	"github.com/airunway-render/airunway-render/hack/internal/derived"
 )
 
 const (
@@ -148,20 +149,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "derive-model-catalog:", err)
 		os.Exit(1)
 	}
-	if *check {
-		have, err := os.ReadFile(*out)
-		if err != nil || !bytes.Equal(have, data) {
-			fmt.Fprintf(os.Stderr, "derive-model-catalog: %s is not what %s derives; run without -check to rewrite it\n", *out, *pins)
-			os.Exit(1)
-		}
-		fmt.Printf("derive-model-catalog: %s is current\n", *out)
-		return
-	}
-	if err := os.WriteFile(*out, data, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "derive-model-catalog:", err)
-		os.Exit(1)
-	}
-	fmt.Printf("derive-model-catalog: wrote %s\n", *out)
+	os.Exit(derived.Output("derive-model-catalog", *out, *pins, data, *check, os.Stdout, os.Stderr))
 }
 
 // derive reads the pins and their copies and returns the catalog's bytes.
