@@ -77,10 +77,10 @@ func TestEveryCommandNamesTheMistake(t *testing.T) {
 			_, err := os.Stat(filepath.Join(src, "capabilities.yaml"))
 			caps := err == nil
 			for _, cmd := range mistakeCommands {
+				if _, unreached := tc.Skip[cmd.name]; unreached {
+					continue // the mistake cannot reach it (case.yaml says why)
+				}
 				t.Run(cmd.name, func(t *testing.T) {
-					if why, ok := tc.Skip[cmd.name]; ok {
-						t.Skip(why)
-					}
 					dir := t.TempDir()
 					require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
 					require.NoError(t, os.Remove(filepath.Join(dir, "case.yaml")))

@@ -60,15 +60,11 @@ func ForImage(image string) (*Server, string) {
 			}
 			return nil, "its tag " + quote(tag) + " names no " + r.name + " release"
 		}
-		rel := table[r.engine+"@"+tag]
+		rel := table().byKey[r.engine+"@"+tag]
 		if rel == nil {
 			return nil, "this release of airunway-render has no option table for " + r.name + " " + tag
 		}
-		s := &Server{Engine: r.engine, Name: r.name, Release: tag, options: map[string]bool{}, list: rel.Options}
-		for _, o := range rel.Options {
-			s.options[o] = true
-		}
-		return s, ""
+		return &Server{Engine: r.engine, Name: r.name, Release: tag, options: table().options[rel], list: rel.Options}, ""
 	}
 	return nil, "airunway-render does not know which server release the image runs"
 }
@@ -77,7 +73,7 @@ func ForImage(image string) (*Server, string) {
 // "engine@release".
 func Releases() []string {
 	var out []string
-	for _, r := range tableOrder {
+	for _, r := range table().order {
 		out = append(out, r.Engine+"@"+r.Release)
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
 // Table is vllm.json's shape (hack/derive-engine-args writes it).
@@ -32,18 +33,31 @@ type File struct {
 //go:embed vllm.json
 var vllmJSON []byte
 
-var tableOrder []*Release
+// loaded is vllm.json, parsed once on first use (not at start-up: most
+// commands never check an engine argument), with each release's options
+// as a set, so that a render checks each model against it without
+// rebuilding it.
+type loaded struct {
+	order   []*Release
+	byKey   map[string]*Release
+	options map[*Release]map[string]bool
+}
 
-var table = func() map[string]*Release {
+var table = sync.OnceValue(func() loaded {
 	var t Table
 	if err := json.Unmarshal(vllmJSON, &t); err != nil {
 		panic(fmt.Sprintf("engineargs: vllm.json: %v", err))
 	}
-	m := map[string]*Release{}
+	l := loaded{byKey: map[string]*Release{}, options: map[*Release]map[string]bool{}}
 	for i := range t.Releases {
 		r := &t.Releases[i]
-		m[r.Engine+"@"+r.Release] = r
-		tableOrder = append(tableOrder, r)
+		l.byKey[r.Engine+"@"+r.Release] = r
+		l.order = append(l.order, r)
+		set := make(map[string]bool, len(r.Options))
+		for _, o := range r.Options {
+			set[o] = true
+		}
+		l.options[r] = set
 	}
-	return m
-}()
+	return l
+})
