@@ -27,6 +27,10 @@ type Placement struct {
 	// Annotation and Reason record the decision on the ModelDeployment;
 	// empty when no pool is declared.
 	Annotation, Reason string
+	// Requests maps a component to the cpu and memory its model-server
+	// pods request when the ModelDeployment names none (the engine's
+	// default, sized from the pool: see DefaultRequests in package render).
+	Requests map[string]corev1.ResourceList
 	// spec is the user's own scheduling, used when no pool is declared.
 	spec PoolPlacement
 }
@@ -105,4 +109,39 @@ func (p *Placement) ForCPU() *PoolPlacement {
 		return &PoolPlacement{}
 	}
 	return p.CPU
+}
+
+// FillRequests adds the engine's default cpu and memory requests of the
+// component to a model-server container's resources, each only where the
+// container neither requests nor limits it already: what the user wrote
+// always wins, and a limit alone already makes Kubernetes request as much.
+func (p *Placement) FillRequests(component string, rr *corev1.ResourceRequirements) {
+	if p == nil {
+		return
+	}
+	for name, q := range p.Requests[component] {
+		if _, ok := rr.Requests[name]; ok {
+			continue
+		}
+		if _, ok := rr.Limits[name]; ok {
+			continue
+		}
+		if rr.Requests == nil {
+			rr.Requests = corev1.ResourceList{}
+		}
+		rr.Requests[name] = q
+	}
+}
+
+// DefaultRequest returns the engine's default request of one resource for
+// the component's model-server pods ("" when it decided none), for
+// providers whose operator takes quantities as strings.
+func (p *Placement) DefaultRequest(component string, name corev1.ResourceName) string {
+	if p == nil {
+		return ""
+	}
+	if q, ok := p.Requests[component][name]; ok {
+		return q.String()
+	}
+	return ""
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
@@ -58,7 +60,11 @@ func gpuResource(g *hub.GPUSpec) string {
 // component fits no pool (the error lists every pool and why).
 func place(md *hub.ModelDeployment, caps *capabilities.Resolved, p providers.Provider, l *diag.List) *providers.Placement {
 	pl := providers.NewPlacement(md)
+	pl.Requests = map[string]corev1.ResourceList{}
 	if len(caps.NodePools) == 0 {
+		for _, w := range workloads(&md.Spec) {
+			pl.Requests[w.component] = DefaultRequests(w.gpus, nil)
+		}
 		return pl
 	}
 	var names, reasons []string
@@ -72,6 +78,7 @@ func place(md *hub.ModelDeployment, caps *capabilities.Resolved, p providers.Pro
 			return nil
 		}
 		pl.Set(w.component, pool)
+		pl.Requests[w.component] = DefaultRequests(w.gpus, pool)
 		if w.component == providers.ComponentMain {
 			names = append(names, pool.Name)
 		} else {

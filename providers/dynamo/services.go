@@ -204,6 +204,8 @@ func (r *renderer) worker(role string, c *hub.ComponentScalingSpec) *service {
 			Requests: &resourceItem{CPU: mockerCPU, Memory: mockerMemory},
 			Limits:   &resourceItem{CPU: mockerCPU, Memory: mockerMemory},
 		}
+	} else {
+		w.Resources = r.defaultRequests(role, w.Resources)
 	}
 	w.ExtraPodSpec = &extraPodSpec{
 		MainContainer: main,
@@ -243,6 +245,29 @@ func (r *renderer) aggregatedResources() *resources {
 	limits, requests := &resourceItem{Memory: res.Memory, CPU: res.CPU}, &resourceItem{}
 	setGPU(limits, requests, r.md.Spec.GPUCount(), res.GPU)
 	return nonEmpty(limits, requests)
+}
+
+// defaultRequests adds the engine's default cpu and memory requests
+// (providers.Placement.FillRequests) where the worker sets neither a limit
+// nor a request of its own: the operator copies `requests` to the pods.
+func (r *renderer) defaultRequests(role string, res *resources) *resources {
+	if res == nil {
+		res = &resources{}
+	}
+	if res.Requests == nil {
+		res.Requests = &resourceItem{}
+	}
+	limits := res.Limits
+	if limits == nil {
+		limits = &resourceItem{}
+	}
+	if limits.CPU == "" && res.Requests.CPU == "" {
+		res.Requests.CPU = r.req.Placement.DefaultRequest(role, corev1.ResourceCPU)
+	}
+	if limits.Memory == "" && res.Requests.Memory == "" {
+		res.Requests.Memory = r.req.Placement.DefaultRequest(role, corev1.ResourceMemory)
+	}
+	return nonEmpty(res.Limits, res.Requests)
 }
 
 func componentResources(c *hub.ComponentScalingSpec) *resources {

@@ -279,12 +279,14 @@ func image(req *providers.Request) string {
 // (from `resource.labelSelector`) and tolerations to it, keeping ours.
 func podTemplate(req *providers.Request, img string) *corev1.PodTemplateSpec {
 	md := req.MD
+	res := templateResources(md)
+	req.Placement.FillRequests(providers.ComponentMain, &res)
 	c := corev1.Container{
 		Name:      ContainerName,
 		Image:     img,
 		Args:      LlamaCppArgs(md),
 		Ports:     []corev1.ContainerPort{{ContainerPort: Port}},
-		Resources: templateResources(md),
+		Resources: res,
 		Env:       providers.ContainerEnv(md),
 	}
 	return &corev1.PodTemplateSpec{

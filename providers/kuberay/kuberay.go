@@ -71,6 +71,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 	checkEngineArgs(s.Engine, &l)
 	checkParallelism(s, &l)
 	checkAutoscaling(s, &l)
+	checkWorkerCPU(s, &l)
 	if len(s.Adapters) > 0 {
 		l.Errorf("spec.adapters", "cannot be served by the kuberay provider: Ray Serve LLM loads LoRA adapters only from object storage (`lora_config.dynamic_lora_loading_path`, s3:// or gs://), not from Hugging Face; mirror the adapters there and set `lora_config` through spec.provider.overrides, or serve them with the vllm or llmd provider")
 	}
@@ -167,6 +168,32 @@ func checkParallelism(s *hub.ModelDeploymentSpec, l *diag.List) {
 	providers.CheckParallelism(s.Engine, providers.VLLMParallelFlags, providers.OnePod(ReplicaGPUs(s), pod), l)
 }
 
+// WorkerCPUs is the fewest CPUs a worker pod must offer Ray: KubeRay
+// passes the container's cpu request, rounded up, to `ray start
+// --num-cpus`, and a
+// Serve replica on N > 1 GPUs reserves N+1 CPU bundles on one Ray node
+// (ReplicaPlacement); a replica on one GPU or none needs one, Serve's
+// default `num_cpus` of a replica actor.
+func WorkerCPUs(s *hub.ModelDeploymentSpec) int64 {
+	if n := ReplicaGPUs(s); n > 1 {
+		return int64(n) + 1
+	}
+	return 1
+}
+
+// checkWorkerCPU refuses a cpu request too small for the Serve replica's
+// placement group: Ray would wait for CPUs the worker never has, and the
+// application would never become healthy.
+func checkWorkerCPU(s *hub.ModelDeploymentSpec, l *diag.List) {
+	if s.Mode() == hub.ModeDisaggregated || s.Resources == nil || s.Resources.CPU == "" {
+		return
+	}
+	q := hub.MustParseQuantity(s.Resources.CPU)
+	if need := WorkerCPUs(s); q.Value() < need {
+		l.Errorf("spec.resources.cpu", "is %q, but the Ray worker must offer at least %d CPUs: KubeRay tells Ray the request, rounded up, as `ray start --num-cpus`, and a Serve replica on %d GPUs reserves one CPU per GPU and one for the replica actor on one worker; request at least %q", s.Resources.CPU, need, ReplicaGPUs(s), fmt.Sprint(need))
+	}
+}
+
 func hasSpace(s string) bool { return strings.ContainsFunc(s, unicode.IsSpace) }
 
 // Render implements providers.Provider.
@@ -214,9 +241,6 @@ func warnings(md *hub.ModelDeployment, l *diag.List) {
 			names = append(names, v.Name)
 		}
 		l.Warnf(diag.IgnoredField, "spec.model.storage.volumes", "is ignored by the kuberay provider, as upstream: no volume (%s) is mounted into the Ray pods and no PVC is created", strings.Join(names, ", "))
-	}
-	if s.Resources != nil && s.Resources.CPU != "" {
-		l.Warnf(diag.IgnoredField, "spec.resources.cpu", "is ignored by the kuberay provider, as upstream: the Ray head container is limited to %s CPUs and the worker containers get no CPU request or limit", defaultHeadCPU)
 	}
 }
 

@@ -120,7 +120,11 @@ func TestUpstreamChecklist(t *testing.T) {
 			require.Equal(t, "gpu-workers", g.GroupName)
 			require.Equal(t, int32(2), *g.Replicas)
 			require.Equal(t, corev1.ResourceList{"nvidia.com/gpu": mustQ("4"), "memory": mustQ("32Gi")}, worker(rs, 0).Resources.Limits)
-			require.Nil(t, worker(rs, 0).Resources.Requests)
+			require.Equal(t, corev1.ResourceList{"cpu": mustQ("5")}, worker(rs, 0).Resources.Requests, "without a cpu of its own or a placement, the worker requests what its Serve placement group reserves")
+		}},
+		{"spec.resources.cpu is the workers' cpu request", base + "resources: {gpu: {count: 4}, cpu: \"16\"}", func(t *testing.T, _ providers.Object, rs *rayService) {
+			require.Equal(t, corev1.ResourceList{"cpu": mustQ("16")}, worker(rs, 0).Resources.Requests)
+			require.Equal(t, "4", limit(head(rs), "cpu"), "the head keeps its own limit")
 		}},
 		{"item 103: amd gpu type and memory", base + "resources: {gpu: {count: 2, type: amd.com/gpu}, memory: 64Gi}", func(t *testing.T, _ providers.Object, rs *rayService) {
 			require.Equal(t, corev1.ResourceList{"amd.com/gpu": mustQ("2"), "memory": mustQ("64Gi")}, worker(rs, 0).Resources.Limits)
@@ -210,6 +214,7 @@ func TestCheck(t *testing.T) {
 		{"1.7: name over 47 characters", strings.Repeat("a", 48), "1.7.0", base, "vllm", "metadata.name", "KubeRay 1.7.0 rejects RayService names longer than 47 characters"},
 		{"1.4: name starting with a digit", "1-model", "1.4.0", base, "vllm", "metadata.name", "KubeRay 1.4.0 rejects RayService names that are not DNS-1035 labels"},
 		{"1.3: name over 46 characters", strings.Repeat("a", 47), "1.3.0", base, "vllm", "metadata.name", "must fit in 63 characters, so the name must have at most 46"},
+		{"cpu below the Serve placement group", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm}\nresources: {gpu: {count: 4}, cpu: 3500m}", "vllm", "spec.resources.cpu", `is "3500m", but the Ray worker must offer at least 5 CPUs`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -347,7 +352,6 @@ func TestWarnings(t *testing.T) {
 		message    string
 	}{
 		{"storage ignored", "engine: {type: vllm}\nmodel: {id: m, storage: {volumes: [{name: cache, purpose: modelCache, size: 100Gi}, {name: extra, claimName: pvc, mountPath: /x}]}}", []string{"spec.model.storage.volumes"}, "no volume (cache, extra) is mounted"},
-		{"cpu ignored", base + "resources: {gpu: {count: 1}, cpu: \"16\"}", []string{"spec.resources.cpu"}, "is ignored by the kuberay provider"},
 		{"disaggregated serve config", disagg, []string{"spec.serving.mode"}, "does not split prefill from decode"},
 		{"component scaled to zero", "model: {id: m}\nengine: {type: vllm}\nserving: {mode: disaggregated}\nscaling: {prefill: {replicas: 0, gpu: {count: 1}}, decode: {replicas: 1, gpu: {count: 1}}}", []string{"spec.scaling.prefill.replicas", "spec.serving.mode"}, ""},
 		{"nothing to say", base, nil, ""},

@@ -269,10 +269,24 @@ func workerGroup(req *providers.Request, name, component string, replicas, gpus 
 		limits[corev1.ResourceName(gpuType)] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
 	}
 	volumes, mounts := providers.SharedMemory(gpus)
+	res := corev1.ResourceRequirements{Limits: limits}
+	if component == providers.ComponentMain && md.Spec.Resources != nil && md.Spec.Resources.CPU != "" {
+		// A request, not a limit: KubeRay tells Ray the worker's cpus from
+		// it, and a limit would throttle tokenisation under load.
+		res.Requests = corev1.ResourceList{corev1.ResourceCPU: hub.MustParseQuantity(md.Spec.Resources.CPU)}
+	}
+	req.Placement.FillRequests(component, &res)
+	if cpu := res.Requests[corev1.ResourceCPU]; cpu.Value() < WorkerCPUs(&md.Spec) {
+		// Only a default can be short here: Check refuses a user's.
+		if res.Requests == nil {
+			res.Requests = corev1.ResourceList{}
+		}
+		res.Requests[corev1.ResourceCPU] = *resource.NewQuantity(WorkerCPUs(&md.Spec), resource.DecimalSI)
+	}
 	c := corev1.Container{
 		Name:         WorkerContainer,
 		Image:        image(req),
-		Resources:    corev1.ResourceRequirements{Limits: limits},
+		Resources:    res,
 		Env:          providers.ContainerEnv(md),
 		VolumeMounts: mounts,
 	}

@@ -86,6 +86,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 				l.Warnf(diag.ScaleToZero, "spec.scaling."+c.role+".replicas", "is 0: the %s Deployment %q is scaled to zero", c.role, name)
 			}
 			res := podserver.Resources(c.spec.GPUCount(), gpuType(c.spec.GPU), c.spec.Memory, "")
+			req.Placement.FillRequests(c.role, &res)
 			container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, c.spec.GPUCount(), c.kvTransfer), res, providers.ContainerEnv(md))
 			probes(&container)
 			volumes := sharedMemory(&container, c.spec.GPUCount())
@@ -105,6 +106,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		if r := md.Spec.Resources; r != nil {
 			res = podserver.Resources(md.Spec.GPUCount(), gpuType(r.GPU), r.Memory, r.CPU)
 		}
+		req.Placement.FillRequests(providers.ComponentMain, &res)
 		container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, md.Spec.GPUCount(), ""), res, providers.ContainerEnv(md))
 		probes(&container)
 		volumes := sharedMemory(&container, md.Spec.GPUCount())
@@ -243,7 +245,7 @@ func warnIgnored(md *hub.ModelDeployment, l *diag.List) {
 				l.Warnf(diag.IgnoredField, "spec.resources.memory", "is ignored by the llmd provider in disaggregated serving mode: set `spec.scaling.prefill.memory` and `spec.scaling.decode.memory`")
 			}
 			if r.CPU != "" {
-				l.Warnf(diag.IgnoredField, "spec.resources.cpu", "is ignored by the llmd provider in disaggregated serving mode: components have no cpu request")
+				l.Warnf(diag.IgnoredField, "spec.resources.cpu", "is ignored by the llmd provider in disaggregated serving mode: `spec.scaling.prefill` and `spec.scaling.decode` have no cpu field, so their pods request the default cpu of their node pool (docs/placement.md)")
 			}
 		}
 		if s.Scaling != nil && s.Scaling.Replicas != nil && *s.Scaling.Replicas != 1 {

@@ -108,7 +108,9 @@ func warnUnmanagedVolumes(md *hub.ModelDeployment, l *diag.List) {
 func deployment(req *providers.Request) *appsv1.Deployment {
 	md := req.MD
 	volumes, mounts := volumes(md)
-	c := podserver.Container(podserver.Image(req, DefaultImage), Args(md), containerResources(md), providers.ContainerEnv(md))
+	res := containerResources(md)
+	req.Placement.FillRequests(providers.ComponentMain, &res)
+	c := podserver.Container(podserver.Image(req, DefaultImage), Args(md), res, providers.ContainerEnv(md))
 	c.VolumeMounts = mounts
 	// Upstream's probes: /health after 15 s, start-up every 10 s up to
 	// 60 times, liveness every 10 s, readiness every 5 s.
