@@ -41,6 +41,7 @@ var (
 	UnrenderedModels    = Code{"unrendered-models"}
 	TightFit            = Code{"tight-fit"}
 	UnknownModel        = Code{"unknown-model"}
+	KAITONodes          = Code{"kaito-nodes"}
 	UncheckedEngineArgs = Code{"unchecked-engine-args"}
 )
 
@@ -71,6 +72,7 @@ var Codes = []struct {
 	{UnrenderedModels, "`build` of a kustomization that declares no airunway-render prints its ModelDeployments unrendered"},
 	{TightFit, "one replica's estimated memory needs exceed 90% of what its GPUs give, or (SGLang, TensorRT-LLM) its KV cache cannot hold one full sequence (docs/will-it-run.md)"},
 	{UnknownModel, "the model is not in the model catalog and its id names no size: its memory fit is not checked (docs/will-it-run.md)"},
+	{KAITONodes, "KAITO's node estimator will spread one replica over several nodes of the pool (docs/will-it-run.md#kaito)"},
 	{UncheckedEngineArgs, "engine arguments are not checked against the server's options: the image's release is not known (a floating tag, another image) or has no option table"},
 }
 

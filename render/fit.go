@@ -17,9 +17,9 @@ import (
 // numbers and the fewest GPUs, and the pool, that would hold it; a
 // tight-fit warning near the limit (a tight fit of a model sized from its
 // id included); a note when the facts were assumed from the size in the
-// id; an unknown-model warning when there are none. It checks nothing for the
-// Dynamo mocker (no model), KAITO (its presets carry their own GPU
-// requirements and KAITO sizes the nodes), llama.cpp (GGUF weights that
+// id; an unknown-model warning when there are none. KAITO presets are held
+// to KAITO's own node estimator instead (checkKAITOFit). It checks nothing
+// for the Dynamo mocker (no model), llama.cpp (GGUF weights that
 // the engine may keep in host memory), CPU-only components and pools
 // whose GPU memory the capability file does not state.
 //
@@ -51,12 +51,12 @@ func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabiliti
 		return nil
 	case hub.IsMocker(md):
 		return notChecked("the Dynamo mocker loads no model")
-	case provider == hub.ProviderKAITO:
-		return notChecked("KAITO's presets carry their own GPU requirements")
-	case s.Model.ID == "":
-		return notChecked("no spec.model.id")
 	case engine == hub.EngineLlamaCpp:
 		return notChecked("llama.cpp may keep GGUF weights in host memory")
+	case provider == hub.ProviderKAITO:
+		return checkKAITOFit(md, caps, pl, models, l)
+	case s.Model.ID == "":
+		return notChecked("no spec.model.id")
 	case engine != hub.EngineVLLM && engine != hub.EngineSGLang && engine != hub.EngineTRTLLM:
 		return notChecked("engine " + engine + " has no memory model")
 	}

@@ -121,7 +121,7 @@ func TestCheckFitVerdicts(t *testing.T) {
 	for _, c := range []struct{ provider, engine, spec, reason string }{
 		{"vllm", "vllm", `{model: {id: example-org/house-model}, resources: {gpu: {count: 1}}}`, "unknown model"},
 		{"dynamo", "vllm", `{model: {id: x/Y-8B}, provider: {name: dynamo}, resources: {gpu: {count: 1}}}`, "mocker"},
-		{"kaito", "vllm", `{model: {id: x/Y-8B}, provider: {name: kaito}, resources: {gpu: {count: 1}}}`, "KAITO"},
+		{"kaito", "vllm", `{model: {id: example-org/house-model}, provider: {name: kaito}, resources: {gpu: {count: 1}}}`, "unknown model"},
 	} {
 		var ann []string
 		if c.reason == "mocker" {
@@ -132,4 +132,74 @@ func TestCheckFitVerdicts(t *testing.T) {
 		require.Equal(t, fit.StatusNotChecked, v[0].Status, c.reason)
 		require.Contains(t, v[0].Reason, c.reason)
 	}
+}
+
+// KAITO presets are held to KAITO's own node estimator (fit.KAITO), on
+// the pool the render placed them on.
+func TestKAITOFit(t *testing.T) {
+	const llama70B = "meta-llama/Llama-3.3-70B-Instruct"
+	run := func(version, pools, spec string) ([]fit.Verdict, diag.List) {
+		t.Helper()
+		caps := resolved(t, strings.Replace(threePools, `{name: kaito, version: "0.10.0"}`, `{name: kaito, version: "`+version+`"}`, 1)+pools)
+		md := modelDeployment(t, spec)
+		p := builtin.ByName()["kaito"]
+		var l diag.List
+		pl := place(md, caps, p, &l)
+		require.NotNil(t, pl, "%v", l)
+		return checkFit(md, "vllm", "kaito", caps, p, pl, nil, &l), l
+	}
+	onH100 := `{model: {id: ` + llama70B + `}, provider: {name: kaito}, nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}, resources: {gpu: {count: 1}}}`
+	onL4 := `{model: {id: ` + llama70B + `}, provider: {name: kaito}, resources: {gpu: {count: 1}}}`
+
+	v, l := run("0.10.0", "", onH100)
+	require.False(t, l.HasErrors(), "%v", l)
+	require.NotContains(t, codes(l), diag.KAITONodes, "70B in bf16 takes 3 of one node's 8 H100s: one node")
+	require.Equal(t, fit.StatusFits, v[0].Status)
+	require.Equal(t, 8, v[0].GPUs, "KAITO gives a preset pod every GPU of its node")
+	require.Equal(t, "h100", v[0].Pool)
+
+	v, l = run("0.10.0", "", onL4)
+	require.Equal(t, fit.StatusFits, v[0].Status)
+	require.Len(t, l, 1, "%v", l)
+	require.Equal(t, diag.Warning, l[0].Severity)
+	require.Equal(t, diag.KAITONodes, l[0].Code)
+	require.Contains(t, l[0].Message, "spreads each replica over 9 nodes, 9 GPUs (weights of 137,261 MiB need 9 GPUs: each uses 19,348 MiB, keeps 2,995 MiB for the engine and the KV cache of one 2,048-token sequence, and holds 16,353 MiB of weights)")
+
+	v, l = run("0.10.0", "", strings.Replace(onL4, "provider:", "scaling: {replicas: 2}, provider:", 1))
+	require.Len(t, l, 1)
+	require.Equal(t, diag.KAITONodes, l[0].Code, "a pool of unknown size takes any number")
+	v, l = run("0.10.0", "    nodes: {max: 10}\n", strings.Replace(onL4, "provider:", "scaling: {replicas: 2}, provider:", 1))
+	require.Equal(t, fit.StatusFits, v[0].Status, "the cpu pool's size is not the L4 pool's")
+
+	withL4Nodes := strings.Replace(threePools, "    capacity: {cpu: \"16\", memory: 64Gi}\n", "    capacity: {cpu: \"16\", memory: 64Gi}\n    nodes: {min: 0, max: 10}\n", 1)
+	caps := resolved(t, withL4Nodes)
+	md := modelDeployment(t, strings.Replace(onL4, "provider:", "scaling: {replicas: 2}, provider:", 1))
+	p := builtin.ByName()["kaito"]
+	l = nil
+	pl := place(md, caps, p, &l)
+	v = checkFit(md, "vllm", "kaito", caps, p, pl, nil, &l)
+	require.Equal(t, fit.StatusDoesNotFit, v[0].Status)
+	require.True(t, l.HasErrors())
+	require.Equal(t, "spec.scaling.replicas", l.Errors()[0].Field)
+	require.Contains(t, l.Errors()[0].Message, "gives each of the 2 replicas 9 nodes")
+	require.Contains(t, l.Errors()[0].Message, `18 in all, and pool "l4" has at most 10`)
+
+	v, l = run("0.10.0", "", strings.Replace(onL4, "provider:", "engine: {contextLength: 131072}, provider:", 1))
+	require.Equal(t, fit.StatusDoesNotFit, v[0].Status)
+	require.Equal(t, "spec.model.id", l.Errors()[0].Field)
+	require.Contains(t, l.Errors()[0].Message, "keeps 43,315 MiB of each GPU for the engine and the KV cache of one 131,072-token sequence")
+
+	v, l = run("0.11.0", "", onL4)
+	require.Contains(t, l[0].Message, "over 9 nodes", "0.11 divides the room by 1.05: still 9 L4s")
+	v, _ = run("0.7.2", "", onL4)
+	require.Equal(t, fit.StatusNotChecked, v[0].Status)
+	require.Contains(t, v[0].Reason, "KAITO before 0.8")
+}
+
+func codes(l diag.List) []diag.Code {
+	var out []diag.Code
+	for _, p := range l {
+		out = append(out, p.Code)
+	}
+	return out
 }
