@@ -165,11 +165,12 @@ func TestKAITOFit(t *testing.T) {
 	require.Equal(t, diag.KAITONodes, l[0].Code)
 	require.Contains(t, l[0].Message, "spreads each replica over 9 nodes, 9 GPUs (weights of 137,261 MiB need 9 GPUs: each uses 19,348 MiB, keeps 2,995 MiB for the engine and the KV cache of one 2,048-token sequence, and holds 16,353 MiB of weights)")
 
-	v, l = run("0.10.0", "", strings.Replace(onL4, "provider:", "scaling: {replicas: 2}, provider:", 1))
+	_, l = run("0.10.0", "", strings.Replace(onL4, "provider:", "scaling: {replicas: 2}, provider:", 1))
 	require.Len(t, l, 1)
 	require.Equal(t, diag.KAITONodes, l[0].Code, "a pool of unknown size takes any number")
 	v, l = run("0.10.0", "    nodes: {max: 10}\n", strings.Replace(onL4, "provider:", "scaling: {replicas: 2}, provider:", 1))
 	require.Equal(t, fit.StatusFits, v[0].Status, "the cpu pool's size is not the L4 pool's")
+	require.False(t, l.HasErrors(), "%v", l)
 
 	withL4Nodes := strings.Replace(threePools, "    capacity: {cpu: \"16\", memory: 64Gi}\n", "    capacity: {cpu: \"16\", memory: 64Gi}\n    nodes: {min: 0, max: 10}\n", 1)
 	caps := resolved(t, withL4Nodes)
@@ -189,7 +190,7 @@ func TestKAITOFit(t *testing.T) {
 	require.Equal(t, "spec.model.id", l.Errors()[0].Field)
 	require.Contains(t, l.Errors()[0].Message, "keeps 43,315 MiB of each GPU for the engine and the KV cache of one 131,072-token sequence")
 
-	v, l = run("0.11.0", "", onL4)
+	_, l = run("0.11.0", "", onL4)
 	require.Contains(t, l[0].Message, "over 9 nodes", "0.11 divides the room by 1.05: still 9 L4s")
 	v, _ = run("0.7.2", "", onL4)
 	require.Equal(t, fit.StatusNotChecked, v[0].Status)
