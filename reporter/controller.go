@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,6 +56,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	default:
 		// Until the first discovery pass answers, an unwatched kind
 		// proves nothing: come back.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	if r.drift != nil && !r.drift.compared() {
+		// Until the first comparison with the applied ClusterCapabilities,
+		// a status written now would lack CapabilitiesCurrent, and the
+		// condition would come back later with a new transition time (a
+		// newly elected leader would flap it on every model).
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	res, err := r.reconcile(ctx, req)
@@ -287,7 +295,7 @@ func previousStatus(md *unstructured.Unstructured) (*v1.ModelDeploymentStatus, e
 func ours(s v1.ModelDeploymentStatus) v1.ModelDeploymentStatus {
 	conditions := s.Conditions[:0:0]
 	for _, c := range s.Conditions {
-		if c.Type == ConditionReady || c.Type == ConditionReconciling || c.Type == ConditionStalled {
+		if slices.Contains(OwnedConditions, c.Type) {
 			conditions = append(conditions, c)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -25,6 +26,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
@@ -59,6 +61,10 @@ var (
 		Name: "airunway_status_reporter_capabilities_differences",
 		Help: "Declared facts of an applied ClusterCapabilities that the live cluster contradicts (0: the file is current).",
 	}, []string{"clustercapabilities"})
+	capabilityComparisons = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "airunway_status_reporter_capability_comparisons_total",
+		Help: "Comparisons of the applied ClusterCapabilities with the cluster: one per change of a fact they read (a Node's labels, taints or allocatable, an operator Deployment's images or arguments, a CRD, a Gateway, a ClusterCapabilities), none while nothing changes.",
+	})
 	modelsDrifted = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "airunway_status_reporter_modeldeployments_capabilities_drifted",
 		Help: "ModelDeployments whose node pool or provider no longer matches the applied ClusterCapabilities.",
@@ -109,9 +115,9 @@ func modelPools(annotation string) []string {
 }
 
 // drift compares every applied ClusterCapabilities with the live cluster
-// (package discover's Compare) whenever a Node, CRD, operator Deployment,
-// Gateway or ClusterCapabilities changes, and at least every interval,
-// writes the outcome to the ClusterCapabilities' status and hands it to
+// (package discover's Compare) whenever a fact it reads of a Node, CRD,
+// operator Deployment, Gateway or ClusterCapabilities changes (and again
+// an interval after a comparison that failed), writes the outcome to the ClusterCapabilities' status and hands it to
 // the ModelDeployment reconciler.
 type drift struct {
 	cfg    *rest.Config
@@ -124,13 +130,37 @@ type drift struct {
 	now        func() time.Time
 	log        logr.Logger
 	poked      chan struct{}
+	// comparisons counts the comparisons run (the metric and the tests
+	// read it).
+	comparisons atomic.Int64
+	// firstDone is closed once the first comparison has run: until then
+	// the state says nothing, and reconciles wait (compared).
+	firstDone chan struct{}
+	firstOnce sync.Once
 
 	mu    sync.RWMutex
 	state driftState
 }
 
+// registerComparisons puts the comparisons counter on controller-runtime's
+// registry, once per process.
+var registerComparisons = sync.OnceFunc(func() { metrics.Registry.MustRegister(capabilityComparisons) })
+
 func newDrift(cfg *rest.Config) *drift {
-	return &drift{cfg: cfg, poked: make(chan struct{}, 1), now: time.Now}
+	registerComparisons()
+	return &drift{cfg: cfg, poked: make(chan struct{}, 1), firstDone: make(chan struct{}), now: time.Now}
+}
+
+// compared reports whether the first comparison has run, whatever its
+// outcome: a comparison that fails keeps the last state, and a cluster
+// whose facts cannot be read must not hold every status back.
+func (d *drift) compared() bool {
+	select {
+	case <-d.firstDone:
+		return true
+	default:
+		return false
+	}
 }
 
 // poke asks for a comparison soon; many pokes make one.
@@ -157,16 +187,20 @@ func (d *drift) Start(ctx context.Context) error {
 		}
 		return err
 	}
-	ticker := time.NewTicker(d.interval)
-	defer ticker.Stop()
 	for {
+		// A comparison runs when something it reads has changed (the
+		// caches poke), never on a timer: an idle cluster costs nothing.
+		// One that failed is retried after the interval.
+		var retry <-chan time.Time
 		if err := d.compare(ctx, c); err != nil && ctx.Err() == nil {
 			d.log.Error(err, "comparing the ClusterCapabilities with the cluster")
+			retry = time.After(d.interval)
 		}
+		d.firstOnce.Do(func() { close(d.firstDone) })
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-ticker.C:
+		case <-retry:
 		case <-d.poked:
 			time.Sleep(driftDebounce)
 		}
@@ -188,7 +222,7 @@ func (d *drift) startCache(ctx context.Context) (cache.Cache, error) {
 	c, err := cache.New(d.cfg, cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Node{}:       {Transform: trimNode},
 		&appsv1.Deployment{}: {Transform: trimDeployment},
-		crds:                 {Transform: cache.TransformStripManagedFields()},
+		crds:                 {Transform: trimCRD},
 	}})
 	if err != nil {
 		return nil, err
@@ -218,7 +252,8 @@ func (d *drift) startCache(ctx context.Context) (cache.Cache, error) {
 }
 
 // pokeIfChanged ignores updates that change nothing Compare reads (a
-// node's heartbeat, a Deployment's status: the transforms dropped them).
+// node's heartbeat, a Deployment's status: the transforms dropped them,
+// and the resourceVersion with them, which every update changes).
 func pokeIfChanged(d *drift, old, obj any) {
 	if !equality.Semantic.DeepEqual(old, obj) {
 		d.poke()
@@ -233,7 +268,7 @@ func trimNode(obj any) (any, error) {
 	}
 	return &corev1.Node{
 		TypeMeta:   n.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels, ResourceVersion: n.ResourceVersion},
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels},
 		Spec:       corev1.NodeSpec{Taints: n.Spec.Taints},
 		Status:     corev1.NodeStatus{Allocatable: n.Status.Allocatable},
 	}, nil
@@ -247,13 +282,26 @@ func trimDeployment(obj any) (any, error) {
 		return obj, nil
 	}
 	out := &appsv1.Deployment{TypeMeta: dep.TypeMeta, ObjectMeta: metav1.ObjectMeta{
-		Namespace: dep.Namespace, Name: dep.Name, Labels: dep.Labels, Annotations: dep.Annotations, ResourceVersion: dep.ResourceVersion,
+		Namespace: dep.Namespace, Name: dep.Name, Labels: dep.Labels, Annotations: dep.Annotations,
 	}}
 	for _, c := range dep.Spec.Template.Spec.Containers {
 		out.Spec.Template.Spec.Containers = append(out.Spec.Template.Spec.Containers,
 			corev1.Container{Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args})
 	}
 	return out, nil
+}
+
+// trimCRD keeps a CRD's name, labels and annotations: the kind it serves
+// and the bundle it came from. A CRD's status and resourceVersion change
+// with every condition its controller sets.
+func trimCRD(obj any) (any, error) {
+	crd, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil
+	}
+	return &metav1.PartialObjectMetadata{TypeMeta: crd.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Name: crd.Name, Labels: crd.Labels, Annotations: crd.Annotations,
+	}}, nil
 }
 
 // snapshot reads the cluster as package discover sees it.
@@ -264,7 +312,9 @@ func (d *drift) snapshot(ctx context.Context, c cache.Cache) (*discover.Cluster,
 	crds := &metav1.PartialObjectMetadataList{}
 	crds.SetGroupVersionKind(crdGVK.GroupVersion().WithKind("CustomResourceDefinitionList"))
 	for _, list := range []client.ObjectList{nodes, deployments, crds} {
-		if err := c.List(ctx, list); err != nil {
+		// Compare only reads: the cache's own objects, without a copy of
+		// every Node and Deployment per comparison.
+		if err := c.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, err
 		}
 	}
@@ -286,6 +336,8 @@ func (d *drift) snapshot(ctx context.Context, c cache.Cache) (*discover.Cluster,
 // writes each one's status when it changed, and hands the outcome to the
 // ModelDeployments when it changed.
 func (d *drift) compare(ctx context.Context, c cache.Cache) error {
+	d.comparisons.Add(1)
+	capabilityComparisons.Inc()
 	files := &unstructured.UnstructuredList{}
 	if r, ok := d.kinds.Reader(ClusterCapabilitiesGVK); ok {
 		files.SetGroupVersionKind(ClusterCapabilitiesGVK.GroupVersion().WithKind(hub.KindClusterCapabilities + "List"))

@@ -156,6 +156,9 @@ func (k *kinds) check(ctx context.Context) bool {
 		}
 	}
 	if changed {
+		// A kind started or stopped (the ClusterCapabilities CRD removed,
+		// say) sends no object event the comparison would hear of.
+		k.changed()
 		if err := k.enqueueAll(ctx); err != nil {
 			k.log.Error(err, "cannot list ModelDeployments to re-check")
 		}

@@ -35,6 +35,13 @@ const (
 	ReasonProgressing = "Progressing"
 )
 
+// OwnedConditions are the condition types the reporter writes, and the
+// only ones it compares: another writer's conditions are not its to keep
+// or remove, and a condition it writes but did not compare would make
+// every resync look like a change (Compute never sets another; a test
+// holds it to this list).
+var OwnedConditions = []string{ConditionReady, ConditionReconciling, ConditionStalled, ConditionCapabilitiesCurrent}
+
 // StaleAfter is how long a provider operator may leave a not-ready primary
 // object untouched before the reporter stops trusting what it says.
 const StaleAfter = 5 * time.Minute

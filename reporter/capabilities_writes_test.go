@@ -1,0 +1,132 @@
+package reporter_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/reporter"
+)
+
+// TestNoWritesWithCapabilitiesApplied: with a ClusterCapabilities applied,
+// the reporter writes each model's status with CapabilitiesCurrent. Idle resyncs, a model's
+// own Deployment rolling and an unrelated Deployment's status then write
+// nothing and compare nothing; a leader change neither writes nor moves
+// CapabilitiesCurrent's transition time.
+func TestNoWritesWithCapabilitiesApplied(t *testing.T) {
+	c := cluster(t)
+	ctx := context.Background()
+	installCRD(t, c, clusterCapabilitiesCRD(t))
+	ns, objs, md := c.model(t, "capswrites", "vllm-minimal")
+	deployment := pick(objs, "Deployment")[0]
+	caps := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(`apiVersion: airunway.ai/v1alpha1
+kind: ClusterCapabilities
+metadata: {name: `+ns+`}
+spec:
+  providers: [{name: vllm}]
+  nodePools:
+  - name: nvidia-gpu
+    selector: {nvidia.com/gpu.present: "true"}
+    gpu: {resourceName: nvidia.com/gpu}
+`), &caps.Object))
+	c.apply(t, caps)
+	t.Cleanup(func() { _ = c.admin.Delete(ctx, caps) }) // cluster-scoped: the next test must not see it
+
+	var counter requestCounter
+	o := testOptions(ns)
+	o.SyncPeriod = time.Second
+	first, stopFirst := run(t, counter.wrap(c.cfg), o)
+	c.apply(t, objs...)
+	c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)
+	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
+	before := capabilitiesCurrent(t, c, md)
+	time.Sleep(2 * time.Second) // the last write's own watch event
+
+	writes, reconciles, comparisons, requests := first.Writes(), first.Reconciles(), capabilityComparisons(t), counter.snapshot()
+	// An unrelated Deployment (another namespace, not rendered) rolls.
+	other := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: ns + "-unrelated"},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "registry.example.com/x:1"}}}}}}
+	require.NoError(t, c.admin.Create(ctx, other))
+	t.Cleanup(func() { _ = c.admin.Delete(ctx, other) })
+	time.Sleep(time.Second) // its creation is a new Deployment: one comparison
+	comparisons = capabilityComparisons(t)
+	for i := range 5 {
+		other.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: int32(i), UpdatedReplicas: int32(i)}
+		require.NoError(t, c.admin.Status().Update(ctx, other))
+		c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)
+		time.Sleep(time.Second)
+	}
+	require.GreaterOrEqual(t, first.Reconciles()-reconciles, int64(3), "the resyncs did not reconcile")
+	require.Equal(t, writes, first.Writes(), "an idle resync or a Deployment's status wrote a status")
+	require.Equal(t, comparisons, capabilityComparisons(t), "a Deployment's status started a comparison")
+	after := counter.snapshot()
+	require.Zero(t, after["PATCH status"]-requests["PATCH status"], "status writes while idle")
+	require.Equal(t, before, capabilitiesCurrent(t, c, md))
+
+	// A second replica takes over: it compares once, then finds every
+	// status as it would write it.
+	second, _ := run(t, c.cfg, o)
+	stopFirst()
+	select {
+	case <-second.Elected():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second reporter was not elected")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for second.Reconciles() == 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	require.Positive(t, second.Reconciles(), "the new leader did not reconcile")
+	require.Zero(t, second.Writes(), "the new leader rewrote a status that had not changed")
+	require.Equal(t, before, capabilitiesCurrent(t, c, md), "CapabilitiesCurrent flapped on the leader change")
+}
+
+// capabilitiesCurrent is the model's CapabilitiesCurrent condition.
+func capabilitiesCurrent(t *testing.T, c *controlPlane, md *unstructured.Unstructured) metav1.Condition {
+	t.Helper()
+	s, _ := c.modelStatus(t, key(md))
+	cond := meta.FindStatusCondition(s.Conditions, reporter.ConditionCapabilitiesCurrent)
+	require.NotNil(t, cond, "no CapabilitiesCurrent with a ClusterCapabilities applied: %+v", s.Conditions)
+	return *cond
+}
+
+// capabilityComparisons reads the reporter's comparisons counter from
+// controller-runtime's registry (every reporter of the test process).
+func capabilityComparisons(t *testing.T) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() == "airunway_status_reporter_capability_comparisons_total" {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatal("the comparisons counter is not registered")
+	return 0
+}
+
+// clusterCapabilitiesCRD is the ClusterCapabilities CRD of deploy/base.
+func clusterCapabilitiesCRD(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "deploy", "base", "airunway.ai_clustercapabilities.yaml"))
+	require.NoError(t, err)
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	require.NoError(t, yaml.UnmarshalStrict(data, crd))
+	return crd
+}
