@@ -55,7 +55,7 @@ spec:
 	before := capabilitiesCurrent(t, c, md)
 	time.Sleep(2 * time.Second) // the last write's own watch event
 
-	writes, reconciles, comparisons, requests := first.Writes(), first.Reconciles(), capabilityComparisons(t), counter.snapshot()
+	writes, reconciles, requests := first.Writes(), first.Reconciles(), counter.snapshot()
 	// An unrelated Deployment (another namespace, not rendered) rolls.
 	other := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: ns + "-unrelated"},
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}},
@@ -64,7 +64,7 @@ spec:
 	require.NoError(t, c.admin.Create(ctx, other))
 	t.Cleanup(func() { _ = c.admin.Delete(ctx, other) })
 	time.Sleep(time.Second) // its creation is a new Deployment: one comparison
-	comparisons = capabilityComparisons(t)
+	comparisons := capabilityComparisons(t)
 	for i := range 5 {
 		other.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: int32(i), UpdatedReplicas: int32(i)}
 		require.NoError(t, c.admin.Status().Update(ctx, other))
