@@ -15,6 +15,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -183,7 +184,9 @@ func parseLeaf(chain []byte) (*x509.Certificate, error) {
 
 // ensureCertSecret reads the webhook Secret, creating it with a new
 // certificate for hosts when it is missing. Replicas starting together
-// race to create it; the loser reads the winner's.
+// race to create it; the loser reads the winner's. A Secret it finds is
+// returned as it is, good or not: the leader verifies it (verifyServed)
+// and reissues what fails, so that one replica, not all, writes it.
 func ensureCertSecret(ctx context.Context, r client.Reader, w client.Writer, key types.NamespacedName, hosts []string) (*corev1.Secret, error) {
 	secret := &corev1.Secret{}
 	err := r.Get(ctx, key, secret)
@@ -202,17 +205,61 @@ func ensureCertSecret(ctx context.Context, r client.Reader, w client.Writer, key
 			return secret, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("creating the webhook Secret %s: %w", key, err)
+			return nil, fmt.Errorf("creating the webhook Secret %q: %w", key, err)
 		}
 		err = r.Get(ctx, key, secret)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the webhook Secret %s: %w", key, err)
-	}
-	if len(secret.Data[secretCA]) == 0 || len(secret.Data[secretCert]) == 0 || len(secret.Data[secretKey]) == 0 {
-		return nil, fmt.Errorf("the webhook Secret %s must hold %s, %s and %s; delete it and the reporter creates a new one", key, secretCA, secretCert, secretKey)
+		return nil, fmt.Errorf("reading the webhook Secret %q: %w", key, err)
 	}
 	return secret, nil
+}
+
+// verifyServed is nil when the certificate secret says to serve is one the
+// API server accepts for hosts from now until certExpiryMargin ahead: its
+// key matches, it chains to a CA of ca.crt (those the leader writes into
+// the caBundle), every host is among its names, and checkValidity passes.
+// Otherwise it says what is wrong, and the leader reissues the
+// certificate: after a change of namespace or --conversion-hosts, a
+// hand-edited Secret, or a cluster switched off past its expiry.
+func verifyServed(secret *corev1.Secret, hosts []string, now time.Time) error {
+	for _, k := range []string{secretCA, secretCert, secretKey} {
+		if len(secret.Data[k]) == 0 {
+			return fmt.Errorf("it has no %q", k)
+		}
+	}
+	if _, err := tls.X509KeyPair(secret.Data[secretCert], secret.Data[secretKey]); err != nil {
+		return fmt.Errorf("its %q and %q are not a certificate and its key: %w", secretCert, secretKey, err)
+	}
+	leaf, err := parseLeaf(secret.Data[secretCert])
+	if err != nil {
+		return fmt.Errorf("its %q: %w", secretCert, err)
+	}
+	if err := checkValidity(leaf, now); err != nil {
+		return err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(secret.Data[secretCA]) {
+		return fmt.Errorf("its %q holds no PEM certificate", secretCA)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+		return fmt.Errorf("its certificate does not chain to a CA of its %q: %w", secretCA, err)
+	}
+	for _, h := range hosts {
+		if err := leaf.VerifyHostname(h); err != nil {
+			return fmt.Errorf("its certificate is not for host %q of --conversion-hosts (it is for %q)", h, certNames(leaf))
+		}
+	}
+	return nil
+}
+
+// certNames are the DNS names and IP addresses a certificate is for.
+func certNames(c *x509.Certificate) []string {
+	names := slices.Clone(c.DNSNames)
+	for _, ip := range c.IPAddresses {
+		names = append(names, ip.String())
+	}
+	return names
 }
 
 // servedCert is the certificate a webhook Secret says to serve.
@@ -231,8 +278,10 @@ func servedCert(secret *corev1.Secret) *webhookCert {
 //     when this sync began. Serve it; replicas re-read the Secret within a
 //     certRefresh, trusted by the old CA or the new until then.
 //
-// A served certificate that is already expired, or unreadable, is
-// replaced at once: there is no service to keep.
+// A served certificate that fails verifyServed (unreadable, not chaining
+// to ca.crt, not for every host, expired or within certExpiryMargin of
+// it) is replaced at once: the API server refuses it already, so there is
+// no service to keep.
 type renewal int
 
 const (
@@ -249,32 +298,37 @@ func (r renewal) String() string {
 	case renewPromote:
 		return "serving the staged certificate"
 	case renewReplace:
-		return "replaced an expired certificate"
+		return "replaced a certificate that failed verification"
 	}
 	return "none"
 }
 
-// renewalFor decides the renewal of secret at now; caBundleWasCurrent says
-// whether the CRD held the Secret's ca.crt before this sync.
-func renewalFor(secret *corev1.Secret, now time.Time, caBundleWasCurrent bool) renewal {
-	leaf, err := parseLeaf(secret.Data[secretCert])
+// renewalFor decides the renewal of secret for hosts at now;
+// caBundleWasCurrent says whether the CRD held the Secret's ca.crt before
+// this sync. With renewReplace comes why.
+func renewalFor(secret *corev1.Secret, hosts []string, now time.Time, caBundleWasCurrent bool) (renewal, error) {
+	if problem := verifyServed(secret, hosts, now); problem != nil {
+		return renewReplace, problem
+	}
+	leaf, _ := parseLeaf(secret.Data[secretCert]) // verifyServed parsed it
 	switch {
-	case err != nil || now.After(leaf.NotAfter) || now.Before(leaf.NotBefore):
-		return renewReplace
 	case len(secret.Data[secretNextCert]) > 0:
 		if caBundleWasCurrent {
-			return renewPromote
+			return renewPromote, nil
 		}
-		return renewNone
+		return renewNone, nil
 	case leaf.NotAfter.Sub(now) < certRenewBefore:
-		return renewStage
+		return renewStage, nil
 	}
-	return renewNone
+	return renewNone, nil
 }
 
 // renew changes secret as r says, issuing a certificate for hosts; the
 // caller writes it.
 func renew(secret *corev1.Secret, r renewal, hosts []string, now time.Time) error {
+	if secret.Data == nil {
+		secret.Data = map[string][]byte{} // a Secret created empty by hand
+	}
 	switch r {
 	case renewPromote:
 		secret.Data[secretCert], secret.Data[secretKey] = secret.Data[secretNextCert], secret.Data[secretNextKey]
@@ -390,15 +444,21 @@ func (m *certManager) sync(ctx context.Context) error {
 		}
 	}
 	if err := m.serving.set(servedCert(secret)); err != nil {
-		return fmt.Errorf("the webhook Secret %s: %w", m.secret, err)
+		return fmt.Errorf("the webhook Secret %q holds no certificate to serve, until the leader replaces it: %w", m.secret, err)
 	}
 	return nil
 }
 
 // keepCertificate, on the leader, writes the Secret's CAs into the CRD's
-// caBundle and renews the Secret's certificate when it is due, returning
-// the Secret as it now is.
+// caBundle and renews the Secret's certificate when it is due, or
+// replaces it when it fails verification, returning the Secret as it now
+// is.
 func (m *certManager) keepCertificate(ctx context.Context, secret *corev1.Secret, now time.Time) (*corev1.Secret, error) {
+	// A Secret to be replaced is replaced before its CAs, maybe garbage,
+	// reach the caBundle.
+	if problem := verifyServed(secret, m.hosts, now); problem != nil {
+		return m.renewSecret(ctx, secret, renewReplace, now, problem)
+	}
 	patched, err := patchCABundle(ctx, m.reader, m.writer, m.crdName, secret.Data[secretCA])
 	if err != nil {
 		return nil, err
@@ -406,19 +466,29 @@ func (m *certManager) keepCertificate(ctx context.Context, secret *corev1.Secret
 	if patched {
 		m.log.Info("wrote the conversion webhook's CA into the CRD", "crd", m.crdName)
 	}
-	r := renewalFor(secret, now, !patched)
+	r, _ := renewalFor(secret, m.hosts, now, !patched)
 	if r == renewNone {
 		return secret, nil
 	}
+	return m.renewSecret(ctx, secret, r, now, nil)
+}
+
+// renewSecret does renewal r to secret, writes it, and writes its CAs
+// into the caBundle; why, when set, is why the certificate was replaced.
+func (m *certManager) renewSecret(ctx context.Context, secret *corev1.Secret, r renewal, now time.Time, why error) (*corev1.Secret, error) {
 	if err := renew(secret, r, m.hosts, now); err != nil {
 		return nil, err
 	}
 	// The read's resourceVersion makes this fail, to be retried, if
 	// another replica wrote the Secret since.
 	if err := m.writer.Update(ctx, secret); err != nil {
-		return nil, fmt.Errorf("renewing the webhook certificate in Secret %s: %w", m.secret, err)
+		return nil, fmt.Errorf("renewing the webhook certificate in Secret %q: %w", m.secret, err)
 	}
-	m.log.Info("renewing the conversion webhook's certificate", "secret", m.secret, "step", r.String())
+	if why != nil {
+		m.log.Info("reissued the conversion webhook's certificate", "secret", m.secret, "step", r.String(), "reason", why.Error())
+	} else {
+		m.log.Info("renewing the conversion webhook's certificate", "secret", m.secret, "step", r.String())
+	}
 	if r != renewPromote {
 		if _, err := patchCABundle(ctx, m.reader, m.writer, m.crdName, secret.Data[secretCA]); err != nil {
 			return nil, err

@@ -18,12 +18,15 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -325,4 +328,113 @@ func pemCerts(t *testing.T, bundle []byte) []*x509.Certificate {
 		certs = append(certs, c)
 	}
 	return certs
+}
+
+// TestCertSecretVerified: the leader keeps a found Secret whose
+// certificate verifies (its key, a chain to ca.crt, every host of
+// --conversion-hosts, valid certExpiryMargin ahead) and replaces one that
+// does not in a single sync, saying why; a standby never writes it and
+// serves what it holds, or nothing when it holds nothing readable.
+func TestCertSecretVerified(t *testing.T) {
+	now := time.Now()
+	good := issuedAt(t, now)
+	other := issuedAt(t, now)
+	for _, tc := range []struct {
+		name   string
+		secret *corev1.Secret
+		hosts  []string
+		why    string // "" when the Secret is kept
+	}{
+		{"good", webhookSecret(good), nil, ""},
+		{"not chaining to ca.crt", webhookSecret(&webhookCert{CA: other.CA, Cert: good.Cert, Key: good.Key}), nil, `its certificate does not chain to a CA of its \"ca.crt\"`},
+		{"a host missing", webhookSecret(good), []string{"127.0.0.1", "airunway-status-reporter.moved.svc"}, `its certificate is not for host \"airunway-status-reporter.moved.svc\" of --conversion-hosts`},
+		{"expiring within the margin", webhookSecret(issuedAt(t, now.Add(-certValidity+certExpiryMargin/2))), nil, "the conversion webhook's certificate expires at"},
+		{"expired", webhookSecret(issuedAt(t, now.Add(-certValidity-time.Hour))), nil, "the conversion webhook's certificate expired at"},
+		{"a key of another certificate", webhookSecret(&webhookCert{CA: good.CA, Cert: good.Cert, Key: other.Key}), nil, `its \"tls.crt\" and \"tls.key\" are not a certificate and its key`},
+		{"garbage", webhookSecret(&webhookCert{CA: []byte("x"), Cert: []byte("x"), Key: []byte("x")}), nil, `its \"tls.crt\" and \"tls.key\" are not a certificate and its key`},
+		{"empty", func() *corev1.Secret { s := webhookSecret(good); s.Data = nil; return s }(), nil, `it has no \"ca.crt\"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := newCertCluster(t, tc.secret)
+			hosts := tc.hosts
+			if hosts == nil {
+				hosts = []string{"127.0.0.1"}
+			}
+			var logs strings.Builder
+			log := funcr.New(func(prefix, args string) { logs.WriteString(args + "\n") }, funcr.Options{})
+			replica := func(serving *servingCert, leader bool) *certManager {
+				m := c.manager(serving, leader)
+				m.hosts, m.log = hosts, log
+				return m
+			}
+			before := c.getSecret(t)
+
+			standby := &servingCert{}
+			err := replica(standby, false).sync(ctx)
+			require.Equal(t, before.ResourceVersion, c.getSecret(t).ResourceVersion, "a standby never writes the Secret")
+			if err != nil {
+				require.ErrorContains(t, err, "holds no certificate to serve, until the leader replaces it")
+			} else {
+				require.Equal(t, tc.secret.Data[secretCert], certPEM(t, standby), "a standby serves what the Secret holds")
+			}
+
+			leader := &servingCert{}
+			require.NoError(t, replica(leader, true).sync(ctx))
+			after := c.getSecret(t)
+			if tc.why == "" {
+				require.Equal(t, before.ResourceVersion, after.ResourceVersion, "a good Secret is kept")
+				require.Equal(t, good.Cert, certPEM(t, leader))
+				require.NotContains(t, logs.String(), "reissued")
+			} else {
+				require.NotEqual(t, before.Data[secretCert], after.Data[secretCert], "replaced")
+				require.Empty(t, after.Data[secretNextCert], "replaced at once, not staged")
+				require.Equal(t, after.Data[secretCert], certPEM(t, leader))
+				require.Contains(t, logs.String(), `"msg"="reissued the conversion webhook's certificate"`)
+				require.Contains(t, logs.String(), tc.why)
+			}
+			require.NoError(t, verifyServed(after, hosts, now))
+			require.NoError(t, leader.ready(now))
+			for _, h := range hosts {
+				cert, err := leader.get(nil)
+				require.NoError(t, err)
+				_, err = cert.Leaf.Verify(x509.VerifyOptions{Roots: c.caBundle(t), DNSName: h, CurrentTime: now})
+				require.NoError(t, err, "the API server trusts it for %q", h)
+			}
+			require.NoError(t, replica(standby, false).sync(ctx))
+			require.Equal(t, after.Data[secretCert], certPEM(t, standby), "a standby serves the reissued certificate at its next read")
+		})
+	}
+}
+
+// TestCertSecretCreateRace: two replicas that both find no Secret both
+// issue a certificate; the one whose create loses reads and serves the
+// winner's.
+func TestCertSecretCreateRace(t *testing.T) {
+	ctx := context.Background()
+	c := newCertCluster(t, nil)
+	winner := &servingCert{}
+	require.NoError(t, c.manager(winner, false).sync(ctx))
+	// The loser read before the winner created it.
+	loser := staleReader{Reader: c.client, missing: c.secret}
+	secret, err := ensureCertSecret(ctx, &loser, c.client, c.secret, []string{"127.0.0.1"})
+	require.NoError(t, err)
+	require.Equal(t, certPEM(t, winner), secret.Data[secretCert])
+	require.Equal(t, 1, loser.missed)
+}
+
+// staleReader finds no missing object on its first read, as if it read
+// before another replica created it.
+type staleReader struct {
+	client.Reader
+	missing types.NamespacedName
+	missed  int
+}
+
+func (r *staleReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if key == r.missing && r.missed == 0 {
+		r.missed++
+		return apierrors.NewNotFound(corev1.Resource("secrets"), key.Name)
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
 }
