@@ -14,6 +14,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -101,7 +102,7 @@ func TestExpiredCertificateServed(t *testing.T) {
 
 // TestCertDirReadiness: with --conversion-cert-dir, an expired certificate
 // in the directory makes the replica not ready, and a renewed one, written
-// by cert-manager, makes it ready at the next re-read.
+// by cert-manager, makes it ready once the watcher re-reads them.
 func TestCertDirReadiness(t *testing.T) {
 	dir := t.TempDir()
 	write := func(c *webhookCert) {
@@ -110,20 +111,27 @@ func TestCertDirReadiness(t *testing.T) {
 	}
 	write(issuedAt(t, time.Now().Add(-certValidity-time.Hour)))
 	serving := &servingCert{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() {
-		done <- (&certDirWatcher{dir: dir, serving: serving, log: logr.Discard(), refresh: 20 * time.Millisecond}).Start(ctx)
-	}()
-	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
-
-	require.Eventually(t, func() bool { return serving.cert.Load() != nil }, 5*time.Second, 10*time.Millisecond)
-	require.ErrorContains(t, serving.ready(time.Now()), "expired at")
+	watcher, err := certDirWatcher(dir, serving)
+	require.NoError(t, err)
+	require.ErrorContains(t, serving.ready(time.Now()), "expired at", "loaded at once")
 	code, _ := readyz(serving.readyz)
 	require.Equal(t, http.StatusInternalServerError, code)
 
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- watcher.WithWatchInterval(20 * time.Millisecond).Start(ctx) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+
 	write(issuedAt(t, time.Now()))
 	require.Eventually(t, func() bool { return serving.ready(time.Now()) == nil }, 5*time.Second, 10*time.Millisecond)
+}
+
+// TestCertDirMissing: a directory without a certificate fails the start,
+// naming it.
+func TestCertDirMissing(t *testing.T) {
+	dir := t.TempDir()
+	_, err := certDirWatcher(dir, &servingCert{})
+	require.ErrorContains(t, err, fmt.Sprintf("the conversion webhook's certificate in %q", dir))
 }
 
 // certCluster is the Secret and the CRD the reporter keeps its certificate

@@ -1,20 +1,20 @@
 package reporter
 
 import (
-	"cmp"
-	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 )
@@ -27,7 +27,7 @@ type ConversionOptions struct {
 	Addr string
 	// CertDir, when set, holds tls.crt and tls.key issued by someone else
 	// (cert-manager, which also injects the caBundle); they are re-read
-	// every minute. Without it the reporter keeps its own certificate in
+	// when they change, and every 10 seconds. Without it the reporter keeps its own certificate in
 	// Secret and writes its CA into the CRD.
 	CertDir string
 	// Secret is the Secret holding the reporter's own certificate.
@@ -37,6 +37,9 @@ type ConversionOptions struct {
 	Hosts []string
 	// CRD is the CustomResourceDefinition whose caBundle the leader keeps.
 	CRD string
+	// EnableHTTP2 lets clients speak HTTP/2 to the webhook; off, it speaks
+	// HTTP/1.1 only (webhookTLS says why).
+	EnableHTTP2 bool
 }
 
 // Defaults of the conversion webhook.
@@ -60,7 +63,11 @@ func ServiceHosts(service, namespace string) []string {
 func addConversionWebhook(mgr manager.Manager, o ConversionOptions, log logr.Logger) error {
 	serving := &servingCert{}
 	if o.CertDir != "" {
-		if err := mgr.Add(&certDirWatcher{dir: o.CertDir, serving: serving, log: log}); err != nil {
+		watcher, err := certDirWatcher(o.CertDir, serving)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(watcher); err != nil {
 			return err
 		}
 	} else {
@@ -86,7 +93,28 @@ func addConversionWebhook(mgr manager.Manager, o ConversionOptions, log logr.Log
 	if err := mgr.AddReadyzCheck("conversion-certificate", serving.readyz); err != nil {
 		return err
 	}
-	return mgr.Add(&webhookServer{addr: o.Addr, serving: serving, limits: defaultWebhookLimits(), log: log})
+	server, err := newWebhookServer(o.Addr, serving, defaultWebhookLimits(), o.EnableHTTP2)
+	if err != nil {
+		return err
+	}
+	log.Info("serving the ModelDeployment conversion webhook", "address", o.Addr, "path", ConversionPath, "http2", o.EnableHTTP2)
+	return mgr.Add(server)
+}
+
+// certDirWatcher loads the certificate someone else issues into dir
+// (cert-manager's Secret mounted as a volume) into serving, which the
+// server and the readiness check read as in the Secret mode: at once, so a
+// missing or unreadable one fails the start, and again, once the watcher
+// runs, whenever its files change and every 10 seconds (controller-
+// runtime's certwatcher), so a renewed certificate is served without a
+// restart.
+func certDirWatcher(dir string, serving *servingCert) (*certwatcher.CertWatcher, error) {
+	watcher, err := certwatcher.New(filepath.Join(dir, secretCert), filepath.Join(dir, secretKey))
+	if err != nil {
+		return nil, fmt.Errorf("the conversion webhook's certificate in %q: %w", dir, err)
+	}
+	watcher.RegisterCallback(func(c tls.Certificate) { serving.cert.Store(&c) })
+	return watcher, nil
 }
 
 // The webhook server's bounds, so that what a replica holds for its
@@ -104,6 +132,11 @@ func addConversionWebhook(mgr manager.Manager, o ConversionOptions, log logr.Log
 // webhookAdmissionWait for a slot, then gets HTTP 429 with Retry-After,
 // which the API server's client retries (client-go retries a 429 or 5xx
 // that says Retry-After, up to 10 times).
+//
+// The connection's own bounds are controller-runtime's webhook server's:
+// 32 seconds for the TLS handshake and the headers, headers of at most 1
+// MiB, an idle connection closed after 90 seconds. The handler bounds
+// each review's body and answer (withDeadlines).
 const (
 	// webhookConcurrentReviews is how many reviews a replica reads and
 	// converts at once. The API server's reviews carry one object and take
@@ -111,44 +144,31 @@ const (
 	webhookConcurrentReviews = 3
 	// webhookAdmissionWait is how long a review waits for a slot.
 	webhookAdmissionWait = time.Second
-	// webhookReadHeaderTimeout bounds the TLS handshake and the headers: the
-	// API server sends both at once.
-	webhookReadHeaderTimeout = 5 * time.Second
-	// webhookReadTimeout bounds reading a whole request: 8 MiB at under 1
+	// webhookReadTimeout bounds reading a review's body: 8 MiB at under 1
 	// MiB/s, far below what a cluster network carries.
 	webhookReadTimeout = 10 * time.Second
-	// webhookWriteTimeout bounds a request from its headers to the end of
+	// webhookWriteTimeout bounds a review from its headers to the end of
 	// the answer: the API server gives up on a webhook after 30 seconds
 	// (k8s.io/apiserver/pkg/util/webhook), so nobody reads one later.
 	webhookWriteTimeout = 30 * time.Second
-	// webhookIdleTimeout closes a kept-alive connection with no request.
-	// It is longer than the API server's client keeps one idle (90
-	// seconds, net/http's default), so that client closes first and never
-	// sends a review on a connection the server is closing.
-	webhookIdleTimeout = 2 * time.Minute
-	// webhookMaxHeaderBytes bounds a request's headers; the API server
-	// sends a few hundred bytes.
-	webhookMaxHeaderBytes = 16 << 10
 	// webhookHeapBudget is the most heap the webhook may take at its
 	// bound, half the pod's memory limit; TestWebhookMemoryBound checks it.
 	webhookHeapBudget = 256 << 20
 )
 
-// webhookLimits are the webhook server's bounds; tests shorten them.
+// webhookLimits are the webhook handler's bounds; tests shorten them.
 type webhookLimits struct {
-	maxReviewBytes                                            int64
-	concurrentReviews                                         int
-	admissionWait                                             time.Duration
-	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout time.Duration
-	maxHeaderBytes                                            int
+	maxReviewBytes            int64
+	concurrentReviews         int
+	admissionWait             time.Duration
+	readTimeout, writeTimeout time.Duration
 }
 
 // defaultWebhookLimits are the bounds the reporter serves with.
 func defaultWebhookLimits() webhookLimits {
 	return webhookLimits{
 		maxReviewBytes: maxReviewBytes, concurrentReviews: webhookConcurrentReviews, admissionWait: webhookAdmissionWait,
-		readHeaderTimeout: webhookReadHeaderTimeout, readTimeout: webhookReadTimeout,
-		writeTimeout: webhookWriteTimeout, idleTimeout: webhookIdleTimeout, maxHeaderBytes: webhookMaxHeaderBytes,
+		readTimeout: webhookReadTimeout, writeTimeout: webhookWriteTimeout,
 	}
 }
 
@@ -162,60 +182,56 @@ var webhookCipherSuites = []uint16{
 	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
 }
 
-// webhookServer serves ConversionPath over TLS on every replica.
-type webhookServer struct {
-	addr    string
-	serving *servingCert
-	limits  webhookLimits
-	log     logr.Logger
-}
-
-func (s *webhookServer) NeedLeaderElection() bool { return false }
-
-func (s *webhookServer) Start(ctx context.Context) error {
-	ln, err := net.Listen("tcp", s.addr)
+// newWebhookServer is controller-runtime's webhook server on addr
+// (host:port), serving ConversionPath within limits, with serving's
+// certificate.
+func newWebhookServer(addr string, serving *servingCert, limits webhookLimits, http2 bool) (webhook.Server, error) {
+	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("conversion webhook: %w", err)
+		return nil, fmt.Errorf("the conversion webhook's address %q: %w", addr, err)
 	}
-	s.log.Info("serving the ModelDeployment conversion webhook", "address", ln.Addr().String(), "path", ConversionPath)
-	return s.serve(ctx, ln)
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 1 || port > 65535 {
+		return nil, fmt.Errorf("the conversion webhook's address %q must name a port from 1 to 65535", addr)
+	}
+	server := webhook.NewServer(webhook.Options{Host: host, Port: port, TLSOpts: []func(*tls.Config){webhookTLS(serving, http2)}})
+	server.Register(ConversionPath, withDeadlines(limitConcurrency(conversionHandler(limits.maxReviewBytes), limits.concurrentReviews, limits.admissionWait), limits.readTimeout, limits.writeTimeout))
+	return server, nil
 }
 
-// serve serves the webhook on ln until ctx ends.
-func (s *webhookServer) serve(ctx context.Context, ln net.Listener) error {
-	srv := s.httpServer()
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-	}()
-	if err := srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("conversion webhook: %w", err)
-	}
-	return nil
-}
-
-// httpServer is the webhook's server, with its bounds. It speaks HTTP/1.1
-// only: its timeouts and bounds are per connection there, while HTTP/2
-// multiplexes streams under limits of its own (the reason kubebuilder
-// scaffolds webhooks without it since CVE-2023-44487); the API server's
+// webhookTLS configures the server's TLS: serving's certificate, TLS 1.3
+// or webhookCipherSuites, and HTTP/1.1 only unless http2. HTTP/2 is off
+// by default, as kubebuilder scaffolds webhooks since the HTTP/2 Rapid
+// Reset advisories (CVE-2023-44487, CVE-2023-39325): it multiplexes
+// streams on one connection under limits of its own, where HTTP/1.1 holds
+// one review per connection within the bounds above; the API server's
 // client speaks either.
-func (s *webhookServer) httpServer() *http.Server {
-	mux := http.NewServeMux()
-	mux.Handle(ConversionPath, limitConcurrency(conversionHandler(s.limits.maxReviewBytes), s.limits.concurrentReviews, s.limits.admissionWait))
-	protocols := &http.Protocols{}
-	protocols.SetHTTP1(true)
-	return &http.Server{
-		Handler:           mux,
-		Protocols:         protocols,
-		ReadHeaderTimeout: s.limits.readHeaderTimeout,
-		ReadTimeout:       s.limits.readTimeout,
-		WriteTimeout:      s.limits.writeTimeout,
-		IdleTimeout:       s.limits.idleTimeout,
-		MaxHeaderBytes:    s.limits.maxHeaderBytes,
-		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, CipherSuites: webhookCipherSuites, GetCertificate: s.serving.get},
+func webhookTLS(serving *servingCert, http2 bool) func(*tls.Config) {
+	return func(c *tls.Config) {
+		c.GetCertificate = serving.get
+		c.MinVersion = tls.VersionTLS12
+		c.CipherSuites = webhookCipherSuites
+		c.NextProtos = []string{"http/1.1"}
+		if http2 {
+			c.NextProtos = []string{"h2", "http/1.1"}
+		}
 	}
+}
+
+// withDeadlines bounds reading a request's body to read and the whole
+// answer to write, from when its headers are read, so that a client
+// trickling its body or not reading the answer frees its slot
+// (limitConcurrency) in time.
+func withDeadlines(next http.Handler, read, write time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		now := time.Now()
+		// Both fail only on a writer that has no deadlines, which
+		// net/http's never is.
+		_ = rc.SetReadDeadline(now.Add(read))
+		_ = rc.SetWriteDeadline(now.Add(write))
+		next.ServeHTTP(w, r)
+	})
 }
 
 // limitConcurrency lets at most slots requests into next at once; one
@@ -239,37 +255,4 @@ func limitConcurrency(next http.Handler, slots int, wait time.Duration) http.Han
 		defer func() { <-sem }()
 		next.ServeHTTP(w, r)
 	})
-}
-
-// certDirWatcher loads a certificate someone else issues into a directory
-// (cert-manager's Secret mounted as a volume) and re-reads it every
-// certRefresh, so a renewed certificate is served without a restart.
-type certDirWatcher struct {
-	dir     string
-	serving *servingCert
-	log     logr.Logger
-	// refresh is how often it re-reads; zero is certRefresh.
-	refresh time.Duration
-}
-
-func (w *certDirWatcher) NeedLeaderElection() bool { return false }
-
-func (w *certDirWatcher) Start(ctx context.Context) error {
-	for {
-		cert, err := os.ReadFile(filepath.Join(w.dir, secretCert))
-		if err == nil {
-			var key []byte
-			if key, err = os.ReadFile(filepath.Join(w.dir, secretKey)); err == nil {
-				err = w.serving.set(&webhookCert{Cert: cert, Key: key})
-			}
-		}
-		if err != nil {
-			w.log.Error(err, "loading the conversion webhook's certificate", "dir", w.dir)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(cmp.Or(w.refresh, certRefresh)):
-		}
-	}
 }

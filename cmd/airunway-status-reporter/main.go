@@ -47,6 +47,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Conversion.Addr, "conversion-bind-address", ":9443", "HTTPS address of the ModelDeployment conversion webhook ("+reporter.ConversionPath+"); \"0\" disables it")
 	fs.StringVar(&o.Conversion.CertDir, "conversion-cert-dir", "", "serve tls.crt and tls.key from this directory (cert-manager); default: keep a certificate in a Secret and write its CA into the CRD")
 	fs.StringVar(&o.Conversion.Secret.Name, "conversion-secret", reporter.DefaultConversionSecret, "the Secret, in the pod's namespace, holding the webhook's own certificate")
+	fs.BoolVar(&o.Conversion.EnableHTTP2, "enable-http2", false, "let clients speak HTTP/2 to the conversion webhook; off, it speaks HTTP/1.1 only, as kubebuilder's webhooks since the HTTP/2 Rapid Reset advisories (CVE-2023-44487, CVE-2023-39325)")
 	fs.StringSliceVar(&o.Conversion.Hosts, "conversion-hosts", nil, "DNS names or IP addresses the webhook's own certificate is for; default: those of Service airunway-status-reporter in the pod's namespace")
 	verbosity := fs.IntP("v", "v", 0, "log verbosity")
 	printVersion := fs.Bool("version", false, "print the version and exit")

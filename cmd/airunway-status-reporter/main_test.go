@@ -27,6 +27,16 @@ func TestWorkersMustBePositive(t *testing.T) {
 	}
 }
 
+// TestEnableHTTP2Flag: the conversion webhook's HTTP/2 is a flag, off by
+// default.
+func TestEnableHTTP2Flag(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	run(context.Background(), []string{"--help"}, &stdout, &stderr)
+	if want := "--enable-http2"; !strings.Contains(stderr.String(), want) || strings.Contains(stderr.String(), "--enable-http2   (default true)") {
+		t.Errorf("usage %q lacks %q, off by default", stderr.String(), want)
+	}
+}
+
 // Out of cluster there is no pod namespace for the Lease: election is off
 // by default (one replica), and an explicit --leader-elect names the flag
 // it needs. TestRunsOutOfClusterWithOnlyKubeconfig (package reporter) runs
