@@ -2,7 +2,7 @@
 // cluster reconciles a ModelDeployment, so the reporter reads the health of
 // the provider objects the renderer produced and writes it back into
 // `ModelDeployment.status`, where Argo CD's health check, kstatus and Flux
-// find it (DESIGN §5). cmd/airunway-status-reporter runs it.
+// find it (docs/status-reporter.md). cmd/airunway-status-reporter runs it.
 //
 // Compute (status.go) is the pure heart: from the provider's translation of
 // its primary object (providers.Reporter, after upstream's per-provider
@@ -33,6 +33,11 @@
 //     cache of a new leader can lag behind the old leader's last writes.
 //     A not-ready model is
 //     re-queued for when it would turn stale, since silence makes no event.
+//   - drift.go compares each applied ClusterCapabilities (a capability
+//     file) with the live cluster whenever a fact it reads changes, writes
+//     the outcome into that ClusterCapabilities' status, and hands it to
+//     the controller, which warns on each model whose node pool or
+//     provider no longer matches.
 //
 // It reads, with cluster-wide access, objects it does not control, so it
 // treats them as hostile:
@@ -63,21 +68,28 @@
 //
 //   - a review is at most 8 MiB (HTTP 413 beyond) and an object in it at
 //     most 3 MiB; three reviews are converted at once, and one more waits
-//     a second for a slot, then gets HTTP 429 with Retry-After; headers,
-//     body, answer and idle connections have timeouts. The heap at that
-//     bound is measured (TestWebhookMemoryBound): at most half the pod's
-//     memory limit.
-//   - it speaks HTTP/1.1 over TLS 1.3, or TLS 1.2 with ECDHE and an AEAD
-//     cipher only.
+//     a second for a slot, then gets HTTP 429 with Retry-After; a review's
+//     body and answer have deadlines, and headers and idle connections
+//     the timeouts of controller-runtime's webhook server, which serves
+//     it. The heap at that bound is measured (TestWebhookMemoryBound): at
+//     most half the pod's memory limit.
+//   - it speaks TLS 1.3, or TLS 1.2 with ECDHE and an AEAD cipher only,
+//     and HTTP/1.1 only unless --enable-http2 (Options.Conversion's
+//     EnableHTTP2), as kubebuilder's webhooks since the HTTP/2 Rapid Reset
+//     advisories.
 //   - its certificate (certs.go) is cert-manager's, re-read from a
-//     directory every minute, or its own, kept in a Secret: issued for a
-//     year and renewed by the leader when a third is left, in two steps a
-//     minute apart (the new CA joins the CRD's caBundle before any replica
-//     serves the certificate it signed). Either way /readyz fails while
-//     the served certificate is expired, not yet valid, or within five
-//     minutes of its expiry.
+//     directory when its files change, or its own, kept in a Secret:
+//     issued for a year and renewed by the leader when a third is left, in
+//     two steps a minute apart (the new CA joins the CRD's caBundle before
+//     any replica serves the certificate it signed). The leader verifies
+//     the Secret it finds (the key, a chain to its ca.crt, every host of
+//     --conversion-hosts among the names, valid five minutes ahead) and
+//     replaces one that fails at once, saying why. Either way /readyz fails while the
+//     served certificate is expired, not yet valid, or within five minutes
+//     of its expiry.
 //
-// The reporter writes nothing but the status of ModelDeployments and
-// ClusterCapabilities and, for the webhook, its Secret and the CRD's
-// caBundle; deploy/base grants it exactly that.
+// The reporter writes the status of ModelDeployments and of
+// ClusterCapabilities, and, for the webhook, its Secret and the CRD's
+// caBundle; for leader election, its Lease and the Events announcing a new
+// leader. It writes nothing else, and deploy/base grants it exactly that.
 package reporter
