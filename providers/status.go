@@ -68,6 +68,79 @@ type Reporter interface {
 	// any JSON the API server may serve, and reports fields of the wrong
 	// type in Health.Unreadable.
 	Health(obj *unstructured.Unstructured) Health
+	// HealthFields lists the fields outside `metadata` and `status` that
+	// Health reads, as dotted paths ("[]" for every item of a list): the
+	// status reporter caches only those of each primary object
+	// (KeepForHealth), and a test holds Health to them.
+	HealthFields() []string
+}
+
+// KeepForHealth returns what Health needs of an object: its apiVersion,
+// kind, metadata and status, and the fields paths name (HealthFields). A
+// path through a value of another shape than it says keeps that value
+// whole, so Health still reports it unreadable.
+func KeepForHealth(obj map[string]any, paths []string) map[string]any {
+	out := map[string]any{}
+	for _, k := range []string{"apiVersion", "kind", "metadata", "status"} {
+		if v, ok := obj[k]; ok {
+			out[k] = v
+		}
+	}
+	for _, p := range paths {
+		keepPath(obj, out, strings.Split(p, "."))
+	}
+	return out
+}
+
+// keepPath copies the value at path from src into dst, creating the maps
+// (and, for "[]", the lists of maps) on the way.
+func keepPath(src, dst map[string]any, path []string) {
+	key, rest := path[0], path[1:]
+	v, ok := src[key]
+	if !ok {
+		return
+	}
+	if len(rest) == 0 {
+		dst[key] = v
+		return
+	}
+	if rest[0] == "[]" {
+		items, isList := v.([]any)
+		if !isList || len(rest) == 1 {
+			dst[key] = v
+			return
+		}
+		kept, _ := dst[key].([]any)
+		if len(kept) != len(items) {
+			kept = make([]any, len(items))
+		}
+		for i, item := range items {
+			m, isMap := item.(map[string]any)
+			if !isMap {
+				kept[i] = item
+				continue
+			}
+			into, _ := kept[i].(map[string]any)
+			if into == nil {
+				into = map[string]any{}
+			}
+			keepPath(m, into, rest[1:])
+			kept[i] = into
+		}
+		dst[key] = kept
+		return
+	}
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		dst[key] = v
+		return
+	}
+	into, _ := dst[key].(map[string]any)
+	if into == nil {
+		into = map[string]any{}
+		dst[key] = into
+	}
+	keepPath(m, into, rest)
 }
 
 // MaxMessageBytes bounds every string the status reporter copies from

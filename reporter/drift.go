@@ -281,8 +281,13 @@ func trimDeployment(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
+	annotations := dep.Annotations
+	if _, ok := annotations[lastApplied]; ok {
+		annotations = maps.Clone(annotations)
+		delete(annotations, lastApplied)
+	}
 	out := &appsv1.Deployment{TypeMeta: dep.TypeMeta, ObjectMeta: metav1.ObjectMeta{
-		Namespace: dep.Namespace, Name: dep.Name, Labels: dep.Labels, Annotations: dep.Annotations,
+		Namespace: dep.Namespace, Name: dep.Name, Labels: dep.Labels, Annotations: annotations,
 	}}
 	for _, c := range dep.Spec.Template.Spec.Containers {
 		out.Spec.Template.Spec.Containers = append(out.Spec.Template.Spec.Containers,

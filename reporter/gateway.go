@@ -114,7 +114,9 @@ func gatewayOwners(k *kinds, gw *unstructured.Unstructured) []types.NamespacedNa
 	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(routeGVK.GroupVersion().WithKind("HTTPRouteList"))
-	if err := routes.List(context.Background(), list); err != nil {
+	// Read only: the cache's own objects, not a copy of every route per
+	// Gateway event.
+	if err := routes.List(context.Background(), list, client.UnsafeDisableDeepCopy); err != nil {
 		k.log.Error(err, "cannot list HTTPRoutes from the cache")
 		return nil
 	}

@@ -209,7 +209,7 @@ func (k *kinds) served() (map[schema.GroupVersionKind]bool, error) {
 // startCache starts an informer for one kind and waits for it to sync, so
 // a reconcile never reads a half-filled cache.
 func (k *kinds) startCache(ctx context.Context, w watchedKind) error {
-	opts := cache.Options{}
+	opts := cache.Options{DefaultTransform: transformFor(w.gvk)}
 	probe := &unstructured.UnstructuredList{}
 	probe.SetGroupVersionKind(w.gvk.GroupVersion().WithKind(w.gvk.Kind + "List"))
 	listOpts := []client.ListOption{client.Limit(1)}

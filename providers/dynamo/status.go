@@ -19,6 +19,10 @@ func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {
 	return providers.Primary{GVK: schema.FromAPIVersionAndKind(APIVersion, Kind), Name: md.Name, Noun: Kind}
 }
 
+// HealthFields implements providers.Reporter: a graph's health is all in
+// its status.
+func (Provider) HealthFields() []string { return nil }
+
 // Health implements providers.Reporter as upstream translates a graph:
 // `status.state` and `status.message`, replicas summed over the services
 // (top-level counts win where the operator writes them), the endpoint

@@ -16,6 +16,10 @@ func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {
 	return providers.Primary{GVK: schema.FromAPIVersionAndKind(APIVersion, Kind), Name: md.Name, Noun: Kind}
 }
 
+// HealthFields implements providers.Reporter: a Workspace's replicas are
+// its `resource.count`.
+func (Provider) HealthFields() []string { return []string{"resource.count"} }
+
 // Health implements providers.Reporter as upstream translates a Workspace:
 // `status.state` (KAITO 0.10 and later) when set, else the conditions of
 // older releases. A Workspace that says neither is pending, with no

@@ -16,6 +16,12 @@ func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {
 	return providers.Primary{GVK: schema.FromAPIVersionAndKind(APIVersion, Kind), Name: md.Name, Noun: Kind}
 }
 
+// HealthFields implements providers.Reporter: the desired replicas are
+// the worker groups'.
+func (Provider) HealthFields() []string {
+	return []string{"spec.rayClusterConfig.workerGroupSpecs.[].replicas"}
+}
+
 // Health implements providers.Reporter as upstream translates a
 // RayService: the operator's RayServiceReady condition, whose type is
 // "Ready" (ray-operator apis/ray/v1/rayservice_types.go; the cluster twin

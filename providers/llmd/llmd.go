@@ -346,3 +346,6 @@ func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {
 func (Provider) Health(obj *unstructured.Unstructured) providers.Health {
 	return podserver.Health(obj)
 }
+
+// HealthFields implements providers.Reporter.
+func (Provider) HealthFields() []string { return podserver.HealthFields }

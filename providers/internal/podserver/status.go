@@ -7,6 +7,9 @@ import (
 	"github.com/airunway-render/airunway-render/providers"
 )
 
+// HealthFields are the fields outside metadata and status Health reads.
+var HealthFields = []string{"spec.replicas"}
+
 // Health translates the status of a model-server Deployment as upstream's
 // llm-d and vLLM providers do: Available wins, a rollout past its deadline
 // fails, a progressing rollout deploys, an unavailable Deployment with a

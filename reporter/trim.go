@@ -1,0 +1,96 @@
+package reporter
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/providers"
+)
+
+// What the informer caches keep. A reporter watches every rendered model
+// and its primary object, so what a cached object weighs is multiplied by
+// the models of the cluster: each cache keeps only what the status
+// translation, the gateway status and the drift comparison read, and
+// drops before storing the rest — above all the field sets of
+// metadata.managedFields, which for an object applied server-side weigh
+// more than the object.
+
+// lastApplied is kubectl's (and Argo CD's client-side apply's) copy of the
+// whole object as last applied: nothing the reporter reads.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// transformFor is the cache transform of a watched kind.
+func transformFor(gvk schema.GroupVersionKind) toolscache.TransformFunc {
+	switch gvk {
+	case routeGVK:
+		// The model name (spec.rules) and the parent Gateways
+		// (spec.parentRefs); a route's status is not read.
+		return trimUnstructured(func(obj map[string]any) map[string]any {
+			out := providers.KeepForHealth(obj, []string{"spec.rules", "spec.parentRefs"})
+			delete(out, "status")
+			return out
+		}, false)
+	case gatewayGVK:
+		// The address, in status.addresses.
+		return trimUnstructured(func(obj map[string]any) map[string]any {
+			out := providers.KeepForHealth(obj, []string{"status.addresses"})
+			if status, ok := obj["status"].(map[string]any); ok {
+				out["status"] = map[string]any{"addresses": status["addresses"]}
+			}
+			return out
+		}, false)
+	case ClusterCapabilitiesGVK:
+		// Read whole, as the renderer reads the file; they are few.
+		return trimUnstructured(nil, false)
+	}
+	for _, r := range reporters() {
+		if r.Primary(&hub.ModelDeployment{}).GVK == gvk {
+			fields := r.HealthFields()
+			// The managers' write times stay: a primary object not
+			// updated for StaleAfter is stale (lastWrite).
+			return trimUnstructured(func(obj map[string]any) map[string]any { return providers.KeepForHealth(obj, fields) }, true)
+		}
+	}
+	return trimUnstructured(nil, false)
+}
+
+// trimModel is the transform of the ModelDeployment cache: the reporter
+// reads a model's metadata, spec and status, none of its managed fields.
+var trimModel = trimUnstructured(nil, false)
+
+// trimUnstructured returns a transform that keeps what keep returns of an
+// object (all of it when keep is nil), without the last-applied annotation
+// and without managedFields, or with only each manager's name, operation
+// and time when writeTimes is set.
+func trimUnstructured(keep func(map[string]any) map[string]any, writeTimes bool) toolscache.TransformFunc {
+	return func(obj any) (any, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil // a tombstone, or a kind read typed
+		}
+		if keep != nil {
+			u = &unstructured.Unstructured{Object: keep(u.Object)}
+		}
+		trimMetadata(u, writeTimes)
+		return u, nil
+	}
+}
+
+// trimMetadata drops the last-applied annotation and the managed field
+// sets, in place.
+func trimMetadata(u *unstructured.Unstructured, writeTimes bool) {
+	if a := u.GetAnnotations(); a[lastApplied] != "" {
+		delete(a, lastApplied)
+		u.SetAnnotations(a)
+	}
+	managed := u.GetManagedFields()
+	if !writeTimes {
+		managed = nil
+	}
+	for i := range managed {
+		managed[i].FieldsV1, managed[i].FieldsType, managed[i].Subresource, managed[i].APIVersion = nil, "", "", ""
+	}
+	u.SetManagedFields(managed)
+}
