@@ -285,6 +285,9 @@ func managerOptions(o Options) manager.Options {
 			// their own (kinds.go), so a read of anything else is a bug
 			// and must not start an informer behind our back.
 			ReaderFailOnMissingInformer: true,
+			// Without managed field sets and the last-applied copy, which
+			// weigh more than the rest of a model (trim.go).
+			DefaultTransform: trimModel,
 		},
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:        o.ProbeAddr,

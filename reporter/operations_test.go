@@ -362,7 +362,7 @@ func TestRunsAsItsServiceAccount(t *testing.T) {
 }
 
 // reporterBinary is the binary `make test` built, or one built now.
-func reporterBinary(t *testing.T) string {
+func reporterBinary(t testing.TB) string {
 	t.Helper()
 	if bin := os.Getenv("AIRUNWAY_STATUS_REPORTER_BIN"); bin != "" {
 		return bin
@@ -373,7 +373,7 @@ func reporterBinary(t *testing.T) string {
 	return bin
 }
 
-func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
+func writeKubeconfig(t testing.TB, cfg *rest.Config) string {
 	t.Helper()
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}

@@ -1,0 +1,200 @@
+package reporter_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/reporter"
+)
+
+// scaleModels is the models BenchmarkReporterScale sets up:
+// AIRUNWAY_REPORTER_SCALE, else 10,000 (the scale docs/status-reporter.md
+// publishes).
+func scaleModels(b *testing.B) int {
+	if v := os.Getenv("AIRUNWAY_REPORTER_SCALE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("AIRUNWAY_REPORTER_SCALE=%q: want a positive number of models", v)
+		}
+		return n
+	}
+	return 10000
+}
+
+// BenchmarkReporterScale sets up, once, scaleModels rendered
+// ModelDeployments (as BenchmarkReporter1000: nine in ten vLLM, the rest
+// llm-d, KAITO, KubeRay and Dynamo) whose provider objects report them up,
+// and measures:
+//
+//   - the real binary, as deploy/base runs it (its flags' defaults, the
+//     GOMEMLIMIT the manifest sets): the seconds from its start until
+//     every model shows Running (s/initial-sync), and its peak resident
+//     memory, the kernel's VmHWM (MiB/peak-rss);
+//   - the reporter in process over the settled models: the heap its
+//     caches hold per model after a GC, against a baseline taken before
+//     it started (KiB/model); AIRUNWAY_REPORTER_HEAPPROFILE names a file
+//     for its heap profile then.
+//
+// AIRUNWAY_REPORTER_FLAGS adds flags to the binary's, for an experiment.
+func BenchmarkReporterScale(b *testing.B) {
+	n := scaleModels(b)
+	clusterOnce.Do(func() { shared, clusterErr = startControlPlane() })
+	if clusterErr != nil {
+		b.Fatal(clusterErr)
+	}
+	c := shared
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	admin, err := client.New(c.cfg, client.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	nsObj := &unstructured.Unstructured{}
+	nsObj.SetAPIVersion("v1")
+	nsObj.SetKind("Namespace")
+	nsObj.SetGenerateName("bench-scale-")
+	if err := admin.Create(ctx, nsObj); err != nil {
+		b.Fatal(err)
+	}
+	ns := nsObj.GetName()
+	b.Cleanup(func() { _ = admin.Delete(context.Background(), nsObj) })
+
+	setupStart := time.Now()
+	objs, models := renderBench(b, ns, n)
+	if err := parallel(len(objs), func(i int) error { return applyObject(ctx, admin, objs[i]) }); err != nil {
+		b.Fatal(err)
+	}
+	nObjs := len(objs)
+	objs = nil
+	if err := parallel(len(models), func(i int) error {
+		models[i].up = true
+		return writeStatus(ctx, admin, models[i], true)
+	}); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("setup: %d objects applied, %d provider statuses set in %s", nObjs, len(models), time.Since(setupStart).Round(time.Second))
+
+	t := newTracker()
+	watchModels(ctx, b, c.cfg, ns, t)
+	initial := make([]<-chan struct{}, len(models))
+	for i, m := range models {
+		initial[i] = t.expect(m.name, m.phase())
+	}
+	limit := shippedMemoryLimit(b)
+	args := []string{"--kubeconfig", writeKubeconfig(b, c.cfg), "--namespace", ns, "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}
+	// More flags for an experiment (--workers 8), space-separated.
+	args = append(args, strings.Fields(os.Getenv("AIRUNWAY_REPORTER_FLAGS"))...)
+	cmd := exec.Command(reporterBinary(b), args...)
+	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+limit)
+	logs := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	stopped := false
+	b.Cleanup(func() {
+		if !stopped {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	await(b, "initial sync of the binary", 5*time.Minute, initial...)
+	var last time.Time
+	for _, m := range models {
+		if at := t.matchedAt(m.name); at.After(last) {
+			last = at
+		}
+	}
+	initialSync := last.Sub(started)
+	time.Sleep(3 * time.Second) // the writes' own events
+	peak := peakRSS(b, cmd.Process.Pid)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	stopped = true
+	b.Logf("binary (GOMEMLIMIT=%s): %d models Running %s after start; peak RSS %.0f MiB", limit, n, initialSync.Round(100*time.Millisecond), float64(peak)/(1<<20))
+
+	baseline := heapInuse()
+	o := reporter.Options{Namespaces: []string{ns}, MetricsAddr: "0", ProbeAddr: "0"}
+	rep, stop := run(b, c.cfg, o)
+	deadline := time.Now().Add(5 * time.Minute)
+	for rep.Reconciles() < int64(n) {
+		if time.Now().After(deadline) {
+			b.Fatalf("the in-process reporter reconciled %d of %d models in 5 minutes", rep.Reconciles(), n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	settle(b, rep)
+	heap := int64(heapInuse()) - int64(baseline)
+	if path := os.Getenv("AIRUNWAY_REPORTER_HEAPPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+	writes := rep.Writes()
+	stop()
+	b.Logf("in process: heap +%.1f MiB for %d models (%.1f KiB each); %d writes over the settled models", float64(heap)/(1<<20), n, float64(heap)/float64(n)/1024, writes)
+	for b.Loop() {
+		// The numbers are the setup's; nothing to repeat.
+	}
+	b.ReportMetric(initialSync.Seconds(), "s/initial-sync")
+	b.ReportMetric(float64(peak)/(1<<20), "MiB/peak-rss")
+	b.ReportMetric(float64(heap)/float64(n)/1024, "KiB/model")
+}
+
+// peakRSS is a process's peak resident set (VmHWM), in bytes.
+func peakRSS(b *testing.B, pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatal("no VmHWM in /proc status")
+	return 0
+}
+
+// shippedMemoryLimit is the GOMEMLIMIT deploy/base gives the reporter's
+// container, "off" when it sets none.
+func shippedMemoryLimit(b *testing.B) string {
+	data, err := os.ReadFile("../deploy/base/deployment.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var d appsv1.Deployment
+	if err := yaml.Unmarshal(data, &d); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name == "GOMEMLIMIT" {
+				return e.Value
+			}
+		}
+	}
+	return "off"
+}
