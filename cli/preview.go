@@ -195,46 +195,35 @@ func newWarnings(before, after diag.List) []finding {
 	return out
 }
 
-// immutable lists, per kind, the fields the API server or the operator's
-// admission webhook refuses to change: such a change fails to apply until
-// the object is deleted and created again.
-var immutable = map[string][]immutableField{
-	"Deployment":            {{path: "spec.selector", why: "a Deployment's selector is immutable"}},
-	"StatefulSet":           {{path: "spec.selector", why: "a StatefulSet's selector is immutable"}, {path: "spec.serviceName", why: "a StatefulSet's serviceName is immutable"}, {path: "spec.volumeClaimTemplates", why: "a StatefulSet's volumeClaimTemplates are immutable"}},
-	"Job":                   {{path: "spec.template", why: "a Job's pod template is immutable"}, {path: "spec.selector", why: "a Job's selector is immutable"}},
-	"PersistentVolumeClaim": {{path: "spec.accessModes", why: "a bound claim's accessModes are immutable"}, {path: "spec.storageClassName", why: "a claim's storageClassName is immutable"}},
-	"Service":               {{path: "spec.clusterIP", why: "a Service's clusterIP is immutable"}},
-	// KAITO's webhook (v1beta1): labelSelector is immutable, count and a
-	// set instanceType cannot change, and inference and tuning cannot be
-	// swapped (the admission webhook of kaito.sh/v1beta1 Workspaces).
-	"Workspace": {
-		{path: "resource.labelSelector", why: "KAITO's webhook refuses to change a Workspace's `resource.labelSelector`"},
-		{path: "resource.count", why: "KAITO's webhook refuses to change a Workspace's `resource.count`"},
-		{path: "resource.instanceType", why: "KAITO's webhook refuses to change a Workspace's `resource.instanceType` once set", onlyWhenSet: true},
+// kubernetesChangeRules are the rules of the Kubernetes kinds providers
+// render; the rules of a provider's own kinds come from the provider
+// (providers.ChangeRules). LeaderWorkerSet is an API of a Kubernetes SIG
+// (leaderworkerset.x-k8s.io), read by package providers as Deployments are.
+var kubernetesChangeRules = map[string]providers.KindChangeRules{
+	"Deployment": {
+		Immutable: []providers.ImmutableField{{Path: "spec.selector", Why: "a Deployment's selector is immutable"}},
+		Restarts:  []string{"spec.template"},
 	},
+	"StatefulSet": {
+		Immutable: []providers.ImmutableField{{Path: "spec.selector", Why: "a StatefulSet's selector is immutable"}, {Path: "spec.serviceName", Why: "a StatefulSet's serviceName is immutable"}, {Path: "spec.volumeClaimTemplates", Why: "a StatefulSet's volumeClaimTemplates are immutable"}},
+		Restarts:  []string{"spec.template"},
+	},
+	"Job":                   {Immutable: []providers.ImmutableField{{Path: "spec.template", Why: "a Job's pod template is immutable"}, {Path: "spec.selector", Why: "a Job's selector is immutable"}}},
+	"PersistentVolumeClaim": {Immutable: []providers.ImmutableField{{Path: "spec.accessModes", Why: "a bound claim's accessModes are immutable"}, {Path: "spec.storageClassName", Why: "a claim's storageClassName is immutable"}}},
+	"Service":               {Immutable: []providers.ImmutableField{{Path: "spec.clusterIP", Why: "a Service's clusterIP is immutable"}}},
+	"LeaderWorkerSet":       {Restarts: []string{"spec.leaderWorkerTemplate"}},
 }
 
-// exclusive lists, per kind, two fields of which an object has one for
-// good: switching from one to the other is refused.
-var exclusive = map[string][2]string{"Workspace": {"inference", "tuning"}}
-
-type immutableField struct {
-	path string
-	why  string
-	// onlyWhenSet: adding the field to an object that lacked it is allowed.
-	onlyWhenSet bool
-}
-
-// restarts names, per kind, the fields whose change replaces the model
-// server's pods (not breaking, but GPUs reload weights and, during a
-// rolling update, need room for the new pods).
-var restarts = map[string][]string{
-	"Deployment":            {"spec.template"},
-	"StatefulSet":           {"spec.template"},
-	"LeaderWorkerSet":       {"spec.leaderWorkerTemplate"},
-	"Workspace":             {"inference"},
-	"RayService":            {"spec.rayClusterConfig"},
-	"DynamoGraphDeployment": {"spec.services"},
+// changeRules are the rules per kind: Kubernetes' and those the built-in
+// providers state of their own kinds.
+func changeRules() map[string]providers.KindChangeRules {
+	out := maps.Clone(kubernetesChangeRules)
+	for _, p := range builtin.Providers() {
+		if r, ok := p.(providers.ChangeRules); ok {
+			maps.Copy(out, r.ChangeRules())
+		}
+	}
+	return out
 }
 
 // objectFindings checks every changed object for immutable fields and pod
@@ -242,28 +231,30 @@ var restarts = map[string][]string{
 // API group: the new one is a different resource, so the old is deleted.
 func objectFindings(changes []objdiff.Change) []finding {
 	var out []finding
+	rules := changeRules()
 	for _, c := range changes {
 		if c.Op != objdiff.Changed {
 			continue
 		}
 		oldObj, newObj := yaml.MustParse(c.OldYAML), yaml.MustParse(c.NewYAML)
 		before := len(out)
-		for _, f := range immutable[c.Kind] {
-			before, after := fieldText(oldObj, f.path), fieldText(newObj, f.path)
-			if before == after || (f.onlyWhenSet && before == "") {
+		kind := rules[c.Kind]
+		for _, f := range kind.Immutable {
+			before, after := fieldText(oldObj, f.Path), fieldText(newObj, f.Path)
+			if before == after || (f.OnlyWhenSet && before == "") {
 				continue
 			}
 			out = append(out, finding{object: c.ID(), breaking: true,
-				message: fmt.Sprintf("`%s` changes, and %s: the update fails until the object is deleted and created again (delete it, or let your GitOps tool replace it)", f.path, f.why)})
+				message: fmt.Sprintf("`%s` changes, and %s: the update fails until the object is deleted and created again (delete it, or let your GitOps tool replace it)", f.Path, f.Why)})
 		}
-		if pair, ok := exclusive[c.Kind]; ok && switches(oldObj, newObj, pair) {
+		if pair := kind.Exclusive; pair[0] != "" && switches(oldObj, newObj, pair) {
 			out = append(out, finding{object: c.ID(), breaking: true,
 				message: fmt.Sprintf("switches between `%s` and `%s`, which the operator refuses once either is set: the object must be deleted and created again", pair[0], pair[1])})
 		}
 		if len(out) > before {
 			continue // recreated anyway: its restart says nothing more
 		}
-		for _, p := range restarts[c.Kind] {
+		for _, p := range kind.Restarts {
 			if fieldText(oldObj, p) != fieldText(newObj, p) {
 				out = append(out, finding{object: c.ID(), message: fmt.Sprintf("`%s` changes: its pods are replaced (a model server loads its model again)", p)})
 				break

@@ -12,6 +12,8 @@ import (
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/internal/objdiff"
+	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/builtin"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected files of the preview cases from the actual output")
@@ -168,6 +170,28 @@ func TestObjectFindings(t *testing.T) {
 	fs := objectFindings(moved)
 	if len(fs) != 1 || !fs[0].breaking || fs[0].object != "InferencePool/ns/p" {
 		t.Errorf("moves: got %v, want the InferencePool only", fs)
+	}
+}
+
+// TestProviderChangeRulesShadowNothing: the rules are merged by kind, so a
+// provider naming a Kubernetes kind or another provider's kind would
+// silently replace that kind's rules.
+func TestProviderChangeRulesShadowNothing(t *testing.T) {
+	stated := map[string]string{}
+	for kind := range kubernetesChangeRules {
+		stated[kind] = "the cli (Kubernetes)"
+	}
+	for _, p := range builtin.Providers() {
+		r, ok := p.(providers.ChangeRules)
+		if !ok {
+			continue
+		}
+		for kind := range r.ChangeRules() {
+			if by, dup := stated[kind]; dup {
+				t.Errorf("%s states change rules of %s, which %s already states", p.Name(), kind, by)
+			}
+			stated[kind] = p.Name()
+		}
 	}
 }
 

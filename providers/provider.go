@@ -57,6 +57,42 @@ type UpgradeNote struct {
 	Message  string
 }
 
+// ChangeRules is implemented by providers whose own kinds have fields an
+// update cannot change, or whose change replaces the model servers' pods:
+// `airunway-render preview` flags such changes between two renders. The
+// rules of Kubernetes' own kinds (Deployment, StatefulSet, ...) are the
+// cli's; a provider states those of the kinds it renders.
+type ChangeRules interface {
+	// ChangeRules returns the rules keyed by kind.
+	ChangeRules() map[string]KindChangeRules
+}
+
+// KindChangeRules is what an update of one kind's objects cannot do, and
+// what it restarts.
+type KindChangeRules struct {
+	// Immutable lists the fields the API server or the operator's
+	// admission webhook refuses to change: such a change fails to apply
+	// until the object is deleted and created again.
+	Immutable []ImmutableField
+	// Exclusive names two fields of which an object has one for good:
+	// switching from one to the other is refused. Empty when none.
+	Exclusive [2]string
+	// Restarts lists the fields whose change replaces the model server's
+	// pods (not breaking, but GPUs reload weights and, during a rolling
+	// update, need room for the new pods).
+	Restarts []string
+}
+
+// ImmutableField is one field an update cannot change.
+type ImmutableField struct {
+	// Path is the field's dotted path in the object.
+	Path string
+	// Why completes "`Path` changes, and ...": who refuses the change.
+	Why string
+	// OnlyWhenSet: adding the field to an object that lacked it is allowed.
+	OnlyWhenSet bool
+}
+
 // Provider renders one kind of inference deployment.
 type Provider interface {
 	// Name is the provider name used in `spec.provider.name`.
