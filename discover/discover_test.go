@@ -14,7 +14,7 @@ import (
 	"github.com/airunway-render/airunway-render/discover/discovertest"
 )
 
-var _ = flag.Bool("update", false, "rewrite testdata/*.golden from this run")
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from this run")
 
 // TestDiscover holds what each fixture cluster discovers to a golden file,
 // checks that the file is one the renderer accepts, and that shuffling
@@ -25,7 +25,7 @@ func TestDiscover(t *testing.T) {
 			caps, notes := Discover(c, name)
 			out, err := capsfile.Encode(caps, notes, "discovered from fixture "+name)
 			require.NoError(t, err)
-			discovertest.Golden(t, name+".golden", out)
+			discovertest.Golden(t, name+".golden", out, *update)
 
 			decoded, problems := capabilities.Decode(out)
 			require.False(t, problems.HasErrors(), "%v", problems)

@@ -18,7 +18,7 @@ import (
 	. "github.com/airunway-render/airunway-render/discover/discovertest"
 )
 
-var _ = flag.Bool("update", false, "rewrite testdata/*.golden from this run")
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from this run")
 
 // TestMerge updates the prod example after a season of changes in its
 // cluster — KAITO downgraded, Dynamo uninstalled, KubeRay installed, the L4
@@ -59,7 +59,7 @@ func TestMerge(t *testing.T) {
 	for _, ch := range changes {
 		fmt.Fprintf(&b, "# %s: %s\n", ch.Field, ch.Text)
 	}
-	Golden(t, "merge-prod.golden", []byte(b.String()))
+	Golden(t, "merge-prod.golden", []byte(b.String()), *update)
 
 	again, problems := capabilities.Decode(merged)
 	require.False(t, problems.HasErrors(), "%v", problems)

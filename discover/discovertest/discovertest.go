@@ -6,7 +6,6 @@
 package discovertest
 
 import (
-	"flag"
 	"maps"
 	"os"
 	"path/filepath"
@@ -127,19 +126,14 @@ func Example(t *testing.T, file string) (*hub.ClusterCapabilities, *discover.Clu
 	return caps, c
 }
 
-// updating reports whether the test binary was run with -update, a flag
-// each test package that calls Golden defines: this package defines none,
-// so that a test package with an -update of its own (cli's) may import it.
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-// Golden compares got with testdata/name, or rewrites it under -update.
-func Golden(t *testing.T, name string, got []byte) {
+// Golden compares got with testdata/name, or rewrites it first when
+// update is true. Each test package that calls it defines its own -update
+// flag and passes it: a package imported by tests must not define a
+// global flag, which would collide with a test package's own.
+func Golden(t *testing.T, name string, got []byte, update bool) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if updating() {
+	if update {
 		require.NoError(t, os.MkdirAll("testdata", 0o755))
 		require.NoError(t, os.WriteFile(path, got, 0o644))
 	}
