@@ -150,13 +150,39 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
+	rep := &Reporter{Manager: mgr}
+	// Provider events, drift and discovery ask for reconciles through
+	// this channel; the controller reads it as a source.
+	events := make(chan event.GenericEvent, 4096)
+	d := newDrift(cfg)
+	k, err := newKinds(cfg, o, mgr, d, events)
+	if err != nil {
+		return nil, err
+	}
+	if err := addDrift(mgr, o, d, k); err != nil {
+		return nil, err
+	}
+	if err := addController(mgr, o, newReconciler(mgr, o, rep, k, d), events); err != nil {
+		return nil, err
+	}
+	if o.Conversion.Addr != "" {
+		if err := addConversionWebhook(mgr, o.Conversion, o.Logger.WithName("conversion")); err != nil {
+			return nil, err
+		}
+	}
+	if err := addChecks(mgr); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// newKinds builds and registers the watcher of the provider kinds: it
+// pokes the drift comparison and enqueues models through events.
+func newKinds(cfg *rest.Config, o Options, mgr manager.Manager, d *drift, events chan<- event.GenericEvent) (*kinds, error) {
 	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	events := make(chan event.GenericEvent, 4096)
-	rep := &Reporter{Manager: mgr}
-	d := newDrift(cfg)
 	k := &kinds{
 		changed: d.poke,
 		cfg:     cfg, disco: disco, namespaces: o.Namespaces, interval: o.DiscoveryInterval,
@@ -170,14 +196,10 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 			case <-ctx.Done():
 			}
 		},
-	}
-	models := func(ctx context.Context) (*unstructured.UnstructuredList, error) {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(ModelDeploymentGVK.GroupVersion().WithKind(ModelDeploymentGVK.Kind + "List"))
-		return list, mgr.GetCache().List(ctx, list)
+		lister: mgr.GetAPIReader(),
 	}
 	k.enqueueAll = func(ctx context.Context) error {
-		list, err := models(ctx)
+		list, err := listModels(ctx, mgr)
 		if err != nil {
 			return err
 		}
@@ -186,30 +208,48 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 		}
 		return nil
 	}
-	k.lister = mgr.GetAPIReader()
-	if err := mgr.Add(k); err != nil {
-		return nil, err
-	}
-	d.kinds, d.writer, d.models, d.enqueueAll = k, mgr.GetClient(), models, k.enqueueAll
+	return k, mgr.Add(k)
+}
+
+// listModels lists the ModelDeployments in the manager's cache.
+func listModels(ctx context.Context, mgr manager.Manager) (*unstructured.UnstructuredList, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(ModelDeploymentGVK.GroupVersion().WithKind(ModelDeploymentGVK.Kind + "List"))
+	return list, mgr.GetCache().List(ctx, list)
+}
+
+// addDrift wires the ClusterCapabilities comparison to the kinds it reads
+// and registers it (it runs on the leader only).
+func addDrift(mgr manager.Manager, o Options, d *drift, k *kinds) error {
+	d.kinds, d.writer, d.enqueueAll = k, mgr.GetClient(), k.enqueueAll
+	d.models = func(ctx context.Context) (*unstructured.UnstructuredList, error) { return listModels(ctx, mgr) }
 	d.interval, d.log = o.DiscoveryInterval, o.Logger.WithName("capabilities")
-	if err := mgr.Add(d); err != nil {
-		return nil, err
-	}
-	r := &reconciler{
+	return mgr.Add(d)
+}
+
+// newReconciler is the ModelDeployment reconciler, counting into rep and
+// the metrics.
+func newReconciler(mgr manager.Manager, o Options, rep *Reporter, k *kinds, d *drift) *reconciler {
+	return &reconciler{
 		client: mgr.GetClient(), live: mgr.GetAPIReader(), kinds: k, drift: d, reporters: reporters(), staleAfter: o.StaleAfter, now: time.Now, writeTimeout: o.ReconcileTimeout,
 		wrote:      func() { statusWrites.Inc(); rep.writes.Add(1) },
 		reconciled: func() { rep.reconciles.Add(1) },
 		failed:     func() { rep.failures.Add(1) },
 		gone:       func() { goneWrites.Inc(); rep.gone.Add(1) },
 	}
+}
+
+// addController registers the controller: ModelDeployment events and the
+// requests sent through events, o.Workers at a time.
+func addController(mgr manager.Manager, o Options, r *reconciler, events <-chan event.GenericEvent) error {
 	md := &unstructured.Unstructured{}
 	md.SetGroupVersionKind(ModelDeploymentGVK)
 	// Registered now, so the cache syncs on standbys too: /readyz means
 	// something, enqueueAll can list, and a new leader starts warm.
 	if _, err := mgr.GetCache().GetInformer(context.Background(), md, cache.BlockUntilSynced(false)); err != nil {
-		return nil, fmt.Errorf("watching ModelDeployments (is the CRD installed?): %w", err)
+		return fmt.Errorf("watching ModelDeployments (is the CRD installed?): %w", err)
 	}
-	err = builder.ControllerManagedBy(mgr).
+	return builder.ControllerManagedBy(mgr).
 		Named("modeldeployment-status").
 		For(md).
 		WatchesRawSource(source.Channel(events, &handler.EnqueueRequestForObject{})).
@@ -219,22 +259,14 @@ func New(cfg *rest.Config, o Options) (*Reporter, error) {
 			MaxConcurrentReconciles: o.Workers,
 		}).
 		Complete(r)
-	if err != nil {
-		return nil, err
-	}
-	if o.Conversion.Addr != "" {
-		if err := addConversionWebhook(mgr, o.Conversion, o.Logger.WithName("conversion")); err != nil {
-			return nil, err
-		}
-	}
+}
+
+// addChecks registers /healthz and /readyz.
+func addChecks(mgr manager.Manager) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, err
+		return err
 	}
-	if err := mgr.AddReadyzCheck("cache", cacheSynced(mgr.GetCache())); err != nil {
-		return nil, err
-	}
-	rep.Manager = mgr
-	return rep, nil
+	return mgr.AddReadyzCheck("cache", cacheSynced(mgr.GetCache()))
 }
 
 // retryLimiter spaces the retries of failed reconciles as RetryBaseDelay
