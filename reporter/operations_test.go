@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -279,26 +278,34 @@ func TestRunsAsItsServiceAccount(t *testing.T) {
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + system, "system:authenticated"},
 	}
 	kubeconfig := writeKubeconfig(t, sa)
-	metrics, probes := freePort(t), freePort(t)
-	var logs bytes.Buffer
-	cmd := exec.Command(reporterBinary(t), "--kubeconfig", kubeconfig, "--namespace", ns,
-		"--leader-election-namespace", system, "--leader-election-id", "reporter-"+ns,
-		"--metrics-bind-address", metrics, "--health-probe-bind-address", probes,
-		// The conversion webhook keeps its certificate in a Secret of its
-		// namespace; this envtest's CRD converts without a webhook (the
-		// webhook itself is tested in deploy/conversion_test.go).
-		"--conversion-bind-address", freePort(t), "--conversion-hosts", "127.0.0.1",
-		"--discovery-interval", "500ms", "-v", "1")
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	bin := reporterBinary(t)
+	var cmd *exec.Cmd
+	var exited chan error
+	var logs *lockedBuffer
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
+		if cmd != nil && cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
 			t.Logf("the reporter, killed at cleanup, exited: %v", <-exited)
 		}
 	})
+	addrs := reporter.StartOnFreeLoopbackAddrs(t, 3, func(addrs []string) error {
+		metrics, probes, conversion := addrs[0], addrs[1], addrs[2]
+		logs = &lockedBuffer{}
+		cmd = exec.Command(bin, "--kubeconfig", kubeconfig, "--namespace", ns,
+			"--leader-election-namespace", system, "--leader-election-id", "reporter-"+ns,
+			"--metrics-bind-address", metrics, "--health-probe-bind-address", probes,
+			// The conversion webhook keeps its certificate in a Secret of its
+			// namespace; this envtest's CRD converts without a webhook (the
+			// webhook itself is tested in deploy/conversion_test.go).
+			"--conversion-bind-address", conversion, "--conversion-hosts", "127.0.0.1",
+			"--discovery-interval", "500ms", "-v", "1")
+		cmd.Stdout, cmd.Stderr = logs, logs
+		require.NoError(t, cmd.Start())
+		exited = make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		return untilReady(probes, exited, logs)
+	})
+	metrics, probes := addrs[0], addrs[1]
 
 	waitHTTP(t, "http://"+probes+"/readyz", "ok")
 	waitHTTP(t, "http://"+probes+"/healthz", "ok")
@@ -388,12 +395,27 @@ func writeKubeconfig(t testing.TB, cfg *rest.Config) string {
 	return path
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
+// untilReady waits until the reporter answers /readyz on probes; an exit
+// before, for a port another process took, is an EADDRINUSE error (the
+// test then starts it on other ports).
+func untilReady(probes string, exited <-chan error, logs *lockedBuffer) error {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		select {
+		case err := <-exited:
+			if strings.Contains(logs.String(), "address already in use") {
+				return fmt.Errorf("the reporter exited (%v): %w", err, syscall.EADDRINUSE)
+			}
+			return fmt.Errorf("the reporter exited before it was ready (%v); logs:\n%s", err, logs.String())
+		default:
+		}
+		if resp, err := http.Get("http://" + probes + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("the reporter is not ready after 30s; logs:\n%s", logs.String())
 }
 
 // waitHTTP polls a URL until it answers 200 with a body containing want.

@@ -17,6 +17,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -25,10 +26,12 @@ import (
 	"runtime/metrics"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 )
@@ -56,28 +59,84 @@ func startWebhookHTTP2(t *testing.T, limits webhookLimits, issued time.Time, htt
 	require.NoError(t, serving.set(cert))
 	roots := x509.NewCertPool()
 	require.True(t, roots.AppendCertsFromPEM(cert.CA))
-	addr := unusedLoopbackAddr(t)
-	server, err := newWebhookServer(addr, serving, limits, http2)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- server.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-served)
-	})
-	require.Eventually(t, func() bool { return server.StartedChecker()(nil) == nil }, 10*time.Second, 10*time.Millisecond, "the webhook server listens")
+	var stop func() error
+	addr := StartOnFreeLoopbackAddrs(t, 1, func(addrs []string) error {
+		server, err := newWebhookServer(addrs[0], serving, limits, http2)
+		if err != nil {
+			return err
+		}
+		stop, err = serveUntilListening(server)
+		return err
+	})[0]
+	t.Cleanup(func() { require.NoError(t, stop()) })
 	return &testWebhook{addr: addr, roots: roots, serving: serving}
 }
 
-// unusedLoopbackAddr is an address on 127.0.0.1 nothing listens on (the
-// server takes a port number, and 0 means its default, 9443).
-func unusedLoopbackAddr(t *testing.T) string {
+// serveUntilListening starts server and returns once it listens, with
+// the function that stops it; or the error it stopped with before.
+func serveUntilListening(server webhook.Server) (stop func() error, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- server.Start(ctx) }()
+	stop = func() error {
+		cancel()
+		return <-served
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		select {
+		case err := <-served:
+			cancel()
+			return nil, err
+		default:
+		}
+		if server.StartedChecker()(nil) == nil {
+			return stop, nil
+		}
+	}
+	return nil, errors.Join(errors.New("the webhook server does not listen after 10s"), stop())
+}
+
+// StartOnFreeLoopbackAddrs picks n free addresses on 127.0.0.1 and passes
+// them to start, which starts what the test runs on them and returns once
+// it listens; it returns the addresses start took.
+//
+// Picking a free port races: the port is closed before the server listens
+// on it, and another process may take it in between. These servers cannot
+// listen on port 0 and report what they bound: controller-runtime's
+// webhook server takes a port number (0 meaning its default, 9443), and
+// the reporter's binary does not say which ports it bound. The window is
+// short, and a port taken in it fails start with EADDRINUSE, so a few
+// tries on other ports make the race harmless. (Exported for the reporter
+// binary's tests in package reporter_test.)
+func StartOnFreeLoopbackAddrs(t testing.TB, n int, start func(addrs []string) error) []string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	const tries = 3
+	var err error
+	for range tries {
+		addrs := freeLoopbackAddrs(t, n)
+		if err = start(addrs); !errors.Is(err, syscall.EADDRINUSE) {
+			require.NoError(t, err)
+			return addrs
+		}
+		t.Logf("a port was taken before the server listened on it; trying other ports: %v", err)
+	}
+	require.NoError(t, err, "a port was taken %d times in a row", tries)
+	return nil
+}
+
+// freeLoopbackAddrs returns n distinct addresses on 127.0.0.1 nothing
+// listened on when it returned: all are held open until the last is
+// picked, so that none is picked twice.
+func freeLoopbackAddrs(t testing.TB, n int) []string {
+	t.Helper()
+	addrs := make([]string, n)
+	for i := range addrs {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer ln.Close()
+		addrs[i] = ln.Addr().String()
+	}
+	return addrs
 }
 
 // client is an HTTPS client trusting the webhook's CA, with a connection
