@@ -402,6 +402,66 @@ func delta(after, before map[string]int) map[string]int {
 	return out
 }
 
+// benchSetup is a namespace of n rendered models whose provider objects
+// report them up, on the shared envtest control plane, and a tracker of
+// their phases.
+type benchSetup struct {
+	cluster *controlPlane
+	ctx     context.Context
+	admin   client.Client
+	ns      string
+	models  []*benchModel
+	tracker *tracker
+}
+
+// setUpModels renders n ModelDeployments into a new namespace (named from
+// prefix), applies them and their provider objects with benchWorkers
+// writers, sets every provider status up, and watches the models' phases.
+// Its context ends and the namespace goes with the benchmark.
+func setUpModels(b *testing.B, prefix string, n int) benchSetup {
+	clusterOnce.Do(func() { shared, clusterErr = startControlPlane() })
+	if clusterErr != nil {
+		b.Fatal(clusterErr)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	// envtest's admin config already allows 1000 QPS (burst 2000); the
+	// reporter gets the same config, so client-side throttling never
+	// shapes these numbers.
+	admin, err := client.New(shared.cfg, client.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	nsObj := &unstructured.Unstructured{}
+	nsObj.SetAPIVersion("v1")
+	nsObj.SetKind("Namespace")
+	nsObj.SetGenerateName(prefix)
+	if err := admin.Create(ctx, nsObj); err != nil {
+		b.Fatal(err)
+	}
+	ns := nsObj.GetName()
+	b.Cleanup(func() {
+		if err := admin.Delete(context.Background(), nsObj); err != nil {
+			b.Errorf("deleting namespace %s: %v", ns, err)
+		}
+	})
+	setupStart := time.Now()
+	objs, models := renderBench(b, ns, n)
+	if err := parallel(len(objs), func(i int) error { return applyObject(ctx, admin, objs[i]) }); err != nil {
+		b.Fatal(err)
+	}
+	if err := parallel(len(models), func(i int) error {
+		models[i].up = true
+		return writeStatus(ctx, admin, models[i], true)
+	}); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("setup: rendered and applied %d objects, set %d provider statuses in %s", len(objs), len(models), time.Since(setupStart).Round(time.Millisecond))
+	t := newTracker()
+	watchModels(ctx, b, shared.cfg, ns, t)
+	return benchSetup{cluster: shared, ctx: ctx, admin: admin, ns: ns, models: models, tracker: t}
+}
+
 // BenchmarkReporter1000 sets up, once, 1,000 rendered ModelDeployments
 // whose provider objects report them up, and starts a reporter, which
 // settles them all Running (s/initial-sync). The reporter's heap is then
@@ -421,52 +481,8 @@ func delta(after, before map[string]int) map[string]int {
 // requests/steady-state).
 func BenchmarkReporter1000(b *testing.B) {
 	began := time.Now()
-	clusterOnce.Do(func() { shared, clusterErr = startControlPlane() })
-	if clusterErr != nil {
-		b.Fatal(clusterErr)
-	}
-	c := shared
-	ctx, cancel := context.WithCancel(context.Background())
-	b.Cleanup(cancel)
-
-	// envtest's admin config already allows 1000 QPS (burst 2000); the
-	// reporter gets the same config, so client-side throttling never
-	// shapes these numbers.
-	admin, err := client.New(c.cfg, client.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	nsObj := &unstructured.Unstructured{}
-	nsObj.SetAPIVersion("v1")
-	nsObj.SetKind("Namespace")
-	nsObj.SetGenerateName("bench-reporter-")
-	if err := admin.Create(ctx, nsObj); err != nil {
-		b.Fatal(err)
-	}
-	ns := nsObj.GetName()
-	b.Cleanup(func() {
-		if err := admin.Delete(context.Background(), nsObj); err != nil {
-			b.Errorf("deleting namespace %s: %v", ns, err)
-		}
-	})
-
-	setupStart := time.Now()
-	objs, models := renderBench(b, ns, benchModels)
-	nObjs := len(objs)
-	if err := parallel(len(objs), func(i int) error { return applyObject(ctx, admin, objs[i]) }); err != nil {
-		b.Fatal(err)
-	}
-	objs = nil
-	if err := parallel(len(models), func(i int) error {
-		models[i].up = true
-		return writeStatus(ctx, admin, models[i], true)
-	}); err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("setup: rendered and applied %d objects, set %d provider statuses in %s", nObjs, len(models), time.Since(setupStart).Round(time.Millisecond))
-
-	t := newTracker()
-	watchModels(ctx, b, c.cfg, ns, t)
+	setup := setUpModels(b, "bench-reporter-", benchModels)
+	c, ctx, admin, ns, models, t := setup.cluster, setup.ctx, setup.admin, setup.ns, setup.models, setup.tracker
 	initial := make([]<-chan struct{}, len(models))
 	for i, m := range models {
 		initial[i] = t.expect(m.name, m.phase())

@@ -1,7 +1,6 @@
 package reporter_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,8 +11,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/airunway-render/airunway-render/reporter"
@@ -50,44 +47,8 @@ func scaleModels(b *testing.B) int {
 // AIRUNWAY_REPORTER_FLAGS adds flags to the binary's, for an experiment.
 func BenchmarkReporterScale(b *testing.B) {
 	n := scaleModels(b)
-	clusterOnce.Do(func() { shared, clusterErr = startControlPlane() })
-	if clusterErr != nil {
-		b.Fatal(clusterErr)
-	}
-	c := shared
-	ctx, cancel := context.WithCancel(context.Background())
-	b.Cleanup(cancel)
-	admin, err := client.New(c.cfg, client.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	nsObj := &unstructured.Unstructured{}
-	nsObj.SetAPIVersion("v1")
-	nsObj.SetKind("Namespace")
-	nsObj.SetGenerateName("bench-scale-")
-	if err := admin.Create(ctx, nsObj); err != nil {
-		b.Fatal(err)
-	}
-	ns := nsObj.GetName()
-	b.Cleanup(func() { _ = admin.Delete(context.Background(), nsObj) })
-
-	setupStart := time.Now()
-	objs, models := renderBench(b, ns, n)
-	if err := parallel(len(objs), func(i int) error { return applyObject(ctx, admin, objs[i]) }); err != nil {
-		b.Fatal(err)
-	}
-	nObjs := len(objs)
-	objs = nil
-	if err := parallel(len(models), func(i int) error {
-		models[i].up = true
-		return writeStatus(ctx, admin, models[i], true)
-	}); err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("setup: %d objects applied, %d provider statuses set in %s", nObjs, len(models), time.Since(setupStart).Round(time.Second))
-
-	t := newTracker()
-	watchModels(ctx, b, c.cfg, ns, t)
+	setup := setUpModels(b, "bench-scale-", n)
+	c, ns, models, t := setup.cluster, setup.ns, setup.models, setup.tracker
 	initial := make([]<-chan struct{}, len(models))
 	for i, m := range models {
 		initial[i] = t.expect(m.name, m.phase())
