@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -216,7 +217,7 @@ func exampleApplication(t *testing.T, name, repoURL string) *unstructured.Unstru
 // health status, and the last operation's phase, message and start.
 type appState struct{ sync, health, phase, message, started, revision string }
 
-func readApp(t *testing.T, name string) (appState, *unstructured.Unstructured) {
+func readApp(t tb, name string) (appState, *unstructured.Unstructured) {
 	t.Helper()
 	app := &unstructured.Unstructured{}
 	app.SetAPIVersion("argoproj.io/v1alpha1")
@@ -249,19 +250,17 @@ func (h *healthTimeline) String() string { return strings.Join(h.seen, " → ") 
 // waitApp polls the Application until done says so, recording its health.
 func waitApp(t *testing.T, name string, h *healthTimeline, within time.Duration, done func(appState) bool) appState {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		s, app := readApp(t, name)
+	var last appState
+	waitUntil(t, within, 250*time.Millisecond, func(c *assert.CollectT) {
+		s, app := readApp(c, name)
 		h.observe(s.health)
-		if done(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
+		last = s
+		if !done(s) {
 			status, _ := json.MarshalIndent(app.Object["status"], "", "  ")
-			t.Fatalf("Application %s after %s: %+v (health seen: %s)\nstatus: %s\nmodels:\n%s\n%s", name, within, s, h, status, modelConditions(t), cluster.Logs(20))
+			c.Errorf("Application %s: %+v (health seen: %s)\nstatus: %s", name, s, h, status)
 		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	}, func() string { return "models:\n" + modelConditions(t) + "\n" + cluster.Logs(20) }, "Application %s is not done after %s", name, within)
+	return last
 }
 
 // TestGitOpsArgoCD syncs each example Application (its cluster's
@@ -418,7 +417,7 @@ func requireNoOpSync(t *testing.T, name string, want []*unstructured.Unstructure
 
 // requestSync asks Argo CD to sync the Application to revision, as the
 // CLI or the UI does: an `operation` on the Application.
-func requestSync(t *testing.T, name, revision string) {
+func requestSync(t tb, name, revision string) {
 	t.Helper()
 	_, app := readApp(t, name)
 	patch := client.MergeFrom(app.DeepCopy())

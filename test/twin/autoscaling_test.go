@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -72,11 +73,9 @@ func TestGitOpsArgoCDAutoscaling(t *testing.T) {
 	// The control: the same move on the model whose count Git owns is
 	// reverted by self-heal.
 	scale(t, "batch", 3)
-	deadline := time.Now().Add(2 * time.Minute)
-	for replicas(t, "batch") != 1 {
-		require.True(t, time.Now().Before(deadline), "Argo CD did not take the fixed Deployment back to its count from Git: the drift check cannot fail")
-		time.Sleep(250 * time.Millisecond)
-	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, int32(1), replicas(c, "batch"), "batch's spec.replicas")
+	}, 2*time.Minute, 250*time.Millisecond, "Argo CD did not take the fixed Deployment back to its count from Git: the drift check cannot fail")
 	require.Equal(t, int32(3), replicas(t, "chat"), "self-heal left the autoscaled count alone")
 	addGitOpsRow("argocd (real) | %s (%s) | autoscaled Deployment scaled 1 → 3 through /scale: Synced after a refresh and a sync, still 3; the fixed one reverted 3 → 1 by self-heal | %s | -", name, path, h)
 }
@@ -89,23 +88,24 @@ func TestGitOpsArgoCDAutoscaling(t *testing.T) {
 // is still the caller's to check.
 func syncAgain(t *testing.T, name, first string) appState {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
 	requestSync(t, name, "main")
 	requested := time.Now()
-	for {
-		s, app := readApp(t, name)
+	var last appState
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		s, app := readApp(c, name)
+		last = s
 		if s.started != first && s.phase == "Succeeded" {
-			return s
+			return
 		}
 		_, pending, _ := unstructured.NestedMap(app.Object, "operation")
 		if !pending && s.started == first && time.Since(requested) > 15*time.Second {
 			t.Logf("Argo CD did not start the requested sync of %s within 15 s and has none pending; requesting it again", name)
-			requestSync(t, name, "main")
+			requestSync(c, name, "main")
 			requested = time.Now()
 		}
-		require.True(t, time.Now().Before(deadline), "the requested sync of %s did not succeed within 2 minutes: %+v", name, s)
-		time.Sleep(250 * time.Millisecond)
-	}
+		c.Errorf("no operation newer than the one started at %q has succeeded: %+v", first, s)
+	}, 2*time.Minute, 250*time.Millisecond, "the requested sync of %s did not succeed within 2 minutes", name)
+	return last
 }
 
 // autoscalingOverlay is where the autoscaling tests' overlay
@@ -195,19 +195,15 @@ func reconcileKustomization(t *testing.T, name string) {
 	annotations["reconcile.fluxcd.io/requestedAt"] = at
 	k.SetAnnotations(annotations)
 	require.NoError(t, cluster.Client.Patch(context.Background(), k, patch))
-	deadline := time.Now().Add(time.Minute)
-	for {
-		_, _, k = kustomizationReady(t, name)
-		if handled, _, _ := unstructured.NestedString(k.Object, "status", "lastHandledReconcileAt"); handled == at {
-			return
-		}
-		require.True(t, time.Now().Before(deadline), "kustomize-controller did not reconcile %s", name)
-		time.Sleep(250 * time.Millisecond)
-	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, _, k := kustomizationReady(c, name)
+		handled, _, _ := unstructured.NestedString(k.Object, "status", "lastHandledReconcileAt")
+		assert.Equal(c, at, handled, "status.lastHandledReconcileAt")
+	}, time.Minute, 250*time.Millisecond, "kustomize-controller did not reconcile %s", name)
 }
 
 // replicas is a Deployment's spec.replicas in the example namespace.
-func replicas(t *testing.T, name string) int32 {
+func replicas(t tb, name string) int32 {
 	t.Helper()
 	d := &appsv1.Deployment{}
 	require.NoError(t, cluster.Client.Get(context.Background(), client.ObjectKey{Namespace: exampleNamespace, Name: name}, d))
@@ -239,13 +235,8 @@ func refreshApp(t *testing.T, name string) {
 	annotations["argocd.argoproj.io/refresh"] = "normal"
 	app.SetAnnotations(annotations)
 	require.NoError(t, cluster.Client.Patch(context.Background(), app, patch))
-	deadline := time.Now().Add(time.Minute)
-	for {
-		_, app = readApp(t, name)
-		if _, pending := app.GetAnnotations()["argocd.argoproj.io/refresh"]; !pending {
-			return
-		}
-		require.True(t, time.Now().Before(deadline), "Argo CD did not refresh %s", name)
-		time.Sleep(250 * time.Millisecond)
-	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, app := readApp(c, name)
+		assert.NotContains(c, app.GetAnnotations(), "argocd.argoproj.io/refresh", "the refresh request is still pending")
+	}, time.Minute, 250*time.Millisecond, "Argo CD did not refresh %s", name)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -98,7 +99,7 @@ var fluxHealth = map[string]string{"True": "Ready", "False": "NotReady", "Unknow
 
 // kustomizationReady is the Kustomization's Ready condition: status and
 // message.
-func kustomizationReady(t *testing.T, name string) (string, string, *unstructured.Unstructured) {
+func kustomizationReady(t tb, name string) (string, string, *unstructured.Unstructured) {
 	t.Helper()
 	k := &unstructured.Unstructured{}
 	k.SetAPIVersion("kustomize.toolkit.fluxcd.io/v1")
@@ -111,18 +112,13 @@ func kustomizationReady(t *testing.T, name string) (string, string, *unstructure
 // says so, recording it as health ("Ready", "NotReady", "Unknown").
 func waitKustomization(t *testing.T, name string, h *healthTimeline, within time.Duration, done func(status string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		status, msg, _ := kustomizationReady(t, name)
+	waitUntil(t, within, 250*time.Millisecond, func(c *assert.CollectT) {
+		status, msg, _ := kustomizationReady(c, name)
 		h.observe(fluxHealth[status])
-		if done(status) {
-			return
+		if !done(status) {
+			c.Errorf("Kustomization %s: Ready=%q %q (seen: %s)", name, status, msg, h)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Kustomization %s after %s: Ready=%q %q (seen: %s)\n%s", name, within, status, msg, h, cluster.Logs(20))
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	}, func() string { return cluster.Logs(20) }, "Kustomization %s is not done after %s", name, within)
 }
 
 // TestGitOpsFlux applies the dev cluster's rendered directory with the
