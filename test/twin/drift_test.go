@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -213,18 +214,17 @@ func TestCapabilitiesDrift(t *testing.T) {
 // fails with the object's last status.
 func waitCondition(t *testing.T, gvk schema.GroupVersionKind, key client.ObjectKey, status, reason string) *unstructured.Unstructured {
 	t.Helper()
-	got := &unstructured.Unstructured{}
-	var err error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		got.SetGroupVersionKind(gvk)
-		if err = cluster.Client.Get(context.Background(), key, got); err == nil &&
-			conditionStatus(got, reporter.ConditionCapabilitiesCurrent) == status &&
-			(reason == "" || conditionField(got, reporter.ConditionCapabilitiesCurrent, "reason") == reason) {
-			return got
+	var got *unstructured.Unstructured
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		o := &unstructured.Unstructured{}
+		o.SetGroupVersionKind(gvk)
+		require.NoError(c, cluster.Client.Get(context.Background(), key, o))
+		got = o
+		if s, r := conditionStatus(o, reporter.ConditionCapabilitiesCurrent), conditionField(o, reporter.ConditionCapabilitiesCurrent, "reason"); s != status || (reason != "" && r != reason) {
+			c.Errorf("CapabilitiesCurrent is %s %s; status: %v", s, r, o.Object["status"])
 		}
-	}
-	t.Fatalf("%s %s: CapabilitiesCurrent is not %s %s after 30s (last error %v); status: %v", gvk.Kind, key, status, reason, err, got.Object["status"])
-	return nil
+	}, 30*time.Second, 100*time.Millisecond, "%s %s: CapabilitiesCurrent is not %s %s after 30s", gvk.Kind, key, status, reason)
+	return got
 }
 
 // waitMetric waits until a sample of the reporter's /metrics satisfies ok
@@ -232,18 +232,15 @@ func waitCondition(t *testing.T, gvk schema.GroupVersionKind, key client.ObjectK
 // the status is written.
 func waitMetric(t *testing.T, addr, sample string, ok func(float64) bool) {
 	t.Helper()
-	var v float64
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if v = scrape(t, addr, sample); ok(v) {
-			return
-		}
-	}
-	t.Fatalf("%s is %v after 30s", sample, v)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		v := scrape(c, addr, sample)
+		assert.True(c, ok(v), "%s is %v", sample, v)
+	}, 30*time.Second, 100*time.Millisecond, "%s is not as wanted after 30s", sample)
 }
 
 // scrape reads one sample from the reporter's /metrics, waiting for the
 // endpoint to answer; a sample not (yet) there is -1.
-func scrape(t *testing.T, addr, sample string) float64 {
+func scrape(t tb, addr, sample string) float64 {
 	t.Helper()
 	re := regexp.MustCompile("(?m)^" + regexp.QuoteMeta(sample) + ` ([0-9.e+-]+)$`)
 	var body string

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,22 +65,20 @@ func installGatewayCRDs(t *testing.T) {
 // waitPods waits until n pods match, each bound and Ready.
 func waitPods(t *testing.T, ns string, selector client.MatchingLabels, n int, within time.Duration) []corev1.Pod {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	var got []corev1.Pod
+	waitUntil(t, within, 250*time.Millisecond, func(c *assert.CollectT) {
 		pods := &corev1.PodList{}
-		require.NoError(t, cluster.Client.List(context.Background(), pods, client.InNamespace(ns), selector))
+		require.NoError(c, cluster.Client.List(context.Background(), pods, client.InNamespace(ns), selector))
 		ready := 0
 		for i := range pods.Items {
 			if pods.Items[i].Spec.NodeName != "" && podReady(&pods.Items[i]) {
 				ready++
 			}
 		}
-		if len(pods.Items) == n && ready == n {
-			return pods.Items
+		got = pods.Items
+		if len(pods.Items) != n || ready != n {
+			c.Errorf("want %d Ready pods matching %v, have:\n%s", n, selector, podSummary(pods.Items))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("want %d Ready pods matching %v, have:\n%s\n%s", n, selector, podSummary(pods.Items), schedulerEvents(t, ns))
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	}, func() string { return schedulerEvents(t, ns) }, "the pods matching %v are not Ready after %s", selector, within)
+	return got
 }

@@ -2,13 +2,13 @@ package twin_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -109,8 +109,8 @@ func requireRayClustersReady(t *testing.T, ns string, objs []*unstructured.Unstr
 // RayService's own Ready condition. It returns that message.
 func reportsRayService(t *testing.T, ns, name string) string {
 	t.Helper()
-	var last string
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+	var message string
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		rs := &unstructured.Unstructured{}
 		rs.SetAPIVersion("ray.io/v1")
 		rs.SetKind("RayService")
@@ -118,18 +118,18 @@ func reportsRayService(t *testing.T, ns, name string) string {
 		md.SetAPIVersion("airunway.ai/v1alpha1")
 		md.SetKind(hub.KindModelDeployment)
 		key := client.ObjectKey{Namespace: ns, Name: name}
-		require.NoError(t, cluster.Client.Get(context.Background(), key, rs))
-		require.NoError(t, cluster.Client.Get(context.Background(), key, md))
+		require.NoError(c, cluster.Client.Get(context.Background(), key, rs))
+		require.NoError(c, cluster.Client.Get(context.Background(), key, md))
 		want := conditionMessage(rs, "Ready")
 		phase, _, _ := unstructured.NestedString(md.Object, "status", "phase")
 		got, _, _ := unstructured.NestedString(md.Object, "status", "message")
-		last = fmt.Sprintf("RayService Ready=%s %q; model phase %q, Ready=%s, message %q", conditionStatus(rs, "Ready"), want, phase, conditionStatus(md, "Ready"), got)
 		if conditionStatus(rs, "Ready") == "False" && want != "" && phase == "Deploying" && conditionStatus(md, "Ready") == "False" && got == want {
-			return got
+			message = got
+			return
 		}
-	}
-	t.Fatalf("the status of %s/%s does not follow its RayService: %s", ns, name, last)
-	return ""
+		c.Errorf("RayService Ready=%s %q; model phase %q, Ready=%s, message %q", conditionStatus(rs, "Ready"), want, phase, conditionStatus(md, "Ready"), got)
+	}, time.Minute, 250*time.Millisecond, "the status of %s/%s does not follow its RayService", ns, name)
+	return message
 }
 
 // conditionStatus and conditionMessage read a condition of an object's

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,7 +49,7 @@ func startReporter(t *testing.T, ns string, flags ...string) {
 }
 
 // readyStatus is the model's Ready condition status, "" without one.
-func readyStatus(t *testing.T, ns, name string) string {
+func readyStatus(t tb, ns, name string) string {
 	t.Helper()
 	md := &unstructured.Unstructured{}
 	md.SetAPIVersion("airunway.ai/v1alpha1")
@@ -67,16 +68,13 @@ func readyStatus(t *testing.T, ns, name string) string {
 func waitReady(t *testing.T, ns, name, want string, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for {
-		got := readyStatus(t, ns, name)
-		if got == want {
-			return time.Since(start)
-		}
-		if time.Since(start) > within {
-			t.Fatalf("ModelDeployment %s/%s has Ready=%q after %s, want %q", ns, name, got, within, want)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	var took time.Duration
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		got := readyStatus(c, ns, name)
+		took = time.Since(start)
+		assert.Equal(c, want, got, "ModelDeployment %s/%s has Ready=%q, want %q", ns, name, got, want)
+	}, within, 200*time.Millisecond, "ModelDeployment %s/%s does not have Ready=%q after %s", ns, name, want, within)
+	return took
 }
 
 // setUnschedulable cordons or uncordons nodes.
