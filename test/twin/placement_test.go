@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,8 +63,8 @@ func deleteNamespace(t *testing.T, ns *corev1.Namespace) {
 		t.Errorf("deleting namespace %s: %v", ns.Name, err)
 		return
 	}
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
+	// Not fatal: it runs in cleanups.
+	assert.EventuallyWithT(t, func(c *assert.CollectT) {
 		pods := &corev1.PodList{}
 		err := cluster.Client.List(ctx, pods, client.InNamespace(ns.Name))
 		// A shared name (the examples' namespace) is used again by the
@@ -73,9 +74,8 @@ func deleteNamespace(t *testing.T, ns *corev1.Namespace) {
 			return
 		}
 		_ = cluster.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns.Name), client.GracePeriodSeconds(0))
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Errorf("the pods of namespace %s were not deleted within a minute", ns.Name)
+		c.Errorf("namespace %s (shared: %t): listing its pods: %v; pods left:\n%s", ns.Name, shared, err, podSummary(pods.Items))
+	}, time.Minute, 100*time.Millisecond, "the pods of namespace %s were not deleted within a minute", ns.Name)
 }
 
 // waitPlaced waits until every pod of each model is bound and Ready, and
@@ -89,9 +89,9 @@ func waitPlaced(t *testing.T, ns string, models []*unstructured.Unstructured, wa
 	for _, m := range models {
 		out[m.GetName()] = &placed{model: m.GetName(), pool: m.GetAnnotations()[hub.AnnotationNodePool]}
 	}
-	for {
+	waitUntil(t, deadline-time.Since(start), 250*time.Millisecond, func(c *assert.CollectT) {
 		pods := &corev1.PodList{}
-		require.NoError(t, cluster.Client.List(ctx, pods, client.InNamespace(ns)))
+		require.NoError(c, cluster.Client.List(ctx, pods, client.InNamespace(ns)))
 		done := true
 		for _, p := range out {
 			p.pods = nil
@@ -114,19 +114,17 @@ func waitPlaced(t *testing.T, ns string, models []*unstructured.Unstructured, wa
 				done = false
 			}
 		}
-		if done {
-			for _, p := range out {
-				if p.readyAfter == 0 {
-					p.readyAfter = time.Since(start)
-				}
+		if !done {
+			c.Errorf("want pods per model %v, each bound and Ready; have:\n%s", want, podSummary(pods.Items))
+			return
+		}
+		for _, p := range out {
+			if p.readyAfter == 0 {
+				p.readyAfter = time.Since(start)
 			}
-			return out
 		}
-		if time.Since(start) > deadline {
-			t.Fatalf("pods not bound and Ready within %s:\n%s\n%s\n%s\n%s", deadline, podSummary(pods.Items), schedulerEvents(t, ns), nodeSummary(t), cluster.Logs(15))
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	}, func() string { return schedulerEvents(t, ns) + "\n" + nodeSummary(t) + "\n" + cluster.Logs(15) }, "pods not bound and Ready within %s", deadline)
+	return out
 }
 
 // nodeSummary says, per node, whether it is Ready and its taints.
@@ -167,7 +165,7 @@ func podSummary(pods []corev1.Pod) string {
 
 // schedulerEvents are the FailedScheduling events of the namespace: why a
 // pod stays Pending, in the scheduler's words.
-func schedulerEvents(t *testing.T, ns string) string {
+func schedulerEvents(t tb, ns string) string {
 	t.Helper()
 	events := &corev1.EventList{}
 	require.NoError(t, cluster.Client.List(context.Background(), events, client.InNamespace(ns)))
@@ -249,10 +247,10 @@ func oneModel(t *testing.T, name, spec string) string {
 func pending(t *testing.T, ns string, bound, pendingPods int) string {
 	t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	var events string
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		pods := &corev1.PodList{}
-		require.NoError(t, cluster.Client.List(ctx, pods, client.InNamespace(ns)))
+		require.NoError(c, cluster.Client.List(ctx, pods, client.InNamespace(ns)))
 		var b, p int
 		for _, pod := range pods.Items {
 			if pod.Spec.NodeName != "" {
@@ -261,16 +259,13 @@ func pending(t *testing.T, ns string, bound, pendingPods int) string {
 				p++
 			}
 		}
-		events := schedulerEvents(t, ns)
-		if b == bound && p == pendingPods && strings.Count(events, "\n") >= pendingPods {
-			// Stable: the scheduler has said why for every Pending pod.
-			return events
+		events = schedulerEvents(c, ns)
+		// Stable once the scheduler has said why for every Pending pod.
+		if b != bound || p != pendingPods || strings.Count(events, "\n") < pendingPods {
+			c.Errorf("want %d bound and %d Pending, have %d and %d:\n%s\n%s", bound, pendingPods, b, p, podSummary(pods.Items), events)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("want %d bound and %d Pending, have %d and %d:\n%s\n%s", bound, pendingPods, b, p, podSummary(pods.Items), events)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	}, time.Minute, 250*time.Millisecond, "want %d bound and %d Pending pods in %s within a minute", bound, pendingPods, ns)
+	return events
 }
 
 // TestOverCapacity: more replicas than the pool's nodes hold leave exactly

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -194,20 +195,13 @@ func planJSON(t *testing.T, caps string, paths []string) poolPlan {
 // waitNodesReady waits until KWOK has made every node Ready.
 func waitNodesReady(t *testing.T, nodes []corev1.Node) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for _, n := range nodes {
-		for {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		for _, n := range nodes {
 			got := &corev1.Node{}
-			require.NoError(t, cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(&n), got))
-			if nodeReady(got) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("node %s is not Ready after a minute", n.Name)
-			}
-			time.Sleep(100 * time.Millisecond)
+			require.NoError(c, cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(&n), got))
+			assert.True(c, nodeReady(got), "node %s is not Ready", n.Name)
 		}
-	}
+	}, time.Minute, 100*time.Millisecond, "KWOK did not make every node Ready within a minute")
 }
 
 // applyIn creates rendered objects in an existing namespace.
@@ -235,12 +229,11 @@ const verdictQuiet = 5 * time.Second
 // for verdictQuiet.
 func settle(t *testing.T, ns string, total int) (bound, unschedulable int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
 	var quietSince time.Time
 	lastBound := -1
-	for {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		pods := &corev1.PodList{}
-		require.NoError(t, cluster.Client.List(context.Background(), pods, client.InNamespace(ns)))
+		require.NoError(c, cluster.Client.List(context.Background(), pods, client.InNamespace(ns)))
 		bound, unschedulable = 0, 0
 		for _, p := range pods.Items {
 			switch {
@@ -252,22 +245,20 @@ func settle(t *testing.T, ns string, total int) (bound, unschedulable int) {
 		}
 		if len(pods.Items) == total && bound+unschedulable == total {
 			if unschedulable == 0 {
-				return bound, 0
+				return
 			}
 			if bound != lastBound {
 				lastBound, quietSince = bound, time.Now()
 			}
-			if time.Since(quietSince) >= verdictQuiet {
-				return bound, unschedulable
+			if quiet := time.Since(quietSince); quiet < verdictQuiet {
+				c.Errorf("%d bound, %d unschedulable, unchanged for %s of %s:\n%s", bound, unschedulable, quiet, verdictQuiet, podSummary(pods.Items))
 			}
-		} else {
-			lastBound = -1
+			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("want %d pods bound or unschedulable, have %d pods, %d bound, %d unschedulable:\n%s", total, len(pods.Items), bound, unschedulable, podSummary(pods.Items))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		lastBound = -1
+		c.Errorf("want %d pods bound or unschedulable, have %d pods, %d bound, %d unschedulable:\n%s", total, len(pods.Items), bound, unschedulable, podSummary(pods.Items))
+	}, time.Minute, 200*time.Millisecond, "the %d pods of %s are not each bound or unschedulable within a minute", total, ns)
+	return bound, unschedulable
 }
 
 func podUnschedulable(p *corev1.Pod) bool {
