@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
+	"github.com/airunway-render/airunway-render/internal/testing/fuzzcheck"
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
+	"github.com/airunway-render/airunway-render/internal/testing/fuzzcheck"
 )
 
 // A capability file's capacity is refused, fast, when its quantity is

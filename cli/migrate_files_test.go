@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/internal/ownci"
+	"github.com/airunway-render/airunway-render/internal/testing/ownci"
 )
 
 // These tests run migrate on real files in t.TempDir(): links, modes,

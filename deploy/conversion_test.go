@@ -25,8 +25,8 @@ import (
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/api/v1alpha2"
 	"github.com/airunway-render/airunway-render/api/versions"
-	"github.com/airunway-render/airunway-render/internal/conversiontest"
-	"github.com/airunway-render/airunway-render/internal/twin"
+	"github.com/airunway-render/airunway-render/internal/testing/conversiontest"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 	"github.com/airunway-render/airunway-render/reporter"
 )
 

@@ -23,7 +23,7 @@ import (
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/discover"
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
+	"github.com/airunway-render/airunway-render/internal/testing/schemacheck"
 	"github.com/airunway-render/airunway-render/reporter"
 )
 

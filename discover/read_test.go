@@ -10,7 +10,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/discover"
 	. "github.com/airunway-render/airunway-render/discover/discovertest"
-	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
+	"github.com/airunway-render/airunway-render/internal/testing/fuzzcheck"
 )
 
 // read reads the cluster s serves, in fuzzcheck's time bound, without

@@ -9,10 +9,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/airunway-render/airunway-render/internal/fntest"
+	"github.com/airunway-render/airunway-render/internal/testing/fntest"
 )
 
-// Fixtures shared with the command line's tests (internal/fntest).
+// Fixtures shared with the command line's tests (internal/testing/fntest).
 const (
 	goodMD     = fntest.GoodMD
 	badMD      = fntest.BadMD

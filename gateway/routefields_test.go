@@ -10,7 +10,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
+	"github.com/airunway-render/airunway-render/internal/testing/schemacheck"
 )
 
 // TestRouteFieldsMatchSchemas holds RouteFields to the real HTTPRoute CRDs

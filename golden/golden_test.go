@@ -20,7 +20,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/fn"
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
+	"github.com/airunway-render/airunway-render/internal/testing/schemacheck"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected files from the actual output")

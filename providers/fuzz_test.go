@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
+	"github.com/airunway-render/airunway-render/internal/testing/fuzzcheck"
 
-	"github.com/airunway-render/airunway-render/internal/providertest"
+	"github.com/airunway-render/airunway-render/internal/testing/providertest"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/vllm"
 )

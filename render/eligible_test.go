@@ -9,7 +9,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/internal/providertest"
+	"github.com/airunway-render/airunway-render/internal/testing/providertest"
 )
 
 const (

@@ -10,7 +10,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
+	"github.com/airunway-render/airunway-render/internal/testing/fuzzcheck"
 	"github.com/airunway-render/airunway-render/render"
 )
 

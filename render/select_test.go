@@ -13,7 +13,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/internal/providertest"
+	"github.com/airunway-render/airunway-render/internal/testing/providertest"
 	"github.com/airunway-render/airunway-render/providers"
 )
 

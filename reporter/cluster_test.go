@@ -33,7 +33,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
+	"github.com/airunway-render/airunway-render/internal/testing/schemacheck"
 	"github.com/airunway-render/airunway-render/reporter"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
-	"github.com/airunway-render/airunway-render/internal/providertest"
+	"github.com/airunway-render/airunway-render/internal/testing/providertest"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/vllm"
 )

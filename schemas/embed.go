@@ -3,7 +3,7 @@
 //
 // It exists only because //go:embed cannot reach parent directories: the
 // JSON files live at the repository root, so the embed must too. Only
-// internal/schemacheck (a test helper) imports it; the production binary
+// internal/testing/schemacheck (a test helper) imports it; the production binary
 // must not, or it would carry several megabytes of schemas.
 package schemas
 

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
+	"github.com/airunway-render/airunway-render/internal/testing/fuzzcheck"
 )
 
 // hostileQuantities are each refused, with the words of the refusal. Each

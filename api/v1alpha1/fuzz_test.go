@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
+	"github.com/airunway-render/airunway-render/internal/testing/fuzzcheck"
 
 	"sigs.k8s.io/yaml"
 

@@ -11,7 +11,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/api/v1alpha2"
-	"github.com/airunway-render/airunway-render/internal/fuzzcheck"
+	"github.com/airunway-render/airunway-render/internal/testing/fuzzcheck"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
 

@@ -1,6 +1,6 @@
 // Command derive-schemas turns the upstream provider CRDs (kept outside this
 // repository, in ../shared/crds) into the small JSON schema files under
-// schemas/ that internal/schemacheck embeds.
+// schemas/ that internal/testing/schemacheck embeds.
 //
 // The upstream CRD files are data we did not write and are mostly prose
 // (descriptions make some of them 1.6 MB), so instead of copying them we
@@ -23,7 +23,7 @@
 //
 // Besides each version's schema, the JSON files keep what an installable
 // CRD needs (names, scope, subresources, printer columns, the API-approval
-// annotation), so internal/schemacheck.CRD can rebuild one for envtest
+// annotation), so internal/testing/schemacheck.CRD can rebuild one for envtest
 // without ../shared. hack/gencrd builds the ModelDeployment CRD that
 // deploy/base installs from the airunway.ai file derived here.
 //
@@ -349,7 +349,7 @@ func deriveCRDs(raw []byte, o origin) ([]output, error) {
 				"storage":         e.Storage,
 				"deprecated":      e.Deprecated,
 				"openAPIV3Schema": schema,
-				// What internal/schemacheck needs, besides the schema, to
+				// What internal/testing/schemacheck needs, besides the schema, to
 				// rebuild an installable CRD (schemacheck.CRD).
 				"names": crd.Spec.Names,
 				"scope": crd.Spec.Scope,
@@ -584,7 +584,7 @@ func readme(entries []derivedSchema, mods []moduleSource) []byte {
 	b.WriteString("one file per entry of `spec.versions`, holding that version's `openAPIV3Schema` with every ")
 	b.WriteString("`description` keyword removed (validation rules, enums, defaults and `x-kubernetes-*` extensions are kept), ")
 	b.WriteString("plus the group, kind, version, release, channel (Gateway API CRDs only) and served/storage/deprecated flags, ")
-	b.WriteString("and what `internal/schemacheck` needs to rebuild an installable CRD from them (`schemacheck.CRD`): ")
+	b.WriteString("and what `internal/testing/schemacheck` needs to rebuild an installable CRD from them (`schemacheck.CRD`): ")
 	b.WriteString("the CRD's `names` (plural, singular, listKind, shortNames, categories) and `scope`, its ")
 	b.WriteString("`" + strings.Join(keptAnnotationKeys, "`, `") + "` annotations when present, ")
 	b.WriteString("and the version's `subresources`, `additionalPrinterColumns` (descriptions removed) and `selectableFields`. ")

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/airunway-render/airunway-render/internal/ownci"
+	"github.com/airunway-render/airunway-render/internal/testing/ownci"
 )
 
 const fixtureCRDs = "testdata/crds"

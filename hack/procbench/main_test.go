@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/airunway-render/airunway-render/internal/budget"
-	"github.com/airunway-render/airunway-render/internal/ownci"
+	"github.com/airunway-render/airunway-render/internal/testing/ownci"
 )
 
 // TestRun runs the benchmark end to end on small sizes, so `make bench`

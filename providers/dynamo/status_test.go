@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/airunway-render/airunway-render/internal/providertest"
+	"github.com/airunway-render/airunway-render/internal/testing/providertest"
 	"github.com/airunway-render/airunway-render/providers"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/internal/providertest"
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
+	"github.com/airunway-render/airunway-render/internal/testing/providertest"
+	"github.com/airunway-render/airunway-render/internal/testing/schemacheck"
 	"github.com/airunway-render/airunway-render/providers"
 )
 

@@ -10,7 +10,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
+	"github.com/airunway-render/airunway-render/internal/testing/schemacheck"
 )
 
 // TestCapabilitiesApplyRecipe builds docs/discover.md's recipe for applying

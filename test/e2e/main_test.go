@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/airunway-render/airunway-render/internal/ownci"
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
+	"github.com/airunway-render/airunway-render/internal/testing/ownci"
+	"github.com/airunway-render/airunway-render/internal/testing/schemacheck"
 )
 
 // kustomizeVersion must match the Makefile: v5.8.3 needs Go 1.27.
@@ -136,7 +136,7 @@ func kustomizeBin(t *testing.T) string {
 
 // kptBin returns kpt, or skips: kpt cannot be built from the module proxy,
 // so machines without a preinstalled kpt cannot run these tests (this
-// repository's CI has it, and fails instead: internal/ownci).
+// repository's CI has it, and fails instead: internal/testing/ownci).
 func kptBin(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("kpt")

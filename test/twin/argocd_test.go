@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/airunway-render/airunway-render/internal/twin"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // Argo CD on the twin: its own repo-server, the plugin in a real

@@ -23,7 +23,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/airunway-render/airunway-render/capabilities"
-	"github.com/airunway-render/airunway-render/internal/twin"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 	"github.com/airunway-render/airunway-render/reporter"
 )
 

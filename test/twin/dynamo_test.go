@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
+	"github.com/airunway-render/airunway-render/internal/testing/schemacheck"
 )
 
 // The Dynamo operator does not build from the Go module proxy (its module

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/airunway-render/airunway-render/internal/twin"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // platformRepo is the Git repository the GitOps engines read: the

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/airunway-render/airunway-render/internal/ownci"
+	"github.com/airunway-render/airunway-render/internal/testing/ownci"
 )
 
 // TestKptRenderAppliesServerSide: what `kpt fn render` writes into the kpt

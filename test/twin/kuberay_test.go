@@ -15,7 +15,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 
-	"github.com/airunway-render/airunway-render/internal/twin"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // The KubeRay release the placement golden's capability file declares.

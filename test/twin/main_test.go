@@ -1,5 +1,5 @@
 // Package twin_test runs rendered output on the cluster twin (package
-// internal/twin): the real kube-controller-manager and kube-scheduler
+// internal/testing/twin): the real kube-controller-manager and kube-scheduler
 // place the pods of the rendered objects on KWOK nodes generated from the
 // capability file, and the tests check that they land on the pool the
 // renderer chose. `make twin` runs it alone and prints a table.
@@ -33,9 +33,9 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
-	"github.com/airunway-render/airunway-render/internal/conversiontest"
-	"github.com/airunway-render/airunway-render/internal/schemacheck"
-	"github.com/airunway-render/airunway-render/internal/twin"
+	"github.com/airunway-render/airunway-render/internal/testing/conversiontest"
+	"github.com/airunway-render/airunway-render/internal/testing/schemacheck"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 var (

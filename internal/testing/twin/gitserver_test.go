@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/airunway-render/airunway-render/internal/twin"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 func git(t *testing.T, dir string, args ...string) string {

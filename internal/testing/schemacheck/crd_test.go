@@ -266,7 +266,7 @@ func TestEveryEmbeddedCRD(t *testing.T) {
 // from schemas/, so the two cannot drift; v1alpha2 is hack/gencrd's own
 // test.
 func TestDeployCRD(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "deploy", "base", "airunway.ai_modeldeployments.yaml"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", "base", "airunway.ai_modeldeployments.yaml"))
 	require.NoError(t, err)
 	var deployed apiextensionsv1.CustomResourceDefinition
 	require.NoError(t, yaml.UnmarshalStrict(raw, &deployed))
