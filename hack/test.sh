@@ -15,8 +15,8 @@
 #   foreground   make verify-modules lint build; go test of every package
 #                but the cluster ones; hack/fuzz.sh
 #   then         go test of the cluster packages (CLUSTER_PACKAGES), once the
-#                second chain has finished
-#   then         the GitOps suite (GITOPS_TESTS in ./test/twin), once the
+#                second chain has finished, in the background
+#   beside it    the GitOps suite (GITOPS_TESTS in ./test/twin), once the
 #                first chain has finished
 #
 # Every go command runs with -trimpath, as `make build` does, so the tests
@@ -84,13 +84,29 @@ wait "$cluster_chain" || { say "FAILED: building the cluster tools (their output
 export KUBEBUILDER_ASSETS TWIN_ASSETS KUSTOMIZE
 KUBEBUILDER_ASSETS=$(tail -n1 "$out/envtest")
 TWIN_ASSETS=$(tail -n1 "$out/twin")
-say "go test: ${cluster_packages[*]#"$module/"} (KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS TWIN_ASSETS=$TWIN_ASSETS)"
-"$go" test -count=1 -timeout 30m -skip "$gitops_tests" "${cluster_packages[@]}"
+# The cluster packages and the GitOps suite run side by side: most of the
+# GitOps suite's time is Argo CD and Flux waiting on their own loops, not
+# CPU. The cluster packages' output is kept and printed when they end.
+say "go test: ${cluster_packages[*]#"$module/"} (KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS TWIN_ASSETS=$TWIN_ASSETS), in the background"
+setsid "$go" test -count=1 -timeout 30m -skip "$gitops_tests" "${cluster_packages[@]}" >"$out/cluster-tests" 2>&1 &
+cluster_tests=$!
+chains+=("$cluster_tests")
 
 say "waiting for the GitOps engines"
 wait "$gitops_chain" || { say "FAILED: building the GitOps engines (their output is above)"; exit 1; }
 export GITOPS_ASSETS
 GITOPS_ASSETS=$(tail -n1 "$out/gitops")
 say "go test -run $gitops_tests ./test/twin (GITOPS_ASSETS=$GITOPS_ASSETS)"
-"$go" test -count=1 -timeout 20m -v -run "$gitops_tests" ./test/twin
+gitops_status=0
+"$go" test -count=1 -timeout 20m -v -run "$gitops_tests" ./test/twin || gitops_status=$?
+
+say "waiting for the cluster packages' tests"
+cluster_status=0
+wait "$cluster_tests" || cluster_status=$?
+say "go test: ${cluster_packages[*]#"$module/"}:"
+cat "$out/cluster-tests"
+if [ "$cluster_status" -ne 0 ] || [ "$gitops_status" -ne 0 ]; then
+	say "FAILED: the cluster packages' tests (exit $cluster_status) or the GitOps suite (exit $gitops_status)"
+	exit 1
+fi
 say "passed"
