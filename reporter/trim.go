@@ -35,9 +35,10 @@ func transformFor(gvk schema.GroupVersionKind) toolscache.TransformFunc {
 	case gatewayGVK:
 		// The address, in status.addresses.
 		return trimUnstructured(func(obj map[string]any) map[string]any {
-			out := providers.KeepForHealth(obj, []string{"status.addresses"})
-			if status, ok := obj["status"].(map[string]any); ok {
-				out["status"] = map[string]any{"addresses": status["addresses"]}
+			out := providers.KeepForHealth(obj, nil)
+			delete(out, "status")
+			if addresses, ok := unstructuredField(obj, "status", "addresses"); ok {
+				out["status"] = map[string]any{"addresses": addresses}
 			}
 			return out
 		}, false)
@@ -54,6 +55,12 @@ func transformFor(gvk schema.GroupVersionKind) toolscache.TransformFunc {
 		}
 	}
 	return trimUnstructured(nil, false)
+}
+
+// unstructuredField is the value at path, whatever its type.
+func unstructuredField(obj map[string]any, path ...string) (any, bool) {
+	v, ok, err := unstructured.NestedFieldNoCopy(obj, path...)
+	return v, ok && err == nil
 }
 
 // trimModel is the transform of the ModelDeployment cache: the reporter
