@@ -81,7 +81,7 @@ func kubernetesNotes() string {
 	fmt.Fprintf(&b, "Kubernetes: the endpoint picker the renderer deploys for a gateway needs %s", kubefeatures.Describe(GatewayKubeFeatures))
 	for _, f := range kubefeatures.Features {
 		if f.InputDependent {
-			fmt.Fprintf(&b, "; a volume with the %s needs ≥ %s", f.Name, f.Since)
+			fmt.Fprintf(&b, "; %s needs ≥ %s", f.UsedBy, f.Since)
 		}
 	}
 	fmt.Fprintf(&b, ". Feature releases: ")

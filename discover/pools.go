@@ -70,8 +70,19 @@ var transientTaints = []string{
 // GPUs and their taints.
 type shape struct {
 	poolLabel, poolValue string
-	gpu                  hub.PoolGPU // ResourceName empty: no GPUs
-	taints               string      // FormatTaints of the pool's taints
+	gpu                  gpuShape // ResourceName empty: no GPUs
+	taints               string   // FormatTaints of the pool's taints
+}
+
+// gpuShape is the comparable part of a pool's GPUs, as read from a node.
+type gpuShape struct {
+	ResourceName, Product string
+	MemoryMiB             int64
+	PerNode               int32
+}
+
+func (g gpuShape) poolGPU() *hub.PoolGPU {
+	return &hub.PoolGPU{ResourceName: g.ResourceName, Product: g.Product, MemoryMiB: g.MemoryMiB, PerNode: g.PerNode}
 }
 
 // group is the nodes of one shape.
@@ -91,7 +102,7 @@ func nodeShape(n *corev1.Node) (shape, []hub.Taint) {
 		}
 	}
 	if name, count := gpuResource(n); name != "" {
-		s.gpu = hub.PoolGPU{ResourceName: name, PerNode: int32(min(count, 1<<20))}
+		s.gpu = gpuShape{ResourceName: name, PerNode: int32(min(count, 1<<20))}
 		if p := cmp.Or(n.Labels[labelNVIDIAProduct], n.Labels[labelAMDProduct]); p != "" {
 			s.gpu.Product = p
 		}
@@ -220,8 +231,7 @@ func Pools(c *Cluster) ([]FoundPool, []Note) {
 			notes = append(notes, Note{Field: field + ".selector", Text: why})
 		}
 		if g.gpu.ResourceName != "" {
-			gpu := g.gpu
-			p.GPU = &gpu
+			p.GPU = g.gpu.poolGPU()
 			notes = append(notes, g.gpuNotes(field)...)
 		}
 		p.Capacity = smallestCapacity(g.nodes)

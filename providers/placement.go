@@ -45,6 +45,10 @@ type PoolPlacement struct {
 	// GPUResource is the pool's GPU resource name, "" for a CPU pool or when
 	// no pool is declared.
 	GPUResource string
+	// Devices is set when the pool's GPUs are Dynamic Resource Allocation
+	// devices: the pods then claim them (see ClaimGPUs) and request no
+	// GPUResource.
+	Devices *DeviceRequest
 }
 
 // NewPlacement returns a placement that only carries the user's
@@ -65,6 +69,7 @@ func (p *Placement) Set(component string, pool *hub.NodePool) {
 		NodeSelector: Merge(pool.Selector, p.spec.NodeSelector),
 		Tolerations:  mergeTolerations(p.spec.Tolerations, pool.Taints),
 		GPUResource:  pool.GPUResource(),
+		Devices:      deviceRequest(pool),
 	}
 }
 

@@ -240,7 +240,27 @@ type PoolGPU struct {
 	// PerNode is the number of GPUs per node; 0 means unknown (any request
 	// is assumed to fit, and such a pool is chosen last).
 	PerNode int32 `json:"perNode,omitempty"`
+	// DeviceClassName makes the pool's GPUs Dynamic Resource Allocation
+	// devices of this DeviceClass (NVIDIA's DRA driver: gpu.nvidia.com):
+	// pods claim them through a ResourceClaimTemplate instead of
+	// requesting ResourceName, which then only says which
+	// `spec.resources.gpu.type` the pool serves.
+	DeviceClassName string `json:"deviceClassName,omitempty"`
+	// Selectors are CEL expressions every claimed device must satisfy
+	// (`device.attributes["gpu.nvidia.com"].productName == "…"`); only
+	// with DeviceClassName.
+	Selectors []string `json:"selectors,omitempty"`
+	// Attributes are the attributes each device of the pool publishes in
+	// its driver's ResourceSlices (productName, architecture,
+	// cudaComputeCapability…), values written as text; only with
+	// DeviceClassName. The renderer holds Selectors to them, and the
+	// cluster twin publishes them.
+	Attributes map[string]string `json:"attributes,omitempty"`
 }
+
+// ClaimsDevices reports whether the pool's pods claim their GPUs through
+// Dynamic Resource Allocation.
+func (p *NodePool) ClaimsDevices() bool { return p.GPU != nil && p.GPU.DeviceClassName != "" }
 
 // GPUResource returns the pool's GPU resource name, "" for a CPU pool.
 func (p *NodePool) GPUResource() string {

@@ -12,6 +12,7 @@
 // output to hold the declarations true and tight.
 //
 // Sources: the Kubernetes feature-gate reference (StartupProbe,
-// ServiceAppProtocol, GRPCContainerProbe, ReadWriteOncePod) and the
+// ServiceAppProtocol, GRPCContainerProbe, ReadWriteOncePod,
+// DynamicResourceAllocation) and the
 // Kubernetes release notes of the releases named.
 package kubefeatures

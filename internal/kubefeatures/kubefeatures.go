@@ -15,9 +15,13 @@ type Feature struct {
 	Since Minor
 	// History says when it went beta and GA, for docs/capability-file.md.
 	History string
-	// InputDependent features appear only when a ModelDeployment asks for
-	// them (a volume's access mode); the matrix lists them apart.
+	// InputDependent features appear only when an input asks for them (a
+	// volume's access mode, a DRA pool); the matrix lists them apart, as
+	// "Used by … needs".
 	InputDependent bool
+	// UsedBy says which input brings an InputDependent feature in, for
+	// the matrix: "a volume with the ReadWriteOncePod access mode".
+	UsedBy string
 	// in reports whether the field at path (map keys; list items as "[]")
 	// with value is this feature.
 	in func(path []string, value any) bool
@@ -48,7 +52,16 @@ var Features = []Feature{
 			return last(p, "livenessProbe", "grpc") || last(p, "readinessProbe", "grpc") || last(p, "startupProbe", "grpc")
 		}},
 	{Name: "ReadWriteOncePod access mode", Since: 27, History: "beta 1.27, GA 1.29", InputDependent: true,
-		in: func(p []string, v any) bool { return last(p, "accessModes", "[]") && v == "ReadWriteOncePod" }},
+		UsedBy: "a volume with the ReadWriteOncePod access mode",
+		in:     func(p []string, v any) bool { return last(p, "accessModes", "[]") && v == "ReadWriteOncePod" }},
+	// Pools whose GPUs are DRA devices (capability file
+	// `gpu.deviceClassName`): the pods' resource claims and the
+	// ResourceClaimTemplate of resource.k8s.io/v1, GA in 1.34.
+	{Name: "Dynamic Resource Allocation", Since: 34, History: "beta 1.32 (off by default), GA 1.34", InputDependent: true,
+		UsedBy: "a node pool whose GPUs are DRA devices (`gpu.deviceClassName`: resource claims, ResourceClaimTemplate)",
+		in: func(p []string, _ any) bool {
+			return last(p, "spec", "resourceClaims") || last(p, "spec", "spec", "devices")
+		}},
 }
 
 // Lookup returns the feature called name.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,8 +38,12 @@ func TestDescribe(t *testing.T) {
 	require.Equal(t, "≥ 1.24 (gRPC probes)", Describe([]string{"Service appProtocol", "gRPC probes", "startupProbe"}))
 	require.Panics(t, func() { Describe([]string{"no such feature"}) })
 	for _, f := range Features {
-		require.Regexp(t, `^beta 1\.\d+, GA 1\.\d+$`, f.History, f.Name)
-		require.Contains(t, f.History, "beta "+f.Since.String(), "%s: Since is the release it went beta, on by default", f.Name)
+		require.Regexp(t, `^beta 1\.\d+( \(off by default\))?, GA 1\.\d+$`, f.History, f.Name)
+		if strings.Contains(f.History, "off by default") {
+			require.True(t, strings.HasSuffix(f.History, "GA "+f.Since.String()), "%s: Since is the release it went GA, the first on by default", f.Name)
+		} else {
+			require.Contains(t, f.History, "beta "+f.Since.String(), "%s: Since is the release it went beta, on by default", f.Name)
+		}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -71,8 +70,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 	providers.WarnLiteralEnv(md, &l)
 	overrides := podserver.Overrides(md)
 	checkOverrides(overrides, &l)
-	var deployments []*appsv1.Deployment
-	var services []*corev1.Service
+	var servers []podserver.Server
 	var scaled string // the Deployment an autoscaler scales
 	if md.Spec.Mode() == hub.ModeDisaggregated {
 		// Decode first: upstream tracks status on the first object, and
@@ -92,11 +90,10 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 			volumes := sharedMemory(&container, c.spec.GPUCount())
 			// Autoscaling scales the decode workers, which take the requests.
 			autoscaled := c.routable && md.Spec.Autoscaling() != nil
-			deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: name, Component: c.role, Replicas: c.spec.ReplicaCount(), Autoscaled: autoscaled, Routable: c.routable, Container: container, Volumes: volumes}))
+			servers = append(servers, podserver.Server{Name: name, Component: c.role, Replicas: c.spec.ReplicaCount(), Autoscaled: autoscaled, Routable: c.routable, Container: container, Volumes: volumes})
 			if autoscaled {
 				scaled = name
 			}
-			services = append(services, podserver.Service(req, name))
 		}
 	} else {
 		if md.Spec.Replicas() == 0 {
@@ -110,11 +107,10 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, md.Spec.GPUCount(), ""), res, providers.ContainerEnv(md))
 		probes(&container)
 		volumes := sharedMemory(&container, md.Spec.GPUCount())
-		deployments = append(deployments, podserver.Deployment(req, podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Autoscaled: md.Spec.Autoscaling() != nil, Routable: true, Container: container, Volumes: volumes}))
-		services = append(services, podserver.Service(req, md.Name))
+		servers = append(servers, podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Autoscaled: md.Spec.Autoscaling() != nil, Routable: true, Container: container, Volumes: volumes})
 		scaled = md.Name
 	}
-	objs := podserver.Objects(deployments, services, overrides, &l)
+	objs := podserver.Objects(req, servers, overrides, &l)
 	if a := podserver.Autoscaler(req, scaled); a != nil {
 		objs = append(objs, a)
 	}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -87,7 +86,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 	}
 	warnUnmanagedVolumes(md, &l)
 	providers.WarnLiteralEnv(md, &l)
-	objs := podserver.Objects([]*appsv1.Deployment{deployment(req)}, []*corev1.Service{podserver.Service(req, md.Name)}, podserver.Overrides(md), &l)
+	objs := podserver.Objects(req, []podserver.Server{server(req)}, podserver.Overrides(md), &l)
 	if a := podserver.Autoscaler(req, md.Name); a != nil {
 		objs = append(objs, a)
 	}
@@ -105,7 +104,7 @@ func warnUnmanagedVolumes(md *hub.ModelDeployment, l *diag.List) {
 	}
 }
 
-func deployment(req *providers.Request) *appsv1.Deployment {
+func server(req *providers.Request) podserver.Server {
 	md := req.MD
 	volumes, mounts := volumes(md)
 	res := containerResources(md)
@@ -117,7 +116,7 @@ func deployment(req *providers.Request) *appsv1.Deployment {
 	c.StartupProbe = podserver.HealthProbe(15, 10, 60)
 	c.LivenessProbe = podserver.HealthProbe(15, 10, 3)
 	c.ReadinessProbe = podserver.HealthProbe(15, 5, 3)
-	return podserver.Deployment(req, podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Autoscaled: md.Spec.Autoscaling() != nil, Routable: true, Container: c, Volumes: volumes})
+	return podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Autoscaled: md.Spec.Autoscaling() != nil, Routable: true, Container: c, Volumes: volumes}
 }
 
 // Args builds the vLLM command line in upstream's order. Every derived flag

@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	sigsjson "sigs.k8s.io/json"
@@ -34,6 +35,10 @@ var builtins = map[string]builtinKind{
 	"v1 Service": {
 		newObj: func() any { return &corev1.Service{} },
 		check:  func(o any) []string { return checkService(o.(*corev1.Service)) },
+	},
+	"resource.k8s.io/v1 ResourceClaimTemplate": {
+		newObj: func() any { return &resourcev1.ResourceClaimTemplate{} },
+		check:  func(o any) []string { return checkClaimTemplate(o.(*resourcev1.ResourceClaimTemplate)) },
 	},
 	"autoscaling/v2 HorizontalPodAutoscaler":   {newObj: func() any { return &autoscalingv2.HorizontalPodAutoscaler{} }},
 	"v1 ServiceAccount":                        {newObj: func() any { return &corev1.ServiceAccount{} }},
@@ -122,10 +127,40 @@ func checkJob(j *batchv1.Job) []string {
 	return problems
 }
 
+// checkClaimTemplate enforces what the API server requires of a device
+// request: a name, exactly one of exactly and firstAvailable, a device
+// class, a positive count for ExactCount.
+func checkClaimTemplate(t *resourcev1.ResourceClaimTemplate) []string {
+	var problems []string
+	requests := t.Spec.Spec.Devices.Requests
+	if len(requests) == 0 {
+		problems = append(problems, "spec.spec.devices.requests: Required value")
+	}
+	for i, r := range requests {
+		p := fmt.Sprintf("spec.spec.devices.requests[%d]", i)
+		switch {
+		case r.Name == "":
+			problems = append(problems, p+".name: Required value")
+		case (r.Exactly == nil) == (len(r.FirstAvailable) == 0):
+			problems = append(problems, p+": Invalid value: exactly one of `exactly` or `firstAvailable` is required")
+		case r.Exactly != nil && r.Exactly.DeviceClassName == "":
+			problems = append(problems, p+".exactly.deviceClassName: Required value")
+		case r.Exactly != nil && r.Exactly.AllocationMode == resourcev1.DeviceAllocationModeExactCount && r.Exactly.Count <= 0:
+			problems = append(problems, p+".exactly.count: Invalid value: must be greater than zero")
+		}
+	}
+	return problems
+}
+
 // checkPodSpec enforces the pod rules that rendering bugs most often break:
-// containers present, names non-empty and unique, mounts backed by volumes.
+// containers present, names non-empty and unique, mounts backed by volumes,
+// container claims backed by pod resource claims.
 func checkPodSpec(path string, spec *corev1.PodSpec) []string {
 	var problems []string
+	claims := map[string]bool{}
+	for _, c := range spec.ResourceClaims {
+		claims[c.Name] = true
+	}
 	if len(spec.Containers) == 0 {
 		problems = append(problems, path+".containers: Required value")
 	}
@@ -147,6 +182,11 @@ func checkPodSpec(path string, spec *corev1.PodSpec) []string {
 			for j, m := range c.VolumeMounts {
 				if !volumes[m.Name] {
 					problems = append(problems, fmt.Sprintf("%s.volumeMounts[%d].name: Not found: %q", p, j, m.Name))
+				}
+			}
+			for j, rc := range c.Resources.Claims {
+				if !claims[rc.Name] {
+					problems = append(problems, fmt.Sprintf("%s.resources.claims[%d].name: Not found: %q", p, j, rc.Name))
 				}
 			}
 		}

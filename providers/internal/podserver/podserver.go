@@ -104,6 +104,13 @@ func Deployment(req *providers.Request, s Server) *appsv1.Deployment {
 		replicas = &s.Replicas
 	}
 	placed := req.Placement.For(s.Component)
+	pod := corev1.PodSpec{
+		Containers:   []corev1.Container{*s.Container.DeepCopy()},
+		NodeSelector: placed.NodeSelector,
+		Tolerations:  placed.Tolerations,
+		Volumes:      s.Volumes,
+	}
+	placed.ClaimGPUs(&pod, 0, s.Name)
 	return &appsv1.Deployment{
 		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -117,12 +124,7 @@ func Deployment(req *providers.Request, s Server) *appsv1.Deployment {
 			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(md, s.Name)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: providers.PodTemplateAnnotations(md)},
-				Spec: corev1.PodSpec{
-					Containers:   []corev1.Container{s.Container},
-					NodeSelector: placed.NodeSelector,
-					Tolerations:  placed.Tolerations,
-					Volumes:      s.Volumes,
-				},
+				Spec:       pod,
 			},
 		},
 	}
@@ -212,14 +214,29 @@ func Resources(gpuCount int32, gpuType, memory, cpu string) corev1.ResourceRequi
 	return rr
 }
 
-// Objects converts the Deployments and Services into plain objects, in
-// that order, merging overrides into each Deployment (upstream applies
-// overrides to Deployments only). It reports errors on l and returns nil
-// when any conversion fails.
-func Objects(deployments []*appsv1.Deployment, services []*corev1.Service, overrides json.RawMessage, l *diag.List) []providers.Object {
+// ClaimTemplate is the ResourceClaimTemplate a Server's pods claim their
+// GPUs from when its component runs on a Dynamic Resource Allocation pool,
+// nil otherwise (see providers.PoolPlacement.ClaimGPUs).
+func ClaimTemplate(req *providers.Request, s Server) (providers.Object, error) {
+	placed := req.Placement.For(s.Component)
+	pod := corev1.PodSpec{Containers: []corev1.Container{*s.Container.DeepCopy()}}
+	count := placed.ClaimGPUs(&pod, 0, s.Name)
+	if count == 0 {
+		return nil, nil
+	}
+	return providers.ClaimTemplate(req, s.Name, placed.Devices, count)
+}
+
+// Objects renders each Server as a Deployment and its Service, then, for
+// Servers on a Dynamic Resource Allocation pool, their
+// ResourceClaimTemplates, merging
+// overrides into each Deployment (upstream applies overrides to
+// Deployments only). It reports errors on l and returns nil when any
+// conversion fails.
+func Objects(req *providers.Request, servers []Server, overrides json.RawMessage, l *diag.List) []providers.Object {
 	var out []providers.Object
-	for _, d := range deployments {
-		obj, err := providers.FromTyped(d)
+	for _, s := range servers {
+		obj, err := providers.FromTyped(Deployment(req, s))
 		if err != nil {
 			l.Errorf("", "internal error rendering the Deployment: %v", err)
 			return nil
@@ -231,13 +248,23 @@ func Objects(deployments []*appsv1.Deployment, services []*corev1.Service, overr
 		}
 		out = append(out, obj)
 	}
-	for _, s := range services {
-		obj, err := providers.FromTyped(s)
+	for _, s := range servers {
+		obj, err := providers.FromTyped(Service(req, s.Name))
 		if err != nil {
 			l.Errorf("", "internal error rendering the Service: %v", err)
 			return nil
 		}
 		out = append(out, obj)
+	}
+	for _, s := range servers {
+		obj, err := ClaimTemplate(req, s)
+		if err != nil {
+			l.Errorf("", "internal error rendering the ResourceClaimTemplate: %v", err)
+			return nil
+		}
+		if obj != nil {
+			out = append(out, obj)
+		}
 	}
 	return out
 }

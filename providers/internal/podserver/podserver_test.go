@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/airunway-render/airunway-render/api/hub"
@@ -69,9 +67,8 @@ func TestImage(t *testing.T) {
 func TestObjectsReportsAnOverrideErrorOnce(t *testing.T) {
 	req := request(nil)
 	var l diag.List
-	ds := []*appsv1.Deployment{Deployment(req, Server{Name: "a"}), Deployment(req, Server{Name: "b"})}
-	objs := Objects(ds, []*corev1.Service{Service(req, "a")}, json.RawMessage(`{"kind":"X"}`), &l)
-	require.Len(t, objs, 3)
+	objs := Objects(req, []Server{{Name: "a"}, {Name: "b"}}, json.RawMessage(`{"kind":"X"}`), &l)
+	require.Len(t, objs, 4)
 	require.Len(t, l, 1)
 	require.Equal(t, "spec.provider.overrides", l[0].Field)
 }
