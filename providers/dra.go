@@ -1,6 +1,9 @@
 package providers
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,14 +36,29 @@ func deviceRequest(pool *hub.NodePool) *DeviceRequest {
 }
 
 // ClaimTemplateName is the name of the ResourceClaimTemplate the pods of
-// owner (a Deployment, a worker group, a service) claim their GPUs from.
-func ClaimTemplateName(owner string) string { return DerivedName(owner, claimTemplateSuffix) }
+// owner (a Deployment, a worker group, a service) claim count devices of d
+// from: `<owner>-gpu-<8 hex digits of what it requests>`. The API server
+// refuses every change to a template's spec (ValidateResourceClaimTemplateUpdate
+// in kubernetes 1.37, pkg/apis/resource/validation), so a changed claim
+// (another GPU count, another selector) must be a new template: its new
+// name changes the pod template, which rolls out, and GitOps prunes the
+// old template, where an in-place update would fail every sync.
+func ClaimTemplateName(owner string, d *DeviceRequest, count int32) string {
+	// JSON keeps the parts apart whatever the selectors contain.
+	spec, _ := json.Marshal(struct {
+		Class     string
+		Count     int32
+		Selectors []string
+	}{d.DeviceClassName, count, d.Selectors})
+	sum := sha256.Sum256(spec)
+	return DerivedName(owner, claimTemplateSuffix+"-"+hex.EncodeToString(sum[:4]))
+}
 
 // ClaimGPUs turns the GPUs a container asks for as the pool's extended
 // resource into a claim on the pool's devices when the pool is a DRA
 // pool: the extended resource leaves the container's requests and limits
 // (a DRA cluster has none to give), the pod gets a resource claim from
-// the template ClaimTemplateName(owner), and the container uses it. It
+// the template ClaimTemplateName names, and the container uses it. It
 // returns how many GPUs the template must allocate, 0 when nothing
 // changed (not a DRA pool, or a container without GPUs).
 func (pp *PoolPlacement) ClaimGPUs(spec *corev1.PodSpec, container int, owner string) int32 {
@@ -64,10 +82,11 @@ func (pp *PoolPlacement) ClaimGPUs(spec *corev1.PodSpec, container int, owner st
 	if len(c.Resources.Requests) == 0 {
 		c.Resources.Requests = nil
 	}
+	count := int32(q.Value())
 	c.Resources.Claims = append(c.Resources.Claims, corev1.ResourceClaim{Name: GPUClaim})
-	template := ClaimTemplateName(owner)
+	template := ClaimTemplateName(owner, pp.Devices, count)
 	spec.ResourceClaims = append(spec.ResourceClaims, corev1.PodResourceClaim{Name: GPUClaim, ResourceClaimTemplateName: &template})
-	return int32(q.Value())
+	return count
 }
 
 // ClaimTemplate renders the ResourceClaimTemplate the pods of owner claim
@@ -84,7 +103,7 @@ func ClaimTemplate(req *Request, owner string, d *DeviceRequest, count int32) (O
 	t := &resourcev1.ResourceClaimTemplate{
 		TypeMeta: metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaimTemplate"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        ClaimTemplateName(owner),
+			Name:        ClaimTemplateName(owner, d, count),
 			Namespace:   md.Namespace,
 			Labels:      BaseLabels(md, req.Engine),
 			Annotations: GeneratedAnnotations(md, nil),

@@ -38,7 +38,8 @@ func TestClaimGPUs(t *testing.T) {
 	require.Equal(t, []corev1.ResourceClaim{{Name: GPUClaim}}, c.Resources.Claims)
 	require.Len(t, spec.ResourceClaims, 1)
 	require.Equal(t, GPUClaim, spec.ResourceClaims[0].Name)
-	require.Equal(t, "llama-gpu", *spec.ResourceClaims[0].ResourceClaimTemplateName)
+	require.Equal(t, ClaimTemplateName("llama", p.For(ComponentMain).Devices, 4), *spec.ResourceClaims[0].ResourceClaimTemplateName)
+	require.Regexp(t, `^llama-gpu-[0-9a-f]{8}$`, *spec.ResourceClaims[0].ResourceClaimTemplateName)
 }
 
 func TestClaimGPUsLeavesOtherPodsAlone(t *testing.T) {
@@ -79,7 +80,7 @@ func TestClaimTemplate(t *testing.T) {
 	require.Equal(t, "resource.k8s.io/v1", obj["apiVersion"])
 	require.Equal(t, "ResourceClaimTemplate", obj["kind"])
 	meta := obj["metadata"].(map[string]any)
-	require.Equal(t, "llama-decode-gpu", meta["name"])
+	require.Regexp(t, `^llama-decode-gpu-[0-9a-f]{8}$`, meta["name"])
 	require.Equal(t, "inference", meta["namespace"])
 	requests := obj["spec"].(map[string]any)["spec"].(map[string]any)["devices"].(map[string]any)["requests"].([]any)
 	require.Len(t, requests, 1)
@@ -90,10 +91,27 @@ func TestClaimTemplate(t *testing.T) {
 	}, exactly)
 }
 
-func TestClaimTemplateNameFitsADNSLabel(t *testing.T) {
+func TestClaimTemplateName(t *testing.T) {
+	d := &DeviceRequest{DeviceClassName: "gpu.nvidia.com", Selectors: []string{"a", "b"}}
 	long := "a-model-deployment-whose-name-is-long-enough-to-need-a-hash-xx"
-	name := ClaimTemplateName(long)
+	name := ClaimTemplateName(long, d, 2)
 	require.LessOrEqual(t, len(name), MaxDerivedName)
-	require.Regexp(t, `-gpu$`, name)
-	require.Equal(t, name, ClaimTemplateName(long), "deterministic")
+	require.Regexp(t, `-gpu-[0-9a-f]{8}$`, name)
+	require.Equal(t, name, ClaimTemplateName(long, d, 2), "deterministic")
+	// The API server refuses any change to a template's spec: every
+	// change of what is claimed must change the name.
+	seen := map[string]bool{}
+	for _, tc := range []struct {
+		d     *DeviceRequest
+		count int32
+	}{
+		{d, 2}, {d, 4}, {&DeviceRequest{DeviceClassName: "gpu.example.com", Selectors: d.Selectors}, 2},
+		{&DeviceRequest{DeviceClassName: d.DeviceClassName, Selectors: []string{"a"}}, 2},
+		{&DeviceRequest{DeviceClassName: d.DeviceClassName, Selectors: []string{"b", "a"}}, 2},
+		{&DeviceRequest{DeviceClassName: d.DeviceClassName, Selectors: []string{"a\x00b"}}, 2},
+	} {
+		n := ClaimTemplateName("m", tc.d, tc.count)
+		require.False(t, seen[n], "%+v %d", tc.d, tc.count)
+		seen[n] = true
+	}
 }
