@@ -99,6 +99,10 @@ demo: bin/airunway-render
 	  echo "### bin/airunway-render render --capabilities $$caps examples/kustomize/base"; \
 	  bin/airunway-render render --capabilities $$caps examples/kustomize/base || exit 1; \
 	done
+	@for caps in examples/capabilities/*.yaml; do \
+	  echo "### bin/airunway-render render --capabilities $$caps examples/vllm-basic"; \
+	  bin/airunway-render render --capabilities $$caps examples/vllm-basic || exit 1; \
+	done
 
 # make test: hack/test.sh, which starts the builds of the tools the
 # cluster tests need (kube-apiserver and etcd, the twin, Argo CD and Flux,
