@@ -39,24 +39,33 @@ const (
 // DefaultPoolNodes) named `<pool>-<i>`, labelled with the pool's selector
 // and, for NVIDIA GPUs, GPU Feature Discovery's labels; tainted as the pool
 // says; with the pool's GPUs (perNode, default DefaultGPUsPerNode) as
-// capacity under its resource name, and the pool's cpu and memory. Sorted
-// by pool order, then index; the same file gives the same Nodes.
+// capacity under its resource name, and the pool's cpu and memory. A DRA
+// pool's Nodes have no GPU capacity: its GPUs are the devices of
+// ResourceSlices. Sorted by pool order, then index; the same file gives
+// the same Nodes.
 func (r *Resolved) Nodes() []corev1.Node {
 	var nodes []corev1.Node
 	for _, p := range r.NodePools {
-		count := int32(DefaultPoolNodes)
-		if _, most, ok := p.Nodes.Range(); ok {
-			count = most
-		}
-		for i := range count {
+		for i := range poolNodeCount(p) {
 			nodes = append(nodes, poolNode(p, i))
 		}
 	}
 	return nodes
 }
 
+// poolNodeCount is how many Nodes a pool is generated with.
+func poolNodeCount(p hub.NodePool) int32 {
+	if _, most, ok := p.Nodes.Range(); ok {
+		return most
+	}
+	return DefaultPoolNodes
+}
+
+// nodeName names a pool's i-th generated Node.
+func nodeName(p hub.NodePool, i int32) string { return fmt.Sprintf("%s-%d", p.Name, i) }
+
 func poolNode(p hub.NodePool, i int32) corev1.Node {
-	name := fmt.Sprintf("%s-%d", p.Name, i)
+	name := nodeName(p, i)
 	labels := map[string]string{
 		"kubernetes.io/arch":     "amd64",
 		"kubernetes.io/os":       "linux",
@@ -75,7 +84,13 @@ func poolNode(p hub.NodePool, i int32) corev1.Node {
 		if resourceName == "" {
 			resourceName = hub.DefaultGPUResource
 		}
-		allocatable[corev1.ResourceName(resourceName)] = *resource.NewQuantity(int64(perNode), resource.DecimalSI)
+		if !p.ClaimsDevices() {
+			// A DRA pool's GPUs are devices in its ResourceSlices
+			// (ResourceSlices), not an extended resource: a cluster
+			// running NVIDIA's DRA driver instead of the device plugin has
+			// no nvidia.com/gpu to allocate.
+			allocatable[corev1.ResourceName(resourceName)] = *resource.NewQuantity(int64(perNode), resource.DecimalSI)
+		}
 		if resourceName == hub.DefaultGPUResource {
 			// NVIDIA GPU Feature Discovery and the GPU Operator.
 			labels["nvidia.com/gpu.present"] = "true"

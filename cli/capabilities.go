@@ -38,6 +38,15 @@ render.airunway.ai/node-pool, tainted as the pool says, with the pool's GPUs
 (perNode, default 8), cpu and memory as capacity. Each is annotated
 kwok.x-k8s.io/node: fake and addressed 127.0.0.1, for KWOK's fake kubelets.
 
+A pool whose GPUs are DRA devices (gpu.deviceClassName) gets no GPU
+capacity on its Nodes; after the Nodes come, for such pools, one
+DeviceClass (resource.k8s.io/v1) per deviceClassName, selecting the devices
+of the driver of that name, and one ResourceSlice per Node, named
+<node>-<deviceClassName>, as the DRA driver would publish it: the driver
+named like the DeviceClass (NVIDIA's are both gpu.nvidia.com), the node's
+pool, and perNode devices gpu-0, gpu-1… with the pool's attributes, index,
+uuid and capacity memory (memoryMiB).
+
 This is how the cluster twin builds its nodes; apply them to a KWOK (or kind)
 cluster to see where rendered models would be scheduled.`,
 		Example: `  airunway-render capabilities nodes -f examples/kustomize/clusters/prod/capabilities.yaml
@@ -55,7 +64,17 @@ cluster to see where rendered models would be scheduled.`,
 			if problems.HasErrors() {
 				return exitCode(1)
 			}
-			items, err := nodeObjects(caps.Nodes())
+			var objs []runtime.Object
+			for _, n := range caps.Nodes() {
+				objs = append(objs, &n)
+			}
+			for _, c := range caps.DeviceClasses() {
+				objs = append(objs, &c)
+			}
+			for _, rs := range caps.ResourceSlices() {
+				objs = append(objs, &rs)
+			}
+			items, err := simulatedObjects(objs)
 			if err != nil {
 				fmt.Fprintf(s.errOut, "[error] %v\n", err)
 				return exitCode(1)
@@ -73,19 +92,21 @@ cluster to see where rendered models would be scheduled.`,
 	return cmd
 }
 
-// nodeObjects encodes Nodes as YAML documents, without the empty fields
-// the typed object would print (creationTimestamp, the kubelet's
-// endpoint and system info).
-func nodeObjects(objs []corev1.Node) ([]render.Encoded, error) {
+// simulatedObjects encodes Nodes, DeviceClasses and ResourceSlices as YAML
+// documents, without the empty fields the typed objects would print
+// (creationTimestamp, a Node's kubelet endpoint and system info).
+func simulatedObjects(objs []runtime.Object) ([]render.Encoded, error) {
 	var out []render.Encoded
-	for i := range objs {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&objs[i])
+	for _, o := range objs {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 		if err != nil {
 			return nil, err
 		}
 		unstructured.RemoveNestedField(m, "metadata", "creationTimestamp")
-		unstructured.RemoveNestedField(m, "status", "daemonEndpoints")
-		unstructured.RemoveNestedField(m, "status", "nodeInfo")
+		if _, node := o.(*corev1.Node); node {
+			unstructured.RemoveNestedField(m, "status", "daemonEndpoints")
+			unstructured.RemoveNestedField(m, "status", "nodeInfo")
+		}
 		y, err := sigsyaml.Marshal(m)
 		if err != nil {
 			return nil, err
