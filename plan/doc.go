@@ -16,6 +16,15 @@
 // tolerates and whose nodes have room (floating.go); unplaced when there
 // is none.
 //
+// A pod's GPUs are its requests of the pool's extended resource, and on a
+// pool whose GPUs are Dynamic Resource Allocation devices
+// (`gpu.deviceClassName`) the devices its resource claims ask of that
+// DeviceClass, read from the ResourceClaimTemplates among the items
+// (claims.go). Claims the plan cannot count (a template that is not among
+// them, a shared ResourceClaim, a DeviceClass the pool does not offer)
+// leave the pods unplaced, with the reason: a pod that claims GPUs is
+// never counted as one that takes none.
+//
 // Per pool the pods are packed onto nodes of the pool's size, largest
 // first, each on the fullest node that holds it, never split across nodes
 // (best fit decreasing): the number of nodes a scheduler that packs GPUs

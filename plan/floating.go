@@ -94,7 +94,10 @@ func (r *refusals) reason(g Group, gpus []corev1.ResourceName) string {
 		what = "node labels " + nodeLabels(g.selector)
 	}
 	add := "add a pool without GPUs that takes it to the capability file (`spec.nodePools`)"
-	if demand(g, gpus).gpus > 0 {
+	switch {
+	case len(g.devices) > 0:
+		add = fmt.Sprintf("add a pool whose `gpu.deviceClassName` is %q to the capability file (`spec.nodePools`)", g.devices[0].class)
+	case demand(g, gpus).gpus > 0:
 		add = "add a pool with the GPUs it requests to the capability file (`spec.nodePools`)"
 	}
 	if len(r.taints) > 0 {
@@ -131,8 +134,9 @@ func isGPU(r corev1.ResourceName, gpus []corev1.ResourceName) bool {
 }
 
 // demand is one pod of the group before it has a pool: its GPUs of every
-// GPU resource, cpu and memory. A KAITO preset's pod takes a whole node,
-// however many GPUs that is: more than any request.
+// GPU resource and every device it claims, cpu and memory. A KAITO
+// preset's pod takes a whole node, however many GPUs that is: more than
+// any request; so does a claim of every device of a node (`All`).
 func demand(g Group, gpus []corev1.ResourceName) pod {
 	p := pod{cpu: g.requests.Cpu().MilliValue(), memory: g.requests.Memory().Value()}
 	for r, q := range g.requests {
@@ -140,7 +144,12 @@ func demand(g Group, gpus []corev1.ResourceName) pod {
 			p.gpus += q.Value()
 		}
 	}
-	if g.whole {
+	all := false
+	for _, c := range g.devices {
+		p.gpus += c.count
+		all = all || c.all
+	}
+	if g.whole || all {
 		p.gpus = math.MaxInt32
 	}
 	return p
@@ -178,6 +187,9 @@ func refuses(g Group, np *hub.NodePool, gpus []corev1.ResourceName) (why string,
 		if q := g.requests[r]; isGPU(r, gpus) && q.Value() > 0 && np.GPUResource() != string(r) {
 			return "has no " + string(r), nil
 		}
+	}
+	if c, ok := undeclaredClass(g, np); ok {
+		return fmt.Sprintf("has no devices of DeviceClass %q (`gpu.deviceClassName`), which its resource claim %q claims", c.class, c.claim), nil
 	}
 	if g.whole && np.GPU == nil {
 		return "has no GPUs", nil

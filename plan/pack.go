@@ -18,6 +18,8 @@ type pod struct{ gpus, cpu, memory int64 }
 type shape struct {
 	known       bool
 	gpuResource corev1.ResourceName
+	// deviceClass: the GPUs are DRA devices of this class, claimed.
+	deviceClass string
 	gpus        int64
 	cpu, memory int64
 }
@@ -31,7 +33,7 @@ func nodeShape(np *hub.NodePool) shape {
 		s.memory = quantity(c.Memory, false)
 	}
 	if np.GPU != nil {
-		s.gpus = int64(np.GPU.PerNode)
+		s.gpus, s.deviceClass = int64(np.GPU.PerNode), np.GPU.DeviceClassName
 		s.known = s.gpus > 0
 	} else {
 		s.known = s.cpu > 0 || s.memory > 0
@@ -53,7 +55,10 @@ func quantity(v string, milli bool) int64 {
 	return q.Value()
 }
 
-// podOf is one pod of a group on this pool's nodes: a whole-node pod takes
+// podOf is one pod of a group on this pool's nodes: the GPUs it requests
+// as the pool's extended resource and those it claims of the pool's
+// DeviceClass (a DRA pool's nodes may run the device plugin too, and the
+// plan would rather count a GPU twice than none); a whole-node pod takes
 // every GPU of its node.
 func (s shape) podOf(g Group) pod {
 	p := pod{cpu: g.requests.Cpu().MilliValue(), memory: g.requests.Memory().Value()}
@@ -61,6 +66,7 @@ func (s shape) podOf(g Group) pod {
 		q := g.requests[s.gpuResource]
 		p.gpus = q.Value()
 	}
+	p.gpus += s.claimedGPUs(g)
 	if g.whole {
 		p.gpus = s.gpus
 	}

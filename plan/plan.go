@@ -60,7 +60,11 @@ type Plan struct {
 type Pool struct {
 	Name        string `json:"name"`
 	GPUResource string `json:"gpuResource,omitempty"`
-	GPUsPerNode int32  `json:"gpusPerNode,omitempty"`
+	// DeviceClassName: the pool's GPUs are Dynamic Resource Allocation
+	// devices of this DeviceClass, which the pods claim; GPUResource then
+	// only names the GPU type the pool serves.
+	DeviceClassName string `json:"deviceClassName,omitempty"`
+	GPUsPerNode     int32  `json:"gpusPerNode,omitempty"`
 	// Pods and GPUsRequested once every rollout is done.
 	Pods          int32 `json:"pods"`
 	GPUsRequested int64 `json:"gpusRequested"`
@@ -140,6 +144,8 @@ type Group struct {
 	whole    bool
 	selector map[string]string
 	tols     []corev1.Toleration
+	// devices are what the pods' resource claims ask of each DeviceClass.
+	devices []claimed
 }
 
 // ErrNoPools: a capability file without node pools gives the plan
@@ -161,9 +167,18 @@ func Compute(items []*yaml.RNode, caps *capabilities.Resolved) (*Plan, error) {
 	byPool := map[string][]Group{}
 	var floating []Group
 	for _, g := range groups {
+		if g.Reason != "" { // claims the plan cannot count
+			p.Unplaced = append(p.Unplaced, g)
+			continue
+		}
 		pool := selectedPool(g, caps.NodePools)
 		if pool == nil {
 			floating = append(floating, g)
+			continue
+		}
+		if c, ok := undeclaredClass(g, pool); ok {
+			g.Reason = undeclaredReason(pool, c, caps.NodePools)
+			p.Unplaced = append(p.Unplaced, g)
 			continue
 		}
 		if taint, ok := untolerated(g, pool); ok {
@@ -208,6 +223,10 @@ func podGroups(items []*yaml.RNode) ([]Group, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	templates, err := claimTemplates(items)
+	if err != nil {
+		return nil, nil, err
+	}
 	var out []Group
 	var notes []string
 	for _, n := range items {
@@ -242,9 +261,15 @@ func podGroups(items []*yaml.RNode) ([]Group, []string, error) {
 			if g.WholeNodeGPUs {
 				notes = append(notes, fmt.Sprintf("%s (model %q): KAITO sizes a preset's pods from the model and the nodes (its node estimator); the plan counts `resource.count` pods, each taking a whole node", what, model))
 			}
+			devices, claimNotes, unplaced, err := podClaims(&g.Spec, obj.GetNamespace(), templates, what, model)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s %q in namespace %q: %w", obj.GetKind(), obj.GetName(), obj.GetNamespace(), err)
+			}
+			notes = append(notes, claimNotes...)
 			out = append(out, Group{
-				Model: model, Namespace: obj.GetNamespace(), Object: what, Component: g.Component, Pods: g.Pods,
+				Model: model, Namespace: obj.GetNamespace(), Object: what, Component: g.Component, Pods: g.Pods, Reason: unplaced,
 				surge: g.Surge, requests: requests, whole: g.WholeNodeGPUs, selector: requiredLabels(&g.Spec), tols: g.Spec.Tolerations,
+				devices: devices,
 			})
 		}
 	}
@@ -326,7 +351,7 @@ func poolPlan(np *hub.NodePool, groups []Group) Pool {
 	shape := nodeShape(np)
 	p := Pool{Name: np.Name, GPUResource: np.GPUResource(), Fits: true, Rollout: Rollout{Fits: true}, Models: []Model{}}
 	if np.GPU != nil {
-		p.GPUsPerNode = np.GPU.PerNode
+		p.GPUsPerNode, p.DeviceClassName = np.GPU.PerNode, np.GPU.DeviceClassName
 	}
 	var steady, surge []pod
 	models := map[[2]string]*Model{}
