@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -309,7 +310,7 @@ func requireSameFacts(t *testing.T, declared, found *hub.ClusterCapabilities) {
 	}
 	for _, p := range declared.Spec.NodePools {
 		i := slices.IndexFunc(found.Spec.NodePools, func(f hub.NodePool) bool {
-			return (f.GPU == nil) == (p.GPU == nil) && (p.GPU == nil || *f.GPU == hub.PoolGPU{ResourceName: p.GPUResource(), Product: p.GPU.Product, MemoryMiB: p.GPU.MemoryMiB, PerNode: p.GPU.PerNode}) &&
+			return (f.GPU == nil) == (p.GPU == nil) && (p.GPU == nil || reflect.DeepEqual(*f.GPU, hub.PoolGPU{ResourceName: p.GPUResource(), Product: p.GPU.Product, MemoryMiB: p.GPU.MemoryMiB, PerNode: p.GPU.PerNode})) &&
 				discover.FormatTaints(f.Taints) == discover.FormatTaints(p.Taints)
 		})
 		require.GreaterOrEqual(t, i, 0, "pool %s's GPUs and taints found", p.Name)
