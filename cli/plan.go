@@ -190,9 +190,16 @@ func planRows(p *plan.Plan) [][]string {
 	return rows
 }
 
+// gpuShape is a GPU pool's node size; a pool whose GPUs are DRA devices
+// says so, since its pods claim them rather than request them.
 func gpuShape(p plan.Pool) string {
-	if p.GPUsPerNode == 0 {
+	switch {
+	case p.GPUsPerNode == 0 && p.DeviceClassName != "":
+		return " (DRA)"
+	case p.GPUsPerNode == 0:
 		return ""
+	case p.DeviceClassName != "":
+		return fmt.Sprintf(" (%d GPU/node, DRA)", p.GPUsPerNode)
 	}
 	return fmt.Sprintf(" (%d GPU/node)", p.GPUsPerNode)
 }
