@@ -3,6 +3,7 @@ package plan
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -274,4 +275,25 @@ func undeclaredReason(np *hub.NodePool, c claimed, pools []hub.NodePool) string 
 		declared = "pool " + strings.Join(by, " and ") + " declares it"
 	}
 	return fmt.Sprintf("it selects pool %q but its resource claim %q claims devices of DeviceClass %q, which the pool does not offer (%s; %s)", np.Name, c.claim, c.class, has, declared)
+}
+
+// extendedOnDRA says why the group's pods never schedule on a DRA pool
+// although they select it: the pool's nodes have no GPU extended resource
+// (NVIDIA's DRA driver replaces the device plugin, and the twin's Nodes
+// have none either), so a pod that requests one, or a KAITO preset's pod,
+// which KAITO gives its node's GPUs as nvidia.com/gpu, stays Pending.
+// "" when they may schedule.
+func extendedOnDRA(g Group, np *hub.NodePool, gpus []corev1.ResourceName) string {
+	if !np.ClaimsDevices() {
+		return ""
+	}
+	for _, r := range slices.Sorted(maps.Keys(g.requests)) {
+		if q := g.requests[r]; isGPU(r, gpus) && q.Value() > 0 {
+			return fmt.Sprintf("requests %s %s, which the nodes of pool %q do not have: their GPUs are DRA devices of DeviceClass %q, claimed through a ResourceClaimTemplate", q.String(), r, np.Name, np.GPU.DeviceClassName)
+		}
+	}
+	if g.whole {
+		return fmt.Sprintf("is a KAITO preset's pod, which KAITO gives its node's GPUs as the extended resource %s, and the nodes of pool %q have none: their GPUs are DRA devices of DeviceClass %q", hub.DefaultGPUResource, np.Name, np.GPU.DeviceClassName)
+	}
+	return ""
 }

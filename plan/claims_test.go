@@ -340,3 +340,21 @@ spec:
 	require.Equal(t, int32(2), *h.NodesNeeded, "4+4 and 2+2+2")
 	require.Equal(t, int32(2), pool(t, p, "cpu").Pods, "the head and the frontend")
 }
+
+// The nodes of a DRA pool have no GPU extended resource: a pod that
+// requests one there stays Pending, so it is unplaced when it selects the
+// pool, and one that selects no pool goes to the pool that has it.
+func TestExtendedResourceOnADRAPool(t *testing.T) {
+	requesting := func(name, selector string) string {
+		return strings.Replace(strings.Replace(claimingDeployment(name, 1, selector, "[]"),
+			"requests: {cpu: \"4\", memory: 32Gi}", "requests: {cpu: \"4\", memory: 32Gi, nvidia.com/gpu: 1}", 1),
+			"          claims: [{name: gpu}]\n", "", 1)
+	}
+	p := mustCompute(t, fmt.Sprintf(draCluster, 2), requesting("pinned", h100Selector), requesting("free", "{}"))
+	require.Len(t, p.Unplaced, 1)
+	require.Equal(t, "Deployment/pinned", p.Unplaced[0].Object)
+	require.Equal(t, `it selects pool "h100" but requests 1 nvidia.com/gpu, which the nodes of pool "h100" do not have: their GPUs are DRA devices of DeviceClass "gpu.nvidia.com", claimed through a ResourceClaimTemplate`, p.Unplaced[0].Reason)
+	require.Len(t, p.Floating, 1)
+	require.Equal(t, "l4", p.Floating[0].Pool)
+	require.Zero(t, pool(t, p, "h100").Pods)
+}

@@ -23,7 +23,8 @@
 // (claims.go). Claims the plan cannot count (a template that is not among
 // them, a shared ResourceClaim, a DeviceClass the pool does not offer)
 // leave the pods unplaced, with the reason: a pod that claims GPUs is
-// never counted as one that takes none.
+// never counted as one that takes none. So does a GPU extended resource
+// requested on a DRA pool, whose nodes have none.
 //
 // Per pool the pods are packed onto nodes of the pool's size, largest
 // first, each on the fullest node that holds it, never split across nodes

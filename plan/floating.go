@@ -184,15 +184,20 @@ func refuses(g Group, np *hub.NodePool, gpus []corev1.ResourceName) (why string,
 		return fmt.Sprintf("is not known to carry its node labels %s (the pool's `selector` is %s)", nodeLabels(g.selector), nodeLabels(np.Selector)), nil
 	}
 	for _, r := range slices.Sorted(maps.Keys(g.requests)) {
-		if q := g.requests[r]; isGPU(r, gpus) && q.Value() > 0 && np.GPUResource() != string(r) {
+		if q := g.requests[r]; isGPU(r, gpus) && q.Value() > 0 && (np.GPUResource() != string(r) || np.ClaimsDevices()) {
 			return "has no " + string(r), nil
 		}
 	}
 	if c, ok := undeclaredClass(g, np); ok {
 		return fmt.Sprintf("has no devices of DeviceClass %q (`gpu.deviceClassName`), which its resource claim %q claims", c.class, c.claim), nil
 	}
-	if g.whole && np.GPU == nil {
+	switch {
+	case g.whole && np.GPU == nil:
 		return "has no GPUs", nil
+	case g.whole && np.ClaimsDevices():
+		// KAITO gives a preset's pod its node's GPUs as the extended
+		// resource, which a DRA pool's nodes do not have.
+		return "has no " + hub.DefaultGPUResource + " (its GPUs are DRA devices), which KAITO gives its pods", nil
 	}
 	s := nodeShape(np)
 	if s.known && !s.holds(pod{gpus: s.gpus, cpu: s.cpu, memory: s.memory}, s.podOf(g)) {

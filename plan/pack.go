@@ -16,9 +16,11 @@ type pod struct{ gpus, cpu, memory int64 }
 // shape is one node of a pool. A zero cpu or memory is not counted: the
 // capability file did not give the node's.
 type shape struct {
-	known       bool
+	known bool
+	// gpuResource is the extended resource the GPUs are requested as;
+	// deviceClass instead, when they are DRA devices of this class, claimed
+	// (the nodes of such a pool have no GPU extended resource).
 	gpuResource corev1.ResourceName
-	// deviceClass: the GPUs are DRA devices of this class, claimed.
 	deviceClass string
 	gpus        int64
 	cpu, memory int64
@@ -28,12 +30,15 @@ type shape struct {
 // only by `capacity`.
 func nodeShape(np *hub.NodePool) shape {
 	s := shape{gpuResource: corev1.ResourceName(np.GPUResource())}
+	if np.ClaimsDevices() {
+		s.gpuResource, s.deviceClass = "", np.GPU.DeviceClassName
+	}
 	if c := np.Capacity; c != nil {
 		s.cpu = quantity(c.CPU, true)
 		s.memory = quantity(c.Memory, false)
 	}
 	if np.GPU != nil {
-		s.gpus, s.deviceClass = int64(np.GPU.PerNode), np.GPU.DeviceClassName
+		s.gpus = int64(np.GPU.PerNode)
 		s.known = s.gpus > 0
 	} else {
 		s.known = s.cpu > 0 || s.memory > 0
@@ -56,10 +61,8 @@ func quantity(v string, milli bool) int64 {
 }
 
 // podOf is one pod of a group on this pool's nodes: the GPUs it requests
-// as the pool's extended resource and those it claims of the pool's
-// DeviceClass (a DRA pool's nodes may run the device plugin too, and the
-// plan would rather count a GPU twice than none); a whole-node pod takes
-// every GPU of its node.
+// as the pool's extended resource, or claims of the pool's DeviceClass; a
+// whole-node pod takes every GPU of its node.
 func (s shape) podOf(g Group) pod {
 	p := pod{cpu: g.requests.Cpu().MilliValue(), memory: g.requests.Memory().Value()}
 	if s.gpuResource != "" {

@@ -166,6 +166,7 @@ func Compute(items []*yaml.RNode, caps *capabilities.Resolved) (*Plan, error) {
 	p := &Plan{Notes: notes}
 	byPool := map[string][]Group{}
 	var floating []Group
+	gpus := gpuResources(caps.NodePools)
 	for _, g := range groups {
 		if g.Reason != "" { // claims the plan cannot count
 			p.Unplaced = append(p.Unplaced, g)
@@ -178,6 +179,11 @@ func Compute(items []*yaml.RNode, caps *capabilities.Resolved) (*Plan, error) {
 		}
 		if c, ok := undeclaredClass(g, pool); ok {
 			g.Reason = undeclaredReason(pool, c, caps.NodePools)
+			p.Unplaced = append(p.Unplaced, g)
+			continue
+		}
+		if why := extendedOnDRA(g, pool, gpus); why != "" {
+			g.Reason = "it selects pool " + fmt.Sprintf("%q", pool.Name) + " but " + why
 			p.Unplaced = append(p.Unplaced, g)
 			continue
 		}
