@@ -83,6 +83,12 @@
 //     (providers.Placement.FillRequests), so every model-server pod
 //     requests cpu and memory.
 //
+//   - a worker group placed on a Dynamic Resource Allocation pool (capability
+//     file `gpu.deviceClassName`) claims its GPUs from a ResourceClaimTemplate
+//     of its own instead of requesting the extended resource, and its
+//     rayStartParams get `num-gpus` (KubeRay derives it from a GPU limit
+//     only; dra.go); KubeRay 1.3.0 cannot carry the claim and is refused.
+//
 // Ignored, as upstream, with a warning naming the field:
 // spec.model.storage.volumes. The disaggregated mode
 // gets a warning too: the Serve config does not split prefill from decode.

@@ -116,6 +116,7 @@ func checkName(req *providers.Request, l *diag.List) {
 		l.Errorf("", "%v", err)
 		return
 	}
+	checkClaims(req, v, l)
 	if v.AtLeast(nameValidationSince) {
 		if len(name) > maxNameSince14 {
 			l.Errorf("metadata.name", "%q has %d characters: KubeRay %s rejects RayService names longer than %d characters", name, len(name), v, maxNameSince14)
@@ -202,7 +203,8 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 	md := req.MD
 	warnings(md, &l)
 	providers.WarnLiteralEnv(md, &l)
-	obj, err := providers.FromTyped(buildRayService(req))
+	rs, claims := buildRayService(req)
+	obj, err := providers.FromTyped(rs)
 	if err != nil {
 		l.Errorf("", "internal error rendering the RayService: %v", err)
 		return nil, l
@@ -214,7 +216,15 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 			l.Errorf("spec.provider.overrides", "%v", err)
 		}
 	}
-	return []providers.Object{obj}, l
+	if err := setNumGPUs(obj, claims); err != nil {
+		l.Errorf("spec.provider.overrides", "%v", err)
+	}
+	templates, err := claimObjects(req, claims)
+	if err != nil {
+		l.Errorf("", "internal error rendering the ResourceClaimTemplate: %v", err)
+		return nil, l
+	}
+	return append([]providers.Object{obj}, templates...), l
 }
 
 // warnings names every field this provider does not honour, and the

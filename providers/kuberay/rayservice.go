@@ -131,10 +131,13 @@ func AutoscaledServeConfig(a *hub.AutoscalingSpec) string {
 `, *a.MinReplicas, *a.MaxReplicas, *a.Target, *a.ScaleDownDelaySeconds)
 }
 
-func buildRayService(req *providers.Request) *rayService {
+// buildRayService renders the RayService and the worker groups whose pods
+// claim their GPUs from a ResourceClaimTemplate (a DRA pool).
+func buildRayService(req *providers.Request) (*rayService, []groupClaim) {
 	md := req.MD
 	serve := ServeConfig(md.Spec.Replicas())
-	cluster := rayClusterSpec{HeadGroupSpec: headGroup(req), WorkerGroupSpecs: workerGroups(req)}
+	var claims []groupClaim
+	cluster := rayClusterSpec{HeadGroupSpec: headGroup(req), WorkerGroupSpecs: workerGroups(req, &claims)}
 	if a := md.Spec.Autoscaling(); a != nil {
 		serve = AutoscaledServeConfig(a)
 		enabled := true
@@ -153,7 +156,7 @@ func buildRayService(req *providers.Request) *rayService {
 			Annotations: providers.GeneratedAnnotations(md, providers.PodTemplateAnnotations(md)),
 		},
 		Spec: rayServiceSpec{ServeConfigV2: serve, RayClusterConfig: cluster},
-	}
+	}, claims
 }
 
 // podMeta is the metadata of every Ray pod: the podTemplate labels and
@@ -213,7 +216,7 @@ func headEnv(md *hub.ModelDeployment) []corev1.EnvVar {
 	return append(env, user...)
 }
 
-func workerGroups(req *providers.Request) []workerGroupSpec {
+func workerGroups(req *providers.Request, claims *[]groupClaim) []workerGroupSpec {
 	md := req.MD
 	s := &md.Spec
 	if s.Mode() != hub.ModeDisaggregated {
@@ -230,6 +233,7 @@ func workerGroups(req *providers.Request) []workerGroupSpec {
 			// One worker per Serve replica, as without autoscaling.
 			group.Replicas, group.MinReplicas, group.MaxReplicas = nil, *a.MinReplicas, *a.MaxReplicas
 		}
+		claimGPUs(req, providers.ComponentMain, &group, claims)
 		return []workerGroupSpec{group}
 	}
 	var groups []workerGroupSpec
@@ -251,7 +255,9 @@ func workerGroups(req *providers.Request) []workerGroupSpec {
 		if c.spec.GPU != nil && c.spec.GPU.Type != "" {
 			gpuType = c.spec.GPU.Type
 		}
-		groups = append(groups, workerGroup(req, c.name, c.component, c.spec.ReplicaCount(), c.spec.GPUCount(), gpuType, memory))
+		group := workerGroup(req, c.name, c.component, c.spec.ReplicaCount(), c.spec.GPUCount(), gpuType, memory)
+		claimGPUs(req, c.component, &group, claims)
+		groups = append(groups, group)
 	}
 	return groups
 }
