@@ -19,8 +19,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -314,7 +316,8 @@ func useCluster(t *testing.T, capsFile string) []corev1.Node {
 	clusterMu.Lock()
 	t.Cleanup(clusterMu.Unlock)
 	ctx := context.Background()
-	nodes := resolveCaps(t, capsFile).Nodes()
+	resolved := resolveCaps(t, capsFile)
+	nodes := resolved.Nodes()
 	for i := range nodes {
 		n := nodes[i].DeepCopy()
 		require.NoError(t, cluster.Client.Create(ctx, n))
@@ -331,7 +334,54 @@ func useCluster(t *testing.T, capsFile string) []corev1.Node {
 			_ = cluster.Client.Delete(ctx, &nodes[i])
 		}
 	})
+	publishDevices(t, resolved)
 	return nodes
+}
+
+// publishDevices creates the DeviceClasses and ResourceSlices of the
+// capability file's DRA pools (the devices a DRA driver would publish for
+// the Nodes), and when the test ends waits until no ResourceClaim holds
+// one of their devices (the next test's nodes have the same names) and
+// deletes the slices. A DeviceClass stays, as a driver's installation
+// leaves it: deleted and made again between tests, the scheduler could
+// meet a claim before it saw the class again ("device class … does not
+// exist").
+func publishDevices(t *testing.T, resolved *capabilities.Resolved) {
+	t.Helper()
+	ctx := context.Background()
+	classes, slices := resolved.DeviceClasses(), resolved.ResourceSlices()
+	if len(slices) == 0 {
+		return
+	}
+	for i := range classes {
+		require.NoError(t, createIgnoringExisting(ctx, classes[i].DeepCopy()))
+	}
+	for i := range slices {
+		require.NoError(t, cluster.Client.Create(ctx, slices[i].DeepCopy()), "ResourceSlice %s", slices[i].Name)
+	}
+	t.Cleanup(func() {
+		pools := map[string]bool{}
+		for _, s := range slices {
+			pools[s.Spec.Pool.Name] = true
+		}
+		// Not fatal: it runs in cleanups.
+		assert.EventuallyWithT(t, func(c *assert.CollectT) {
+			claims := &resourcev1.ResourceClaimList{}
+			require.NoError(c, cluster.Client.List(ctx, claims))
+			for _, claim := range claims.Items {
+				if a := claim.Status.Allocation; a != nil {
+					for _, r := range a.Devices.Results {
+						if pools[r.Pool] {
+							c.Errorf("ResourceClaim %s/%s still holds %s/%s", claim.Namespace, claim.Name, r.Pool, r.Device)
+						}
+					}
+				}
+			}
+		}, time.Minute, 250*time.Millisecond, "the claims on the test's devices were not released within a minute")
+		for i := range slices {
+			_ = cluster.Client.Delete(ctx, &slices[i])
+		}
+	})
 }
 
 // resolveCaps reads and resolves a capability file (relative to the

@@ -168,7 +168,7 @@ func requireHelpersOnCPUPool(t *testing.T, p *placed, nodes []corev1.Node, cpu m
 	}
 	var on []string
 	for _, pod := range p.pods {
-		if gpuRequest(&pod) > 0 {
+		if gpuPod(&pod) {
 			continue
 		}
 		n := byName[pod.Spec.NodeName]

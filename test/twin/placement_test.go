@@ -191,11 +191,10 @@ func requireOnPool(t *testing.T, p *placed, nodes []corev1.Node) []string {
 	}
 	var names []string
 	for _, pod := range p.pods {
-		gpus := gpuRequest(&pod)
-		if gpus == 0 {
+		if !gpuPod(&pod) {
 			continue
 		}
-		require.Equal(t, poolForRole(t, p, &pod), pools[pod.Spec.NodeName], "pod %s of %s requests %d GPUs and runs on %s", pod.Name, p.model, gpus, pod.Spec.NodeName)
+		require.Equal(t, poolForRole(t, p, &pod), pools[pod.Spec.NodeName], "pod %s of %s requests %d GPUs (or claims DRA devices: %t) and runs on %s", pod.Name, p.model, gpuRequest(&pod), claimsDevices(&pod), pod.Spec.NodeName)
 		names = append(names, pod.Spec.NodeName)
 	}
 	sort.Strings(names)
@@ -219,6 +218,14 @@ func poolForRole(t *testing.T, p *placed, pod *corev1.Pod) string {
 	require.Failf(t, "no pool for the pod's role", "pod %s of %s has role %q; the model's pools are %s", pod.Name, p.model, role, p.pool)
 	return ""
 }
+
+// gpuPod reports whether a pod asks for GPUs: as an extended resource, or
+// as DRA devices through a resource claim.
+func gpuPod(p *corev1.Pod) bool { return gpuRequest(p) > 0 || claimsDevices(p) }
+
+// claimsDevices reports whether a pod has resource claims (the renderer's
+// claim on a DRA pool's GPUs).
+func claimsDevices(p *corev1.Pod) bool { return len(p.Spec.ResourceClaims) > 0 }
 
 // gpuRequest sums a pod's requests of extended resources named *gpu*.
 func gpuRequest(p *corev1.Pod) int64 {

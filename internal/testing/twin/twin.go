@@ -11,6 +11,14 @@
 // Service: there is no kube-proxy, and the controllers that would (none of
 // the workload controllers) are not run.
 //
+// GPUs of a pool the capability file declares as DRA devices are devices
+// of ResourceSlices (capabilities.Resolved.ResourceSlices, with its
+// DeviceClasses) that the tests publish beside the Nodes, as a DRA
+// driver's kubelet plugin would: the resource-claim controller makes each
+// pod's ResourceClaim from its template, the real scheduler allocates it
+// and binds the pod, and KWOK runs the pod without preparing any device
+// (there is no kubelet, so no driver is called).
+//
 // The binaries come from hack/install-envtest.sh (KUBEBUILDER_ASSETS) and
 // hack/install-twin.sh (TWIN_ASSETS: kube-scheduler,
 // kube-controller-manager, kwok and KWOK's own stage definitions, the
@@ -29,11 +37,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // Controllers are the kube-controller-manager controllers the twin runs:
@@ -45,11 +55,17 @@ import (
 // again, were KWOK's heartbeats to stop), and the HorizontalPodAutoscaler
 // controller, which scales the autoscaled models' Deployments through their
 // scale subresource (the twin serves no metrics, so it only keeps them
-// within their bounds).
+// within their bounds), and the resource-claim controller, which makes
+// each pod's ResourceClaim from the ResourceClaimTemplate it names (the
+// GPUs of a DRA pool), removes it with the pod and releases a claim whose
+// pod is gone; the scheduler's DynamicResources plugin allocates the claims
+// (CheckDRA verifies it is on). None of them dials anything but the API
+// server.
 var Controllers = []string{
 	"deployment-controller", "replicaset-controller", "statefulset-controller", "job-controller",
 	"garbage-collector-controller", "serviceaccount-controller", "namespace-controller",
 	"node-lifecycle-controller", "horizontal-pod-autoscaler-controller",
+	"resourceclaim-controller",
 }
 
 // PodCIDR is where KWOK allocates pod addresses: loopback.
@@ -105,13 +121,81 @@ func Start() (*Twin, error) {
 	if t.Kubeconfig, err = writeKubeconfig(cfg, filepath.Join(dir, "kubeconfig")); err != nil {
 		return nil, t.stopWith(err)
 	}
-	starts := []func(string) error{t.startControllerManager, t.startScheduler, t.startKWOK}
+	starts := []func(string) error{t.checkDRA, t.startControllerManager, t.startScheduler, t.startKWOK}
 	for _, start := range starts {
 		if err := start(assets); err != nil {
 			return nil, t.stopWith(err)
 		}
 	}
 	return t, nil
+}
+
+// DRA is what Dynamic Resource Allocation needs of the twin: the API
+// server serves resource.k8s.io/v1 (GA in 1.34, on by default), and the
+// scheduler runs the DynamicResources plugin (the DynamicResourceAllocation
+// feature gate is locked on since 1.35).
+const (
+	DRAGroupVersion = "resource.k8s.io/v1"
+	DRAPlugin       = "DynamicResources"
+)
+
+// checkDRA verifies, rather than assumes, that the twin's Kubernetes
+// release does DRA: discovery lists DeviceClasses, ResourceSlices,
+// ResourceClaims and ResourceClaimTemplates in resource.k8s.io/v1, and the
+// configuration the scheduler binary runs with (--write-config-to, which
+// writes it and exits without scheduling) enables the DynamicResources
+// plugin in its profile.
+func (t *Twin) checkDRA(assets string) error {
+	disco, err := discovery.NewDiscoveryClientForConfig(t.Config)
+	if err != nil {
+		return err
+	}
+	list, err := disco.ServerResourcesForGroupVersion(DRAGroupVersion)
+	if err != nil {
+		return fmt.Errorf("the API server does not serve %s, which the DRA tests need: %w", DRAGroupVersion, err)
+	}
+	served := map[string]bool{}
+	for _, r := range list.APIResources {
+		served[r.Name] = true
+	}
+	for _, r := range []string{"deviceclasses", "resourceslices", "resourceclaims", "resourceclaimtemplates"} {
+		if !served[r] {
+			return fmt.Errorf("the API server does not serve %s in %s", r, DRAGroupVersion)
+		}
+	}
+	config := filepath.Join(t.dir, "kube-scheduler-config.yaml")
+	out, err := exec.Command(filepath.Join(assets, "kube-scheduler"), "--kubeconfig", t.Kubeconfig, "--write-config-to", config).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("kube-scheduler --write-config-to: %w\n%s", err, out)
+	}
+	data, err := os.ReadFile(config)
+	if err != nil {
+		return err
+	}
+	var cfg struct {
+		Profiles []struct {
+			SchedulerName string `json:"schedulerName"`
+			Plugins       struct {
+				MultiPoint struct {
+					Enabled []struct{ Name string } `json:"enabled"`
+				} `json:"multiPoint"`
+			} `json:"plugins"`
+		} `json:"profiles"`
+	}
+	if err := sigsyaml.Unmarshal(data, &cfg); err != nil {
+		return fmt.Errorf("reading the scheduler's configuration: %w", err)
+	}
+	for _, p := range cfg.Profiles {
+		if p.SchedulerName != corev1.DefaultSchedulerName {
+			continue
+		}
+		for _, plugin := range p.Plugins.MultiPoint.Enabled {
+			if plugin.Name == DRAPlugin {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("the scheduler's %s profile does not enable the %s plugin:\n%s", corev1.DefaultSchedulerName, DRAPlugin, data)
 }
 
 func (t *Twin) startControllerManager(assets string) error {
