@@ -35,6 +35,11 @@
 //     operator loads into those workers; a digest of the adapters on the
 //     workers' pods rolls them when a source changes; vllm backend, Dynamo
 //     1.3 (disaggregated 1.4) and later;
+//   - a worker placed on a Dynamic Resource Allocation pool (capability
+//     file `gpu.deviceClassName`) claims its GPUs through Dynamo's own
+//     `resources.claims` and `extraPodSpec.resourceClaims` from a
+//     ResourceClaimTemplate per worker, without a `gpu` count (dra.go); a
+//     multinode worker there needs Dynamo 1.4;
 //   - mocker mode (`airunway.ai/dynamo-test-backend: mocker` with
 //     `spec.provider.name: dynamo`): `python3 -m dynamo.mocker` in the
 //     dynamo-planner image, no GPU, always the Frontend.

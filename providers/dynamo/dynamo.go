@@ -70,6 +70,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 	checkAdapters(req, &l)
 	checkMultinodeArgs(md, &l)
 	checkNodeCount(md, &l)
+	checkMultinodeClaims(req, &l)
 	checkParallelism(req, &l)
 	autoscale.Check(req, &l)
 	if s.Autoscaling() != nil && req.Engine != hub.EngineVLLM {
@@ -103,6 +104,14 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		l.Errorf(overridesField, "%v", err)
 	}
 	out := []providers.Object{obj}
+	for _, c := range r.claims {
+		o, err := providers.ClaimTemplate(req, c.owner, c.devices, c.count)
+		if err != nil {
+			l.Errorf("", "internal error rendering the ResourceClaimTemplate: %v", err)
+			return nil, l
+		}
+		out = append(out, o)
+	}
 	for _, m := range r.dynamoModels() {
 		o, err := providers.FromTyped(m)
 		if err != nil {
@@ -139,7 +148,9 @@ type renderer struct {
 	adaptersDigest string
 	overrides      typedOverrides
 	image          string
-	l              *diag.List
+	// claims are the workers whose pods claim their GPUs on a DRA pool.
+	claims []workerClaim
+	l      *diag.List
 }
 
 func newRenderer(req *providers.Request, typed typedOverrides, l *diag.List) *renderer {

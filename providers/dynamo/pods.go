@@ -23,7 +23,8 @@ import (
 //   - every pod of a service gets the service's `resources`, `gpu` under
 //     `gpuType` (default nvidia.com/gpu) — per pod, so per node for a
 //     multinode service (docs/kubernetes/deployment/multinode-deployment.md
-//     "GPU Distribution");
+//     "GPU Distribution"); on a DRA pool its `resources.claims` and the pod
+//     claims of `extraPodSpec.resourceClaims` instead, again per pod;
 //   - a rolling update brings up ceil(25% × replicas) more pods of a
 //     single-node service (the operator's explicit 25% maxSurge for
 //     Deployments and its own worker rollout); none for a multinode
@@ -121,6 +122,21 @@ func serviceResources(name string, svc map[string]any) (corev1.ResourceRequireme
 		} else {
 			out.Limits = list
 		}
+	}
+	// The main container's resource claims (DRA): the operator appends
+	// them to the container, and the pod's claims come in extraPodSpec.
+	claims, _, err := unstructured.NestedSlice(svc, "resources", "claims")
+	if err != nil {
+		return out, fmt.Errorf("`spec.services.%s.resources.claims`: %w", name, err)
+	}
+	for i, raw := range claims {
+		c, ok := raw.(map[string]any)
+		if !ok {
+			return out, fmt.Errorf("`spec.services.%s.resources.claims[%d]` must be an object", name, i)
+		}
+		claim, _ := c["name"].(string)
+		request, _ := c["request"].(string)
+		out.Claims = append(out.Claims, corev1.ResourceClaim{Name: claim, Request: request})
 	}
 	return out, nil
 }

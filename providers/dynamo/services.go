@@ -212,6 +212,9 @@ func (r *renderer) worker(role string, c *hub.ComponentScalingSpec) *service {
 		NodeSelector:  r.req.Placement.For(role).NodeSelector,
 		Tolerations:   r.req.Placement.For(role).Tolerations,
 	}
+	if !r.mocker {
+		r.claimGPUs(role, w)
+	}
 	if r.gateway {
 		w.FrontendSidecar = r.frontendSidecar(role != "")
 	}

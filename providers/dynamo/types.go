@@ -54,9 +54,12 @@ type scalingAdapter struct {
 	Enabled bool `json:"enabled"`
 }
 
+// resources is Dynamo's Resources: `claims` are the main container's
+// resource claims, which the operator appends to it (GetResourcesConfig).
 type resources struct {
-	Requests *resourceItem `json:"requests,omitempty"`
-	Limits   *resourceItem `json:"limits,omitempty"`
+	Requests *resourceItem          `json:"requests,omitempty"`
+	Limits   *resourceItem          `json:"limits,omitempty"`
+	Claims   []corev1.ResourceClaim `json:"claims,omitempty"`
 }
 
 // resourceItem is Dynamo's own resource block: `gpu` is a count that the
@@ -77,9 +80,10 @@ type podMetadata struct {
 }
 
 type extraPodSpec struct {
-	MainContainer *container          `json:"mainContainer,omitempty"`
-	NodeSelector  map[string]string   `json:"nodeSelector,omitempty"`
-	Tolerations   []corev1.Toleration `json:"tolerations,omitempty"`
+	MainContainer  *container                `json:"mainContainer,omitempty"`
+	NodeSelector   map[string]string         `json:"nodeSelector,omitempty"`
+	ResourceClaims []corev1.PodResourceClaim `json:"resourceClaims,omitempty"`
+	Tolerations    []corev1.Toleration       `json:"tolerations,omitempty"`
 }
 
 // container is the subset of corev1.Container rendered into mainContainer;
