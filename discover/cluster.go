@@ -34,6 +34,14 @@ type Cluster struct {
 	// v1beta1.custom.metrics.k8s.io says a metrics adapter serves Pods
 	// metrics to HorizontalPodAutoscalers.
 	APIServices []metav1.PartialObjectMetadata
+	// DRA is true when the cluster serves resource.k8s.io/v1 (Dynamic
+	// Resource Allocation, Kubernetes 1.34 and later).
+	DRA bool
+	// DeviceClasses and ResourceSlices are what the cluster says of its
+	// DRA devices (dra.go): the classes' selectors, and each node's
+	// devices as its drivers publish them.
+	DeviceClasses  []DeviceClass
+	ResourceSlices []ResourceSlice
 }
 
 // What Read lists.
@@ -46,9 +54,10 @@ var (
 )
 
 // Read lists a cluster's Nodes, CRDs, Deployments (every namespace),
-// Gateways and APIServices. CRDs, Gateways and APIServices are read as
-// metadata only. A cluster without
-// the Gateway API has no Gateways; any other failure (a forbidden list
+// Gateways, APIServices, and DRA's DeviceClasses and ResourceSlices. CRDs,
+// Gateways and APIServices are read as metadata only. A cluster without
+// the Gateway API has no Gateways, one without resource.k8s.io/v1 no
+// DeviceClasses or ResourceSlices; any other failure (a forbidden list
 // names the verb and resource the ClusterRole in deploy/discover grants) is
 // an error.
 func Read(ctx context.Context, cfg *rest.Config) (*Cluster, error) {
@@ -85,6 +94,9 @@ func ReadNodes(ctx context.Context, cfg *rest.Config, nodeSelector string) (*Clu
 	if c.APIServices, err = listMetadata(ctx, meta, apiServicesResource); err != nil {
 		return nil, err
 	}
+	if err := readDRA(ctx, dyn, c); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -107,7 +119,7 @@ const (
 // converter parses them: a Node's allocatable comes from its kubelet.
 func listTyped[T any](ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, selector string) ([]T, error) {
 	var out []T
-	err := listPages(gvr, selector, func(opts metav1.ListOptions) (string, int, error) {
+	err := listPages(gvr, selector, listPageSize, func(opts metav1.ListOptions) (string, int, error) {
 		list, err := dyn.Resource(gvr).List(ctx, opts)
 		if err != nil {
 			return "", 0, err
@@ -130,7 +142,7 @@ func listTyped[T any](ctx context.Context, dyn dynamic.Interface, gvr schema.Gro
 
 func listMetadata(ctx context.Context, meta metadata.Interface, gvr schema.GroupVersionResource) ([]metav1.PartialObjectMetadata, error) {
 	var out []metav1.PartialObjectMetadata
-	err := listPages(gvr, "", func(opts metav1.ListOptions) (string, int, error) {
+	err := listPages(gvr, "", listPageSize, func(opts metav1.ListOptions) (string, int, error) {
 		list, err := meta.Resource(gvr).List(ctx, opts)
 		if err != nil {
 			return "", 0, err
@@ -142,10 +154,10 @@ func listMetadata(ctx context.Context, meta metadata.Interface, gvr schema.Group
 }
 
 // listPages calls list for each page of gvr's objects with the labels
-// selector picks, listPageSize items at a time, until the API server says
+// selector picks, limit items at a time, until the API server says
 // there is no more, and fails once the items pass MaxListItems.
-func listPages(gvr schema.GroupVersionResource, selector string, list func(metav1.ListOptions) (next string, items int, err error)) error {
-	opts := metav1.ListOptions{Limit: listPageSize, LabelSelector: selector}
+func listPages(gvr schema.GroupVersionResource, selector string, limit int64, list func(metav1.ListOptions) (next string, items int, err error)) error {
+	opts := metav1.ListOptions{Limit: limit, LabelSelector: selector}
 	for total := 0; ; {
 		next, n, err := list(opts)
 		if err != nil {
@@ -175,6 +187,8 @@ func (c *Cluster) Sort() {
 	slices.SortFunc(c.CRDs, byKey)
 	slices.SortFunc(c.Gateways, byKey)
 	slices.SortFunc(c.APIServices, byKey)
+	slices.SortFunc(c.DeviceClasses, func(a, b DeviceClass) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(c.ResourceSlices, func(a, b ResourceSlice) int { return cmp.Compare(a.Name, b.Name) })
 }
 
 // CRD returns the named CustomResourceDefinition's metadata, or nil.

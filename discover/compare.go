@@ -42,8 +42,9 @@ type Difference struct {
 func Compare(declared *hub.ClusterCapabilities, c *Cluster) []Difference {
 	c.Sort()
 	var out []Difference
+	live := newLiveDevices(c)
 	for i := range declared.Spec.NodePools {
-		out = append(out, comparePool(&declared.Spec.NodePools[i], c)...)
+		out = append(out, comparePool(&declared.Spec.NodePools[i], c, live)...)
 	}
 	for i := range declared.Spec.Providers {
 		out = append(out, compareProvider(&declared.Spec.Providers[i], c)...)
@@ -59,9 +60,10 @@ func Compare(declared *hub.ClusterCapabilities, c *Cluster) []Difference {
 }
 
 // poolNodes returns the nodes a pool's selector picks: for a pool without
-// GPUs, only the nodes without GPUs (a CPU pool's kubernetes.io/os=linux
-// picks every node, but CPU workloads go to the nodes without GPUs).
-func poolNodes(p *hub.NodePool, nodes []corev1.Node) []*corev1.Node {
+// GPUs, only the nodes without GPUs, allocated or published as DRA
+// devices (a CPU pool's kubernetes.io/os=linux picks every node, but CPU
+// workloads go to the nodes without GPUs).
+func poolNodes(p *hub.NodePool, nodes []corev1.Node, live *liveDevices) []*corev1.Node {
 	if len(p.Selector) == 0 {
 		return nil
 	}
@@ -72,7 +74,7 @@ func poolNodes(p *hub.NodePool, nodes []corev1.Node) []*corev1.Node {
 		if !sel.Matches(labels.Set(n.Labels)) {
 			continue
 		}
-		if res, _ := gpuResource(n); p.GPU == nil && res != "" {
+		if res, _ := gpuResource(n); p.GPU == nil && (res != "" || live.publishesGPUs(n.Name)) {
 			continue
 		}
 		out = append(out, n)
@@ -80,7 +82,7 @@ func poolNodes(p *hub.NodePool, nodes []corev1.Node) []*corev1.Node {
 	return out
 }
 
-func comparePool(p *hub.NodePool, c *Cluster) []Difference {
+func comparePool(p *hub.NodePool, c *Cluster, live *liveDevices) []Difference {
 	field := fmt.Sprintf("spec.nodePools[%s]", p.Name)
 	diff := func(sub, declared, live, format string, args ...any) Difference {
 		return Difference{Field: field + sub, Declared: declared, Live: live, Pool: p.Name, Message: fmt.Sprintf("pool %q: ", p.Name) + fmt.Sprintf(format, args...)}
@@ -88,7 +90,7 @@ func comparePool(p *hub.NodePool, c *Cluster) []Difference {
 	if len(p.Selector) == 0 {
 		return nil // places nothing, so nothing to hold against the nodes
 	}
-	nodes := poolNodes(p, c.Nodes)
+	nodes := poolNodes(p, c.Nodes, live)
 	lo, hi, sized := p.Nodes.Range()
 	selector := labels.SelectorFromSet(p.Selector).String()
 	if len(nodes) == 0 {
@@ -108,7 +110,10 @@ func comparePool(p *hub.NodePool, c *Cluster) []Difference {
 	case sized && (n < lo || n > hi):
 		out = append(out, diff(".nodes", fmt.Sprintf("%d-%d", lo, hi), strconv.Itoa(int(n)), "%d node(s) have the labels %s, outside the file's %d to %d", n, selector, lo, hi))
 	}
-	if p.GPU != nil {
+	switch {
+	case p.ClaimsDevices():
+		out = append(out, compareDevices(p, nodes, live, diff)...)
+	case p.GPU != nil:
 		out = append(out, compareGPUs(p, nodes, diff)...)
 	}
 	want := FormatTaints(p.Taints)

@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from this run
 // checks that the file is one the renderer accepts, and that shuffling
 // every list the API server returns changes no byte.
 func TestDiscover(t *testing.T) {
-	for name, c := range fixtures() {
+	for name, c := range fixtures(t) {
 		t.Run(name, func(t *testing.T) {
 			caps, notes := Discover(c, name)
 			out, err := capsfile.Encode(caps, notes, "discovered from fixture "+name)
@@ -40,6 +40,14 @@ func TestDiscover(t *testing.T) {
 				shuffled.CRDs = slices.Clone(c.CRDs)
 				shuffled.Deployments = slices.Clone(c.Deployments)
 				shuffled.Gateways = slices.Clone(c.Gateways)
+				shuffled.DeviceClasses = slices.Clone(c.DeviceClasses)
+				shuffled.ResourceSlices = slices.Clone(c.ResourceSlices)
+				r.Shuffle(len(shuffled.DeviceClasses), func(i, j int) {
+					shuffled.DeviceClasses[i], shuffled.DeviceClasses[j] = shuffled.DeviceClasses[j], shuffled.DeviceClasses[i]
+				})
+				r.Shuffle(len(shuffled.ResourceSlices), func(i, j int) {
+					shuffled.ResourceSlices[i], shuffled.ResourceSlices[j] = shuffled.ResourceSlices[j], shuffled.ResourceSlices[i]
+				})
 				r.Shuffle(len(shuffled.Nodes), func(i, j int) { shuffled.Nodes[i], shuffled.Nodes[j] = shuffled.Nodes[j], shuffled.Nodes[i] })
 				r.Shuffle(len(shuffled.CRDs), func(i, j int) { shuffled.CRDs[i], shuffled.CRDs[j] = shuffled.CRDs[j], shuffled.CRDs[i] })
 				r.Shuffle(len(shuffled.Deployments), func(i, j int) {

@@ -1,8 +1,12 @@
 package discover_test
 
 import (
+	"testing"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/utils/ptr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/airunway-render/airunway-render/discover"
@@ -15,7 +19,7 @@ import (
 // names, labels, image repositories).
 
 // fixtures are clusters as the platforms build them.
-func fixtures() map[string]*discover.Cluster {
+func fixtures(testingTB testing.TB) map[string]*discover.Cluster {
 	gpuTaint := Taint("nvidia.com/gpu", "present", corev1.TaintEffectNoSchedule)
 	aks := func(pool string) KV {
 		return KV{"kubernetes.azure.com/agentpool": pool, "agentpool": pool, "node.kubernetes.io/instance-type": "Standard_NC48ads_A100_v4"}
@@ -72,6 +76,35 @@ func fixtures() map[string]*discover.Cluster {
 			},
 			CRDs: GatewayCRDs("v1.3.0", "experimental"),
 		},
+		// GPUs as DRA devices (NVIDIA's DRA driver, no device plugin): an
+		// H100 pool with GPU Feature Discovery's labels, an L4 pool without,
+		// one node that runs the device plugin too, a slice of devices
+		// shared by a node selector, and a MIG device that is no whole GPU.
+		"dra": func() *discover.Cluster {
+			gpuTaint := Taint("nvidia.com/gpu", "present", corev1.TaintEffectNoSchedule)
+			c := &discover.Cluster{
+				Nodes: []corev1.Node{
+					Node("h100-0", With(KV{"karpenter.sh/nodepool": "h100"}, GFD("NVIDIA-H100-80GB-HBM3", "81559", "8")), nil, gpuTaint),
+					Node("h100-1", With(KV{"karpenter.sh/nodepool": "h100"}, GFD("NVIDIA-H100-80GB-HBM3", "81559", "8")), nil, gpuTaint),
+					Node("l4-0", KV{"karpenter.sh/nodepool": "l4"}, nil, gpuTaint),
+					Node("legacy-0", With(KV{"karpenter.sh/nodepool": "legacy"}, GFD("NVIDIA-L4", "23034", "1")), KV{"nvidia.com/gpu": "1"}, gpuTaint),
+					Node("system-0", KV{"karpenter.sh/nodepool": "system"}, nil),
+				},
+				Deployments: []appsv1.Deployment{
+					Deployment("llm-d", "infra-inference-scheduler", nil, "ghcr.io/llm-d/llm-d-inference-scheduler:v0.6.0"),
+				},
+			}
+			mig := GPUSlice("h100-1", 1, H100)
+			mig.Name = "h100-1-mig"
+			mig.Spec.Devices[0].Name = "gpu-0-mig-1g10gb-0"
+			mig.Spec.Devices[0].Attributes["type"] = resourcev1.DeviceAttribute{StringValue: ptr.To("mig")}
+			shared := GPUSlice("unused", 2, L4)
+			shared.Name = "fabric-gpus"
+			shared.Spec.NodeName = nil
+			shared.Spec.NodeSelector = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "fabric", Operator: corev1.NodeSelectorOpExists}}}}}
+			WithDRA(testingTB, c, NVIDIAClasses(), GPUSlice("h100-0", 8, H100), GPUSlice("h100-1", 8, H100), mig, GPUSlice("l4-0", 1, L4), GPUSlice("legacy-0", 1, L4), shared)
+			return c
+		}(),
 		// No node-pool labels at all (a bare-metal cluster): GPU nodes by
 		// product, an AMD node, the rest one CPU pool; KAITO's CRD without
 		// its operator; llm-d's scheduler, and the renderer's own endpoint

@@ -1,14 +1,18 @@
 package discover_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/airunway-render/airunway-render/discover"
 	"github.com/airunway-render/airunway-render/discover/capsfile"
@@ -62,4 +66,133 @@ func TestRefusesAFileTheRendererRefuses(t *testing.T) {
 	caps, notes = discover.Discover(c, "hostile")
 	_, err = capsfile.Encode(caps, notes, "discovered")
 	require.NoError(t, err)
+}
+
+// gpuSliceItem is the i-th of many ResourceSlices as the API server lists
+// them: 128 devices (the API server's most), each with attrs attributes
+// whose values value(i, device, attribute) makes, plus NVIDIA's uuid.
+func gpuSliceItem(i, attrs int, value func(i, d, a int) string) map[string]any {
+	devices := make([]any, 128)
+	for d := range devices {
+		attributes := map[string]any{
+			"type": map[string]any{"string": "gpu"}, "productName": map[string]any{"string": "NVIDIA H100 80GB HBM3"},
+			"uuid": map[string]any{"string": fmt.Sprintf("GPU-%08d-%03d", i, d)},
+		}
+		for a := range attrs {
+			attributes[fmt.Sprintf("a%d", a)] = map[string]any{"string": value(i, d, a)}
+		}
+		devices[d] = map[string]any{"name": fmt.Sprintf("gpu-%d", d), "attributes": attributes, "capacity": map[string]any{"memory": map[string]any{"value": "81559Mi"}}}
+	}
+	node := fmt.Sprintf("node-%05d", i)
+	return map[string]any{
+		"metadata": map[string]any{"name": node + "-gpu.nvidia.com"},
+		"spec":     map[string]any{"driver": "gpu.nvidia.com", "nodeName": node, "pool": map[string]any{"name": node, "generation": 1, "resourceSliceCount": 1}, "devices": devices},
+	}
+}
+
+// draServer serves the prod example's cluster, NVIDIA's DeviceClasses and
+// n generated ResourceSlices.
+func draServer(t *testing.T, n int, item func(i int) map[string]any) *APIServer {
+	_, c := Example(t, prodFile)
+	lists := ClusterLists(t, c)
+	for _, dc := range NVIDIAClasses() {
+		lists.Add(t, DeviceClassesPath, &dc)
+	}
+	return ServeGenerated(t, lists, map[string]Generated{ResourceSlicesPath: {N: n, Item: item}})
+}
+
+// heapPeak runs f while sampling the heap, and returns the most it held
+// above what it held before.
+func heapPeak(f func()) uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	base, peak := m.HeapInuse, m.HeapInuse
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var s runtime.MemStats
+		for {
+			runtime.ReadMemStats(&s)
+			peak = max(peak, s.HeapInuse)
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	f()
+	close(done)
+	<-sampled
+	return peak - base
+}
+
+// Thousands of ResourceSlices of 128 GPUs each, as drivers could publish
+// them: the GPUs of a kind are kept once (their uuid aside), so reading
+// them holds a page at a time, not every device. 2,000 slices (256,000
+// devices) keep the test to seconds; 10,000 read in 112 s (the fake
+// server's encoding and client-go's decoding most of it) with the heap
+// at most 74 MiB above the start and 3 MiB after.
+func TestReadManyDevices(t *testing.T) {
+	const slices = 2000
+	s := draServer(t, slices, func(i int) map[string]any {
+		return gpuSliceItem(i, 4, func(i, d, a int) string { return fmt.Sprintf("value-%d", a) })
+	})
+	var c *discover.Cluster
+	var err error
+	start := time.Now()
+	peak := heapPeak(func() { c, err = readAll(t, s) })
+	require.NoError(t, err)
+	require.Len(t, c.ResourceSlices, slices)
+	for _, rs := range c.ResourceSlices {
+		require.Len(t, rs.Devices, 1)
+		require.Equal(t, 128, rs.Devices[0].Count)
+	}
+	require.Equal(t, slices/25, s.Requests(ResourceSlicesPath), "pages of 25")
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	t.Logf("read in %s, heap peak %d MiB above the start, %d MiB in use after", time.Since(start), peak>>20, m.HeapInuse>>20)
+	require.Less(t, peak, uint64(512<<20))
+}
+
+// Devices that are each unlike any other, at the API server's limits
+// (32 attributes of 64 characters), stop the read once what discover
+// keeps of them passes DeviceBudget, a few pages in; an attribute past
+// the API server's limits is refused, naming the slice.
+func TestReadRefusesHostileDevices(t *testing.T) {
+	long := strings.Repeat("x", 56)
+	s := draServer(t, 10000, func(i int) map[string]any {
+		return gpuSliceItem(i, 28, func(i, d, a int) string { return fmt.Sprintf("%s%08x", long, (i*128+d)*28+a) })
+	})
+	var err error
+	start := time.Now()
+	peak := heapPeak(func() { _, err = readAll(t, s) })
+	require.ErrorContains(t, err, "the cluster's devices are more than discover keeps: their distinct attributes and capacities pass 32 MiB")
+	require.Less(t, s.Requests(ResourceSlicesPath), 20, "it stops a few pages in")
+	t.Logf("refused after %d pages in %s, heap peak %d MiB", s.Requests(ResourceSlicesPath), time.Since(start), peak>>20)
+	require.Less(t, peak, uint64(384<<20))
+
+	s = draServer(t, 3, func(i int) map[string]any {
+		item := gpuSliceItem(i, 1, func(i, d, a int) string { return "ok" })
+		if i == 2 {
+			device := item["spec"].(map[string]any)["devices"].([]any)[5].(map[string]any)
+			device["attributes"].(map[string]any)["productName"] = map[string]any{"string": strings.Repeat("H", 1<<20)}
+		}
+		return item
+	})
+	_, err = read(t, s)
+	require.ErrorContains(t, err, `reading resourceslices.resource.k8s.io "node-00002-gpu.nvidia.com": device "gpu-5": attribute productName is 1048576 characters long; the API server accepts at most 64`)
+}
+
+// readAll reads the cluster s serves, without client-go's rate limit or
+// fuzzcheck's time bound (a list of 10,000 slices takes seconds).
+func readAll(t *testing.T, s *APIServer) (*discover.Cluster, error) {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.Kubeconfig)
+	require.NoError(t, err)
+	cfg.QPS = -1
+	return discover.Read(context.Background(), cfg)
 }

@@ -70,19 +70,27 @@ var transientTaints = []string{
 // GPUs and their taints.
 type shape struct {
 	poolLabel, poolValue string
-	gpu                  gpuShape // ResourceName empty: no GPUs
+	gpu                  gpuShape // none(): no GPUs
 	taints               string   // FormatTaints of the pool's taints
 }
 
-// gpuShape is the comparable part of a pool's GPUs, as read from a node.
+// gpuShape is the comparable part of a pool's GPUs, as read from a node:
+// an extended resource (ResourceName), or DRA devices of DeviceClass whose
+// driver is Driver, of the productName DeviceProduct (Product stays GPU
+// Feature Discovery's label, which DRA nodes may carry too).
 type gpuShape struct {
 	ResourceName, Product string
+	DeviceClass, Driver   string
+	DeviceProduct         string
 	MemoryMiB             int64
 	PerNode               int32
 }
 
+// none reports a node or pool without GPUs.
+func (g gpuShape) none() bool { return g.ResourceName == "" && g.DeviceClass == "" }
+
 func (g gpuShape) poolGPU() *hub.PoolGPU {
-	return &hub.PoolGPU{ResourceName: g.ResourceName, Product: g.Product, MemoryMiB: g.MemoryMiB, PerNode: g.PerNode}
+	return &hub.PoolGPU{ResourceName: g.ResourceName, Product: g.Product, MemoryMiB: g.MemoryMiB, PerNode: g.PerNode, DeviceClassName: g.DeviceClass}
 }
 
 // group is the nodes of one shape.
@@ -92,8 +100,10 @@ type group struct {
 	nodes     []*corev1.Node
 }
 
-// nodeShape reads a node's pool label, GPUs and taints.
-func nodeShape(n *corev1.Node) (shape, []hub.Taint) {
+// nodeShape reads a node's pool label, GPUs and taints. A node's GPUs are
+// the extended resource it allocates, else the DRA devices its slices
+// publish (dra).
+func nodeShape(n *corev1.Node, dra draIndex) (shape, []hub.Taint) {
 	s := shape{}
 	for _, key := range poolLabels {
 		if v := n.Labels[key]; v != "" {
@@ -110,6 +120,10 @@ func nodeShape(n *corev1.Node) (shape, []hub.Taint) {
 		if mib, err := strconv.ParseInt(n.Labels[labelNVIDIAMemory], 10, 64); err == nil && mib > 0 && strings.HasPrefix(name, "nvidia.com/") && !strings.HasPrefix(name, migResourcePrefix) {
 			s.gpu.MemoryMiB = mib
 		}
+	} else if d := dra[n.Name]; d != nil {
+		g := d.gpu
+		s.gpu = gpuShape{ResourceName: gpuDrivers[g.driver], DeviceClass: g.class, Driver: g.driver, DeviceProduct: g.product, MemoryMiB: g.memoryMiB, PerNode: g.count,
+			Product: cmp.Or(n.Labels[labelNVIDIAProduct], n.Labels[labelAMDProduct])}
 	}
 	taints := poolTaints(n.Spec.Taints)
 	s.taints = FormatTaints(taints)
@@ -170,10 +184,10 @@ func formatTaint(t hub.Taint) string {
 
 // groupNodes groups nodes by shape, sorted: GPU pools before CPU pools,
 // then by pool label value, GPU resource, product and count.
-func groupNodes(nodes []corev1.Node) []*group {
+func groupNodes(nodes []corev1.Node, dra draIndex) []*group {
 	byShape := map[shape]*group{}
 	for i := range nodes {
-		s, taints := nodeShape(&nodes[i])
+		s, taints := nodeShape(&nodes[i], dra)
 		g := byShape[s]
 		if g == nil {
 			g = &group{shape: s, taintList: taints}
@@ -186,7 +200,8 @@ func groupNodes(nodes []corev1.Node) []*group {
 		return cmp.Or(
 			cmp.Compare(gpuLast(a), gpuLast(b)),
 			cmp.Compare(a.poolValue, b.poolValue), cmp.Compare(a.poolLabel, b.poolLabel),
-			cmp.Compare(a.gpu.ResourceName, b.gpu.ResourceName), cmp.Compare(a.gpu.Product, b.gpu.Product),
+			cmp.Compare(a.gpu.ResourceName, b.gpu.ResourceName), cmp.Compare(a.gpu.DeviceClass, b.gpu.DeviceClass),
+			cmp.Compare(a.gpu.DeviceProduct, b.gpu.DeviceProduct), cmp.Compare(a.gpu.Product, b.gpu.Product),
 			cmp.Compare(a.gpu.PerNode, b.gpu.PerNode), cmp.Compare(a.gpu.MemoryMiB, b.gpu.MemoryMiB),
 			cmp.Compare(a.taints, b.taints))
 	})
@@ -195,7 +210,7 @@ func groupNodes(nodes []corev1.Node) []*group {
 
 // gpuLast sorts GPU pools before CPU pools.
 func gpuLast(g *group) int {
-	if g.gpu.ResourceName == "" {
+	if g.gpu.none() {
 		return 1
 	}
 	return 0
@@ -211,7 +226,8 @@ type FoundPool struct {
 // was guessed.
 func Pools(c *Cluster) ([]FoundPool, []Note) {
 	c.Sort()
-	groups := groupNodes(c.Nodes)
+	dra := indexDRA(c)
+	groups := groupNodes(c.Nodes, dra)
 	names := poolNames(groups)
 	index := indexNodes(c.Nodes, groups)
 	split := map[string]int{}
@@ -221,7 +237,7 @@ func Pools(c *Cluster) ([]FoundPool, []Note) {
 		}
 	}
 	var pools []FoundPool
-	var notes []Note
+	notes := draNotes(c, dra)
 	for i, g := range groups {
 		p := hub.NodePool{Name: names[i], Taints: g.taintList}
 		field := fmt.Sprintf("spec.nodePools[%s]", p.Name)
@@ -230,9 +246,12 @@ func Pools(c *Cluster) ([]FoundPool, []Note) {
 		if why != "" {
 			notes = append(notes, Note{Field: field + ".selector", Text: why})
 		}
-		if g.gpu.ResourceName != "" {
+		if !g.gpu.none() {
 			p.GPU = g.gpu.poolGPU()
 			notes = append(notes, g.gpuNotes(field)...)
+		}
+		if g.gpu.DeviceClass != "" {
+			notes = append(notes, g.devices(p.GPU, dra, field)...)
 		}
 		p.Capacity = smallestCapacity(g.nodes)
 		count := int32(len(g.nodes))
@@ -259,8 +278,12 @@ func poolNames(groups []*group) []string {
 			base[i] = dnsLabel(g.poolValue)
 		case g.gpu.Product != "":
 			base[i] = dnsLabel(g.gpu.Product)
+		case g.gpu.DeviceProduct != "":
+			base[i] = dnsLabel(g.gpu.DeviceProduct)
 		case g.gpu.ResourceName != "":
 			base[i] = dnsLabel(g.gpu.ResourceName)
+		case g.gpu.DeviceClass != "":
+			base[i] = dnsLabel(g.gpu.DeviceClass)
 		default:
 			base[i] = "cpu"
 		}
@@ -298,7 +321,7 @@ func (g *group) origin() string {
 	if g.poolLabel != "" {
 		return fmt.Sprintf("%s labelled %s=%s", nodes, g.poolLabel, g.poolValue)
 	}
-	if g.gpu.ResourceName != "" {
+	if !g.gpu.none() {
 		return fmt.Sprintf("%s without a node-pool label, grouped by their GPUs", nodes)
 	}
 	return fmt.Sprintf("%s without GPUs or a node-pool label", nodes)
@@ -315,7 +338,7 @@ func (g *group) gpuNotes(field string) []Note {
 	case strings.Contains(g.gpu.Product, "-MIG-") || strings.HasPrefix(g.gpu.ResourceName, migResourcePrefix):
 		notes = append(notes, Note{Field: field + ".gpu.perNode", Text: "MIG slices: perNode counts the slices, not physical GPUs"})
 	}
-	if g.gpu.Product == "" {
+	if g.gpu.Product == "" && g.gpu.DeviceClass == "" {
 		notes = append(notes, Note{Field: field + ".gpu", Text: "no GPU Feature Discovery product label: product and memory unknown"})
 	}
 	return notes
@@ -385,7 +408,7 @@ func (g *group) selector(ix nodeIndex) (map[string]string, string) {
 			return s, ""
 		}
 	}
-	if g.gpu.ResourceName == "" {
+	if g.gpu.none() {
 		return map[string]string{labelOS: "linux"}, "no label picks these nodes alone: kubernetes.io/os=linux picks the GPU nodes too, and only their taints keep CPU workloads off them"
 	}
 	if len(candidates) > 0 {

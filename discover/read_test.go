@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/discover"
 	. "github.com/airunway-render/airunway-render/discover/discovertest"
 	"github.com/airunway-render/airunway-render/internal/testing/fuzzcheck"
@@ -83,4 +85,51 @@ func TestReadRefusesEndlessLists(t *testing.T) {
 	_, err = discover.Read(context.Background(), cfg) // seconds: 301 pages
 	require.ErrorContains(t, err, "listing customresourcedefinitions.apiextensions.k8s.io: the cluster has more than 150000 of them; discover reads at most 150000 of a kind (Kubernetes' scalability thresholds: 5,000 nodes, 150,000 pods)")
 	require.Equal(t, discover.MaxListItems/500+1, s.Requests(CRDsPath))
+}
+
+// Read lists DeviceClasses and ResourceSlices where resource.k8s.io/v1 is
+// served, and discovers from them what the same objects give in memory.
+func TestReadDRA(t *testing.T) {
+	_, c := Example(t, "../examples/kustomize/clusters/prod/capabilities.yaml")
+	lists := ClusterLists(t, c)
+	classes := NVIDIAClasses()
+	slices := []resourcev1.ResourceSlice{GPUSlice("h100-0", 8, H100), GPUSlice("h100-1", 8, H100)}
+	for i := range classes {
+		lists.Add(t, DeviceClassesPath, &classes[i])
+	}
+	for i := range slices {
+		lists.Add(t, ResourceSlicesPath, &slices[i])
+	}
+	for _, name := range []string{"h100-0", "h100-1"} {
+		c.Nodes = append(c.Nodes, Node(name, KV{"karpenter.sh/nodepool": "h100"}, nil))
+		lists.Add(t, NodesPath, &c.Nodes[len(c.Nodes)-1])
+	}
+	got, err := read(t, Serve(t, lists))
+	require.NoError(t, err)
+	require.True(t, got.DRA)
+	require.Len(t, got.ResourceSlices, 2)
+	c.DeviceClasses, c.ResourceSlices = nil, nil
+	WithDRA(t, c, classes, slices...)
+	want, _ := discover.Discover(c, "prod")
+	found, _ := discover.Discover(got, "prod")
+	require.Equal(t, want, found)
+	i := poolIndex(found.Spec.NodePools, "h100")
+	require.Equal(t, "gpu.nvidia.com", found.Spec.NodePools[i].GPU.DeviceClassName)
+	require.Equal(t, int32(8), found.Spec.NodePools[i].GPU.PerNode)
+
+	// A cluster without resource.k8s.io/v1 answers 404: no DRA, no error.
+	delete(lists, DeviceClassesPath)
+	delete(lists, ResourceSlicesPath)
+	got, err = read(t, Serve(t, lists))
+	require.NoError(t, err)
+	require.False(t, got.DRA)
+}
+
+func poolIndex(pools []hub.NodePool, name string) int {
+	for i := range pools {
+		if pools[i].Name == name {
+			return i
+		}
+	}
+	return -1
 }

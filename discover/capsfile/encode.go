@@ -18,7 +18,7 @@ import (
 var keyOrder = []string{
 	"apiVersion", "kind", "metadata", "name", "namespace", "annotations", "spec",
 	"providers", "version", "gateway", "inferencePoolVersion", "inferenceExtensionVersion", "gatewayAPIVersion", "channel", "parentRef",
-	"nodePools", "selector", "taints", "key", "value", "effect", "gpu", "resourceName", "product", "memoryMiB", "perNode",
+	"nodePools", "selector", "taints", "key", "value", "effect", "gpu", "deviceClassName", "selectors", "attributes", "resourceName", "product", "memoryMiB", "perNode",
 	"capacity", "cpu", "memory", "nodes", "count", "min", "max", "pricePerNodeHour", "amount", "currency",
 	"autoscaling", "keda", "prometheus", "serverAddress", "metricsAPI",
 }

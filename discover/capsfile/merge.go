@@ -3,6 +3,7 @@ package capsfile
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -272,6 +273,7 @@ func (m *merger) poolFacts(item *yaml.RNode, field string, d, f *hub.NodePool) e
 		for _, s := range []struct {
 			key, was, now, tag string
 		}{
+			{"deviceClassName", was.DeviceClassName, f.GPU.DeviceClassName, yaml.NodeTagString},
 			{"resourceName", d.GPUResource(), f.GPU.ResourceName, yaml.NodeTagString},
 			{"product", was.Product, f.GPU.Product, yaml.NodeTagString},
 			{"memoryMiB", strconv.FormatInt(was.MemoryMiB, 10), strconv.FormatInt(f.GPU.MemoryMiB, 10), yaml.NodeTagInt},
@@ -284,6 +286,9 @@ func (m *merger) poolFacts(item *yaml.RNode, field string, d, f *hub.NodePool) e
 				return err
 			}
 			m.changed(field+".gpu."+s.key, "%s → %s", orUnset(s.was), s.now)
+		}
+		if err := m.devices(g, field+".gpu", &was, f.GPU); err != nil {
+			return err
 		}
 	}
 	if c := f.Capacity; c != nil && (d.Capacity == nil || *d.Capacity != *c) {
@@ -443,4 +448,73 @@ func appendItem(list *yaml.RNode, value any) error {
 		return err
 	}
 	return list.PipeE(yaml.Append(v.YNode()))
+}
+
+// devices updates a pool's DRA facts past its deviceClassName: each
+// attribute follows the devices (changed, added, removed one by one, so
+// the comments on the others stay); a declared selector stays while the
+// devices satisfy it, and the discovered product selector stands in when
+// none is left. A pool whose GPUs are no longer DRA devices loses all
+// three.
+func (m *merger) devices(g *yaml.RNode, field string, was, now *hub.PoolGPU) error {
+	if now.DeviceClassName == "" {
+		for _, key := range []string{"deviceClassName", "selectors", "attributes"} {
+			if g.Field(key) == nil {
+				continue
+			}
+			m.changed(field+"."+key, "removed: the nodes' GPUs are not DRA devices")
+			if err := g.PipeE(yaml.Clear(key)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(now.Attributes) > 0 || len(was.Attributes) > 0 {
+		attrs, err := g.Pipe(yaml.LookupCreate(yaml.MappingNode, "attributes"))
+		if err != nil {
+			return err
+		}
+		for _, name := range slices.Sorted(maps.Keys(was.Attributes)) {
+			if _, ok := now.Attributes[name]; !ok {
+				m.changed(field+".attributes."+name, "removed: the devices no longer share it (was %s)", was.Attributes[name])
+				if err := attrs.PipeE(yaml.Clear(name)); err != nil {
+					return err
+				}
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(now.Attributes)) {
+			if v, ok := was.Attributes[name]; ok && v == now.Attributes[name] {
+				continue
+			}
+			m.changed(field+".attributes."+name, "%s → %s", orUnset(was.Attributes[name]), now.Attributes[name])
+			if err := setScalar(attrs, name, now.Attributes[name], yaml.NodeTagString); err != nil {
+				return err
+			}
+		}
+		if len(attrs.YNode().Content) == 0 {
+			if err := g.PipeE(yaml.Clear("attributes")); err != nil {
+				return err
+			}
+		}
+	}
+	merged := *now
+	var kept []string
+	for _, expr := range was.Selectors {
+		if err := discover.HoldsTo(expr, &merged); err != nil {
+			m.changed(field+".selectors", "removed %s: %v", expr, err)
+			continue
+		}
+		kept = append(kept, expr)
+	}
+	if len(kept) == 0 {
+		kept = now.Selectors
+	}
+	if slices.Equal(kept, was.Selectors) {
+		return nil
+	}
+	if len(kept) == 0 {
+		return g.PipeE(yaml.Clear("selectors"))
+	}
+	m.changed(field+".selectors", "%s → %s", orUnset(strings.Join(was.Selectors, ", ")), strings.Join(kept, ", "))
+	return setValue(g, "selectors", kept)
 }

@@ -123,3 +123,57 @@ spec:
 		require.Equal(t, want, notes[field], "%s (all notes: %v)", field, notes)
 	}
 }
+
+// TestMergeDRA updates the DRA example after its cluster changed: the
+// GPU driver upgraded (the devices now publish driverVersion), the H100
+// nodes offer four GPUs each, and the L4 nodes went back to the device
+// plugin. The H100 pool's attributes and perNode follow, its selectors
+// and comments stay; the L4 pool loses its DRA fields. Merging again
+// changes nothing.
+func TestMergeDRA(t *testing.T) {
+	const file = "../../examples/capabilities/dra-h100.yaml"
+	text, err := os.ReadFile(file)
+	require.NoError(t, err)
+	declared, c := Example(t, file)
+
+	kept := c.ResourceSlices[:0]
+	for _, s := range c.ResourceSlices {
+		if strings.HasPrefix(s.Node, "h100-") {
+			h := GPUSlice(s.Node, 4, GPU{Product: "NVIDIA H100 80GB HBM3", Architecture: "Hopper", CUDAComputeCapability: "9.0.0", DriverVersion: "580.95.5", MemoryMiB: 81559})
+			compact, err := discover.SliceOf(&h)
+			require.NoError(t, err)
+			kept = append(kept, compact)
+		}
+	}
+	c.ResourceSlices = kept
+	c.DeviceClasses = nil
+	classes := NVIDIAClasses()
+	for i := range classes {
+		c.DeviceClasses = append(c.DeviceClasses, discover.ClassOf(&classes[i]))
+	}
+	for i := range c.Nodes {
+		if strings.HasPrefix(c.Nodes[i].Name, "l4-") {
+			c.Nodes[i].Status.Allocatable["nvidia.com/gpu"] = resource.MustParse("1")
+		}
+	}
+
+	merged, changes, err := capsfile.Merge(text, declared, c)
+	require.NoError(t, err)
+	var b strings.Builder
+	b.WriteString(string(merged))
+	b.WriteString("---\n# changes:\n")
+	for _, ch := range changes {
+		fmt.Fprintf(&b, "# %s: %s\n", ch.Field, ch.Text)
+	}
+	Golden(t, "merge-dra.golden", []byte(b.String()), *update)
+
+	again, problems := capabilities.Decode(merged)
+	require.False(t, problems.HasErrors(), "%v", problems)
+	_, problems = capabilities.Resolve(again)
+	require.False(t, problems.HasErrors(), "%v", problems)
+	require.Empty(t, discover.Compare(again, c), "a merged file has no differences from its cluster")
+	twice, changes, err := capsfile.Merge(merged, again, c)
+	require.NoError(t, err)
+	require.Empty(t, changes)
+	require.Equal(t, string(merged), string(twice))
+}

@@ -25,6 +25,10 @@ const (
 	CRDsPath        = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 	GatewaysPath    = "/apis/gateway.networking.k8s.io/v1/gateways"
 	APIServicesPath = "/apis/apiregistration.k8s.io/v1/apiservices"
+	// DRA's lists: served only when a test gives them, as a cluster
+	// before Kubernetes 1.34 serves neither.
+	DeviceClassesPath  = "/apis/resource.k8s.io/v1/deviceclasses"
+	ResourceSlicesPath = "/apis/resource.k8s.io/v1/resourceslices"
 )
 
 // metadataPaths are the lists discover.Read reads as metadata only: the
@@ -32,8 +36,27 @@ const (
 var metadataPaths = map[string]bool{CRDsPath: true, GatewaysPath: true, APIServicesPath: true}
 
 var itemKinds = map[string][2]string{
-	NodesPath:       {"v1", "Node"},
-	DeploymentsPath: {"apps/v1", "Deployment"},
+	NodesPath:          {"v1", "Node"},
+	DeploymentsPath:    {"apps/v1", "Deployment"},
+	DeviceClassesPath:  {"resource.k8s.io/v1", "DeviceClass"},
+	ResourceSlicesPath: {"resource.k8s.io/v1", "ResourceSlice"},
+}
+
+// Add appends objects to a list, as the API server lists them.
+func (l Lists) Add(t testing.TB, path string, objs ...any) {
+	t.Helper()
+	for _, obj := range objs {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		require.NoError(t, err)
+		l[path] = append(l[path], u)
+	}
+}
+
+// Generated is a list of N items made on request, page by page, for lists
+// too large to hold in a test: Item(i) is the i-th.
+type Generated struct {
+	N    int
+	Item func(i int) map[string]any
 }
 
 // Lists are the objects an APIServer serves, as JSON objects, by path: a
@@ -78,6 +101,13 @@ type APIServer struct {
 	Kubeconfig string
 	mu         sync.Mutex
 	requests   map[string]int
+	generated  map[string]Generated
+}
+
+// ServeGenerated is Serve with lists made on request, by path.
+func ServeGenerated(t testing.TB, lists Lists, generated map[string]Generated) *APIServer {
+	t.Helper()
+	return serve(t, lists, generated)
 }
 
 // Requests is how many requests the server answered for path.
@@ -90,11 +120,35 @@ func (s *APIServer) Requests(path string) int {
 // Serve starts an APIServer for lists, stopped when the test ends.
 func Serve(t testing.TB, lists Lists) *APIServer {
 	t.Helper()
-	s := &APIServer{requests: map[string]int{}}
+	return serve(t, lists, nil)
+}
+
+func serve(t testing.TB, lists Lists, generated map[string]Generated) *APIServer {
+	t.Helper()
+	s := &APIServer{requests: map[string]int{}, generated: generated}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.requests[r.URL.Path]++
 		s.mu.Unlock()
+		if g, ok := s.generated[r.URL.Path]; ok {
+			start, _ := strconv.Atoi(r.URL.Query().Get("continue"))
+			limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+			end := g.N
+			if limit > 0 {
+				end = min(end, start+limit)
+			}
+			var page []map[string]any
+			for i := start; i < end; i++ {
+				page = append(page, g.Item(i))
+			}
+			next := ""
+			if end < g.N {
+				next = strconv.Itoa(end)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(listOf(r.URL.Path, page, next))
+			return
+		}
 		items, ok := lists[r.URL.Path]
 		if !ok && metadataPaths[r.URL.Path] || r.URL.Path == NodesPath || r.URL.Path == DeploymentsPath {
 			ok = true // an empty list

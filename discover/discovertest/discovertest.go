@@ -112,6 +112,9 @@ func Example(t *testing.T, file string) (*hub.ClusterCapabilities, *discover.Clu
 	r, problems := capabilities.Resolve(caps)
 	require.False(t, problems.HasErrors(), "%v", problems)
 	c := &discover.Cluster{Nodes: r.Nodes()}
+	// The twin serves resource.k8s.io/v1: its DRA pools' nodes publish
+	// their devices as a DRA driver would (capabilities.Resolved).
+	WithDRA(t, c, r.DeviceClasses(), r.ResourceSlices()...)
 	for _, p := range caps.Spec.Providers {
 		if crd := discover.ProviderCRD(p.Name); crd != "" {
 			c.CRDs = append(c.CRDs, CRD(crd, nil))
