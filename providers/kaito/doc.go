@@ -62,5 +62,10 @@
 //     being dropped silently;
 //   - the `airunway.ai/model-deployment` label cannot be overridden by
 //     podTemplate labels;
-//   - the version checks above, which upstream (pinned to KAITO 0.10) lacks.
+//   - the version checks above, which upstream (pinned to KAITO 0.10) lacks;
+//   - on a Dynamic Resource Allocation pool (capability file
+//     `gpu.deviceClassName`) a preset is refused (KAITO requests
+//     nvidia.com/gpu for the pods it creates), and a llama.cpp template
+//     claims its GPUs from a ResourceClaimTemplate on KAITO 0.8 and later
+//     without node auto-provisioning, refused otherwise (dra.go).
 package kaito

@@ -92,6 +92,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 	if msgs := utilvalidation.IsDNS1035Label(req.MD.Name + "-headless"); len(msgs) > 0 {
 		l.Errorf("metadata.name", "%q cannot name the Services KAITO creates for the Workspace (%q, %q): %s", req.MD.Name, req.MD.Name, req.MD.Name+"-headless", strings.Join(msgs, "; "))
 	}
+	checkDevices(req, rel, &l)
 	if rel.labelBYO && overrideSet(s, "resource", "preferredNodes") {
 		// Deprecated, not removed: the CRD still accepts it, so it renders
 		// as given, but the Workspace controller of these releases reads
@@ -145,6 +146,11 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		return nil, l
 	}
 	warnCommonIgnored(req, &l)
+	claims, err := claimTemplate(req, &ws)
+	if err != nil {
+		l.Errorf("", "internal error rendering the ResourceClaimTemplate: %v", err)
+		return nil, l
+	}
 
 	obj, err := providers.FromTyped(ws)
 	if err != nil {
@@ -158,6 +164,9 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		}
 	}
 	checkRendered(obj, req, rel, &l)
+	if claims != nil {
+		return []providers.Object{obj, claims}, l
+	}
 	return []providers.Object{obj}, l
 }
 
