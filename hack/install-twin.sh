@@ -11,13 +11,16 @@
 # Cached under DIR by version: a second call only checks stamp files. Cold,
 # about 7 minutes on 2 cores (measured alone: the scheduler 83 s and the
 # controller-manager 94 s when built one after the other, now built in one
-# `go build`; KWOK; the KubeRay operator 129 s) once install-envtest.sh has
-# put k8s.io/kubernetes in the module cache.
+# `go build`; KWOK; the KubeRay operator 129 s; KubeRay 1.6.0, 262 s with
+# its modules downloaded) once install-envtest.sh has put k8s.io/kubernetes
+# in the module cache.
 #
 #   K8S_VERSION      Kubernetes release, default 1.37.1 (as install-envtest.sh)
 #   KWOK_VERSION     KWOK release, default 0.8.0
-#   KUBERAY_VERSIONS KubeRay operator releases, default 1.3.0 (the embedded
-#                    default capability file's); each goes into
+#   KUBERAY_VERSIONS KubeRay operator releases, default "1.3.0 1.6.0" (the
+#                    embedded default capability file's, and the newest the
+#                    module proxy serves, which the DRA test runs: 1.3.0
+#                    cannot carry a resource claim); each goes into
 #                    kuberay-<version>/ beside the binaries, with the CRDs of
 #                    that release (config/crd/bases of its module)
 #   GATEWAY_API_VERSION, GAIE_VERSION  the Gateway API (standard channel,
@@ -110,7 +113,7 @@ exec 8>"$dir/.lock"
 flock 8
 if [[ -f $stamp && -x $out/kube-scheduler && -x $out/kube-controller-manager && -x $out/kwok ]]; then
   [[ -f $out/stages.yaml ]] || stages
-  for v in ${KUBERAY_VERSIONS:-1.3.0}; do kuberay "${v#v}"; done
+  for v in ${KUBERAY_VERSIONS:-1.3.0 1.6.0}; do kuberay "${v#v}"; done
   gateway_crds
   echo "$out"
   exit 0
@@ -140,6 +143,6 @@ stages
 "$out/kube-scheduler" --version >&2
 "$out/kwok" --version >&2 || true
 touch "$stamp"
-for v in ${KUBERAY_VERSIONS:-1.3.0}; do kuberay "${v#v}"; done
+for v in ${KUBERAY_VERSIONS:-1.3.0 1.6.0}; do kuberay "${v#v}"; done
 gateway_crds
 echo "$out"

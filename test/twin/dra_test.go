@@ -29,7 +29,8 @@ import (
 // (useCluster, from capabilities.Resolved.ResourceSlices and
 // DeviceClasses), kube-controller-manager's resource-claim controller makes
 // each pod's ResourceClaim from the rendered ResourceClaimTemplate, and the
-// real scheduler's DynamicResources plugin allocates it (twin.CheckDRA).
+// real scheduler's DynamicResources plugin allocates it (twin.Start
+// verifies the plugin is on and resource.k8s.io/v1 served).
 // Nothing prepares the devices: KWOK runs no kubelet, so no DRA driver is
 // called, and the pods run nothing.
 
@@ -41,14 +42,21 @@ const draCaps = "examples/capabilities/dra-h100.yaml"
 // the new one after it (each must occur), and returns its path.
 func draVariant(t *testing.T, oldNew ...string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, draCaps))
+	return capsVariant(t, draCaps, oldNew...)
+}
+
+// capsVariant writes a copy of a capability file with each old string
+// replaced by the new one after it (each must occur), and returns its path.
+func capsVariant(t *testing.T, file string, oldNew ...string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, file))
 	require.NoError(t, err)
 	s := string(data)
 	for i := 0; i+1 < len(oldNew); i += 2 {
 		require.Contains(t, s, oldNew[i])
 		s = strings.Replace(s, oldNew[i], oldNew[i+1], 1)
 	}
-	path := filepath.Join(t.TempDir(), "dra-capabilities.yaml")
+	path := filepath.Join(t.TempDir(), "capabilities.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(s), 0o644))
 	return path
 }
@@ -136,6 +144,8 @@ func requireAllocated(t *testing.T, ns string, published *capabilities.Resolved,
 		if pod.Spec.NodeName == "" {
 			continue
 		}
+		require.Zero(t, gpuRequest(&pod), "pod %s claims DRA devices and requests a GPU extended resource too", pod.Name)
+		require.True(t, containerUsesClaims(&pod), "no container of pod %s uses its claims %v", pod.Name, pod.Spec.ResourceClaims)
 		model := pc.template.Labels[hub.LabelModelDeployment]
 		require.Contains(t, intended[model], poolOfNode[pod.Spec.NodeName], "pod %s of model %s (template %s) is bound to %s of pool %q; the renderer chose %v",
 			pod.Name, model, pc.template.Name, pod.Spec.NodeName, poolOfNode[pod.Spec.NodeName], intended[model])
@@ -164,6 +174,24 @@ func requireAllocated(t *testing.T, ns string, published *capabilities.Resolved,
 		require.True(t, reserved, "claim %s is not reserved for pod %s: %v", claim.Name, pod.Name, claim.Status.ReservedFor)
 	}
 	return out
+}
+
+// containerUsesClaims reports whether every claim of the pod is used by
+// one of its containers (resources.claims), as the kubelet would hand the
+// devices to it.
+func containerUsesClaims(p *corev1.Pod) bool {
+	used := map[string]bool{}
+	for _, c := range p.Spec.Containers {
+		for _, rc := range c.Resources.Claims {
+			used[rc.Name] = true
+		}
+	}
+	for _, rc := range p.Spec.ResourceClaims {
+		if !used[rc.Name] {
+			return false
+		}
+	}
+	return true
 }
 
 func hasDevice(s resourcev1.ResourceSlice, name string) bool {
@@ -342,6 +370,123 @@ func TestDRADevicesRunOut(t *testing.T) {
 		}
 	}
 	addRow("vllm (DRA) | 2 models, 2+3 pods of 1 device | %s | l4 | 4/5, devices %s each once; 1 Pending: %q | l4-0..3 | -", draCaps, strings.Join(devices, ","), cond.Message)
+}
+
+// kuberayDRAVersion is the KubeRay release the DRA test runs: a worker
+// group's pods carry a ResourceClaimTemplate's name since 1.3.1 (the
+// provider refuses 1.3.0, whose CRDs prune it), and 1.6.0 is the newest
+// release the Go module proxy serves (the DRA golden case's 1.7.0 is not:
+// "This module version is not available").
+const kuberayDRAVersion = "1.6.0"
+
+// TestDRAKubeRay: the DRA golden case of KubeRay (Llama 3.1 70B, 2 Ray
+// workers of 4 claimed H100s, the head on the CPU pool), with its
+// capability file at KubeRay 1.6.0, run by the real KubeRay 1.6.0
+// operator with its CRDs: the RayService keeps the workers' claim (the
+// CRD's schema does not prune it), the operator makes the RayCluster and
+// its pods with the claim, the resource-claim controller a claim per
+// worker, and the scheduler allocates 4 devices of the worker's node to
+// each; the head claims nothing and runs on the CPU pool.
+func TestDRAKubeRay(t *testing.T) {
+	caps := capsVariant(t, "golden/testdata/dra-kuberay/functionConfig/capabilities.yaml", `version: "1.7.0"`, `version: "`+kuberayDRAVersion+`"`)
+	nodes := useCluster(t, caps)
+	objs := render(t, caps, "golden/testdata/dra-kuberay/modeldeployment.yaml")
+	require.Empty(t, nvidiaGPURequests(objs), "a DRA pool's pods request no GPU extended resource")
+	useKubeRay(t, kuberayDRAVersion)
+	start := time.Now()
+	ns, models := deploy(t, objs)
+	want := 0
+	for _, n := range rayPods(objs) {
+		want += n
+	}
+	require.Equal(t, 3, want, "the head and 2 workers")
+	pods := waitAllBound(t, ns, want, 2*time.Minute)
+	took := time.Since(start)
+	got := requireAllocated(t, ns, resolveCaps(t, caps), nodes, models)
+	require.Len(t, got, 2, "the 2 workers claim devices, the head does not")
+	cpu := cpuPoolSelectors(t, caps)
+	for _, p := range pods {
+		if claimsDevices(&p) {
+			require.Len(t, got[p.Name], 4, "worker %s", p.Name)
+			continue
+		}
+		require.Contains(t, p.Labels["ray.io/node-type"], "head", "pod %s claims nothing: the head", p.Name)
+		for i := range nodes {
+			if nodes[i].Name == p.Spec.NodeName {
+				require.Contains(t, cpu, poolOf(&nodes[i]), "the head runs on the CPU pool")
+			}
+		}
+	}
+	addRow("kuberay (real operator %s, DRA) | dra-kuberay llama-70b | golden/testdata/dra-kuberay (KubeRay %s) | h100 | 2/3 workers' claims allocated 4 devices each, head on the CPU pool | %s | %s",
+		kuberayDRAVersion, kuberayDRAVersion, nodesOf(pods), took.Round(100*time.Millisecond))
+}
+
+// TestDRADynamo: the DRA golden case of Dynamo (Qwen3 32B disaggregated:
+// 2 prefill workers of 2 claimed H100s, 1 decode worker of 4, a frontend)
+// through the Dynamo stand-in, which passes the service's
+// `resources.claims` to the main container and `extraPodSpec.resourceClaims`
+// to the pod as the operator does (dynamo_test.go): every worker's claim
+// allocated on its node's slice with its template's devices, no device
+// twice, the frontend on the CPU pool without a claim; the status reporter
+// reads the graph Ready.
+func TestDRADynamo(t *testing.T) {
+	const dir = "golden/testdata/dra-dynamo-vllm-disaggregated"
+	caps := dir + "/functionConfig/capabilities.yaml"
+	nodes := useCluster(t, caps)
+	objs := render(t, caps, dir+"/modeldeployment.yaml")
+	startConsumers := prepareConsumers(t, objs)
+	start := time.Now()
+	ns, models := deploy(t, objs)
+	startConsumers(ns)
+	want := 0
+	for _, n := range dynamoPods(objs) {
+		want += n
+	}
+	pods := waitAllBound(t, ns, want, 2*time.Minute)
+	took := time.Since(start)
+	got := requireAllocated(t, ns, resolveCaps(t, caps), nodes, models)
+	perRole := map[string][]int{}
+	for _, p := range pods {
+		role := p.Labels[subComponentTypeLabel]
+		if role == "" {
+			require.False(t, claimsDevices(&p), "pod %s without a worker role claims devices", p.Name)
+			continue
+		}
+		perRole[role] = append(perRole[role], len(got[p.Name]))
+	}
+	require.Equal(t, map[string][]int{"prefill": {2, 2}, "decode": {4}}, perRole, "devices per worker pod, by role")
+	startReporter(t, ns)
+	ready := waitReady(t, ns, models[0].GetName(), "True", time.Minute)
+	addRow("dynamo (stand-in, DRA) + status reporter | dra-dynamo-vllm-disaggregated qwen3-32b | %s | prefill=h100,decode=h100 | %d/%d, claims allocated: prefill 2+2, decode 4 devices, distinct; reporter: Ready %s | %s | %s",
+		caps, len(got), len(pods), ready.Round(100*time.Millisecond), nodesOf(pods), took.Round(100*time.Millisecond))
+}
+
+// TestDRAKAITO: the DRA golden case of KAITO (a llama.cpp template on a
+// DRA pool, KAITO 0.12.0 on bring-your-own nodes) through the KAITO
+// stand-in, which copies the Workspace's pod template whole, claims
+// included, as KAITO's GenerateManifestWithPodTemplate does
+// (kaito_test.go; docs/providers.md): the pod's claim is allocated one
+// device of its node's slice, and the status reporter reads the Workspace
+// Ready. Presets, which KAITO gives nvidia.com/gpu itself, are refused by
+// the renderer (golden dra-kaito-error), so none runs here.
+func TestDRAKAITO(t *testing.T) {
+	const dir = "golden/testdata/dra-kaito-llamacpp"
+	caps := dir + "/functionConfig/capabilities.yaml"
+	nodes := useCluster(t, caps)
+	objs := render(t, caps, dir+"/modeldeployment.yaml")
+	require.Empty(t, nvidiaGPURequests(objs), "a DRA pool's pods request no GPU extended resource")
+	startConsumers := prepareConsumers(t, objs)
+	start := time.Now()
+	ns, models := deploy(t, objs)
+	startConsumers(ns)
+	pods := waitAllBound(t, ns, 1, 2*time.Minute)
+	took := time.Since(start)
+	got := requireAllocated(t, ns, resolveCaps(t, caps), nodes, models)
+	require.Len(t, got[pods[0].Name], 1)
+	startReporter(t, ns)
+	ready := waitReady(t, ns, models[0].GetName(), "True", time.Minute)
+	addRow("kaito (stand-in, DRA) + status reporter | dra-kaito-llamacpp %s | %s | %s | 1/1, claim allocated %s; reporter: Ready %s | %s | %s",
+		models[0].GetName(), caps, models[0].GetAnnotations()[hub.AnnotationNodePool], got[pods[0].Name][0], ready.Round(100*time.Millisecond), nodesOf(pods), took.Round(100*time.Millisecond))
 }
 
 // nvidiaGPURequests lists the containers of rendered pod templates that

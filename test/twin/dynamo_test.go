@@ -46,7 +46,11 @@ import (
 //   - `resources.limits.gpu` and `resources.requests.gpu` become the
 //     extended resource `nvidia.com/gpu`, or the `gpuType` beside them
 //     (internal/controller_common/resource.go l.525-634); cpu and memory as
-//     given;
+//     given; `resources.claims` (a DRA pool's GPUs) are appended to the
+//     main container's claims (GetResourcesConfig, same file), and the
+//     pod's own `extraPodSpec.resourceClaims` come with the extra PodSpec
+//     (providers/dynamo/dra.go cites both; from 1.2 the v1beta1
+//     conversion, resourcesToNative, does the same);
 //   - pod labels: `extraPodMetadata.labels`, then the operator's own
 //     nvidia.com/dynamo-component, -graph-deployment-name,
 //     -component-type and nvidia.com/selector (graph.go l.1026-1158);
@@ -271,9 +275,17 @@ func deploymentReady(d *appsv1.Deployment) bool {
 
 // dynamoResources maps a service's resources as the operator does: gpu
 // under nvidia.com/gpu or the gpuType beside it, limits and requests each
-// on their own.
+// on their own, and the claims by name.
 func dynamoResources(svc map[string]any) corev1.ResourceRequirements {
 	var r corev1.ResourceRequirements
+	claims, _, _ := unstructured.NestedSlice(svc, "resources", "claims")
+	for _, c := range claims {
+		if m, ok := c.(map[string]any); ok {
+			name, _ := m["name"].(string)
+			request, _ := m["request"].(string)
+			r.Claims = append(r.Claims, corev1.ResourceClaim{Name: name, Request: request})
+		}
+	}
 	for side, into := range map[string]*corev1.ResourceList{"limits": &r.Limits, "requests": &r.Requests} {
 		items, ok, _ := unstructured.NestedStringMap(svc, "resources", side)
 		if !ok {

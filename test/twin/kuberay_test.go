@@ -22,29 +22,50 @@ import (
 const kuberayVersion = "1.3.0"
 
 var (
-	kuberayOnce sync.Once
-	kuberayErr  error
+	kuberayMu sync.Mutex
+	// kuberayRunning is the release whose operator runs ("" for none).
+	kuberayRunning string
 )
 
-// startKubeRay installs the CRDs of the KubeRay release and runs its real
-// operator (hack/install-twin.sh builds both), once per package.
+// startKubeRay installs the CRDs of the KubeRay release the placement
+// golden declares and runs its real operator (hack/install-twin.sh builds
+// both), unless it already runs.
 func startKubeRay(t *testing.T) {
 	t.Helper()
-	kuberayOnce.Do(func() {
-		dir := filepath.Join(os.Getenv("TWIN_ASSETS"), "kuberay-"+kuberayVersion)
-		if kuberayErr = installCRDDir(filepath.Join(dir, "crds")); kuberayErr != nil {
-			return
-		}
-		kuberayErr = cluster.StartOperator("kuberay-operator", filepath.Join(dir, "kuberay-operator"),
-			"--metrics-addr", "127.0.0.1:"+twin.FreePort(), "--health-probe-bind-address", "127.0.0.1:"+twin.FreePort(),
-			"--enable-leader-election=false",
-			// Dashboard and Serve-proxy calls go through the API server's
-			// proxy (which refuses loopback pod IPs), not a service DNS
-			// name looked up on the machine's resolver.
-			"--use-kubernetes-proxy")
-	})
-	require.NoError(t, kuberayErr, "the KubeRay operator v%s (hack/install-twin.sh builds it)", kuberayVersion)
+	useKubeRay(t, kuberayVersion)
 }
+
+// useKubeRay runs the real KubeRay operator of release v with that
+// release's CRDs, one release at a time: switching stops the other
+// release's operator and replaces the CRDs with v's (an update, so the API
+// server prunes RayServices by v's schema). Tests run one after another,
+// and their RayServices go with their namespaces.
+func useKubeRay(t *testing.T, v string) {
+	t.Helper()
+	kuberayMu.Lock()
+	defer kuberayMu.Unlock()
+	if kuberayRunning == v {
+		return
+	}
+	if kuberayRunning != "" {
+		cluster.StopProcess(kuberayProcess(kuberayRunning))
+		kuberayRunning = ""
+	}
+	dir := filepath.Join(os.Getenv("TWIN_ASSETS"), "kuberay-"+v)
+	require.NoError(t, installCRDDir(filepath.Join(dir, "crds")), "the CRDs of KubeRay v%s (hack/install-twin.sh copies them)", v)
+	require.NoError(t, cluster.StartOperator(kuberayProcess(v), filepath.Join(dir, "kuberay-operator"),
+		"--metrics-addr", "127.0.0.1:"+twin.FreePort(), "--health-probe-bind-address", "127.0.0.1:"+twin.FreePort(),
+		"--enable-leader-election=false",
+		// Dashboard and Serve-proxy calls go through the API server's
+		// proxy (which refuses loopback pod IPs), not a service DNS
+		// name looked up on the machine's resolver.
+		"--use-kubernetes-proxy"), "the KubeRay operator v%s (hack/install-twin.sh builds it)", v)
+	kuberayRunning = v
+}
+
+// kuberayProcess names the operator of a release among the twin's
+// processes (and its log).
+func kuberayProcess(v string) string { return "kuberay-operator-" + v }
 
 // rayPods is how many pods each model's RayService asks for: the head and
 // every worker group's replicas.

@@ -177,7 +177,18 @@ func installCRD(t *testing.T, group, kind string) {
 }
 
 func createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
-	if err := cluster.Client.Create(ctx, crd); err != nil {
+	if err := cluster.Client.Create(ctx, crd); apierrors.IsAlreadyExists(err) && crd.Spec.Group == "ray.io" {
+		// Another KubeRay release's (useKubeRay): this release's schema
+		// replaces it.
+		old := &apiextensionsv1.CustomResourceDefinition{}
+		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(crd), old); err != nil {
+			return err
+		}
+		crd.ResourceVersion = old.ResourceVersion
+		if err := cluster.Client.Update(ctx, crd); err != nil {
+			return err
+		}
+	} else if err != nil {
 		return err
 	}
 	disco, err := discovery.NewDiscoveryClientForConfig(cluster.Config)

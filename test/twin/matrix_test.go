@@ -2,6 +2,7 @@ package twin_test
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite testdata/examples.golden and te
 var (
 	exampleModels = []string{"examples/vllm-basic/modeldeployment.yaml", "examples/kpt/modeldeployment.yaml", "examples/gateway/modeldeployment.yaml", "examples/kustomize/base"}
 	exampleCaps   = []string{"", "examples/kustomize/clusters/dev/capabilities.yaml", "examples/kustomize/clusters/prod/capabilities.yaml",
-		"examples/kpt/capabilities.yaml", "examples/gateway/capabilities.yaml", "examples/capabilities/prod-eastus.yaml"}
+		"examples/kpt/capabilities.yaml", "examples/gateway/capabilities.yaml", "examples/capabilities/prod-eastus.yaml", draCaps}
 )
 
 // TestExampleMatrix renders every shipped example for every shipped
@@ -118,6 +119,12 @@ func place(t *testing.T, what, capsName, capsFile string, objs []*unstructured.U
 	startConsumers(ns)
 	got := waitPlaced(t, ns, models, want, start, 2*time.Minute)
 	cpu := cpuPoolSelectors(t, capsFile)
+	// On DRA pools: every bound pod's claim allocated from its node's
+	// slice, no device twice.
+	var allocated map[string][]device
+	if published := resolveCaps(t, capsFile); len(published.ResourceSlices()) > 0 {
+		allocated = requireAllocated(t, ns, published, nodes, models)
+	}
 	for _, m := range models {
 		p := got[m.GetName()]
 		provider := m.GetAnnotations()[hub.AnnotationProvider]
@@ -126,6 +133,13 @@ func place(t *testing.T, what, capsName, capsFile string, objs []*unstructured.U
 			require.NotEmpty(t, on, "%s: no pod requests GPUs", m.GetName())
 		}
 		helpers := requireHelpersOnCPUPool(t, p, nodes, cpu)
+		if allocated != nil {
+			devices := 0
+			for _, pod := range p.pods {
+				devices += len(allocated[pod.Name])
+			}
+			helpers += fmt.Sprintf(", %d DRA devices allocated", devices)
+		}
 		addRow("%s (%s) | %s %s | %s | %s | %d/%d%s | %s | %s",
 			provider, consumerOf(provider), what, m.GetName(), capsName, p.pool, len(on), len(p.pods), helpers, strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))
 	}

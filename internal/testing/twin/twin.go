@@ -59,7 +59,7 @@ import (
 // each pod's ResourceClaim from the ResourceClaimTemplate it names (the
 // GPUs of a DRA pool), removes it with the pod and releases a claim whose
 // pod is gone; the scheduler's DynamicResources plugin allocates the claims
-// (CheckDRA verifies it is on). None of them dials anything but the API
+// (Start verifies it is on: checkDRA). None of them dials anything but the API
 // server.
 var Controllers = []string{
 	"deployment-controller", "replicaset-controller", "statefulset-controller", "job-controller",
@@ -233,6 +233,26 @@ func (t *Twin) StartOperator(name, bin string, args ...string) error {
 // output in the twin's logs.
 func (t *Twin) StartProcess(name, bin string, env []string, args ...string) error {
 	return t.runEnv(name, bin, append([]string{"KUBECONFIG=" + t.Kubeconfig}, env...), args...)
+}
+
+// StopProcess stops a program StartOperator or StartProcess started (by
+// the name it was given) and waits until it has exited, so that another
+// (another release of an operator, say) can take its place; its log stays
+// among Logs. It does nothing when no such program runs.
+func (t *Twin) StopProcess(name string) {
+	for i, p := range t.procs {
+		if p.name != name || p.exited() {
+			continue
+		}
+		_ = p.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+		t.procs[i].name = name + " (stopped)"
+	}
 }
 
 // FreePort returns a free port on 127.0.0.1, for an operator's endpoints.
