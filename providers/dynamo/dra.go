@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
@@ -34,18 +35,34 @@ import (
 // it (reconcileGMSResourceClaimTemplates): ours carry a hash after `-gpu`
 // (providers.ClaimTemplateName), so the two never meet.
 
-// claimsAcrossNodesSince is the first release that reads a multinode
-// worker's GPUs from its resource claims: "support vLLM multinode with
-// GPU DRA" (ai-dynamo/dynamo#12166, before the 1.4 branch point) resolves
-// the main container's count through its ResourceClaimTemplate
-// (ResolveGPUCount, deploy/operator/internal/dra/dra.go). Before it, the
-// multinode launchers size themselves from `resources.limits.gpu` only:
-// vLLM starts Ray or its multiprocessing backend across the nodes only
-// when tensor × pipeline parallel exceeds it (needsTensorParallelMultinodeLaunch,
-// backend_vllm.go), TensorRT-LLM runs `mpirun -n nodes × gpu`
-// (backend_trtllm.go), and the LeaderWorkerSet path refuses a worker
-// without it ("GPU limit is not set for LWS worker pod").
-var claimsAcrossNodesSince = hub.MustParseRelease("1.4.0")
+// claimsAcrossNodesSince is, per engine, the first release that can run
+// a worker spread over several nodes whose GPUs are claimed. vLLM and
+// TensorRT-LLM: "support vLLM multinode with GPU DRA" (ai-dynamo/dynamo
+// #12166, before the 1.4 branch point) resolves the main container's
+// count through its ResourceClaimTemplate (ResolveGPUCount,
+// deploy/operator/internal/dra/dra.go); before it the multinode launchers
+// size themselves from `resources.limits.gpu` only: vLLM starts Ray or its
+// multiprocessing backend across the nodes only when tensor × pipeline
+// parallel exceeds it (needsTensorParallelMultinodeLaunch, backend_vllm.go),
+// and TensorRT-LLM runs `mpirun -n nodes × gpu` (backend_trtllm.go).
+// SGLang's launcher never reads the count, but until "remove lws worker gpu
+// pre-validation" (#11115, before the 1.3 branch point) the
+// LeaderWorkerSet path refused a worker without `resources.limits.gpu`
+// ("GPU limit is not set for LWS worker pod"), and the renderer cannot
+// tell whether the cluster runs that path or Grove's.
+var claimsAcrossNodesSince = map[string]*version.Version{
+	hub.EngineVLLM:   hub.MustParseRelease("1.4.0"),
+	hub.EngineTRTLLM: hub.MustParseRelease("1.4.0"),
+	hub.EngineSGLang: hub.MustParseRelease("1.3.0"),
+}
+
+// multinodeSizing says why a release cannot run a claiming multinode
+// worker of an engine.
+var multinodeSizing = map[string]string{
+	hub.EngineVLLM:   "sizes a vLLM worker across nodes from `resources.limits.gpu` alone (it starts Ray across the nodes only when the parallel size exceeds it)",
+	hub.EngineTRTLLM: "sizes a TensorRT-LLM worker across nodes from `resources.limits.gpu` alone (`mpirun -n <nodes × gpu>`)",
+	hub.EngineSGLang: "refuses a multinode worker without `resources.limits.gpu` on its LeaderWorkerSet path",
+}
 
 // workerClaim is a worker service whose pods claim count devices.
 type workerClaim struct {
@@ -109,14 +126,15 @@ func serviceGPUs(res *resources) int32 {
 }
 
 // checkMultinodeClaims refuses a worker spread over several nodes of a DRA
-// pool where the declared release cannot size it from the claim.
+// pool where the declared release cannot run it with claimed GPUs.
 func checkMultinodeClaims(req *providers.Request, l *diag.List) {
 	md := req.MD
-	if hub.IsMocker(md) {
+	since, known := claimsAcrossNodesSince[req.Engine]
+	if hub.IsMocker(md) || !known {
 		return
 	}
 	v, err := hub.ParseRelease(req.Provider.Version)
-	if err != nil || v.AtLeast(claimsAcrossNodesSince) {
+	if err != nil || v.AtLeast(since) {
 		return
 	}
 	for _, w := range workerServices(md) {
@@ -125,6 +143,6 @@ func checkMultinodeClaims(req *providers.Request, l *diag.List) {
 		if nodes <= 1 || placed.Devices == nil || replicaGPUs(md, req.Engine, w.component).GPUs <= 0 {
 			continue
 		}
-		l.Errorf("spec.provider.overrides.spec.services."+w.service+".multinode.nodeCount", "is %d, on node pool %q, which claims its GPUs as DRA devices (DeviceClass %q): Dynamo %s sizes a worker across nodes from `resources.limits.gpu` alone (vLLM starts Ray across the nodes only when the parallel size exceeds it, TensorRT-LLM runs `mpirun -n <nodes × gpu>`, and the LeaderWorkerSet path refuses a worker without it), so each pod would serve alone; Dynamo %s reads the count from the claim: declare it, run the worker on one node, or use a pool without `deviceClassName`", nodes, placed.Pool, placed.Devices.DeviceClassName, v, claimsAcrossNodesSince)
+		l.Errorf("spec.provider.overrides.spec.services."+w.service+".multinode.nodeCount", "is %d, on node pool %q, which claims its GPUs as DRA devices (DeviceClass %q): Dynamo %s %s, which a worker claiming its GPUs does not have, so its pods would not serve together; Dynamo %s runs it: declare that release or later, run the worker on one node, or use a pool without `deviceClassName`", nodes, placed.Pool, placed.Devices.DeviceClassName, v, multinodeSizing[req.Engine], since)
 	}
 }

@@ -114,7 +114,8 @@ func TestDRAMultinodeByRelease(t *testing.T) {
 		errs := Provider{}.Check(req).Errors()
 		require.Len(t, errs, 1, v)
 		require.Equal(t, "spec.provider.overrides.spec.services.VllmWorker.multinode.nodeCount", errs[0].Field)
-		require.Contains(t, errs[0].Message, "Dynamo "+v+" sizes a worker across nodes from `resources.limits.gpu` alone")
+		require.Contains(t, errs[0].Message, "Dynamo "+v+" sizes a vLLM worker across nodes from `resources.limits.gpu` alone")
+		require.Contains(t, errs[0].Message, "Dynamo 1.4.0 runs it")
 		require.Contains(t, errs[0].Message, `node pool "h100"`)
 	}
 	req := request(t, "", spec, withVersion("1.4.0", nil), withEngine(hub.EngineVLLM), onPools(map[string]*hub.NodePool{providers.ComponentMain: draPool()}))
@@ -139,6 +140,17 @@ func TestDRAMultinodeByRelease(t *testing.T) {
 		require.Equal(t, []corev1.ResourceClaim{{Name: providers.GPUClaim}}, g.Spec.Containers[0].Resources.Claims)
 		require.NotContains(t, g.Spec.Containers[0].Resources.Limits, corev1.ResourceName("nvidia.com/gpu"))
 	}
+
+	// SGLang's launcher never reads the count; before 1.3 the
+	// LeaderWorkerSet path refused a worker without it.
+	sglang := "model: {id: m}\nprovider: {name: dynamo, overrides: {spec: {services: {VllmWorker: {multinode: {nodeCount: 2}}}}}}\nengine: {type: sglang}\nresources: {gpu: {count: 8}}\n"
+	req = request(t, "", sglang, withVersion("1.2.0", nil), withEngine(hub.EngineSGLang), onPools(map[string]*hub.NodePool{providers.ComponentMain: draPool()}))
+	errs := Provider{}.Check(req).Errors()
+	require.Len(t, errs, 1)
+	require.Contains(t, errs[0].Message, "LeaderWorkerSet path")
+	require.Contains(t, errs[0].Message, "Dynamo 1.3.0 runs it")
+	req = request(t, "", sglang, withVersion("1.3.0", nil), withEngine(hub.EngineSGLang), onPools(map[string]*hub.NodePool{providers.ComponentMain: draPool()}))
+	require.Empty(t, Provider{}.Check(req).Errors())
 
 	// A plain pool is fine on 1.1.1.
 	req = request(t, "", spec, withVersion("1.1.1", nil), withEngine(hub.EngineVLLM), onPools(map[string]*hub.NodePool{providers.ComponentMain: plainPool()}))
