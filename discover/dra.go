@@ -234,6 +234,14 @@ func (in *interner) intern(d *resourcev1.Device) (*Devices, error) {
 	return kept, nil
 }
 
+// IdentityAttribute reports whether an attribute name ("uuid",
+// "resource.kubernetes.io/pciBusID") names one device rather than a kind
+// of device: discover keeps none (the status reporter's cache neither).
+func IdentityAttribute(name string) bool {
+	_, id := splitName(name)
+	return identityAttributes[id]
+}
+
 // checkName refuses an attribute or capacity name longer than the API
 // server allows.
 func checkName(name string) error {
