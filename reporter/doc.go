@@ -44,6 +44,12 @@
 //     starts no comparison), writes the outcome into that
 //     ClusterCapabilities' status, and hands it to the controller, which
 //     warns on each model whose node pool or provider no longer matches.
+//     Where resource.k8s.io/v1 is served, it also watches DeviceClasses
+//     and ResourceSlices (dra.go) for pools whose GPUs are DRA devices,
+//     trimmed to a slice's driver, node and devices' attributes and
+//     capacities (a node's identical GPUs once, with a count; no device
+//     names, UUIDs or resourceVersion), so a driver republishing the
+//     same devices starts no comparison.
 //     Reconciles wait for the first comparison, so no status is written
 //     without CapabilitiesCurrent only to gain it a moment later.
 //

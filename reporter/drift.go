@@ -63,7 +63,7 @@ var (
 	}, []string{"clustercapabilities"})
 	capabilityComparisons = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "airunway_status_reporter_capability_comparisons_total",
-		Help: "Comparisons of the applied ClusterCapabilities with the cluster: one per change of a fact they read (a Node's labels, taints or allocatable, an operator Deployment's images or arguments, a CRD, a Gateway, a ClusterCapabilities), none while nothing changes.",
+		Help: "Comparisons of the applied ClusterCapabilities with the cluster: one per change of a fact they read (a Node's labels, taints or allocatable, an operator Deployment's images or arguments, a CRD, a Gateway, a DeviceClass or ResourceSlice, a ClusterCapabilities), none while nothing changes.",
 	})
 	modelsDrifted = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "airunway_status_reporter_modeldeployments_capabilities_drifted",
@@ -116,7 +116,8 @@ func modelPools(annotation string) []string {
 
 // drift compares every applied ClusterCapabilities with the live cluster
 // (package discover's Compare) whenever a fact it reads of a Node, CRD,
-// operator Deployment, Gateway or ClusterCapabilities changes (and again
+// operator Deployment, Gateway, DeviceClass, ResourceSlice or
+// ClusterCapabilities changes (and again
 // an interval after a comparison that failed), writes the outcome to the ClusterCapabilities' status and hands it to
 // the ModelDeployment reconciler.
 type drift struct {
@@ -186,6 +187,14 @@ func (d *drift) Start(ctx context.Context) error {
 			return nil // stopped before the cache synced
 		}
 		return err
+	}
+	// The first comparison waits for the kinds' first pass: a
+	// ClusterCapabilities read before the ResourceSlices are would find
+	// every DRA pool without devices.
+	select {
+	case <-d.kinds.Synced():
+	case <-ctx.Done():
+		return nil
 	}
 	for {
 		// A comparison runs when something it reads has changed (the
@@ -324,6 +333,9 @@ func (d *drift) snapshot(ctx context.Context, c cache.Cache) (*discover.Cluster,
 		}
 	}
 	cluster.Nodes, cluster.Deployments, cluster.CRDs = nodes.Items, deployments.Items, crds.Items
+	if err := d.snapshotDRA(ctx, cluster); err != nil {
+		return nil, err
+	}
 	if gateways, ok := d.kinds.Reader(gatewayGVK); ok {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gatewayGVK.GroupVersion().WithKind("GatewayList"))

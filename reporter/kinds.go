@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -29,6 +30,10 @@ type watchedKind struct {
 	// (Gateways, which the renderer does not write); otherwise only the
 	// objects labelled as rendered by airunway, in the reporter's scope.
 	everything bool
+	// quiet kinds make no event of an update that leaves the trimmed
+	// object as it was (a ResourceSlice republished with a new pool
+	// generation and the same devices).
+	quiet bool
 	// owners maps an object to the ModelDeployments whose status it feeds.
 	owners func(k *kinds, obj *unstructured.Unstructured) []types.NamespacedName
 }
@@ -240,8 +245,13 @@ func (k *kinds) startCache(ctx context.Context, w watchedKind) error {
 		}
 	}
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { notify(obj) },
-		UpdateFunc: func(old, obj any) { notify(old, obj) },
+		AddFunc: func(obj any) { notify(obj) },
+		UpdateFunc: func(old, obj any) {
+			if w.quiet && equality.Semantic.DeepEqual(old, obj) {
+				return
+			}
+			notify(old, obj)
+		},
 		DeleteFunc: func(obj any) { notify(obj) },
 	}); err != nil {
 		return err

@@ -344,8 +344,9 @@ func managerOptions(o Options) manager.Options {
 }
 
 // wantedKinds are the primary kinds of every built-in provider, plus the
-// HTTPRoutes the gateway renders, the Gateways they attach to, and the
-// applied ClusterCapabilities.
+// HTTPRoutes the gateway renders, the Gateways they attach to, the
+// applied ClusterCapabilities, and the DRA DeviceClasses and
+// ResourceSlices they are compared with.
 func wantedKinds() []watchedKind {
 	var out []watchedKind
 	seen := map[schema.GroupVersionKind]bool{}
@@ -370,6 +371,7 @@ func wantedKinds() []watchedKind {
 			k.changed()
 			return nil // the comparison enqueues the models it concerns
 		}})
+	out = append(out, draKinds()...)
 	slices.SortFunc(out, func(a, b watchedKind) int { return strings.Compare(a.gvk.String(), b.gvk.String()) })
 	return out
 }

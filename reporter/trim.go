@@ -42,6 +42,10 @@ func transformFor(gvk schema.GroupVersionKind) toolscache.TransformFunc {
 			}
 			return out
 		}, false)
+	case resourceSliceGVK:
+		return trimUnstructured(trimResourceSlice, false)
+	case deviceClassGVK:
+		return trimUnstructured(trimDeviceClass, false)
 	case ClusterCapabilitiesGVK:
 		// Read whole, as the renderer reads the file; they are few.
 		return trimUnstructured(nil, false)
