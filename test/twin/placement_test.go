@@ -268,7 +268,8 @@ func pending(t *testing.T, ns string, bound, pendingPods int) string {
 		}
 		events = schedulerEvents(c, ns)
 		// Stable once the scheduler has said why for every Pending pod.
-		if b != bound || p != pendingPods || strings.Count(events, "\n") < pendingPods {
+		// (Each event is a line of its own after the heading: "\n  ".)
+		if b != bound || p != pendingPods || strings.Count(events, "\n  ") < pendingPods {
 			c.Errorf("want %d bound and %d Pending, have %d and %d:\n%s\n%s", bound, pendingPods, b, p, podSummary(pods.Items), events)
 		}
 	}, time.Minute, 250*time.Millisecond, "want %d bound and %d Pending pods in %s within a minute", bound, pendingPods, ns)

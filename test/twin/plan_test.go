@@ -67,8 +67,15 @@ func (c agreementCase) String() string {
 
 // capabilities is the case's capability file. Its pool, and so its
 // nodes, are named after the case: the scheduler never meets a node name
-// whose pods from the case before it has not yet forgotten.
-func (c agreementCase) capabilities(pool string) string {
+// whose pods from the case before it has not yet forgotten. With dra the
+// pool's GPUs are DRA devices of gpu.nvidia.com (the twin publishes a
+// ResourceSlice per node), which the pods claim instead of requesting
+// nvidia.com/gpu.
+func (c agreementCase) capabilities(pool string, dra bool) string {
+	devices := ""
+	if dra {
+		devices = "deviceClassName: gpu.nvidia.com, "
+	}
 	return fmt.Sprintf(`apiVersion: airunway.ai/v1alpha1
 kind: ClusterCapabilities
 metadata: {name: agreement}
@@ -78,9 +85,9 @@ spec:
   - name: %s
     selector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
     taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
-    gpu: {product: NVIDIA-H100-80GB-HBM3, perNode: %d}
+    gpu: {%sproduct: NVIDIA-H100-80GB-HBM3, perNode: %d}
     nodes: {count: %d}
-`, pool, c.gpusPerNode, c.nodes)
+`, pool, devices, c.gpusPerNode, c.nodes)
 }
 
 // TestPlanAgreesWithScheduler holds `airunway-render plan` to the real
@@ -88,7 +95,10 @@ spec:
 // fits exactly when the scheduler binds every pod, and the plan's pending
 // pods are the pods the scheduler leaves Pending. The models are applied
 // largest first, each settled (every pod bound, or Pending with the
-// scheduler's reason) before the next, the order the plan packs in.
+// scheduler's reason) before the next, the order the plan packs in. The
+// cases run with GPUs as the extended resource, and (draAgreementCases of
+// them) again as DRA devices the pods claim: the plan counts claimed
+// devices, the scheduler's DynamicResources plugin allocates them.
 func TestPlanAgreesWithScheduler(t *testing.T) {
 	cases := agreementCases()
 	var gen strings.Builder
@@ -103,56 +113,76 @@ func TestPlanAgreesWithScheduler(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(want), gen.String(), "the generator changed: go test ./test/twin -run TestPlanAgreesWithScheduler -update")
 
-	fits, short := 0, 0
-	for i, c := range cases {
-		t.Run(fmt.Sprintf("case-%d", i), func(t *testing.T) {
-			dir := t.TempDir()
-			caps := filepath.Join(dir, "capabilities.yaml")
-			require.NoError(t, os.WriteFile(caps, []byte(c.capabilities(fmt.Sprintf("agree%d", i))), 0o644))
-			var paths []string
-			for j, m := range c.models {
-				paths = append(paths, oneModel(t, fmt.Sprintf("m%d", j), fmt.Sprintf("  model: {id: Qwen/Qwen3-8B}\n  engine: {type: vllm}\n  resources: {gpu: {count: %d}}\n  scaling: {replicas: %d}\n", m.gpus, m.replicas)))
+	for _, dra := range []bool{false, true} {
+		fits, short := 0, 0
+		for i, c := range cases {
+			if dra && i >= draAgreementCases {
+				continue
 			}
-			p := planJSON(t, caps, paths)
-
-			// Every node Ready first: a pod the scheduler finds no Ready node
-			// for is marked unschedulable and retried only later.
-			waitNodesReady(t, useCluster(t, caps))
-			idx := make([]int, len(c.models))
-			for j := range idx {
-				idx[j] = j
-			}
-			slices.SortStableFunc(idx, func(a, b int) int { return c.models[b].gpus - c.models[a].gpus })
-			ns := ""
-			total, bound, pendingPods := 0, 0, 0
-			for _, j := range idx {
-				objs := render(t, caps, paths[j])
-				if ns == "" {
-					ns, _ = deploy(t, objs)
-				} else {
-					applyIn(t, ns, objs)
-				}
-				total += c.models[j].replicas
-				bound, pendingPods = settle(t, ns, total)
-			}
-			t.Logf("%s: plan needs %d node(s), %d pending, fits=%v; the scheduler bound %d and left %d Pending",
-				c, p.NodesNeeded, p.PendingPods, p.Fits, bound, pendingPods)
-			if p.PendingPods != pendingPods {
-				t.Logf("the scheduler's reasons:\n%s", schedulerEvents(t, ns))
-			}
-			require.Equal(t, p.PendingPods, pendingPods, "pods Pending: the plan against the scheduler")
-			require.Equal(t, p.Fits, pendingPods == 0, "fits: the plan against the scheduler")
-			require.Equal(t, total-pendingPods, bound)
-			if p.Fits {
-				fits++
-			} else {
-				short++
-			}
-			addRow("vllm | plan agreement: %s | generated | gpu | %d/%d bound, %d Pending; plan: %d node(s) needed, %d pending | - | -", c, bound, total, pendingPods, p.NodesNeeded, p.PendingPods)
-		})
+			agreeWithScheduler(t, i, c, dra, &fits, &short)
+		}
+		require.Positive(t, fits, "the generated cases must include pools that hold their models (DRA: %t)", dra)
+		require.Positive(t, short, "the generated cases must include pools that are short (DRA: %t)", dra)
 	}
-	require.Positive(t, fits, "the generated cases must include pools that hold their models")
-	require.Positive(t, short, "the generated cases must include pools that are short")
+}
+
+// draAgreementCases is how many of the generated cases run again with DRA
+// devices: the first 8 have pools that fit and pools that are short (cases
+// 1 and 4); cases 8 and 9, short the same way, would add 28 s of waiting
+// for the scheduler's verdicts to a warm run.
+const draAgreementCases = 8
+
+// agreeWithScheduler runs one case of TestPlanAgreesWithScheduler.
+func agreeWithScheduler(t *testing.T, i int, c agreementCase, dra bool, fits, short *int) {
+	name, pool, kind := fmt.Sprintf("case-%d", i), fmt.Sprintf("agree%d", i), "gpu"
+	if dra {
+		name, pool, kind = "dra-"+name, "dagree"+fmt.Sprint(i), "gpu (DRA)"
+	}
+	t.Run(name, func(t *testing.T) {
+		dir := t.TempDir()
+		caps := filepath.Join(dir, "capabilities.yaml")
+		require.NoError(t, os.WriteFile(caps, []byte(c.capabilities(pool, dra)), 0o644))
+		var paths []string
+		for j, m := range c.models {
+			paths = append(paths, oneModel(t, fmt.Sprintf("m%d", j), fmt.Sprintf("  model: {id: Qwen/Qwen3-8B}\n  engine: {type: vllm}\n  resources: {gpu: {count: %d}}\n  scaling: {replicas: %d}\n", m.gpus, m.replicas)))
+		}
+		p := planJSON(t, caps, paths)
+
+		// Every node Ready first: a pod the scheduler finds no Ready node
+		// for is marked unschedulable and retried only later.
+		waitNodesReady(t, useCluster(t, caps))
+		idx := make([]int, len(c.models))
+		for j := range idx {
+			idx[j] = j
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return c.models[b].gpus - c.models[a].gpus })
+		ns := ""
+		total, bound, pendingPods := 0, 0, 0
+		for _, j := range idx {
+			objs := render(t, caps, paths[j])
+			if ns == "" {
+				ns, _ = deploy(t, objs)
+			} else {
+				applyIn(t, ns, objs)
+			}
+			total += c.models[j].replicas
+			bound, pendingPods = settle(t, ns, total)
+		}
+		t.Logf("%s: plan needs %d node(s), %d pending, fits=%v; the scheduler bound %d and left %d Pending",
+			c, p.NodesNeeded, p.PendingPods, p.Fits, bound, pendingPods)
+		if p.PendingPods != pendingPods {
+			t.Logf("the scheduler's reasons:\n%s", schedulerEvents(t, ns))
+		}
+		require.Equal(t, p.PendingPods, pendingPods, "pods Pending: the plan against the scheduler")
+		require.Equal(t, p.Fits, pendingPods == 0, "fits: the plan against the scheduler")
+		require.Equal(t, total-pendingPods, bound)
+		if p.Fits {
+			*fits++
+		} else {
+			*short++
+		}
+		addRow("vllm | plan agreement: %s | generated | %s | %d/%d bound, %d Pending; plan: %d node(s) needed, %d pending | - | -", c, kind, bound, total, pendingPods, p.NodesNeeded, p.PendingPods)
+	})
 }
 
 // poolPlan is what the test reads of the plan's JSON.
