@@ -22,13 +22,15 @@ type liveDevices struct {
 	classes map[string]*DeviceClass
 }
 
-// publishesGPUs reports whether a node's slices hold devices of a GPU
+// publishesGPUs reports whether a node's slices hold whole GPUs of a GPU
 // driver, whatever class picks them: a node a CPU pool does not count,
 // even while its DeviceClass is gone.
 func (l *liveDevices) publishesGPUs(node string) bool {
 	for _, s := range l.byNode[node] {
-		if _, gpu := gpuDrivers[s.Driver]; gpu && len(s.Devices) > 0 {
-			return true
+		for i := range s.Devices {
+			if wholeGPU(s.Driver, &s.Devices[i]) {
+				return true
+			}
 		}
 	}
 	return false

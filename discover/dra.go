@@ -44,6 +44,14 @@ var (
 // never a pool's GPU, whatever class picks it.
 var gpuDrivers = map[string]string{"gpu.nvidia.com": ""}
 
+// wholeGPUType is the value of a driver's attribute `type` on a whole GPU:
+// NVIDIA's driver publishes MIG devices and GPUs bound for virtual
+// machines as devices of the same driver with type "mig" and "vfio"
+// (deviceinfo.go), which a DeviceClass written by hand, say on
+// productName alone, would pick too. A device without the attribute is
+// judged by its classes alone.
+var wholeGPUType = map[string]string{"gpu.nvidia.com": "gpu"}
+
 // identityAttributes name one device rather than a kind of device (NVIDIA
 // publishes uuid; older releases index and minor; the PCI attributes are
 // Kubernetes' standard resource.kubernetes.io/pciBusID and pcieRoot). They
@@ -81,7 +89,7 @@ type Devices struct {
 }
 
 // DeviceBudget bounds the bytes of distinct device contents Read keeps, as
-// counted by interner.charge (a little above what the maps weigh). A real
+// interner.intern charges them (about what their maps weigh). A real
 // cluster's GPUs are a few kinds, kept once each; whoever can publish
 // ResourceSlices (a node's driver) could otherwise make every one of
 // 150,000 slices × 128 devices distinct.
@@ -309,6 +317,16 @@ func matches(exprs []string, driver string, d *Devices) (bool, error) {
 	return true, nil
 }
 
+// wholeGPU reports whether a device of a GPU driver is a whole GPU by its
+// type attribute (wholeGPUType), when it has one.
+func wholeGPU(driver string, d *Devices) bool {
+	if _, gpu := gpuDrivers[driver]; !gpu {
+		return false
+	}
+	t, ok := lookupAttribute(d.Attributes, driver, "type")
+	return !ok || t.StringValue == nil || wholeGPUType[driver] == "" || *t.StringValue == wholeGPUType[driver]
+}
+
 // nodeGPU is one kind of DRA GPU on a node: devices of one class, product
 // and memory.
 type nodeGPU struct {
@@ -377,7 +395,9 @@ func indexDRA(c *Cluster) draIndex {
 			mk := fmt.Sprintf("%s\x00%p", s.Driver, d.Attributes)
 			class, ok := memo[mk]
 			if !ok {
-				class = gpuClass(c.DeviceClasses, s.Driver, d)
+				if wholeGPU(s.Driver, d) {
+					class = gpuClass(c.DeviceClasses, s.Driver, d)
+				}
 				memo[mk] = class
 			}
 			if class == "" {

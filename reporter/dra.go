@@ -2,10 +2,9 @@ package reporter
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
-	"reflect"
-	"slices"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -57,6 +56,7 @@ func trimResourceSlice(obj map[string]any) map[string]any {
 		}
 	}
 	var devices []any
+	index := map[string]int{} // a trimmed device's content, as JSON: its place in devices
 	devs, _ := spec["devices"].([]any)
 	for _, d := range devs {
 		dm, ok := d.(map[string]any)
@@ -78,15 +78,16 @@ func trimResourceSlice(obj map[string]any) map[string]any {
 		if c, ok := countOf(dm); ok {
 			weight = c
 		}
-		if i := slices.IndexFunc(devices, func(e any) bool {
-			em := maps.Clone(e.(map[string]any))
-			delete(em, "count")
-			return reflect.DeepEqual(em, kept)
-		}); i >= 0 {
+		key, err := json.Marshal(kept) // map keys sorted: equal contents, equal keys
+		if err != nil {
+			continue
+		}
+		if i, ok := index[string(key)]; ok {
 			n, _ := countOf(devices[i])
 			devices[i].(map[string]any)["count"] = n + weight
 			continue
 		}
+		index[string(key)] = len(devices)
 		kept["count"] = weight
 		devices = append(devices, kept)
 	}
