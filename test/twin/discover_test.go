@@ -125,6 +125,14 @@ func stageCluster(t *testing.T, caps *hub.ClusterCapabilities) {
 			createOperator(t, "dynamo-system", "dynamo-platform-dynamo-operator-controller-manager",
 				map[string]string{"control-plane": "controller-manager", "app.kubernetes.io/part-of": "dynamo-operator"},
 				"nvcr.io/nvidia/ai-dynamo/kubernetes-operator:"+p.Version, "--operator-version="+p.Version)
+		case hub.ProviderKubeRay:
+			// The CRDs of the declared release, as the twin's KubeRay tests
+			// install them (hack/install-twin.sh copies them), and the
+			// kuberay-operator chart's Deployment.
+			require.NoError(t, installCRDDir(filepath.Join(os.Getenv("TWIN_ASSETS"), "kuberay-"+p.Version, "crds")), "KubeRay %s's CRDs", p.Version)
+			createOperator(t, "kuberay-system", "kuberay-operator",
+				map[string]string{"app.kubernetes.io/name": "kuberay-operator", "helm.sh/chart": "kuberay-operator-" + p.Version},
+				"quay.io/kuberay/operator:v"+p.Version)
 		}
 	}
 	if g := caps.Spec.Gateway; g != nil {
@@ -310,11 +318,24 @@ func requireSameFacts(t *testing.T, declared, found *hub.ClusterCapabilities) {
 	}
 	for _, p := range declared.Spec.NodePools {
 		i := slices.IndexFunc(found.Spec.NodePools, func(f hub.NodePool) bool {
-			return (f.GPU == nil) == (p.GPU == nil) && (p.GPU == nil || reflect.DeepEqual(*f.GPU, hub.PoolGPU{ResourceName: p.GPUResource(), Product: p.GPU.Product, MemoryMiB: p.GPU.MemoryMiB, PerNode: p.GPU.PerNode})) &&
+			return (f.GPU == nil) == (p.GPU == nil) && (p.GPU == nil || reflect.DeepEqual(gpuFacts(f), gpuFacts(p))) &&
 				discover.FormatTaints(f.Taints) == discover.FormatTaints(p.Taints)
 		})
 		require.GreaterOrEqual(t, i, 0, "pool %s's GPUs and taints found", p.Name)
 	}
+}
+
+// gpuFacts are the facts of a pool's GPUs discovery is held to: the
+// resource name, product, memory and count; for a DRA pool (whose devices
+// the twin publishes in ResourceSlices) the DeviceClass and the devices'
+// attributes instead of a resource name. Selectors are people's, like
+// names and prices.
+func gpuFacts(p hub.NodePool) hub.PoolGPU {
+	g := hub.PoolGPU{ResourceName: p.GPUResource(), Product: p.GPU.Product, MemoryMiB: p.GPU.MemoryMiB, PerNode: p.GPU.PerNode}
+	if p.ClaimsDevices() {
+		g.ResourceName, g.DeviceClassName, g.Attributes = "", p.GPU.DeviceClassName, p.GPU.Attributes
+	}
+	return g
 }
 
 func mustRead(t *testing.T, path string) []byte {
