@@ -6,30 +6,15 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-
-	"github.com/blang/semver/v4"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apiserver/pkg/cel/environment"
-	dracel "k8s.io/dynamic-resource-allocation/cel"
 
+	"github.com/airunway-render/airunway-render/api/dra"
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 )
-
-// RefusedDeviceClasses are the DeviceClasses of NVIDIA's DRA driver whose
-// devices are not whole GPUs a model server can own. A pool naming one is
-// refused: the renderer claims whole GPUs, each allocated to one pod.
-var RefusedDeviceClasses = map[string]string{
-	"mig.nvidia.com":                            "MIG partitions of a GPU",
-	"vfio.gpu.nvidia.com":                       "GPUs passed through to virtual machines",
-	"compute-domain-daemon.nvidia.com":          "ComputeDomain daemons (multi-node NVLink)",
-	"compute-domain-default-channel.nvidia.com": "ComputeDomain IMEX channels (multi-node NVLink)",
-}
 
 // checkDevices validates a pool's Dynamic Resource Allocation fields the
 // way the API server validates a ResourceClaimTemplate carrying them: the
@@ -49,7 +34,7 @@ func checkDevices(g *hub.PoolGPU, at string, l *diag.List) {
 	if msgs := utilvalidation.IsDNS1123Subdomain(g.DeviceClassName); len(msgs) > 0 {
 		l.Errorf(at+".deviceClassName", "%q is not a valid DeviceClass name: %s", g.DeviceClassName, strings.Join(msgs, "; "))
 	}
-	if what, refused := RefusedDeviceClasses[g.DeviceClassName]; refused {
+	if what, refused := dra.RefusedClasses[g.DeviceClassName]; refused {
 		l.Errorf(at+".deviceClassName", "%q is not supported: its devices are %s, and the renderer claims whole GPUs only, each allocated to one pod; use the DeviceClass of whole GPUs (%q)", g.DeviceClassName, what, "gpu.nvidia.com")
 	}
 	if len(g.Selectors) > resourcev1.DeviceSelectorsMaxSize {
@@ -72,7 +57,7 @@ func checkSelector(expr, at string, l *diag.List) {
 		l.Errorf(at, "is %d bytes long: must be at most %d", len(expr), resourcev1.CELSelectorExpressionMaxLength)
 		return
 	}
-	res := compileSelector(expr)
+	res := dra.CompileSelector(expr)
 	cost := uint64(resourcev1.CELSelectorExpressionMaxCost)
 	switch {
 	case res.Error != nil:
@@ -80,14 +65,6 @@ func checkSelector(expr, at string, l *diag.List) {
 	case res.MaxCost > cost:
 		l.Errorf(at, "%q is too expensive to evaluate: the API server refuses selectors whose worst-case cost exceeds %d", expr, cost)
 	}
-}
-
-// compileSelector compiles a selector in the DRA environment of a new
-// object, with the API server's cost limit.
-func compileSelector(expr string) dracel.CompilationResult {
-	envType := environment.NewExpressions
-	cost := uint64(resourcev1.CELSelectorExpressionMaxCost)
-	return dracel.GetCompiler(dracel.Features{}).CompileCELExpression(expr, dracel.Options{EnvType: &envType, CostLimit: &cost})
 }
 
 // gpuResourceName is the extended resource a pool's GPUs are requested by.
@@ -120,9 +97,9 @@ func checkAttributes(g *hub.PoolGPU, at string, l *diag.List) {
 	if !ok {
 		return
 	}
-	device := PoolDevice(g)
+	device := dra.Declared(g)
 	for i, expr := range g.Selectors {
-		res := compileSelector(expr)
+		res := dra.CompileSelector(expr)
 		if res.Error != nil {
 			continue // reported by checkSelector
 		}
@@ -158,53 +135,3 @@ func attributeNameErrors(name string) []string {
 }
 
 var cIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// PoolDevice is the device a DRA pool declares, as the scheduler's CEL
-// environment sees it: the driver named like the DeviceClass (as NVIDIA's
-// gpu.nvidia.com is), the declared attributes in the driver's domain, and
-// the GPU memory as capacity `memory`.
-func PoolDevice(g *hub.PoolGPU) dracel.Device {
-	d := dracel.Device{Driver: g.DeviceClassName, Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{}, Capacity: map[resourcev1.QualifiedName]resourcev1.DeviceCapacity{}}
-	for name, value := range g.Attributes {
-		d.Attributes[resourcev1.QualifiedName(name)] = DeviceAttribute(value)
-	}
-	if g.MemoryMiB > 0 {
-		d.Capacity["memory"] = resourcev1.DeviceCapacity{Value: *resource.NewQuantity(g.MemoryMiB<<20, resource.BinarySI)}
-	}
-	return d
-}
-
-// DeviceAttribute is the typed attribute a declared value stands for:
-// an integer, true or false, a semantic version (NVIDIA publishes
-// driverVersion and cudaComputeCapability as versions: "9.0.0"), else a
-// string. AttributeText is its inverse.
-func DeviceAttribute(value string) resourcev1.DeviceAttribute {
-	if i, err := strconv.ParseInt(value, 10, 64); err == nil {
-		return resourcev1.DeviceAttribute{IntValue: &i}
-	}
-	if b, err := strconv.ParseBool(value); err == nil && (value == "true" || value == "false") {
-		return resourcev1.DeviceAttribute{BoolValue: &b}
-	}
-	if _, err := semver.Parse(value); err == nil {
-		return resourcev1.DeviceAttribute{VersionValue: &value}
-	}
-	return resourcev1.DeviceAttribute{StringValue: &value}
-}
-
-// AttributeText writes a ResourceSlice attribute as a capability file
-// holds it; DeviceAttribute reads it back to the same type, except for a
-// string that looks like a number, a boolean or a version (ok is false).
-func AttributeText(a resourcev1.DeviceAttribute) (text string, ok bool) {
-	switch {
-	case a.IntValue != nil:
-		return strconv.FormatInt(*a.IntValue, 10), true
-	case a.BoolValue != nil:
-		return strconv.FormatBool(*a.BoolValue), true
-	case a.VersionValue != nil:
-		return *a.VersionValue, true
-	case a.StringValue != nil:
-		back := DeviceAttribute(*a.StringValue)
-		return *a.StringValue, back.StringValue != nil
-	}
-	return "", false
-}

@@ -10,6 +10,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/airunway-render/airunway-render/api/dra"
 	"github.com/airunway-render/airunway-render/api/hub"
 )
 
@@ -54,9 +55,9 @@ func nodeSlice(p hub.NodePool, node string) resourcev1.ResourceSlice {
 	if perNode == 0 {
 		perNode = DefaultGPUsPerNode
 	}
-	devices := make([]resourcev1.Device, 0, perNode)
+	out := make([]resourcev1.Device, 0, perNode)
 	for i := range perNode {
-		d := PoolDevice(g)
+		d := dra.Declared(g)
 		index := int64(i)
 		uuid := DeviceUUID(node, i)
 		d.Attributes[DeviceIndexAttribute] = resourcev1.DeviceAttribute{IntValue: &index}
@@ -65,7 +66,7 @@ func nodeSlice(p hub.NodePool, node string) resourcev1.ResourceSlice {
 		if len(d.Capacity) > 0 {
 			device.Capacity = d.Capacity
 		}
-		devices = append(devices, device)
+		out = append(out, device)
 	}
 	nodeName := node
 	return resourcev1.ResourceSlice{
@@ -75,7 +76,7 @@ func nodeSlice(p hub.NodePool, node string) resourcev1.ResourceSlice {
 			Driver:   g.DeviceClassName,
 			Pool:     resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1},
 			NodeName: &nodeName,
-			Devices:  devices,
+			Devices:  out,
 		},
 	}
 }

@@ -15,6 +15,8 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	dracel "k8s.io/dynamic-resource-allocation/cel"
+
+	"github.com/airunway-render/airunway-render/api/dra"
 )
 
 const draPools = `{providers: [{name: vllm}], nodePools: [
@@ -118,7 +120,7 @@ func TestResourceSlicesSatisfySelectors(t *testing.T) {
 			for _, d := range s.Spec.Devices {
 				dev := dracel.Device{Driver: s.Spec.Driver, Attributes: d.Attributes, Capacity: d.Capacity}
 				for _, expr := range pools[pool] {
-					res := compileSelector(expr)
+					res := dra.CompileSelector(expr)
 					require.Nil(t, res.Error)
 					match, _, err := res.DeviceMatches(context.Background(), dev)
 					require.NoError(t, err)
@@ -128,7 +130,7 @@ func TestResourceSlicesSatisfySelectors(t *testing.T) {
 		}
 		// The H100 selector is false for an L4: a claim of one pool
 		// cannot take the other's devices.
-		h100 := compileSelector(r.NodePools[0].GPU.Selectors[0])
+		h100 := dra.CompileSelector(r.NodePools[0].GPU.Selectors[0])
 		l4 := published[len(published)-1].Spec.Devices[0]
 		match, _, err := h100.DeviceMatches(context.Background(), dracel.Device{Driver: "gpu.nvidia.com", Attributes: l4.Attributes, Capacity: l4.Capacity})
 		require.NoError(t, err)

@@ -10,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 
+	pooldev "github.com/airunway-render/airunway-render/api/dra"
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/capabilities"
 )
 
 // liveDevices is the cluster's DRA devices as Compare reads them: each
@@ -171,7 +171,7 @@ func compareDevices(p *hub.NodePool, nodes []*corev1.Node, l *liveDevices, diff 
 }
 
 // attributeText is a device's attribute as a capability file names and
-// writes it (capabilities.PoolDevice reads a plain name in the domain of
+// writes it (pooldev.Declared reads a plain name in the domain of
 // a driver named like the class), "none" when the device has none.
 func attributeText(d classDevice, class, name string) string {
 	domain, id := splitName(name)
@@ -188,6 +188,6 @@ func attributeText(d classDevice, class, name string) string {
 	if !ok {
 		return "none"
 	}
-	text, _ := capabilities.AttributeText(a)
+	text, _ := pooldev.AttributeText(a)
 	return text
 }

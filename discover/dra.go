@@ -13,12 +13,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/client-go/dynamic"
 	dracel "k8s.io/dynamic-resource-allocation/cel"
 
+	pooldev "github.com/airunway-render/airunway-render/api/dra"
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/capabilities"
 )
 
 // Dynamic Resource Allocation (resource.k8s.io/v1, GA in Kubernetes 1.34).
@@ -353,7 +352,7 @@ type draIndex map[string]*draNode
 func gpuClass(classes []DeviceClass, driver string, d *Devices) string {
 	var found []string
 	for _, cl := range classes {
-		if _, refused := capabilities.RefusedDeviceClasses[cl.Name]; refused {
+		if _, refused := pooldev.RefusedClasses[cl.Name]; refused {
 			continue
 		}
 		if ok, _ := matches(cl.Selectors, driver, d); ok {
@@ -476,16 +475,16 @@ func deviceMemoryMiB(d *Devices, driver string) int64 {
 }
 
 // fileAttributes writes a pool's shared attributes as a capability file
-// holds them (capabilities.AttributeText): the driver's own attributes
+// holds them (pooldev.AttributeText): the driver's own attributes
 // by their plain name when the class is named like the driver (as the
-// renderer reads them, capabilities.PoolDevice), else qualified. An
+// renderer reads them, pooldev.Declared), else qualified. An
 // attribute the file cannot hold as its type (a string that reads back
 // as a number or version) is left out, with a note.
 func fileAttributes(g nodeGPU, attrs map[resourcev1.QualifiedName]resourcev1.DeviceAttribute) (map[string]string, []string) {
 	out := map[string]string{}
 	var skipped []string
 	for _, name := range slices.Sorted(maps.Keys(attrs)) {
-		text, ok := capabilities.AttributeText(attrs[name])
+		text, ok := pooldev.AttributeText(attrs[name])
 		domain, id := splitName(string(name))
 		key := string(name)
 		switch {
@@ -547,15 +546,13 @@ func (g *group) devices(gpu *hub.PoolGPU, dra draIndex, field string) []Note {
 
 // HoldsTo checks a selector as the renderer does (capabilities'
 // checkSelector and checkAttributes): it compiles for a new object, and
-// the pool's declared device (capabilities.PoolDevice) satisfies it.
+// the pool's declared device (pooldev.Declared) satisfies it.
 func HoldsTo(expr string, gpu *hub.PoolGPU) error {
-	envType := environment.NewExpressions
-	cost := uint64(resourcev1.CELSelectorExpressionMaxCost)
-	res := dracel.GetCompiler(dracel.Features{}).CompileCELExpression(expr, dracel.Options{EnvType: &envType, CostLimit: &cost})
+	res := pooldev.CompileSelector(expr)
 	if res.Error != nil {
 		return fmt.Errorf("%s does not compile: %s", expr, res.Error.Detail)
 	}
-	ok, _, err := res.DeviceMatches(context.Background(), capabilities.PoolDevice(gpu))
+	ok, _, err := res.DeviceMatches(context.Background(), pooldev.Declared(gpu))
 	switch {
 	case err != nil:
 		return fmt.Errorf("%s fails on the pool's device: %w", expr, err)
