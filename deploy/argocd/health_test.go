@@ -2,19 +2,17 @@ package argocd
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	lua "github.com/yuin/gopher-lua"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/internal/testing/argolua"
 )
 
 var update = flag.Bool("update", false, "rewrite argocd-cm.yaml from health.lua")
@@ -27,145 +25,18 @@ const (
 	healthKey = "resource.customizations.health.airunway.ai_ModelDeployment"
 )
 
-// The Lua setup below reproduces Argo CD's util/lua/lua.go (v3.5.1 and
-// master, 2026-08): VM.runLuaWithResourceActionParameters,
-// VM.ExecuteHealthLua, decodeValue and oslib_safe.go. Scripts from argocd-cm
-// run with UseOpenLibs false unless resource.customizations.useOpenLibs.<gk>
-// is true; built-in scripts always run with it true.
-
-// newLState prepares an LState as Argo CD does: with UseOpenLibs false it
-// skips gopher-lua's libraries, then opens package, base and table, calls
-// the safe os opener and preloads the safe os module.
-func newLState(t *testing.T, useOpenLibs bool) *lua.LState {
-	t.Helper()
-	l := lua.NewState(lua.Options{SkipOpenLibs: !useOpenLibs})
-	t.Cleanup(l.Close)
-	for _, lib := range []struct {
-		name string
-		open lua.LGFunction
-	}{
-		{lua.LoadLibName, lua.OpenPackage},
-		{lua.BaseLibName, lua.OpenBase},
-		{lua.TabLibName, lua.OpenTable},
-		{lua.OsLibName, openSafeOs},
-	} {
-		if err := l.CallByParam(lua.P{Fn: l.NewFunction(lib.open), NRet: 0, Protect: true}, lua.LString(lib.name)); err != nil {
-			t.Fatalf("open %s: %v", lib.name, err)
-		}
-	}
-	l.PreloadModule(lua.OsLibName, safeOsLoader)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	t.Cleanup(cancel)
-	l.SetContext(ctx)
-	return l
-}
-
-// safeOsFuncs stands in for Argo CD's reduced os library, which has only
-// time and date. health.lua uses neither, so these are simplified.
-var safeOsFuncs = map[string]lua.LGFunction{
-	"time": func(l *lua.LState) int { l.Push(lua.LNumber(time.Now().Unix())); return 1 },
-	"date": func(l *lua.LState) int { l.Push(lua.LString(time.Now().Format(time.ANSIC))); return 1 },
-}
-
-// openSafeOs registers under the table library's name, as Argo CD's
-// OpenSafeOs does. table is already loaded by then, so this adds nothing:
-// in Argo CD a restricted script has no global os, only require("os").
-func openSafeOs(l *lua.LState) int {
-	l.Push(l.RegisterModule(lua.TabLibName, safeOsFuncs))
-	return 1
-}
-
-func safeOsLoader(l *lua.LState) int {
-	l.Push(l.SetFuncs(l.NewTable(), safeOsFuncs))
-	return 1
-}
-
-// toLua converts a value of an unstructured object as Argo CD's decodeValue
-// does: maps become hash tables, slices 1-indexed arrays (nil elements
-// dropped by Append), numbers Lua numbers, json.Number a string, anything
-// else nil.
-func toLua(l *lua.LState, v any) lua.LValue {
-	switch v := v.(type) {
-	case bool:
-		return lua.LBool(v)
-	case float64:
-		return lua.LNumber(v)
-	case string:
-		return lua.LString(v)
-	case json.Number:
-		return lua.LString(v)
-	case int:
-		return lua.LNumber(v)
-	case int32:
-		return lua.LNumber(v)
-	case int64:
-		return lua.LNumber(v)
-	case []any:
-		arr := l.CreateTable(len(v), 0)
-		for _, item := range v {
-			arr.Append(toLua(l, item))
-		}
-		return arr
-	case map[string]any:
-		tbl := l.CreateTable(0, len(v))
-		for key, item := range v {
-			tbl.RawSetH(lua.LString(key), toLua(l, item))
-		}
-		return tbl
-	}
-	return lua.LNil
-}
-
-// decode turns a YAML manifest into the map Argo CD holds: the API server's
-// JSON decoded as unstructured decodes it, integers as int64.
-func decode(t *testing.T, manifest string) map[string]any {
-	t.Helper()
-	data, err := yaml.YAMLToJSON([]byte(manifest))
-	if err != nil {
-		t.Fatalf("YAML to JSON: %v", err)
-	}
-	var obj map[string]any
-	if err := utiljson.Unmarshal(data, &obj); err != nil {
-		t.Fatalf("decode JSON: %v", err)
-	}
-	return obj
-}
+// The Lua harness, internal/testing/argolua, reproduces Argo CD's
+// util/lua/lua.go: the libraries an argocd-cm script gets, decodeValue and
+// how ExecuteHealthLua reads the result.
 
 type health struct{ Status, Message string }
 
-// runHealth runs script with obj set, then reads its result as Argo CD's
-// ExecuteHealthLua does: nil is an empty status, a table is read as JSON
-// {status, message} (other types fail that decoding), and a status outside
-// Argo CD's set becomes Unknown.
+// runHealth runs script on obj as Argo CD runs a health check
+// (argolua.RunHealth).
 func runHealth(t *testing.T, useOpenLibs bool, script string, obj map[string]any) (health, error) {
-	l := newLState(t, useOpenLibs)
-	l.SetGlobal("obj", toLua(l, obj))
-	if err := l.DoString(script); err != nil {
-		return health{}, err
-	}
-	switch ret := l.Get(-1).(type) {
-	case *lua.LNilType:
-		return health{}, nil
-	case *lua.LTable:
-		var h health
-		for key, dst := range map[string]*string{"status": &h.Status, "message": &h.Message} {
-			switch v := ret.RawGetString(key).(type) {
-			case *lua.LNilType:
-			case lua.LString:
-				*dst = string(v)
-			default:
-				return health{}, fmt.Errorf("%s is a %s, Argo CD cannot decode it as a string", key, v.Type())
-			}
-		}
-		switch h.Status {
-		case "Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown":
-		default:
-			return health{Status: "Unknown", Message: "Lua returned an invalid health status"}, nil
-		}
-		return h, nil
-	default:
-		return health{}, fmt.Errorf("expect table output from Lua script, not %s", ret.Type())
-	}
+	t.Helper()
+	h, err := argolua.RunHealth(t, useOpenLibs, script, obj)
+	return health(h), err
 }
 
 func readScript(t *testing.T) string {
@@ -304,7 +175,7 @@ func TestHealth(t *testing.T) {
 		{"empty object", "{}\n", progressing(msgWaiting)},
 	}
 	for _, tt := range tests {
-		obj := decode(t, tt.manifest)
+		obj := argolua.Decode(t, tt.manifest)
 		for _, mode := range []struct {
 			name        string
 			useOpenLibs bool
@@ -332,9 +203,9 @@ func TestLuaEnvironment(t *testing.T) {
   obj = type(obj), generation = type(obj.metadata.generation),
   conditions = type(obj.status.conditions[1]), status = type(obj.status.conditions[1].status),
 }`
-	obj := decode(t, md(2, st(2, "Running", msgRunning, cond("Ready", "True", "DeploymentReady", msgRunning, 2))))
-	l := newLState(t, false)
-	l.SetGlobal("obj", toLua(l, obj))
+	obj := argolua.Decode(t, md(2, st(2, "Running", msgRunning, cond("Ready", "True", "DeploymentReady", msgRunning, 2))))
+	l := argolua.NewLState(t, false)
+	l.SetGlobal("obj", argolua.ToLua(l, obj))
 	if err := l.DoString(probe); err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +227,7 @@ func TestLuaEnvironment(t *testing.T) {
 
 	// A careless script fails in this harness as it would in Argo CD, so
 	// the malformed cases of TestHealth do prove health.lua's defences.
-	_, err := runHealth(t, false, `return {status = obj.status.conditions[1].type}`, decode(t, md(1, "")))
+	_, err := runHealth(t, false, `return {status = obj.status.conditions[1].type}`, argolua.Decode(t, md(1, "")))
 	var apiErr *lua.ApiError
 	if !errors.As(err, &apiErr) || apiErr.Type != lua.ApiErrorRun {
 		t.Errorf("indexing a missing status: err = %v, want a Lua run-time error", err)
