@@ -8,21 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/internal/testing/providertest"
 	"github.com/airunway-render/airunway-render/providers"
 )
 
-func draPool() *hub.NodePool {
-	return &hub.NodePool{
-		Name:     "h100",
-		Selector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
-		GPU: &hub.PoolGPU{PerNode: 8, DeviceClassName: "gpu.nvidia.com",
-			Selectors: []string{`device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3"`}},
-	}
-}
+// draPool and plainPool are the same H100 pool, its GPUs as DRA devices
+// and as nvidia.com/gpu.
+func draPool() *hub.NodePool { return providertest.DRAPool("h100", "NVIDIA H100 80GB HBM3", 8) }
 
-func plainPool() *hub.NodePool {
-	return &hub.NodePool{Name: "h100", Selector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, GPU: &hub.PoolGPU{PerNode: 8}}
-}
+func plainPool() *hub.NodePool { return providertest.GPUPool("h100", "NVIDIA H100 80GB HBM3", 8) }
 
 func cpuPool() *hub.NodePool {
 	return &hub.NodePool{Name: "cpu", Selector: map[string]string{"kubernetes.io/os": "linux"}}

@@ -7,16 +7,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/internal/testing/providertest"
 	"github.com/airunway-render/airunway-render/providers"
 )
 
-func draPool() *hub.NodePool {
-	return &hub.NodePool{
-		Name:     "l4",
-		Selector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-L4"},
-		GPU:      &hub.PoolGPU{PerNode: 1, DeviceClassName: "gpu.nvidia.com", Selectors: []string{`device.attributes["gpu.nvidia.com"].productName == "NVIDIA L4"`}},
-	}
-}
+func draPool() *hub.NodePool { return providertest.DRAPool("l4", "NVIDIA L4", 1) }
 
 func on(pool *hub.NodePool) option {
 	return func(r *providers.Request) { r.Placement.Set(providers.ComponentMain, pool) }

@@ -104,3 +104,24 @@ func Object(t testing.TB, doc string) *unstructured.Unstructured {
 	require.NoError(t, obj.UnmarshalJSON(js))
 	return obj
 }
+
+// GPUPool is a pool of nodes with perNode GPUs of product, labelled
+// nvidia.com/gpu.product as GPU Feature Discovery labels them (the
+// product name with dashes for spaces), its GPUs requested as
+// nvidia.com/gpu.
+func GPUPool(name, product string, perNode int32) *hub.NodePool {
+	return &hub.NodePool{
+		Name:     name,
+		Selector: map[string]string{"nvidia.com/gpu.product": strings.ReplaceAll(product, " ", "-")},
+		GPU:      &hub.PoolGPU{PerNode: perNode},
+	}
+}
+
+// DRAPool is GPUPool with its GPUs as DRA devices: of DeviceClass
+// gpu.nvidia.com, picked by the productName attribute of NVIDIA's driver.
+func DRAPool(name, product string, perNode int32) *hub.NodePool {
+	pool := GPUPool(name, product, perNode)
+	pool.GPU.DeviceClassName = "gpu.nvidia.com"
+	pool.GPU.Selectors = []string{`device.attributes["gpu.nvidia.com"].productName == "` + product + `"`}
+	return pool
+}
