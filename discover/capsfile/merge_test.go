@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/discover"
 	"github.com/airunway-render/airunway-render/discover/capsfile"
@@ -51,6 +52,15 @@ func TestMerge(t *testing.T) {
 	c.Deployments[1].Spec.Template.Spec.Containers[0].Image = "mcr.microsoft.com/aks/kaito/workspace:0.11.0"
 	c.Deployments = append(c.Deployments, Deployment("ray-system", "kuberay-operator", nil, "quay.io/kuberay/operator:v1.4.2"))
 
+	mergeGolden(t, text, declared, c, "merge-prod.golden")
+}
+
+// mergeGolden merges the cluster c into the file text that declared,
+// holds the merged file and its change notes to golden, and checks the
+// merged file: it decodes and resolves, differs in nothing from c, and a
+// second merge changes nothing.
+func mergeGolden(t *testing.T, text []byte, declared *hub.ClusterCapabilities, c *discover.Cluster, golden string) {
+	t.Helper()
 	merged, changes, err := capsfile.Merge(text, declared, c)
 	require.NoError(t, err)
 	var b strings.Builder
@@ -59,7 +69,7 @@ func TestMerge(t *testing.T) {
 	for _, ch := range changes {
 		fmt.Fprintf(&b, "# %s: %s\n", ch.Field, ch.Text)
 	}
-	Golden(t, "merge-prod.golden", []byte(b.String()), *update)
+	Golden(t, golden, []byte(b.String()), *update)
 
 	again, problems := capabilities.Decode(merged)
 	require.False(t, problems.HasErrors(), "%v", problems)
@@ -157,23 +167,5 @@ func TestMergeDRA(t *testing.T) {
 		}
 	}
 
-	merged, changes, err := capsfile.Merge(text, declared, c)
-	require.NoError(t, err)
-	var b strings.Builder
-	b.WriteString(string(merged))
-	b.WriteString("---\n# changes:\n")
-	for _, ch := range changes {
-		fmt.Fprintf(&b, "# %s: %s\n", ch.Field, ch.Text)
-	}
-	Golden(t, "merge-dra.golden", []byte(b.String()), *update)
-
-	again, problems := capabilities.Decode(merged)
-	require.False(t, problems.HasErrors(), "%v", problems)
-	_, problems = capabilities.Resolve(again)
-	require.False(t, problems.HasErrors(), "%v", problems)
-	require.Empty(t, discover.Compare(again, c), "a merged file has no differences from its cluster")
-	twice, changes, err := capsfile.Merge(merged, again, c)
-	require.NoError(t, err)
-	require.Empty(t, changes)
-	require.Equal(t, string(merged), string(twice))
+	mergeGolden(t, text, declared, c, "merge-dra.golden")
 }
