@@ -88,6 +88,18 @@ type process struct {
 	done chan struct{} // closed when the process has exited
 }
 
+// stop interrupts the process and waits until it has exited, killing it
+// after 10 seconds.
+func (p *process) stop() {
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
 func (p *process) exited() bool {
 	select {
 	case <-p.done:
@@ -244,13 +256,7 @@ func (t *Twin) StopProcess(name string) {
 		if p.name != name || p.exited() {
 			continue
 		}
-		_ = p.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
+		p.stop()
 		t.procs[i].name = name + " (stopped)"
 	}
 }
@@ -300,14 +306,7 @@ func (t *Twin) Logs(lines int) string {
 func (t *Twin) Stop() error {
 	var errs []error
 	for i := len(t.procs) - 1; i >= 0; i-- {
-		p := t.procs[i]
-		_ = p.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
+		t.procs[i].stop()
 	}
 	if t.env != nil {
 		errs = append(errs, t.env.Stop())
