@@ -31,19 +31,10 @@ func TestNoWritesWithCapabilitiesApplied(t *testing.T) {
 	installCRD(t, c, clusterCapabilitiesCRD(t))
 	ns, objs, md := c.model(t, "capswrites", "vllm-minimal")
 	deployment := pick(objs, "Deployment")[0]
-	caps := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(`apiVersion: airunway.ai/v1alpha1
-kind: ClusterCapabilities
-metadata: {name: `+ns+`}
-spec:
-  providers: [{name: vllm}]
-  nodePools:
-  - name: nvidia-gpu
+	applyCapabilities(t, c, ns, `  - name: nvidia-gpu
     selector: {nvidia.com/gpu.present: "true"}
     gpu: {resourceName: nvidia.com/gpu}
-`), &caps.Object))
-	c.apply(t, caps)
-	t.Cleanup(func() { _ = c.admin.Delete(ctx, caps) }) // cluster-scoped: the next test must not see it
+`)
 
 	var counter requestCounter
 	o := testOptions(ns)
@@ -119,6 +110,24 @@ func capabilityComparisons(t *testing.T) float64 {
 	}
 	t.Fatal("the comparisons counter is not registered")
 	return 0
+}
+
+// applyCapabilities applies a ClusterCapabilities named name, of the vllm
+// provider and the node pools in nodePools (YAML list items under
+// spec.nodePools), and deletes it when t ends: it is cluster-scoped, and
+// the next test must not see it.
+func applyCapabilities(t *testing.T, c *controlPlane, name, nodePools string) {
+	t.Helper()
+	caps := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(`apiVersion: airunway.ai/v1alpha1
+kind: ClusterCapabilities
+metadata: {name: `+name+`}
+spec:
+  providers: [{name: vllm}]
+  nodePools:
+`+nodePools), &caps.Object))
+	c.apply(t, caps)
+	t.Cleanup(func() { _ = c.admin.Delete(context.Background(), caps) })
 }
 
 // clusterCapabilitiesCRD is the ClusterCapabilities CRD of deploy/base.

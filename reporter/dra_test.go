@@ -51,14 +51,7 @@ func TestCapabilitiesDriftDRA(t *testing.T) {
 	require.NoError(t, c.admin.Create(ctx, &class))
 	t.Cleanup(func() { _ = c.admin.Delete(ctx, &class) })
 
-	caps := &unstructured.Unstructured{}
-	require.NoError(t, yaml.Unmarshal([]byte(`apiVersion: airunway.ai/v1alpha1
-kind: ClusterCapabilities
-metadata: {name: `+ns+`}
-spec:
-  providers: [{name: vllm}]
-  nodePools:
-  - name: h100
+	applyCapabilities(t, c, ns, `  - name: h100
     selector: {render.airunway.ai/test-pool: `+ns+`}
     taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
     gpu:
@@ -68,9 +61,7 @@ spec:
       memoryMiB: 81559
       perNode: 2
     nodes: {count: 2}
-`), &caps.Object))
-	c.apply(t, caps)
-	t.Cleanup(func() { _ = c.admin.Delete(ctx, caps) }) // cluster-scoped: the next test must not see it
+`)
 
 	run(t, c.cfg, testOptions(ns))
 	current := waitCapabilities(t, c, ns, metav1.ConditionTrue)
