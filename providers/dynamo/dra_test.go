@@ -12,12 +12,6 @@ import (
 	"github.com/airunway-render/airunway-render/providers"
 )
 
-// draPool and plainPool are the same H100 pool, its GPUs as DRA devices
-// and as nvidia.com/gpu.
-func draPool() *hub.NodePool { return providertest.DRAPool("h100", "NVIDIA H100 80GB HBM3", 8) }
-
-func plainPool() *hub.NodePool { return providertest.GPUPool("h100", "NVIDIA H100 80GB HBM3", 8) }
-
 func cpuPool() *hub.NodePool {
 	return &hub.NodePool{Name: "cpu", Selector: map[string]string{"kubernetes.io/os": "linux"}}
 }
@@ -33,7 +27,7 @@ func onPools(components map[string]*hub.NodePool) opt {
 
 func TestDRAWorkerClaimsThroughDynamoFields(t *testing.T) {
 	spec := "model: {id: m}\nprovider: {name: dynamo}\nengine: {type: vllm}\nresources: {gpu: {count: 4}, memory: 64Gi}\n"
-	r := renderSpec(t, spec, withVersion("1.1.1", nil), onPools(map[string]*hub.NodePool{providers.ComponentMain: draPool()}))
+	r := renderSpec(t, spec, withVersion("1.1.1", nil), onPools(map[string]*hub.NodePool{providers.ComponentMain: providertest.H100DRAPool()}))
 	w := r.svc(t, ServiceWorker)
 	require.NotNil(t, w.Resources.Limits)
 	require.Equal(t, resourceItem{Memory: "64Gi"}, *w.Resources.Limits, "no gpu count: the operator would request nvidia.com/gpu")
@@ -41,7 +35,7 @@ func TestDRAWorkerClaimsThroughDynamoFields(t *testing.T) {
 		require.Empty(t, w.Resources.Requests.GPU)
 	}
 	require.Equal(t, []corev1.ResourceClaim{{Name: providers.GPUClaim}}, w.Resources.Claims)
-	name := providers.ClaimTemplateName("test-model-vllmworker", &providers.DeviceRequest{DeviceClassName: "gpu.nvidia.com", Selectors: draPool().GPU.Selectors}, 4)
+	name := providers.ClaimTemplateName("test-model-vllmworker", &providers.DeviceRequest{DeviceClassName: "gpu.nvidia.com", Selectors: providertest.H100DRAPool().GPU.Selectors}, 4)
 	require.Equal(t, []corev1.PodResourceClaim{{Name: providers.GPUClaim, ResourceClaimTemplateName: &name}}, w.ExtraPodSpec.ResourceClaims)
 	require.Contains(t, w.ExtraPodSpec.MainContainer.Args, "--tensor-parallel-size", "the renderer, not the operator, sets the parallelism")
 
@@ -55,7 +49,7 @@ func TestDRAWorkerClaimsThroughDynamoFields(t *testing.T) {
 }
 
 func TestDRAGPUTypeDropped(t *testing.T) {
-	pool := draPool()
+	pool := providertest.H100DRAPool()
 	pool.GPU.ResourceName = "amd.com/gpu"
 	spec := "model: {id: m}\nprovider: {name: dynamo}\nengine: {type: vllm}\nresources: {gpu: {count: 2, type: amd.com/gpu}}\n"
 	r := renderSpec(t, spec, withVersion("1.1.1", nil), onPools(map[string]*hub.NodePool{providers.ComponentMain: pool}))
@@ -70,7 +64,7 @@ func TestDRAGPUTypeDropped(t *testing.T) {
 func TestDRADisaggregatedAndGateway(t *testing.T) {
 	spec := "model: {id: m}\nprovider: {name: dynamo}\nengine: {type: vllm}\nserving: {mode: disaggregated}\n" +
 		"scaling: {prefill: {replicas: 2, gpu: {count: 1}}, decode: {replicas: 1, gpu: {count: 2}}}\n"
-	r := renderSpec(t, spec, withGateway(t), onPools(map[string]*hub.NodePool{providers.ComponentPrefill: draPool(), providers.ComponentDecode: plainPool()}))
+	r := renderSpec(t, spec, withGateway(t), onPools(map[string]*hub.NodePool{providers.ComponentPrefill: providertest.H100DRAPool(), providers.ComponentDecode: providertest.H100Pool()}))
 	require.Len(t, r.svc(t, ServicePrefillWorker).ExtraPodSpec.ResourceClaims, 1)
 	d := r.svc(t, ServiceDecodeWorker)
 	require.Empty(t, d.ExtraPodSpec.ResourceClaims, "decode is on a device-plugin pool")
@@ -88,7 +82,7 @@ func TestDRADisaggregatedAndGateway(t *testing.T) {
 // A pool without deviceClassName renders what it rendered before.
 func TestDRANonDRAPoolUnchanged(t *testing.T) {
 	spec := "model: {id: m}\nprovider: {name: dynamo}\nengine: {type: vllm}\nresources: {gpu: {count: 4}}\n"
-	r := renderSpec(t, spec, withVersion("1.1.1", nil), onPools(map[string]*hub.NodePool{providers.ComponentMain: plainPool()}))
+	r := renderSpec(t, spec, withVersion("1.1.1", nil), onPools(map[string]*hub.NodePool{providers.ComponentMain: providertest.H100Pool()}))
 	w := r.svc(t, ServiceWorker)
 	require.Equal(t, "4", w.Resources.Limits.GPU)
 	require.Equal(t, "4", w.Resources.Requests.GPU)
@@ -104,7 +98,7 @@ func TestDRANonDRAPoolUnchanged(t *testing.T) {
 func TestDRAMultinodeByRelease(t *testing.T) {
 	spec := "model: {id: m}\nprovider: {name: dynamo, overrides: {spec: {services: {VllmWorker: {multinode: {nodeCount: 2}}}}}}\nengine: {type: vllm}\nresources: {gpu: {count: 8}}\n"
 	for _, v := range []string{"1.1.1", "1.2.0", "1.3.0"} {
-		req := request(t, "", spec, withVersion(v, nil), withEngine(hub.EngineVLLM), onPools(map[string]*hub.NodePool{providers.ComponentMain: draPool()}))
+		req := request(t, "", spec, withVersion(v, nil), withEngine(hub.EngineVLLM), onPools(map[string]*hub.NodePool{providers.ComponentMain: providertest.H100DRAPool()}))
 		errs := Provider{}.Check(req).Errors()
 		require.Len(t, errs, 1, v)
 		require.Equal(t, "spec.provider.overrides.spec.services.VllmWorker.multinode.nodeCount", errs[0].Field)
@@ -112,7 +106,7 @@ func TestDRAMultinodeByRelease(t *testing.T) {
 		require.Contains(t, errs[0].Message, "Dynamo 1.4.0 runs it")
 		require.Contains(t, errs[0].Message, `node pool "h100"`)
 	}
-	req := request(t, "", spec, withVersion("1.4.0", nil), withEngine(hub.EngineVLLM), onPools(map[string]*hub.NodePool{providers.ComponentMain: draPool()}))
+	req := request(t, "", spec, withVersion("1.4.0", nil), withEngine(hub.EngineVLLM), onPools(map[string]*hub.NodePool{providers.ComponentMain: providertest.H100DRAPool()}))
 	require.Empty(t, Provider{}.Check(req).Errors())
 	r := render(t, req)
 	w := r.obj["spec"].(map[string]any)["services"].(map[string]any)[ServiceWorker].(map[string]any)
@@ -138,15 +132,15 @@ func TestDRAMultinodeByRelease(t *testing.T) {
 	// SGLang's launcher never reads the count; before 1.3 the
 	// LeaderWorkerSet path refused a worker without it.
 	sglang := "model: {id: m}\nprovider: {name: dynamo, overrides: {spec: {services: {VllmWorker: {multinode: {nodeCount: 2}}}}}}\nengine: {type: sglang}\nresources: {gpu: {count: 8}}\n"
-	req = request(t, "", sglang, withVersion("1.2.0", nil), withEngine(hub.EngineSGLang), onPools(map[string]*hub.NodePool{providers.ComponentMain: draPool()}))
+	req = request(t, "", sglang, withVersion("1.2.0", nil), withEngine(hub.EngineSGLang), onPools(map[string]*hub.NodePool{providers.ComponentMain: providertest.H100DRAPool()}))
 	errs := Provider{}.Check(req).Errors()
 	require.Len(t, errs, 1)
 	require.Contains(t, errs[0].Message, "LeaderWorkerSet path")
 	require.Contains(t, errs[0].Message, "Dynamo 1.3.0 runs it")
-	req = request(t, "", sglang, withVersion("1.3.0", nil), withEngine(hub.EngineSGLang), onPools(map[string]*hub.NodePool{providers.ComponentMain: draPool()}))
+	req = request(t, "", sglang, withVersion("1.3.0", nil), withEngine(hub.EngineSGLang), onPools(map[string]*hub.NodePool{providers.ComponentMain: providertest.H100DRAPool()}))
 	require.Empty(t, Provider{}.Check(req).Errors())
 
 	// A plain pool is fine on 1.1.1.
-	req = request(t, "", spec, withVersion("1.1.1", nil), withEngine(hub.EngineVLLM), onPools(map[string]*hub.NodePool{providers.ComponentMain: plainPool()}))
+	req = request(t, "", spec, withVersion("1.1.1", nil), withEngine(hub.EngineVLLM), onPools(map[string]*hub.NodePool{providers.ComponentMain: providertest.H100Pool()}))
 	require.Empty(t, Provider{}.Check(req).Errors())
 }

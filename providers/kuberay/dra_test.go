@@ -7,17 +7,10 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/testing/providertest"
 	"github.com/airunway-render/airunway-render/providers"
 )
-
-// draPool and plainPool are the same H100 pool, its GPUs as DRA devices
-// and as nvidia.com/gpu.
-func draPool() *hub.NodePool { return providertest.DRAPool("h100", "NVIDIA H100 80GB HBM3", 8) }
-
-func plainPool() *hub.NodePool { return providertest.GPUPool("h100", "NVIDIA H100 80GB HBM3", 8) }
 
 // renderAll renders req after a passing Check and returns the RayService,
 // its typed view and the other objects.
@@ -35,7 +28,7 @@ func renderAll(t *testing.T, req *providers.Request) (providers.Object, *rayServ
 
 func TestDRAWorkersClaimGPUs(t *testing.T) {
 	req := request(t, "llama", "1.7.0", base+"resources: {gpu: {count: 4}}")
-	req.Placement.Set(providers.ComponentMain, draPool())
+	req.Placement.Set(providers.ComponentMain, providertest.H100DRAPool())
 	_, rs, rest, _ := renderAll(t, req)
 
 	wg := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0]
@@ -70,8 +63,8 @@ func TestDRAWorkersClaimGPUs(t *testing.T) {
 func TestDRADisaggregatedPerGroup(t *testing.T) {
 	req := request(t, "m", "1.7.0", "model: {id: m}\nengine: {type: vllm}\nserving: {mode: disaggregated}\n"+
 		"scaling: {prefill: {replicas: 2, gpu: {count: 1}}, decode: {replicas: 1, gpu: {count: 2}}}")
-	req.Placement.Set(providers.ComponentPrefill, draPool())
-	req.Placement.Set(providers.ComponentDecode, plainPool())
+	req.Placement.Set(providers.ComponentPrefill, providertest.H100DRAPool())
+	req.Placement.Set(providers.ComponentDecode, providertest.H100Pool())
 	_, rs, rest, _ := renderAll(t, req)
 	groups := rs.Spec.RayClusterConfig.WorkerGroupSpecs
 	require.Equal(t, PrefillGroup, groups[0].GroupName)
@@ -87,7 +80,7 @@ func TestDRADisaggregatedPerGroup(t *testing.T) {
 // pools existed: the extended resource, no claim, no num-gpus, one object.
 func TestDRANonDRAPoolUnchanged(t *testing.T) {
 	req := request(t, "llama", "1.7.0", base+"resources: {gpu: {count: 4}}")
-	req.Placement.Set(providers.ComponentMain, plainPool())
+	req.Placement.Set(providers.ComponentMain, providertest.H100Pool())
 	obj, rs, rest, _ := renderAll(t, req)
 	require.Empty(t, rest)
 	wg := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0]
@@ -96,14 +89,14 @@ func TestDRANonDRAPoolUnchanged(t *testing.T) {
 	require.Equal(t, "4", limit(wg.Template.Spec.Containers[0], "nvidia.com/gpu"))
 
 	plain := request(t, "llama", "1.7.0", base+"resources: {gpu: {count: 4}}")
-	plain.Placement.Set(providers.ComponentMain, plainPool())
+	plain.Placement.Set(providers.ComponentMain, providertest.H100Pool())
 	plain.Placement.Components[providers.ComponentMain].Devices = nil
 	again, _, _, _ := renderAll(t, plain)
 	require.Equal(t, obj, again)
 }
 
 func TestDRAUserNumGPUsWins(t *testing.T) {
-	devices := &providers.DeviceRequest{DeviceClassName: "gpu.nvidia.com", Selectors: draPool().GPU.Selectors}
+	devices := &providers.DeviceRequest{DeviceClassName: "gpu.nvidia.com", Selectors: providertest.H100DRAPool().GPU.Selectors}
 	claim := providers.ClaimTemplateName("llama-gpu-workers", devices, 4)
 	// Overrides replace the list of groups whole, and may not set a
 	// container's resources; a group that keeps the pod's claim is told
@@ -120,7 +113,7 @@ func TestDRAUserNumGPUsWins(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			req := request(t, "llama", "1.7.0", base+"resources: {gpu: {count: 4}}\n"+group(tc.extra))
-			req.Placement.Set(providers.ComponentMain, draPool())
+			req.Placement.Set(providers.ComponentMain, providertest.H100DRAPool())
 			_, rs, _, _ := renderAll(t, req)
 			require.Equal(t, tc.want, rs.Spec.RayClusterConfig.WorkerGroupSpecs[0].RayStartParams["num-gpus"])
 		})
@@ -130,7 +123,7 @@ func TestDRAUserNumGPUsWins(t *testing.T) {
 func TestDRARefusedBefore131(t *testing.T) {
 	for _, v := range []string{"1.3.0", "1.3"} {
 		req := request(t, "llama", v, base+"resources: {gpu: {count: 4}}")
-		req.Placement.Set(providers.ComponentMain, draPool())
+		req.Placement.Set(providers.ComponentMain, providertest.H100DRAPool())
 		errs := Provider{}.Check(req).Errors()
 		require.Len(t, errs, 1)
 		require.Equal(t, "spec.resources.gpu.count", errs[0].Field)
@@ -140,11 +133,11 @@ func TestDRARefusedBefore131(t *testing.T) {
 	}
 	for _, v := range []string{"1.3.1", "1.5.0", "1.7.0"} {
 		req := request(t, "llama", v, base+"resources: {gpu: {count: 4}}")
-		req.Placement.Set(providers.ComponentMain, draPool())
+		req.Placement.Set(providers.ComponentMain, providertest.H100DRAPool())
 		require.Empty(t, Provider{}.Check(req).Errors(), v)
 	}
 	// A plain pool is fine on 1.3.0.
 	req := request(t, "llama", "1.3.0", base+"resources: {gpu: {count: 4}}")
-	req.Placement.Set(providers.ComponentMain, plainPool())
+	req.Placement.Set(providers.ComponentMain, providertest.H100Pool())
 	require.Empty(t, Provider{}.Check(req).Errors())
 }

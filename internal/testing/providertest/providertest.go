@@ -125,3 +125,9 @@ func DRAPool(name, product string, perNode int32) *hub.NodePool {
 	pool.GPU.Selectors = []string{`device.attributes["gpu.nvidia.com"].productName == "` + product + `"`}
 	return pool
 }
+
+// H100DRAPool and H100Pool are one pool of 8-GPU H100 nodes, its GPUs as
+// DRA devices and as nvidia.com/gpu.
+func H100DRAPool() *hub.NodePool { return DRAPool("h100", "NVIDIA H100 80GB HBM3", 8) }
+
+func H100Pool() *hub.NodePool { return GPUPool("h100", "NVIDIA H100 80GB HBM3", 8) }
