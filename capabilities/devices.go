@@ -10,6 +10,7 @@ import (
 
 	resourcev1 "k8s.io/api/resource/v1"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	dracel "k8s.io/dynamic-resource-allocation/cel"
 
 	"github.com/airunway-render/airunway-render/api/dra"
 	"github.com/airunway-render/airunway-render/api/hub"
@@ -21,13 +22,14 @@ import (
 // DeviceClass name is a DNS subdomain, and each selector compiles with
 // the DRA CEL environment (package k8s.io/dynamic-resource-allocation/cel,
 // the scheduler's own) within the API server's length and cost limits.
-func checkDevices(g *hub.PoolGPU, at string, l *diag.List) {
+func checkDevices(pool *hub.NodePool, at string, l *diag.List) {
+	g := pool.GPU
 	if g.DeviceClassName == "" {
 		if len(g.Attributes) > 0 {
 			l.Errorf(at+".attributes", "must be empty unless `deviceClassName` is set: they describe DRA devices")
 		}
 		if len(g.Selectors) > 0 {
-			l.Errorf(at+".selectors", "must be empty unless `deviceClassName` is set: selectors narrow the devices of a DeviceClass, and pools without one request the extended resource %q", gpuResourceName(g))
+			l.Errorf(at+".selectors", "must be empty unless `deviceClassName` is set: selectors narrow the devices of a DeviceClass, and pools without one request the extended resource %q", pool.GPUResource())
 		}
 		return
 	}
@@ -40,46 +42,41 @@ func checkDevices(g *hub.PoolGPU, at string, l *diag.List) {
 	if len(g.Selectors) > resourcev1.DeviceSelectorsMaxSize {
 		l.Errorf(at+".selectors", "has %d expressions: must have at most %d, the API server's limit per device request", len(g.Selectors), resourcev1.DeviceSelectorsMaxSize)
 	}
+	compiled := make([]*dracel.CompilationResult, len(g.Selectors))
 	for i, expr := range g.Selectors {
-		checkSelector(expr, fmt.Sprintf("%s.selectors[%d]", at, i), l)
+		compiled[i] = checkSelector(expr, fmt.Sprintf("%s.selectors[%d]", at, i), l)
 	}
-	checkAttributes(g, at, l)
+	checkAttributes(g, compiled, at, l)
 }
 
 // checkSelector compiles one CEL selector as the API server does for a
-// new ResourceClaimTemplate.
-func checkSelector(expr, at string, l *diag.List) {
+// new ResourceClaimTemplate; nil when it does not compile.
+func checkSelector(expr, at string, l *diag.List) *dracel.CompilationResult {
 	if strings.TrimSpace(expr) == "" {
 		l.Errorf(at, "must be a CEL expression over `device`, e.g. %q", `device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3"`)
-		return
+		return nil
 	}
 	if len(expr) > resourcev1.CELSelectorExpressionMaxLength {
 		l.Errorf(at, "is %d bytes long: must be at most %d", len(expr), resourcev1.CELSelectorExpressionMaxLength)
-		return
+		return nil
 	}
 	res := dra.CompileSelector(expr)
 	cost := uint64(resourcev1.CELSelectorExpressionMaxCost)
 	switch {
 	case res.Error != nil:
 		l.Errorf(at, "%q is not a valid device selector: %s", expr, res.Error.Detail)
+		return nil
 	case res.MaxCost > cost:
 		l.Errorf(at, "%q is too expensive to evaluate: the API server refuses selectors whose worst-case cost exceeds %d", expr, cost)
 	}
-}
-
-// gpuResourceName is the extended resource a pool's GPUs are requested by.
-func gpuResourceName(g *hub.PoolGPU) string {
-	if g.ResourceName == "" {
-		return hub.DefaultGPUResource
-	}
-	return g.ResourceName
+	return &res
 }
 
 // checkAttributes validates declared device attributes as a ResourceSlice
 // would hold them, then holds every selector to the device they describe:
 // a selector no declared device satisfies would leave every pod of the
 // pool Pending, so it is an error here rather than in the cluster.
-func checkAttributes(g *hub.PoolGPU, at string, l *diag.List) {
+func checkAttributes(g *hub.PoolGPU, compiled []*dracel.CompilationResult, at string, l *diag.List) {
 	if len(g.Attributes) == 0 {
 		return
 	}
@@ -99,8 +96,8 @@ func checkAttributes(g *hub.PoolGPU, at string, l *diag.List) {
 	}
 	device := dra.Declared(g)
 	for i, expr := range g.Selectors {
-		res := dra.CompileSelector(expr)
-		if res.Error != nil {
+		res := compiled[i]
+		if res == nil {
 			continue // reported by checkSelector
 		}
 		match, _, err := res.DeviceMatches(context.Background(), device)

@@ -351,7 +351,7 @@ func checkNodePools(pools []hub.NodePool, l *diag.List) {
 		checkPoolNodes(p.Nodes, at+".nodes", l)
 		checkPrice(p.PricePerNodeHour, at+".pricePerNodeHour", l)
 		if p.GPU != nil {
-			checkDevices(p.GPU, at+".gpu", l)
+			checkDevices(&pools[i], at+".gpu", l)
 		}
 		if p.GPU != nil && p.GPU.MemoryMiB < 0 {
 			l.Errorf(at+".gpu.memoryMiB", "must be greater than or equal to 0, got %d", p.GPU.MemoryMiB)

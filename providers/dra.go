@@ -66,14 +66,11 @@ func (pp *PoolPlacement) ClaimGPUs(spec *corev1.PodSpec, container int, owner st
 		return 0
 	}
 	c := &spec.Containers[container]
-	name := corev1.ResourceName(pp.GPUResource)
-	q, ok := c.Resources.Limits[name]
-	if !ok {
-		q, ok = c.Resources.Requests[name]
-	}
-	if !ok || q.Value() <= 0 {
+	count := pp.ClaimedGPUs(c)
+	if count == 0 {
 		return 0
 	}
+	name := corev1.ResourceName(pp.GPUResource)
 	delete(c.Resources.Limits, name)
 	delete(c.Resources.Requests, name)
 	if len(c.Resources.Limits) == 0 {
@@ -82,11 +79,28 @@ func (pp *PoolPlacement) ClaimGPUs(spec *corev1.PodSpec, container int, owner st
 	if len(c.Resources.Requests) == 0 {
 		c.Resources.Requests = nil
 	}
-	count := int32(q.Value())
 	c.Resources.Claims = append(c.Resources.Claims, corev1.ResourceClaim{Name: GPUClaim})
 	template := ClaimTemplateName(owner, pp.Devices, count)
 	spec.ResourceClaims = append(spec.ResourceClaims, corev1.PodResourceClaim{Name: GPUClaim, ResourceClaimTemplateName: &template})
 	return count
+}
+
+// ClaimedGPUs is how many GPUs ClaimGPUs would move from a container into
+// a claim: its limit (else request) of the pool's GPU resource on a DRA
+// pool, 0 otherwise.
+func (pp *PoolPlacement) ClaimedGPUs(c *corev1.Container) int32 {
+	if pp == nil || pp.Devices == nil {
+		return 0
+	}
+	name := corev1.ResourceName(pp.GPUResource)
+	q, ok := c.Resources.Limits[name]
+	if !ok {
+		q, ok = c.Resources.Requests[name]
+	}
+	if !ok || q.Value() <= 0 {
+		return 0
+	}
+	return int32(q.Value())
 }
 
 // ClaimTemplate renders the ResourceClaimTemplate the pods of owner claim

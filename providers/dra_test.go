@@ -48,21 +48,18 @@ func TestClaimGPUsLeavesOtherPodsAlone(t *testing.T) {
 	dra := NewPlacement(&hub.ModelDeployment{})
 	dra.Set(ComponentMain, draPool())
 	for name, tc := range map[string]struct {
-		pp   *PoolPlacement
-		spec corev1.PodSpec
+		pp        *PoolPlacement
+		spec      corev1.PodSpec
+		container int
 	}{
-		"an extended-resource pool": {extended.For(ComponentMain), gpuContainer(1)},
-		"no pool declared":          {NewPlacement(&hub.ModelDeployment{}).For(ComponentMain), gpuContainer(1)},
-		"a container without GPUs":  {dra.For(ComponentMain), corev1.PodSpec{Containers: []corev1.Container{{Name: "x"}}}},
-		"no such container":         {dra.For(ComponentMain), gpuContainer(1)},
+		"an extended-resource pool": {extended.For(ComponentMain), gpuContainer(1), 0},
+		"no pool declared":          {NewPlacement(&hub.ModelDeployment{}).For(ComponentMain), gpuContainer(1), 0},
+		"a container without GPUs":  {dra.For(ComponentMain), corev1.PodSpec{Containers: []corev1.Container{{Name: "x"}}}, 0},
+		"no such container":         {dra.For(ComponentMain), gpuContainer(1), 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			before := tc.spec.DeepCopy()
-			index := 0
-			if name == "no such container" {
-				index = 1
-			}
-			require.Zero(t, tc.pp.ClaimGPUs(&tc.spec, index, "m"))
+			require.Zero(t, tc.pp.ClaimGPUs(&tc.spec, tc.container, "m"))
 			require.Equal(t, before, &tc.spec)
 		})
 	}

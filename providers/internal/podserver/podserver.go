@@ -219,8 +219,7 @@ func Resources(gpuCount int32, gpuType, memory, cpu string) corev1.ResourceRequi
 // nil otherwise (see providers.PoolPlacement.ClaimGPUs).
 func ClaimTemplate(req *providers.Request, s Server) (providers.Object, error) {
 	placed := req.Placement.For(s.Component)
-	pod := corev1.PodSpec{Containers: []corev1.Container{*s.Container.DeepCopy()}}
-	count := placed.ClaimGPUs(&pod, 0, s.Name)
+	count := placed.ClaimedGPUs(&s.Container)
 	if count == 0 {
 		return nil, nil
 	}
