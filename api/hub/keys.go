@@ -58,3 +58,17 @@ const (
 	AnnotationDynamoTestBackend = "airunway.ai/dynamo-test-backend"
 	MockerBackend               = "mocker"
 )
+
+// Annotations of a fleet (docs/plan.md, "A fleet of clusters").
+const (
+	// AnnotationCluster names the cluster of the fleet a model runs in:
+	// `airunway-render plan --fleet --write` records it, a reviewer sees it
+	// in the pull request, and a render for another cluster's capability
+	// file (`metadata.name`) leaves the model out.
+	AnnotationCluster = "airunway.ai/cluster"
+	// AnnotationClusterSelector is a v1alpha1 model's cluster selector, in
+	// label-selector syntax (`region in (us-east1,us-west1),tier!=spot`),
+	// matched against the capability files' `metadata.labels`; v1alpha2
+	// has `spec.placement.clusterSelector`.
+	AnnotationClusterSelector = "airunway.ai/cluster-selector"
+)
