@@ -129,14 +129,21 @@ func heapPeak(f func()) uint64 {
 	return peak - base
 }
 
-// Thousands of ResourceSlices of 128 GPUs each, as drivers could publish
-// them: the GPUs of a kind are kept once (their uuid aside), so reading
-// them holds a page at a time, not every device. 2,000 slices (256,000
-// devices) keep the test to seconds; 10,000 read in 112 s (the fake
-// server's encoding and client-go's decoding most of it) with the heap
-// at most 74 MiB above the start and 3 MiB after.
+// Many ResourceSlices of 128 GPUs each, as drivers could publish them:
+// the GPUs of a kind are kept once (their uuid aside), so reading them
+// holds a page at a time, not every device. 200 slices (25,600 devices)
+// are 8 pages of 25, enough to prove the paging and the compaction: the
+// heap peak (the fake server's page included, as it serves in this
+// process) measured 22-29 MiB reading 25 slices, 32-41 MiB reading 200
+// (15 runs) and 33 MiB reading 2,000, so it does not grow with the slices.
+// Reading the 200 at once instead (one unpaged list, every slice decoded
+// and kept) peaked at 193-213 MiB and held 76-78 MiB after: the 64 MiB
+// bound fails that and leaves about 1.5x the paged peak. The read takes
+// about 2 s (2,000 slices took 15-28 s; 10,000 read in 112 s, the fake
+// server's encoding and client-go's decoding most of it, with the heap at
+// most 74 MiB above the start and 3 MiB after).
 func TestReadManyDevices(t *testing.T) {
-	const slices = 2000
+	const slices = 200
 	s := draServer(t, slices, func(i int) map[string]any {
 		return gpuSliceItem(i, 4, func(i, d, a int) string { return fmt.Sprintf("value-%d", a) })
 	})
@@ -155,7 +162,7 @@ func TestReadManyDevices(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&m)
 	t.Logf("read in %s, heap peak %d MiB above the start, %d MiB in use after", time.Since(start), peak>>20, m.HeapInuse>>20)
-	require.Less(t, peak, uint64(512<<20))
+	require.Less(t, peak, uint64(64<<20), "a page at a time: reading every slice at once peaks near 200 MiB")
 }
 
 // Devices that are each unlike any other, at the API server's limits
