@@ -6,12 +6,13 @@
 # packages, and prints the directory holding them as the last line of
 # stdout (progress on stderr):
 #
-#   argocd/argocd     Argo CD's repo-server, cmp-server and application-
-#                     controller in one binary, picked by ARGOCD_BINARY_NAME
-#                     (a main of our own that imports only those three
-#                     commands of github.com/argoproj/argo-cd/v3)
-#                     with the Application and AppProject CRDs of that
-#                     release (argocd/crds/)
+#   argocd/argocd     Argo CD's repo-server, cmp-server, application-
+#                     controller and ApplicationSet controller in one
+#                     binary, picked by ARGOCD_BINARY_NAME (a main of our
+#                     own that imports only those four commands of
+#                     github.com/argoproj/argo-cd/v3) with the Application,
+#                     AppProject and ApplicationSet CRDs of that release
+#                     (argocd/crds/)
 #   source-controller/, kustomize-controller/
 #                     Flux's controllers (v1.9.6) and their CRDs (crds/)
 #   redis/bin/redis-server  Debian's redis-server with the two libraries it needs
@@ -50,10 +51,14 @@ module_file() { (cd "$dir" && go mod download -json "$1") | sed -n 's/.*"'"$2"'"
 # lines and blocks alike.
 replace_block() { sed -n '/^replace[[:space:]]*(/,/^)/p; /^replace[[:space:]][^(]/p' "$1"; }
 
+# The directory is keyed by the release and by the set of commands the
+# binary holds ("appset": the four above), so a cache from before the
+# ApplicationSet controller was added (argocd-VERSION, three commands) is
+# not taken for this one: it is built again beside it.
 build_argocd() {
-  local out="$dir/argocd-$argocd" work gomod mod start
-  [[ -f $out/.complete && -x $out/argocd ]] && { echo "$out"; return 0; }
-  say "building Argo CD v$argocd (repo-server, cmp-server, application-controller; about 10 minutes cold)"
+  local out="$dir/argocd-$argocd-appset" work gomod mod start
+  [[ -f $out/.complete && -x $out/argocd && -f $out/crds/applicationset-crd.yaml ]] && { echo "$out"; return 0; }
+  say "building Argo CD v$argocd (repo-server, cmp-server, application-controller, applicationset-controller; about 11 minutes cold)"
   start=$SECONDS
   work=$(mktemp -d "$dir/build.XXXXXX")
   mkdir -p "$out/crds"
@@ -67,7 +72,7 @@ build_argocd() {
     replace_block "$gomod"
   } >"$work/go.mod"
   cat >"$work/main.go" <<'GO'
-// Command argocd runs one of three Argo CD components, picked by the
+// Command argocd runs one of four Argo CD components, picked by the
 // ARGOCD_BINARY_NAME environment variable as Argo CD's own main picks
 // them: the parts of Argo CD the GitOps suite needs, and no API server,
 // Dex or CLI. Written by hack/install-gitops.sh.
@@ -80,6 +85,7 @@ import (
 	"github.com/spf13/cobra"
 
 	controller "github.com/argoproj/argo-cd/v3/cmd/argocd-application-controller/commands"
+	appset "github.com/argoproj/argo-cd/v3/cmd/argocd-applicationset-controller/commands"
 	cmpserver "github.com/argoproj/argo-cd/v3/cmd/argocd-cmp-server/commands"
 	reposerver "github.com/argoproj/argo-cd/v3/cmd/argocd-repo-server/commands"
 )
@@ -93,8 +99,10 @@ func main() {
 		cmd = reposerver.NewCommand()
 	case "argocd-cmp-server":
 		cmd = cmpserver.NewCommand()
+	case "argocd-applicationset-controller":
+		cmd = appset.NewCommand()
 	default:
-		fmt.Fprintf(os.Stderr, "ARGOCD_BINARY_NAME must be argocd-application-controller, argocd-repo-server or argocd-cmp-server, not %q\n", name)
+		fmt.Fprintf(os.Stderr, "ARGOCD_BINARY_NAME must be argocd-application-controller, argocd-repo-server, argocd-cmp-server or argocd-applicationset-controller, not %q\n", name)
 		os.Exit(2)
 	}
 	if err := cmd.Execute(); err != nil {
@@ -103,7 +111,7 @@ func main() {
 }
 GO
   (cd "$work" && go list -deps . >/dev/null && go build -trimpath -ldflags "-s -w" -o "$out/argocd" .)
-  cp "$mod/manifests/crds/application-crd.yaml" "$mod/manifests/crds/appproject-crd.yaml" "$out/crds/"
+  cp "$mod/manifests/crds/application-crd.yaml" "$mod/manifests/crds/appproject-crd.yaml" "$mod/manifests/crds/applicationset-crd.yaml" "$out/crds/"
   chmod u+w "$out"/crds/*.yaml
   rm -rf "$work"
   touch "$out/.complete"
