@@ -78,7 +78,7 @@ type ModelDeployment struct {
 // ModelDeploymentSpec holds every field any served version can say:
 // upstream's v1alpha1 spec, field for field, including the legacy `image`
 // that v1alpha1 still serves, and the fields v1alpha2 adds (`adapters`,
-// `scaling.autoscaling`, `gateway.parentRef`).
+// `scaling.autoscaling`, `gateway.parentRef`, `placement`).
 type ModelDeploymentSpec struct {
 	Model        ModelSpec           `json:"model"`
 	Provider     *ProviderSpec       `json:"provider,omitempty"`
@@ -96,6 +96,9 @@ type ModelDeploymentSpec struct {
 	// Adapters are LoRA adapters served beside the base model, each under
 	// its own model name (v1alpha2).
 	Adapters []Adapter `json:"adapters,omitempty"`
+	// Placement says which clusters of a fleet may run the model
+	// (v1alpha2).
+	Placement *PlacementSpec `json:"placement,omitempty"`
 }
 
 // Adapter is one LoRA adapter, in the shape of upstream's LoRA branch:

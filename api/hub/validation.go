@@ -83,6 +83,7 @@ func ValidateModelDeployment(md *ModelDeployment) diag.List {
 	validateAdapters(s, &l)
 	validateAutoscaling(s, &l)
 	validateGatewayRef(s, &l)
+	validatePlacement(md, &l)
 	return l
 }
 

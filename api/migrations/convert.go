@@ -16,7 +16,7 @@ import (
 
 // laterPaths are the fields v1alpha2 has and v1alpha1 carries in its
 // conversion annotation, as paths below `spec`.
-var laterPaths = [][]string{{"adapters"}, {"scaling", "autoscaling"}, {"gateway", "parentRef"}}
+var laterPaths = [][]string{{"adapters"}, {"scaling", "autoscaling"}, {"gateway", "parentRef"}, {"placement"}}
 
 // Convert rewrites one ModelDeployment as the served version to, in place,
 // and says what changed; an object already in that version is left alone.
@@ -108,6 +108,9 @@ func up(obj *yaml.RNode, js []byte) ([]string, error) {
 	}
 	if ref := h.Spec.GatewayParentRef(); ref != nil {
 		values["gateway.parentRef"] = ref
+	}
+	if p := h.Spec.Placement; p != nil {
+		values["placement"] = p
 	}
 	for _, path := range laterPaths {
 		v, ok := values[strings.Join(path, ".")]

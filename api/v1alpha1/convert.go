@@ -12,9 +12,10 @@ import (
 // AnnotationV1alpha2Fields carries, on a v1alpha1 object, the fields of a
 // later served version that v1alpha1 has no place for, as JSON in that
 // version's shape: `{"adapters": [...], "scaling": {"autoscaling": {...}},
-// "gateway": {"parentRef": {...}}}`. Conversion to v1alpha1 writes it and
-// conversion back reads it, so an object stored as v1alpha1 in a cluster
-// loses nothing; it is machine-written, not for authors.
+// "gateway": {"parentRef": {...}}, "placement": {...}}`. Conversion to
+// v1alpha1 writes it and conversion back reads it, so an object stored as
+// v1alpha1 in a cluster loses nothing; it is machine-written, not for
+// authors.
 const AnnotationV1alpha2Fields = "airunway.ai/v1alpha2-fields"
 
 // laterFields are the fields v1alpha1 lacks, in the shape of the
@@ -23,6 +24,9 @@ type laterFields struct {
 	Adapters []hub.Adapter `json:"adapters,omitempty"`
 	Scaling  *laterScaling `json:"scaling,omitempty"`
 	Gateway  *laterGateway `json:"gateway,omitempty"`
+	// Placement is carried whole: an empty `placement: {}` comes back as
+	// it was written.
+	Placement *hub.PlacementSpec `json:"placement,omitempty"`
 }
 
 type laterScaling struct {
@@ -113,6 +117,7 @@ func restoreLaterFields(s *hub.ModelDeploymentSpec, later *laterFields) {
 		}
 		s.Gateway.ParentRef = later.Gateway.ParentRef
 	}
+	s.Placement = later.Placement
 }
 
 // ConvertFromHub converts the hub to v1alpha1, writing the fields v1alpha1
@@ -128,6 +133,7 @@ func ConvertFromHub(in *hub.ModelDeployment) *ModelDeployment {
 	out.APIVersion = APIVersion
 	var later laterFields
 	later.Adapters = s.Adapters
+	later.Placement = s.Placement
 	if sc := s.Scaling; sc != nil {
 		out.Spec.Scaling = &ScalingSpec{Replicas: sc.Replicas, Prefill: sc.Prefill, Decode: sc.Decode}
 		if sc.Autoscaling != nil {
@@ -141,7 +147,7 @@ func ConvertFromHub(in *hub.ModelDeployment) *ModelDeployment {
 		}
 	}
 	out.Annotations = withoutAnnotation(in.Annotations, AnnotationV1alpha2Fields)
-	if later.Adapters != nil || later.Scaling != nil || later.Gateway != nil {
+	if later.Adapters != nil || later.Scaling != nil || later.Gateway != nil || later.Placement != nil {
 		raw, err := json.Marshal(later)
 		if err != nil {
 			panic(err) // plain structs of strings and integers always marshal

@@ -36,8 +36,10 @@ type ClusterCapabilities struct {
 }
 
 // ModelDeploymentSpec is upstream's v1alpha1 spec, field for field. It
-// lacks the `adapters` of v1alpha2, which conversion carries in the
-// AnnotationV1alpha2Fields annotation.
+// lacks the `adapters` and `placement` of v1alpha2, which conversion
+// carries in the AnnotationV1alpha2Fields annotation (a v1alpha1 author
+// writes a cluster selector as the annotation
+// hub.AnnotationClusterSelector instead).
 type ModelDeploymentSpec struct {
 	Model        ModelSpec           `json:"model"`
 	Provider     *ProviderSpec       `json:"provider,omitempty"`

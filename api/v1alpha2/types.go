@@ -47,4 +47,5 @@ type (
 	GatewaySpec          = hub.GatewaySpec
 	GatewayRef           = hub.GatewayRef
 	Adapter              = hub.Adapter
+	PlacementSpec        = hub.PlacementSpec
 )

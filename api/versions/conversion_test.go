@@ -23,7 +23,8 @@ const fullV1alpha2 = `{"apiVersion":"airunway.ai/v1alpha2","kind":"ModelDeployme
 "engine":{"type":"vllm"},
 "adapters":[{"name":"sql","source":"hf://my-org/qwen3-sql-lora"},{"name":"legal","source":"hf://my-org/qwen3-legal-lora"}],
 "scaling":{"autoscaling":{"minReplicas":0,"maxReplicas":4,"metric":"queueDepth","target":5,"scaleDownDelaySeconds":600}},
-"gateway":{"modelName":"qwen3","parentRef":{"name":"team-a-gateway","namespace":"gateway-system"}}}}`
+"gateway":{"modelName":"qwen3","parentRef":{"name":"team-a-gateway","namespace":"gateway-system"}},
+"placement":{"clusterSelector":{"matchLabels":{"region":"us-east1"},"matchExpressions":[{"key":"tier","operator":"NotIn","values":["spot"]},{"key":"compliance","operator":"Exists"}]}}}}`
 
 // v1alpha2 → v1alpha1 → v1alpha2 through the hub, as the conversion
 // webhook does it, loses nothing; the v1alpha1 form is strict v1alpha1
@@ -39,7 +40,8 @@ func TestV1alpha2ThroughV1alpha1(t *testing.T) {
 	require.Equal(t, "search", old.Annotations["team"])
 	require.JSONEq(t, `{"adapters":[{"name":"sql","source":"hf://my-org/qwen3-sql-lora"},{"name":"legal","source":"hf://my-org/qwen3-legal-lora"}],
 		"scaling":{"autoscaling":{"minReplicas":0,"maxReplicas":4,"metric":"queueDepth","target":5,"scaleDownDelaySeconds":600}},
-		"gateway":{"parentRef":{"name":"team-a-gateway","namespace":"gateway-system"}}}`, old.Annotations[v1alpha1.AnnotationV1alpha2Fields])
+		"gateway":{"parentRef":{"name":"team-a-gateway","namespace":"gateway-system"}},
+		"placement":{"clusterSelector":{"matchLabels":{"region":"us-east1"},"matchExpressions":[{"key":"tier","operator":"NotIn","values":["spot"]},{"key":"compliance","operator":"Exists"}]}}}`, old.Annotations[v1alpha1.AnnotationV1alpha2Fields])
 	require.NotContains(t, h.Annotations, v1alpha1.AnnotationV1alpha2Fields, "converting does not write into its input")
 
 	stored, err := json.Marshal(old)
@@ -56,6 +58,36 @@ func TestV1alpha2ThroughV1alpha1(t *testing.T) {
 	h2, l := back.ConvertToHub()
 	require.Empty(t, l)
 	requireSameJSON(t, in, v1alpha2.ConvertFromHub(h2))
+}
+
+// A placement comes back through v1alpha1 exactly as written: empty, an
+// empty selector, or beside no other v1alpha2 field; the cluster selector
+// and cluster annotations of a fleet are plain annotations that both
+// versions keep.
+func TestPlacementThroughV1alpha1(t *testing.T) {
+	for _, tc := range []struct{ placement, annotation string }{
+		{`{}`, `{"placement":{}}`},
+		{`{"clusterSelector":{}}`, `{"placement":{"clusterSelector":{}}}`},
+		{`{"clusterSelector":{"matchLabels":{"region":"us-west1"}}}`, `{"placement":{"clusterSelector":{"matchLabels":{"region":"us-west1"}}}}`},
+	} {
+		in, l := v1alpha2.DecodeModelDeployment([]byte(`{"apiVersion":"airunway.ai/v1alpha2","kind":"ModelDeployment",
+"metadata":{"name":"m","annotations":{"airunway.ai/cluster":"gpu-west"}},"spec":{"model":{"id":"x"},"placement":` + tc.placement + `}}`))
+		require.Empty(t, l)
+		h, l := in.ConvertToHub()
+		require.Empty(t, l)
+		old := v1alpha1.ConvertFromHub(h)
+		require.JSONEq(t, tc.annotation, old.Annotations[v1alpha1.AnnotationV1alpha2Fields], tc.placement)
+		require.Equal(t, "gpu-west", old.Annotations[hub.AnnotationCluster])
+		stored, err := json.Marshal(old)
+		require.NoError(t, err)
+		back, l := v1alpha1.DecodeModelDeployment(stored)
+		require.Empty(t, l, "the v1alpha1 form is strict v1alpha1")
+		h2, l := back.ConvertToHub()
+		require.Empty(t, l)
+		require.Equal(t, h.Spec.Placement, h2.Spec.Placement)
+		requireSameJSON(t, in, v1alpha2.ConvertFromHub(h2))
+		require.NoError(t, roundTrip([]byte(`{"apiVersion":"airunway.ai/v1alpha2","kind":"ModelDeployment","metadata":{"name":"m"},"spec":{"model":{"id":"x"},"placement":`+tc.placement+`}}`)))
+	}
 }
 
 // Every shipped v1alpha1 model goes to v1alpha2 and back unchanged, with
@@ -128,6 +160,7 @@ func TestConversionAnnotation(t *testing.T) {
 // which the CRD and the renderer refuse and conversion drops.
 func FuzzConversionRoundTrip(f *testing.F) {
 	f.Add([]byte(fullV1alpha2))
+	f.Add([]byte(`{"apiVersion":"airunway.ai/v1alpha2","kind":"ModelDeployment","metadata":{"name":"m","annotations":{"airunway.ai/cluster-selector":"region=us-east1"}},"spec":{"model":{"id":"x"},"placement":{}}}`))
 	for _, node := range shippedObjects(f) {
 		if js, l := yamlerr.ObjectJSON(node); node.GetKind() == hub.KindModelDeployment && !l.HasErrors() {
 			var m map[string]any
