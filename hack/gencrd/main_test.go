@@ -301,4 +301,42 @@ func TestModelDeploymentCRD(t *testing.T) {
 	require.Equal(t, []string{"maxReplicas", "target"}, scaling.Properties["autoscaling"].Required)
 	require.Contains(t, spec.Properties["gateway"].Properties, "parentRef")
 	require.NotContains(t, v1.Schema.OpenAPIV3Schema.Properties["spec"].Properties, "adapters")
+	require.NotContains(t, v1.Schema.OpenAPIV3Schema.Properties["spec"].Properties, "placement")
+
+	// spec.placement.clusterSelector is the LabelSelector every CRD has:
+	// controller-gen's, as Prometheus Operator's PodMonitor publishes it.
+	podMonitor, err := os.ReadFile(filepath.Join(repoRoot, "schemas/prometheus-operator/monitoring.coreos.com_podmonitor_v1_v0.93.0.json"))
+	require.NoError(t, err)
+	var pm derivedVersion
+	require.NoError(t, json.Unmarshal(podMonitor, &pm))
+	standard := pm.Schema.Properties["spec"].Properties["selector"]
+	require.NotEmpty(t, standard.Properties)
+	selector := spec.Properties["placement"].Properties["clusterSelector"]
+	require.NotEmpty(t, selector.Description)
+	require.Equal(t, withoutDescriptions(t, standard), withoutDescriptions(t, selector))
+}
+
+// withoutDescriptions is a schema as JSON with every description removed.
+func withoutDescriptions(t *testing.T, s apiextensionsv1.JSONSchemaProps) any {
+	t.Helper()
+	raw, err := json.Marshal(s)
+	require.NoError(t, err)
+	var v any
+	require.NoError(t, json.Unmarshal(raw, &v))
+	var strip func(any)
+	strip = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			delete(v, "description")
+			for _, c := range v {
+				strip(c)
+			}
+		case []any:
+			for _, c := range v {
+				strip(c)
+			}
+		}
+	}
+	strip(v)
+	return v
 }

@@ -128,6 +128,16 @@ func v1alpha2Schema(root string, v1 apiextensionsv1.JSONSchemaProps) (apiextensi
 	if d := g.doc(reflect.TypeFor[hub.ModelDeploymentSpec](), "Adapters"); d != "" {
 		adapters.Description = d
 	}
+	placement, err := g.schema(reflect.TypeFor[hub.PlacementSpec](), "spec.placement")
+	if err != nil {
+		return v2, err
+	}
+	if d := g.doc(reflect.TypeFor[hub.ModelDeploymentSpec](), "Placement"); d != "" {
+		placement.Description = d
+	}
+	selector := placement.Properties["clusterSelector"]
+	labelSelectorSchema(&selector)
+	placement.Properties["clusterSelector"] = selector
 
 	item := adapters.Items.Schema
 	name, source := item.Properties["name"], item.Properties["source"]
@@ -185,6 +195,36 @@ func v1alpha2Schema(root string, v1 apiextensionsv1.JSONSchemaProps) (apiextensi
 	gateway := spec.Properties["gateway"]
 	gateway.Properties["parentRef"] = parentRef
 	spec.Properties["gateway"] = gateway
+	spec.Properties["placement"] = placement
 	v2.Properties["spec"] = spec
 	return v2, nil
+}
+
+// labelSelectorSchema completes the reflected schema of a
+// metav1.LabelSelector as controller-gen writes it for every CRD (the
+// lists and the selector are atomic), and gives its fields Kubernetes'
+// descriptions, which are outside this module's source.
+func labelSelectorSchema(s *apiextensionsv1.JSONSchemaProps) {
+	s.XMapType = ptr.To("atomic")
+	exprs := s.Properties["matchExpressions"]
+	exprs.XListType = ptr.To("atomic")
+	exprs.Description = "matchExpressions is a list of label selector requirements. The requirements are ANDed."
+	req := exprs.Items.Schema
+	req.Description = "A label selector requirement is a selector that contains values, a key, and an operator that relates the key and values."
+	for field, doc := range map[string]string{
+		"key":      "key is the label key that the selector applies to.",
+		"operator": "operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist.",
+		"values":   "values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty.",
+	} {
+		p := req.Properties[field]
+		p.Description = doc
+		if field == "values" {
+			p.XListType = ptr.To("atomic")
+		}
+		req.Properties[field] = p
+	}
+	s.Properties["matchExpressions"] = exprs
+	labels := s.Properties["matchLabels"]
+	labels.Description = `matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is "key", the operator is "In", and the values array contains only "value". The requirements are ANDed.`
+	s.Properties["matchLabels"] = labels
 }
