@@ -90,11 +90,7 @@ func launchArgoCD(assets, repoURL string) error {
 	if err := os.Symlink(render, filepath.Join(tools, "airunway-render")); err != nil {
 		return err
 	}
-	common := []string{
-		"ARGOCD_PLUGINSOCKFILEPATH=" + sockets, "ARGOCD_GPG_ENABLED=false",
-		"ARGOCD_APP_CONF_PATH=" + filepath.Join(dir, "conf"), "ARGOCD_TLS_DATA_PATH=" + filepath.Join(dir, "conf"), "ARGOCD_SSH_DATA_PATH=" + filepath.Join(dir, "conf"),
-		"HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=", "NO_PROXY=127.0.0.1",
-	}
+	common := argoEnv()
 	if err := cluster.StartProcess("argocd-cmp-server", bin, append(common,
 		"ARGOCD_BINARY_NAME=argocd-cmp-server", "ARGOCD_CMP_WORKDIR="+filepath.Join(dir, "cmp"),
 		"PATH="+tools+string(os.PathListSeparator)+os.Getenv("PATH")),
@@ -102,6 +98,7 @@ func launchArgoCD(assets, repoURL string) error {
 		return err
 	}
 	repoServer := "127.0.0.1:" + twin.FreePort()
+	argoRepoServer = repoServer
 	if err := cluster.StartProcess("argocd-repo-server", bin, append(common,
 		"ARGOCD_BINARY_NAME=argocd-repo-server", "TMPDIR="+filepath.Join(dir, "repo-tmp"), "ARGOCD_ASK_PASS_SOCK="+filepath.Join(dir, "askpass.sock")),
 		"--address", "127.0.0.1", "--port", strings.TrimPrefix(repoServer, "127.0.0.1:"),
@@ -116,6 +113,20 @@ func launchArgoCD(assets, repoURL string) error {
 		"--redis", redis, "--metrics-port", twin.FreePort(),
 		"--status-processors", "2", "--operation-processors", "2", "--app-resync", "10",
 		"--self-heal-timeout-seconds", "2", "--loglevel", "info")
+}
+
+// argoRepoServer is the repo-server's address, once launchArgoCD has run.
+var argoRepoServer string
+
+// argoEnv is the environment every Argo CD component runs with: its
+// directories under scratch, no GPG, no proxy.
+func argoEnv() []string {
+	dir := filepath.Join(scratch, "argocd")
+	return []string{
+		"ARGOCD_PLUGINSOCKFILEPATH=" + filepath.Join(dir, "plugins"), "ARGOCD_GPG_ENABLED=false",
+		"ARGOCD_APP_CONF_PATH=" + filepath.Join(dir, "conf"), "ARGOCD_TLS_DATA_PATH=" + filepath.Join(dir, "conf"), "ARGOCD_SSH_DATA_PATH=" + filepath.Join(dir, "conf"),
+		"HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=", "NO_PROXY=127.0.0.1",
+	}
 }
 
 var (

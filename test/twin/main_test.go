@@ -86,9 +86,31 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(scratch)
 	code := m.Run()
+	runAtExit()
 	printTable()
 	printGitOpsTable()
 	return code
+}
+
+// atExit holds what tests started for the rest of the run (the fleet's
+// twins), stopped after the last test, in reverse order.
+var (
+	atExitMu sync.Mutex
+	atExitFn []func()
+)
+
+func atExit(f func()) {
+	atExitMu.Lock()
+	defer atExitMu.Unlock()
+	atExitFn = append(atExitFn, f)
+}
+
+func runAtExit() {
+	atExitMu.Lock()
+	defer atExitMu.Unlock()
+	for i := len(atExitFn) - 1; i >= 0; i-- {
+		atExitFn[i]()
+	}
 }
 
 // installCRDs installs the ModelDeployment and ClusterCapabilities CRDs as
@@ -96,7 +118,10 @@ func run(m *testing.M) int {
 // on 127.0.0.1 by the status reporter's handler (conversiontest): the
 // controller-manager's namespace and garbage collectors, and Argo CD, read
 // every kind in its preferred version, v1alpha2, through it.
-func installCRDs(ctx context.Context) error {
+func installCRDs(ctx context.Context) error { return installCRDsOn(ctx, cluster) }
+
+// installCRDsOn installs them on a twin (another cluster of a fleet).
+func installCRDsOn(ctx context.Context, tw *twin.Twin) error {
 	webhook, err := conversiontest.Start()
 	if err != nil {
 		return err
@@ -111,7 +136,7 @@ func installCRDs(ctx context.Context) error {
 			return err
 		}
 		webhook.Point(crd)
-		if err := createCRD(ctx, crd); err != nil {
+		if err := createCRDOn(ctx, tw, crd); err != nil {
 			return err
 		}
 	}
@@ -177,6 +202,11 @@ func installCRD(t *testing.T, group, kind string) {
 }
 
 func createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
+	return createCRDOn(ctx, cluster, crd)
+}
+
+// createCRDOn is createCRD on a twin (another cluster of a fleet).
+func createCRDOn(ctx context.Context, cluster *twin.Twin, crd *apiextensionsv1.CustomResourceDefinition) error {
 	if err := cluster.Client.Create(ctx, crd); apierrors.IsAlreadyExists(err) && crd.Spec.Group == "ray.io" {
 		// Another KubeRay release's (useKubeRay): this release's schema
 		// replaces it.

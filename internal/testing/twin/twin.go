@@ -11,6 +11,13 @@
 // Service: there is no kube-proxy, and the controllers that would (none of
 // the workload controllers) are not run.
 //
+// A test process may run several twins, a fleet of clusters: StartWith
+// gives each its own etcd, kube-apiserver, controller-manager, scheduler
+// and KWOK, and FleetOptions its own loopback ranges for Service and pod
+// addresses (127.64.0.0/16 and 127.128.0.0/16 are Start's; fleet member i
+// gets 127.(65+i).0.0/16 and 127.(129+i).0.0/16), so that no address of
+// one twin is also one of another's.
+//
 // GPUs of a pool the capability file declares as DRA devices are devices
 // of ResourceSlices (capabilities.Resolved.ResourceSlices, with its
 // DeviceClasses) that the tests publish beside the Nodes, as a DRA
@@ -34,6 +41,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -71,14 +79,41 @@ var Controllers = []string{
 // PodCIDR is where KWOK allocates pod addresses: loopback.
 const PodCIDR = "127.128.0.0/16"
 
+// ServiceCIDR is the API server's range of Service addresses: loopback.
+const ServiceCIDR = "127.64.0.0/16"
+
+// Options name a twin and its address ranges; Start uses the zero value.
+type Options struct {
+	// Name names the twin in its kubeconfig, temporary directory and
+	// errors; "twin" when empty.
+	Name string
+	// ServiceCIDR and PodCIDR are the twin's loopback ranges for Service
+	// and pod addresses; ServiceCIDR and PodCIDR when empty.
+	ServiceCIDR, PodCIDR string
+}
+
+// FleetOptions are the options of the i-th twin of a fleet (i from 0 to
+// 62): its name, and address ranges of its own inside 127.0.0.0/8, apart
+// from Start's and from every other member's.
+func FleetOptions(i int, name string) Options {
+	return Options{
+		Name:        name,
+		ServiceCIDR: fmt.Sprintf("127.%d.0.0/16", 65+i),
+		PodCIDR:     fmt.Sprintf("127.%d.0.0/16", 129+i),
+	}
+}
+
 // Twin is a running cluster twin.
 type Twin struct {
 	Config     *rest.Config
 	Client     client.Client
 	Kubeconfig string // an admin kubeconfig file for processes
-	env        *envtest.Environment
-	dir        string
-	procs      []*process
+	// Name is Options.Name ("twin" for Start's).
+	Name  string
+	opts  Options
+	env   *envtest.Environment
+	dir   string
+	procs []*process
 }
 
 type process struct {
@@ -110,27 +145,46 @@ func (p *process) exited() bool {
 }
 
 // Start starts the twin. The caller must Stop it.
-func Start() (*Twin, error) {
+func Start() (*Twin, error) { return StartWith(Options{}) }
+
+// StartWith starts a twin with the options' name and address ranges. The
+// caller must Stop it.
+func StartWith(o Options) (*Twin, error) {
 	assets := os.Getenv("TWIN_ASSETS")
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" || assets == "" {
 		return nil, errors.New("KUBEBUILDER_ASSETS and TWIN_ASSETS must be set: run `make twin` (it builds kube-apiserver, etcd, kube-scheduler, kube-controller-manager and kwok once)")
 	}
-	dir, err := os.MkdirTemp("", "airunway-twin-")
+	if o.Name == "" {
+		o.Name = "twin"
+	}
+	if o.ServiceCIDR == "" {
+		o.ServiceCIDR = ServiceCIDR
+	}
+	if o.PodCIDR == "" {
+		o.PodCIDR = PodCIDR
+	}
+	for _, cidr := range []string{o.ServiceCIDR, o.PodCIDR} {
+		if _, n, err := net.ParseCIDR(cidr); err != nil || !n.IP.IsLoopback() {
+			return nil, fmt.Errorf("twin %s: %q is not a loopback range", o.Name, cidr)
+		}
+	}
+	dir, err := os.MkdirTemp("", "airunway-"+o.Name+"-")
 	if err != nil {
 		return nil, err
 	}
-	t := &Twin{dir: dir}
+	t := &Twin{Name: o.Name, opts: o, dir: dir}
 	t.env = &envtest.Environment{}
-	t.env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "127.64.0.0/16")
+	t.env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", o.ServiceCIDR)
 	cfg, err := t.env.Start()
 	if err != nil {
-		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("twin %s: starting kube-apiserver and etcd: %w", o.Name, err)
 	}
 	t.Config = cfg
 	if t.Client, err = client.New(cfg, client.Options{}); err != nil {
 		return nil, t.stopWith(err)
 	}
-	if t.Kubeconfig, err = writeKubeconfig(cfg, filepath.Join(dir, "kubeconfig")); err != nil {
+	if t.Kubeconfig, err = writeKubeconfig(cfg, o.Name, filepath.Join(dir, "kubeconfig")); err != nil {
 		return nil, t.stopWith(err)
 	}
 	starts := []func(string) error{t.checkDRA, t.startControllerManager, t.startScheduler, t.startKWOK}
@@ -229,7 +283,7 @@ func (t *Twin) startKWOK(assets string) error {
 	return t.run("kwok", filepath.Join(assets, "kwok"),
 		"--kubeconfig", t.Kubeconfig, "--config", filepath.Join(assets, "stages.yaml"),
 		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector", "kwok.x-k8s.io/node=fake",
-		"--cidr", PodCIDR, "--node-ip", "127.0.0.1",
+		"--cidr", t.opts.PodCIDR, "--node-ip", "127.0.0.1",
 		"--server-address", "127.0.0.1:"+freePort())
 }
 
@@ -340,19 +394,30 @@ func (t *Twin) Ready(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the twin did not become ready: %w\n%s", ctx.Err(), t.Logs(30))
+			return fmt.Errorf("%s did not become ready: %w\n%s", t.Name, ctx.Err(), t.Logs(30))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
 
-func writeKubeconfig(cfg *rest.Config, path string) (string, error) {
+// KubeconfigBytes is the admin kubeconfig of the twin, its cluster and
+// context named after it, every credential inline (no file it names): what
+// a GitOps engine's Secret for a remote cluster holds.
+func (t *Twin) KubeconfigBytes() ([]byte, error) {
+	return clientcmd.Write(*kubeconfig(t.Config, t.Name))
+}
+
+func kubeconfig(cfg *rest.Config, name string) *clientcmdapi.Config {
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["twin"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
 	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	kc.Contexts["twin"] = &clientcmdapi.Context{Cluster: "twin", AuthInfo: "admin"}
-	kc.CurrentContext = "twin"
-	return path, clientcmd.WriteToFile(*kc, path)
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: "admin"}
+	kc.CurrentContext = name
+	return kc
+}
+
+func writeKubeconfig(cfg *rest.Config, name, path string) (string, error) {
+	return path, clientcmd.WriteToFile(*kubeconfig(cfg, name), path)
 }
 
 // freePort returns a free TCP port on 127.0.0.1.
@@ -363,4 +428,35 @@ func freePort() string {
 	}
 	defer l.Close()
 	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+}
+
+// StartFleet starts one twin per name at once (FleetOptions gives each its
+// address ranges) and waits until each is Ready; on an error it stops
+// those it started. The caller must Stop each.
+func StartFleet(ctx context.Context, names ...string) ([]*Twin, error) {
+	twins := make([]*Twin, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			t, err := StartWith(FleetOptions(i, name))
+			if err == nil {
+				if err = t.Ready(ctx); err != nil {
+					err = errors.Join(err, t.Stop())
+					t = nil
+				}
+			}
+			twins[i], errs[i] = t, err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, t := range twins {
+			if t != nil {
+				err = errors.Join(err, t.Stop())
+			}
+		}
+		return nil, err
+	}
+	return twins, nil
 }
