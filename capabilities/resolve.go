@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"maps"
 	"math"
 	"net/url"
@@ -38,9 +40,20 @@ func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
 // which only selection runs.
 type Resolved struct {
 	hub.ResolvedCapabilities
+	// Labels are the cluster's labels (`metadata.labels`): region, tier,
+	// compliance… what a model's cluster selector matches in a fleet.
+	Labels map[string]string
 	// rules holds each installed provider's rules, by provider name.
 	rules map[string][]Rule
+	// embedded: the built-in default, which describes no cluster of a
+	// fleet.
+	embedded bool
 }
+
+// Embedded reports whether this is the embedded default capability file
+// (no file was given): it names no cluster, so models assigned to
+// clusters of a fleet are all rendered for it.
+func (r *Resolved) Embedded() bool { return r.embedded }
 
 // Rules returns the selection rules of an installed provider, in the order
 // the capability file (or the built-in description) lists them.
@@ -75,6 +88,7 @@ func Default() *Resolved {
 			panic(fmt.Sprintf("embedded default capabilities: %v", problems))
 		}
 		r.Source = "the embedded default capabilities"
+		r.embedded = true
 		defaultResolved = r
 	})
 	return defaultResolved
@@ -114,7 +128,13 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 	}
 	r := &Resolved{
 		ResolvedCapabilities: hub.ResolvedCapabilities{Name: c.Name, Source: "ClusterCapabilities " + fmt.Sprintf("%q", c.Name), Gateway: c.Spec.Gateway, NodePools: c.Spec.NodePools, Autoscaling: c.Spec.Autoscaling},
+		Labels:               c.Labels,
 		rules:                map[string][]Rule{},
+	}
+	// A model's cluster selector is matched against these labels: a
+	// label the API server would refuse could never be matched as meant.
+	for _, e := range metav1validation.ValidateLabels(c.Labels, field.NewPath("metadata", "labels")) {
+		l.Errorf(e.Field, "%s", e.ErrorBody())
 	}
 	seen := map[string]int{}
 	for i := range c.Spec.Providers {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/versions"
@@ -91,7 +92,7 @@ func migrateFiles(paths []string, check bool, to string, stdout, stderr io.Write
 		return exitCode(1)
 	}
 	defer scope.close()
-	pending, problems := planMigration(scope, names, to, !check)
+	pending, problems := planEdits(scope, names, migrateEdit(to), !check)
 	if check {
 		for _, p := range pending {
 			printNotes(stdout, p)
@@ -107,7 +108,7 @@ func migrateFiles(paths []string, check bool, to string, stdout, stderr io.Write
 	case check:
 		return nil
 	}
-	return writeMigrations(pending, stdout, stderr)
+	return writeMigrations(pending, "needed migrating", stdout, stderr)
 }
 
 // migration is a file whose content changes: what was read of it, and
@@ -123,7 +124,7 @@ type migration struct {
 // planMigration reads and migrates the files named, writing nothing; the
 // files to write must also be writable when forWrite. The files together
 // are read within hub.MaxInputBytes, as render reads them.
-func planMigration(scope *namedScope, names []string, to string, forWrite bool) ([]migration, diag.List) {
+func planEdits(scope *namedScope, names []string, edit itemEdit, forWrite bool) ([]migration, diag.List) {
 	var pending []migration
 	var problems diag.List
 	seen := map[fileID]bool{}
@@ -141,7 +142,7 @@ func planMigration(scope *namedScope, names []string, to string, forWrite bool) 
 			continue // another name of a file read already
 		}
 		var l diag.List
-		m.out, m.notes, l = migrateFile(name, m.data, to)
+		m.out, m.notes, l = editFile(name, m.data, edit)
 		problems = append(problems, l...)
 		if m.out == nil {
 			continue
@@ -201,7 +202,7 @@ func fileProblem(file, what string, err error) diag.Problem {
 // writeMigrations writes the files in order, each on its own: a failure
 // does not stop the others, and the summary names exactly which files were
 // changed and which were not.
-func writeMigrations(pending []migration, stdout, stderr io.Writer) error {
+func writeMigrations(pending []migration, needed string, stdout, stderr io.Writer) error {
 	var problems diag.List
 	var changed, unchanged, torn []string
 	for _, m := range pending {
@@ -219,7 +220,7 @@ func writeMigrations(pending []migration, stdout, stderr io.Writer) error {
 			unchanged = append(unchanged, m.target.name)
 		}
 	}
-	problems.Report(stderr, writeSummary(len(pending), changed, unchanged, torn))
+	problems.Report(stderr, writeSummary(len(pending), needed, changed, unchanged, torn))
 	if problems.HasErrors() {
 		return exitCode(1)
 	}
@@ -228,13 +229,13 @@ func writeMigrations(pending []migration, stdout, stderr io.Writer) error {
 
 // writeSummary says what a run with write errors did; "no file was
 // changed" only when that is so.
-func writeSummary(needed int, changed, unchanged, torn []string) string {
+func writeSummary(needed int, why string, changed, unchanged, torn []string) string {
 	if len(changed) == 0 && len(torn) == 0 {
 		return "no file was changed"
 	}
-	s := fmt.Sprintf("changed %d of the %d file(s) that needed migrating: %s", len(changed), needed, strings.Join(changed, ", "))
+	s := fmt.Sprintf("changed %d of the %d file(s) that %s: %s", len(changed), needed, why, strings.Join(changed, ", "))
 	if len(changed) == 0 {
-		s = fmt.Sprintf("changed none of the %d file(s) that needed migrating", needed)
+		s = fmt.Sprintf("changed none of the %d file(s) that %s", needed, why)
 	}
 	if len(unchanged) > 0 {
 		s += "; not changed: " + strings.Join(unchanged, ", ")
@@ -251,9 +252,20 @@ func printNotes(w io.Writer, m migration) {
 	}
 }
 
-// migrateFile returns the new content of file, whose content is data; nil
-// when nothing changes, with a note per change.
-func migrateFile(file string, data []byte, to string) ([]byte, []string, diag.List) {
+// itemEdit changes one object of a file in place and says what changed;
+// an error leaves the file unwritten (fn.MigrateProblems reports it).
+type itemEdit func(n *yaml.RNode) ([]string, error)
+
+// migrateEdit is migrate's edit: deprecated fields moved, and a
+// conversion to the version to, when given.
+func migrateEdit(to string) itemEdit {
+	return func(n *yaml.RNode) ([]string, error) { return fn.MigrateItem(n, to) }
+}
+
+// editFile returns the new content of file, whose content is data, with
+// each object edited (comments and layout kept); nil when nothing
+// changes, with a note per change.
+func editFile(file string, data []byte, edit itemEdit) ([]byte, []string, diag.List) {
 	var l diag.List
 	r := &kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true}
 	nodes, err := r.Read()
@@ -263,7 +275,7 @@ func migrateFile(file string, data []byte, to string) ([]byte, []string, diag.Li
 	}
 	var notes []string
 	for _, n := range nodes {
-		changes, err := fn.MigrateItem(n, to)
+		changes, err := edit(n)
 		if err != nil {
 			l = append(l, fn.MigrateProblems(n, file, err)...)
 			continue

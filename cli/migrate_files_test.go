@@ -511,7 +511,7 @@ func TestWriteSummary(t *testing.T) {
 	}
 	for _, tc := range cases {
 		needed := len(tc.changed) + len(tc.unchanged) + len(tc.torn)
-		if got := writeSummary(needed, tc.changed, tc.unchanged, tc.torn); got != tc.want {
+		if got := writeSummary(needed, "needed migrating", tc.changed, tc.unchanged, tc.torn); got != tc.want {
 			t.Errorf("got  %q\nwant %q", got, tc.want)
 		}
 	}

@@ -28,6 +28,8 @@ type planOptions struct {
 	capsFile  string
 	output    string
 	base      string // a git revision: print the change against it
+	fleet     string // a directory of capability files, one per cluster
+	write     bool   // with fleet: record the assignment on the models
 	dir       string
 	modelDirs []string
 	models    map[string]fit.Model // read from modelDirs
@@ -80,8 +82,11 @@ error in the inputs (nothing is printed on stdout then).`,
 			if err != nil {
 				return err
 			}
-			if o.capsFile == "" {
-				return usagef("`--capabilities` must name the cluster's capability file: the plan holds the models against its node pools")
+			if err := o.checkFleetFlags(cmd); err != nil {
+				return err
+			}
+			if o.capsFile == "" && o.fleet == "" {
+				return usagef("`--capabilities` must name the cluster's capability file (or `--fleet` a directory of them, one per cluster): the plan holds the models against its node pools")
 			}
 			if !slices.Contains(planFormats, o.output) {
 				return usagef("`-o` must be one of %s, got %q", strings.Join(planFormats, ", "), o.output)
@@ -90,6 +95,9 @@ error in the inputs (nothing is printed on stdout then).`,
 				fmt.Fprintf(s.errOut, "[error] %v\n", err)
 				return exitCode(1)
 			}
+			if o.base != "" && o.fleet != "" {
+				return runFleetDiff(o, paths, s)
+			}
 			if o.base != "" {
 				return runPlanDiff(o, paths, s)
 			}
@@ -97,6 +105,9 @@ error in the inputs (nothing is printed on stdout then).`,
 				return usagef("`-C` must be used with `--base`")
 			}
 			hintIfTerminal(s, cmd.CommandPath(), paths)
+			if o.fleet != "" {
+				return runFleetPlan(o, paths, s)
+			}
 			return runPlan(o, paths, s)
 		},
 	}
@@ -106,10 +117,27 @@ error in the inputs (nothing is printed on stdout then).`,
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table, markdown or json")
 	f.StringVar(&o.base, "base", "", "git revision to compare with: print what the change adds or removes per pool (paths and --capabilities are read at REF and in the working tree)")
 	f.StringVarP(&o.dir, "directory", "C", ".", "with --base: run as if started in this directory")
+	f.StringVar(&o.fleet, "fleet", "", "directory of capability files, one per cluster of a fleet: assign each model to a cluster where its pods fit (instead of --capabilities)")
+	f.BoolVar(&o.write, "write", false, "with --fleet: record each new assignment on its model (annotation "+hub.AnnotationCluster+"), in place")
 	addModelDirFlag(cmd, &o.modelDirs)
 	o.warnings.add(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(planFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// checkFleetFlags refuses flag combinations --fleet does not take.
+func (o planOptions) checkFleetFlags(cmd *cobra.Command) error {
+	switch {
+	case o.fleet != "" && o.capsFile != "":
+		return usagef("`--fleet` and `--capabilities` cannot be used together: a fleet's directory holds each cluster's capability file")
+	case o.write && o.fleet == "":
+		return usagef("`--write` records a fleet's assignment and needs `--fleet DIR`")
+	case o.write && o.base != "":
+		return usagef("`--write` cannot be used with `--base`: it writes the working tree's assignment")
+	case o.write && slices.Contains(o.filenames, stdinName):
+		return usagef("`--write` edits the models' files and cannot take `-`")
+	}
+	return nil
 }
 
 func runPlan(o planOptions, paths []string, s streams) error {

@@ -43,7 +43,15 @@ var (
 	UnknownModel        = Code{"unknown-model"}
 	KAITONodes          = Code{"kaito-nodes"}
 	UncheckedEngineArgs = Code{"unchecked-engine-args"}
+	Unassigned          = Code{"unassigned-model"}
 )
+
+// FleetSkipped marks the note of a render for one cluster of a fleet that
+// says which models it left to other clusters. It is information, not a
+// warning (no policy applies to it), but unlike other information it is
+// printed on stderr too: a render that quietly leaves models out would
+// look like one that lost them.
+var FleetSkipped = Code{"fleet-skipped"}
 
 // Codes describes every warning code, in the order docs list them.
 var Codes = []struct {
@@ -74,6 +82,7 @@ var Codes = []struct {
 	{UnknownModel, "the model is not in the model catalog and its id names no size: its memory fit is not checked (docs/will-it-run.md)"},
 	{KAITONodes, "KAITO's node estimator will spread one replica over several nodes of the pool (docs/will-it-run.md#kaito)"},
 	{UncheckedEngineArgs, "engine arguments are not checked against the server's options: the image's release is not known (a floating tag, another image) or has no option table"},
+	{Unassigned, "a model assigned to no cluster beside models that are: every cluster of the fleet its selector matches renders it (docs/plan.md#a-fleet-of-clusters)"},
 }
 
 // CodeNames lists the codes' names.

@@ -169,7 +169,7 @@ func (l List) Errors() List {
 }
 
 // Report prints the errors and warnings readably, one per line, in the
-// list's order (info stays in the KRM results), and when any is an error a
+// list's order (info stays in the KRM results, but for FleetSkipped), and when any is an error a
 // last line counting them and saying what they left undone ("nothing was
 // rendered"). kustomize shows a function's stderr and nothing else, so this
 // is what most users read.
@@ -191,6 +191,10 @@ func (l List) report(w io.Writer, undone string, lines bool) {
 			errs++
 		case Warning:
 			warns++
+		case Info:
+			if p.Code != FleetSkipped {
+				continue
+			}
 		default:
 			continue
 		}

@@ -78,7 +78,7 @@ func (p *Processor) Run(in []byte) ([]byte, error) {
 	}
 	caps, problems := functionConfigCapabilities(rl.functionConfig)
 	if !problems.HasErrors() {
-		res := render.Render(items, render.Options{Capabilities: caps, Encode: encodeItem})
+		res := render.Render(items, render.Options{Capabilities: caps, Encode: encodeItem, KeepSkipped: p.FromKpt})
 		problems = append(problems, res.Problems...)
 		if !res.Problems.HasErrors() {
 			w.items = res.Encoded

@@ -54,6 +54,9 @@ type Plan struct {
 	// the renderer's verdicts (MemoryOf), which the caller sets; Compute
 	// reads objects, not the estimate.
 	Memory []Memory `json:"memory,omitempty"`
+
+	// costCents is CostPerMonth in cents.
+	costCents int64
 }
 
 // Pool is one node pool's demand and capacity.
@@ -163,6 +166,12 @@ func Compute(items []*yaml.RNode, caps *capabilities.Resolved) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	return computeGroups(groups, notes, caps), nil
+}
+
+// computeGroups plans pod groups against the capability file's pools,
+// which it must have.
+func computeGroups(groups []Group, notes []string, caps *capabilities.Resolved) *Plan {
 	p := &Plan{Notes: notes}
 	byPool := map[string][]Group{}
 	var floating []Group
@@ -214,7 +223,8 @@ func Compute(items []*yaml.RNode, caps *capabilities.Resolved) (*Plan, error) {
 	if priced {
 		p.CostPerMonth = money(cents)
 	}
-	return p, nil
+	p.costCents = cents
+	return p
 }
 
 // podGroups reads every generated object's pods.

@@ -287,6 +287,10 @@ func annotateModel(node *yaml.RNode, d Decision) (*yaml.RNode, error) {
 	return out, nil
 }
 
+// SetAnnotation is setAnnotation, for the CLI's edits of models in place
+// (`plan --fleet --write`).
+func SetAnnotation(n *yaml.RNode, key, value string) error { return setAnnotation(n, key, value) }
+
 // setAnnotation sets a string annotation as kyaml's SetField would, so
 // the bytes written do not change: a new annotation whose value YAML 1.1
 // would read as another type ("yes", "1.5", "a: b") is double-quoted; an

@@ -49,6 +49,11 @@ type Options struct {
 	// (fit.ReadDir), by `spec.model.id`: they win over the model catalog
 	// when the memory fit is checked. Render itself reads no file.
 	Models map[string]fit.Model
+	// KeepSkipped passes a model that is not this cluster's (render/
+	// cluster.go) through unchanged instead of leaving it out: kpt writes
+	// the function's output back to the package, and would delete its
+	// file.
+	KeepSkipped bool
 }
 
 // Result of a run. Items and Encoded are nil whenever Problems has an
@@ -122,6 +127,7 @@ func Render(items []*yaml.RNode, opts Options) Result {
 	sortBy(in.models, func(n *yaml.RNode) string { return identity(n).String() })
 	seen := map[string]string{}
 	var fits []fit.Verdict
+	var fleet fleetReport
 	for _, node := range in.models {
 		id, file := identity(node), fileOf(node)
 		if prev, dup := seen[id.String()]; dup {
@@ -133,13 +139,24 @@ func Render(items []*yaml.RNode, opts Options) Result {
 			continue
 		}
 		seen[id.String()] = file
-		rendered, verdicts, l := renderModel(node, caps, registry, opts.Models)
-		fits = append(fits, verdicts...)
-		problems = append(problems, l.Attach(id, file)...)
+		skip := fleetSkip(node, caps)
+		var rendered []*yaml.RNode
+		if skip == "" {
+			var verdicts []fit.Verdict
+			var l diag.List
+			rendered, verdicts, l, skip = renderModel(node, caps, registry, opts.Models)
+			fits = append(fits, verdicts...)
+			problems = append(problems, l.Attach(id, file)...)
+		}
+		fleet.count(node, id, skip, caps)
+		if skip != "" && opts.KeepSkipped {
+			rendered = []*yaml.RNode{node}
+		}
 		for _, n := range rendered {
 			problems = append(problems, out.add(n)...)
 		}
 	}
+	problems = append(problems, fleet.problems(caps)...)
 	problems = append(problems, collisions(out.ids)...)
 	problems = problems.Apply(caps.Warnings).Apply(opts.Warnings)
 	problems = withLines(problems, items, opts.SourceFile)
@@ -153,21 +170,39 @@ func Render(items []*yaml.RNode, opts Options) Result {
 
 // renderModel runs decode -> default -> convert -> validate -> select ->
 // place -> render for one ModelDeployment and returns it annotated plus
-// its generated objects.
-func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[string]providers.Provider, models map[string]fit.Model) (objs []*yaml.RNode, fits []fit.Verdict, l diag.List) {
+// its generated objects, or why it is not this cluster's (skip).
+func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[string]providers.Provider, models map[string]fit.Model) (objs []*yaml.RNode, fits []fit.Verdict, l diag.List, skip string) {
+	md, l := decodeModel(node)
+	if l.HasErrors() {
+		return nil, fits, l, ""
+	}
+	if skip = selectorSkip(md, caps, &l); skip != "" || l.HasErrors() {
+		return nil, fits, l, skip
+	}
+	objs, fits, l = renderDecoded(node, md, caps, registry, models, l)
+	return objs, fits, l, ""
+}
+
+// decodeModel decodes, defaults, converts and validates a model.
+func decodeModel(node *yaml.RNode) (*hub.ModelDeployment, diag.List) {
 	js, l := yamlerr.ObjectJSON(node)
 	if l.HasErrors() {
-		return nil, fits, l
+		return nil, l
 	}
 	// Decoding, defaulting and conversion to the hub belong to the served
 	// version the model is written in.
 	md, l := versions.DecodeModelDeployment(node.GetApiVersion(), js)
 	if md == nil {
-		return nil, fits, l
+		if !l.HasErrors() {
+			l.Errorf("", "cannot decode the model")
+		}
+		return nil, l
 	}
-	if l = append(l, hub.ValidateModelDeployment(md)...); l.HasErrors() {
-		return nil, fits, l
-	}
+	return md, append(l, hub.ValidateModelDeployment(md)...)
+}
+
+// renderDecoded runs select -> place -> render for a valid model.
+func renderDecoded(node *yaml.RNode, md *hub.ModelDeployment, caps *capabilities.Resolved, registry map[string]providers.Provider, models map[string]fit.Model, l diag.List) (objs []*yaml.RNode, fits []fit.Verdict, _ diag.List) {
 	d, ok := decide(md, caps, &l)
 	if !ok {
 		return nil, fits, l

@@ -104,7 +104,7 @@ func BenchmarkStages(b *testing.B) {
 				return nil
 			}},
 			{"model", func() diag.List {
-				_, _, l := renderModel(node, caps, registry, nil)
+				_, _, l, _ := renderModel(node, caps, registry, nil)
 				return l
 			}},
 		}

@@ -1,0 +1,485 @@
+package plan
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/fit"
+)
+
+// A fleet is several clusters, each described by its capability file:
+// `metadata.name` is the cluster, `metadata.labels` its region, tier,
+// compliance… Assign gives each model one cluster, the way a pull request
+// can review it: a pure function of the files, computed again on every
+// change, with the assignments already in Git as inputs that are never
+// moved to improve the picture (a model moves only when someone edits its
+// annotation). What the clusters' operators and schedulers then do is the
+// existing single-cluster path: each cluster's render keeps its own
+// models (render/cluster.go), and Argo CD or Flux deliver them.
+//
+// Each new model is put where all of its pods fit beside the models
+// already there (the single-cluster plan: packing, rollouts aside, memory
+// fit by the render), among the clusters its selector matches; of those,
+// the one where it adds the least to the hourly cost of the nodes in use,
+// then the one with the most GPUs left free, then by name. New models are
+// placed most constrained first (fewest clusters they could run on, were
+// the clusters empty), then largest (most GPUs), then by namespace and
+// name: a model with one possible cluster is not crowded out of it by one
+// that could go anywhere, big models find room before small ones fill the
+// gaps, and the order of the files does not matter.
+
+// Cluster is one cluster of the fleet.
+type Cluster struct {
+	// Caps is the cluster's resolved capability file: its Name and Labels
+	// are the cluster's.
+	Caps *capabilities.Resolved
+	// File is where the capability file was read, for messages.
+	File string
+}
+
+// Candidate is one model of the fleet, rendered for every cluster.
+type Candidate struct {
+	Namespace, Name string
+	// Assigned is the cluster Git records for it (annotation
+	// airunway.ai/cluster), "" when none.
+	Assigned string
+	// Selector is its cluster selector; nil or empty matches every
+	// cluster.
+	Selector labels.Selector
+	// Items are, per cluster name, what its render for that cluster gave:
+	// the model and its generated objects.
+	Items map[string][]*yaml.RNode
+	// Refused are, per cluster name, why the render for that cluster
+	// failed (no provider, no pool fits, its memory does not fit…).
+	Refused map[string]string
+	// Fits are, per cluster name, the render's memory verdicts.
+	Fits map[string][]fit.Verdict
+}
+
+// Fleet is the assignment of every model, and each cluster's plan with
+// the models assigned to it.
+type Fleet struct {
+	// Fits: every model has a cluster where all its pods fit.
+	Fits     bool           `json:"fits"`
+	Models   []FleetModel   `json:"models"`
+	Clusters []FleetCluster `json:"clusters"`
+	Notes    []string       `json:"notes,omitempty"`
+}
+
+// FleetModel is one model's assignment.
+type FleetModel struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Cluster the model runs in; "" when it fits in none.
+	Cluster string `json:"cluster"`
+	// Kept: Git already assigned it there (never moved); otherwise the
+	// plan chose it now, and --write records it.
+	Kept bool `json:"kept"`
+	// Fits: all of its pods fit in Cluster.
+	Fits bool `json:"fits"`
+	// GPUs is what its pods request, the most of any cluster it renders
+	// for (the order new models are placed in).
+	GPUs int64 `json:"gpus"`
+	// Reason: why a kept model does not fit its cluster, or why a new
+	// one fits none (each cluster's reason is in Verdicts).
+	Reason string `json:"reason,omitempty"`
+	// Verdicts: for a model the plan placed, each cluster it was weighed
+	// against; for a kept one, its own cluster.
+	Verdicts []ClusterVerdict `json:"verdicts"`
+}
+
+// ClusterVerdict is whether a model fits one cluster, and at what cost.
+type ClusterVerdict struct {
+	Cluster string `json:"cluster"`
+	Fits    bool   `json:"fits"`
+	// Reason it does not fit.
+	Reason string `json:"reason,omitempty"`
+	// CostPerHour is what the nodes the model adds to those in use cost
+	// an hour (0 when it fills GPUs of nodes already in use); nil when a
+	// pool it lands on has no price.
+	CostPerHour *float64 `json:"costPerHour,omitempty"`
+	Currency    string   `json:"currency,omitempty"`
+	// FreeGPUs: the cluster's GPUs left free after it (declared nodes ×
+	// GPUs per node − GPUs requested, over the pools whose size is
+	// known).
+	FreeGPUs int64 `json:"freeGPUs"`
+
+	costCents int64 // a month of the added nodes, in cents
+	priced    bool
+}
+
+// FleetCluster is one cluster with the models assigned to it.
+type FleetCluster struct {
+	Name   string            `json:"name"`
+	Labels map[string]string `json:"labels,omitempty"`
+	File   string            `json:"file,omitempty"`
+	// Fits: its plan holds its pods.
+	Fits bool `json:"fits"`
+	// Models assigned to it, "namespace/name", sorted.
+	Models []string `json:"models"`
+	Plan   *Plan    `json:"plan"`
+}
+
+// UnknownClusterError: a model is assigned to a cluster the fleet does
+// not have. An error in the inputs, not a shortage.
+type UnknownClusterError struct {
+	Namespace, Name, Cluster string
+	Clusters                 []string
+}
+
+func (e *UnknownClusterError) Error() string {
+	return fmt.Sprintf("ModelDeployment %s/%s is assigned to cluster %q (annotation airunway.ai/cluster), which the fleet does not have: must be one of %s; remove the annotation to let the plan choose, or add the cluster's capability file",
+		e.Namespace, e.Name, e.Cluster, quoteAll(e.Clusters))
+}
+
+// fleetState is the running ledger: each cluster's pod groups so far.
+type fleetState struct {
+	clusters []Cluster
+	load     map[string][]Group
+	groups   map[[3]string][]Group // model and cluster → its pod groups
+	notes    map[[3]string][]string
+	planned  map[string][]string // cluster → the notes of its models
+	// over: per cluster, the pods of kept models that do not fit there,
+	// which the cluster's final plan shows short.
+	over map[string][]Group
+	models   map[string][]string
+	verdicts map[string][]fit.Verdict
+	compare  bool // costs are comparable (one currency)
+}
+
+// Assign gives each model a cluster (see the comment at the top).
+func Assign(models []Candidate, clusters []Cluster) (*Fleet, error) {
+	if len(clusters) == 0 {
+		return nil, errors.New("the fleet has no cluster: its directory must hold one capability file (ClusterCapabilities) per cluster")
+	}
+	clusters = slices.SortedFunc(slices.Values(clusters), func(a, b Cluster) int { return cmp.Compare(a.Caps.Name, b.Caps.Name) })
+	s := &fleetState{clusters: clusters, load: map[string][]Group{}, groups: map[[3]string][]Group{}, notes: map[[3]string][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
+	f := &Fleet{Fits: true}
+	var err error
+	if s.compare, f.Notes, err = currencies(clusters); err != nil {
+		return nil, err
+	}
+	names := make([]string, len(clusters))
+	for i, c := range clusters {
+		names[i] = c.Caps.Name
+		if len(c.Caps.NodePools) == 0 {
+			return nil, fmt.Errorf("cluster %q (%s): %w", c.Caps.Name, c.File, ErrNoPools)
+		}
+	}
+	models = slices.Clone(models)
+	for i := range models {
+		if err := s.demand(&models[i]); err != nil {
+			return nil, err
+		}
+	}
+	kept, placed := split(models, s)
+	for _, m := range kept {
+		if !slices.Contains(names, m.Assigned) {
+			return nil, &UnknownClusterError{Namespace: m.Namespace, Name: m.Name, Cluster: m.Assigned, Clusters: names}
+		}
+		f.Models = append(f.Models, s.keep(m))
+	}
+	for _, m := range placed {
+		f.Models = append(f.Models, s.place(m))
+	}
+	slices.SortFunc(f.Models, func(a, b FleetModel) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	for _, m := range f.Models {
+		f.Fits = f.Fits && m.Fits
+	}
+	for _, c := range clusters {
+		p := computeGroups(slices.Concat(s.load[c.Caps.Name], s.over[c.Caps.Name]), s.planned[c.Caps.Name], c.Caps)
+		p.Memory = MemoryOf(s.verdicts[c.Caps.Name])
+		ms := slices.Sorted(slices.Values(s.models[c.Caps.Name]))
+		f.Clusters = append(f.Clusters, FleetCluster{Name: c.Caps.Name, Labels: c.Caps.Labels, File: c.File, Fits: p.Fits, Models: append([]string{}, ms...), Plan: p})
+		f.Fits = f.Fits && p.Fits
+	}
+	return f, nil
+}
+
+// currencies: costs are compared only when every priced pool of the
+// fleet is priced in one currency; a fleet priced in two is an error,
+// since no exchange rate is known and ignoring prices would be a silent
+// choice.
+func currencies(clusters []Cluster) (bool, []string, error) {
+	seen := map[string]string{}
+	unpriced := []string{}
+	for _, c := range clusters {
+		priced := false
+		for _, p := range c.Caps.NodePools {
+			if p.PricePerNodeHour != nil {
+				priced = true
+				if _, ok := seen[p.PricePerNodeHour.Currency]; !ok {
+					seen[p.PricePerNodeHour.Currency] = c.Caps.Name
+				}
+			}
+		}
+		if !priced {
+			unpriced = append(unpriced, c.Caps.Name)
+		}
+	}
+	if len(seen) > 1 {
+		var parts []string
+		for _, cur := range slices.Sorted(maps.Keys(seen)) {
+			parts = append(parts, fmt.Sprintf("%s (cluster %q)", cur, seen[cur]))
+		}
+		return false, nil, fmt.Errorf("the fleet's pools are priced in %s: `pricePerNodeHour` must use one currency across the fleet for the plan to compare cost", strings.Join(parts, " and "))
+	}
+	var notes []string
+	if len(unpriced) > 0 && len(seen) > 0 {
+		notes = append(notes, fmt.Sprintf("cluster(s) %s price no pool (`pricePerNodeHour`): a model that fits one of them is placed by free GPUs, not cost", quoteAll(unpriced)))
+	}
+	return len(seen) > 0, notes, nil
+}
+
+// demand reads the model's pod groups for each cluster it renders for.
+func (s *fleetState) demand(m *Candidate) error {
+	for _, c := range s.clusters {
+		items, ok := m.Items[c.Caps.Name]
+		if !ok {
+			continue
+		}
+		gs, notes, err := podGroups(items)
+		if err != nil {
+			return fmt.Errorf("ModelDeployment %s/%s on cluster %q: %w", m.Namespace, m.Name, c.Caps.Name, err)
+		}
+		key := [3]string{m.Namespace, m.Name, c.Caps.Name}
+		s.groups[key], s.notes[key] = gs, notes
+	}
+	return nil
+}
+
+// gpus is the most GPUs the model requests on any cluster.
+func (s *fleetState) gpus(m Candidate) int64 {
+	var most int64
+	for _, c := range s.clusters {
+		gs, ok := s.groups[[3]string{m.Namespace, m.Name, c.Caps.Name}]
+		if !ok {
+			continue
+		}
+		var n int64
+		for _, p := range computeGroups(gs, nil, c.Caps).Pools {
+			n += p.GPUsRequested
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+// options counts the clusters a model could run on, were they empty: its
+// selector matches them and it renders for them.
+func (s *fleetState) options(m Candidate) int {
+	n := 0
+	for _, c := range s.clusters {
+		_, rendered := s.groups[[3]string{m.Namespace, m.Name, c.Caps.Name}]
+		if rendered && (m.Selector == nil || m.Selector.Matches(labels.Set(c.Caps.Labels))) {
+			n++
+		}
+	}
+	return n
+}
+
+// split separates the models Git assigned from the new ones, each in the
+// order they are placed.
+func split(models []Candidate, s *fleetState) (kept, placed []Candidate) {
+	gpus := map[[2]string]int64{}
+	for _, m := range models {
+		gpus[[2]string{m.Namespace, m.Name}] = s.gpus(m)
+		if m.Assigned != "" {
+			kept = append(kept, m)
+		} else {
+			placed = append(placed, m)
+		}
+	}
+	byName := func(a, b Candidate) int { return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) }
+	slices.SortFunc(kept, byName)
+	options := map[[2]string]int{}
+	for _, m := range placed {
+		options[[2]string{m.Namespace, m.Name}] = s.options(m)
+	}
+	slices.SortFunc(placed, func(a, b Candidate) int {
+		ka, kb := [2]string{a.Namespace, a.Name}, [2]string{b.Namespace, b.Name}
+		return cmp.Or(cmp.Compare(options[ka], options[kb]), cmp.Compare(gpus[kb], gpus[ka]), byName(a, b))
+	})
+	return kept, placed
+}
+
+// keep puts a model where Git assigned it, when it fits there; one that
+// does not stays assigned (and is reported), but its pods are left out of
+// the ledger, so that it does not make every model after it look short.
+func (s *fleetState) keep(m Candidate) FleetModel {
+	out := FleetModel{Namespace: m.Namespace, Name: m.Name, Cluster: m.Assigned, Kept: true, GPUs: s.gpus(m)}
+	c := s.cluster(m.Assigned)
+	v := s.weigh(m, c)
+	out.Verdicts, out.Fits, out.Reason = []ClusterVerdict{v}, v.Fits, v.Reason
+	if v.Fits {
+		s.commit(m, c)
+	} else {
+		s.over[c.Caps.Name] = append(s.over[c.Caps.Name], s.groups[[3]string{m.Namespace, m.Name, c.Caps.Name}]...)
+		s.models[c.Caps.Name] = append(s.models[c.Caps.Name], m.Namespace+"/"+m.Name)
+	}
+	return out
+}
+
+// place puts a new model on the best cluster that holds it.
+func (s *fleetState) place(m Candidate) FleetModel {
+	out := FleetModel{Namespace: m.Namespace, Name: m.Name, GPUs: s.gpus(m)}
+	best := -1
+	for i, c := range s.clusters {
+		v := s.weigh(m, c)
+		out.Verdicts = append(out.Verdicts, v)
+		if v.Fits && (best < 0 || s.better(v, out.Verdicts[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		out.Reason = "fits in no cluster of the fleet"
+		return out
+	}
+	out.Cluster, out.Fits = s.clusters[best].Caps.Name, true
+	s.commit(m, s.clusters[best])
+	return out
+}
+
+// better: a costs less per hour (when costs compare), then leaves more
+// GPUs free; a tie keeps the first, which comes first by name.
+func (s *fleetState) better(a, b ClusterVerdict) bool {
+	if s.compare && a.priced && b.priced && a.costCents != b.costCents {
+		return a.costCents < b.costCents
+	}
+	return a.FreeGPUs > b.FreeGPUs
+}
+
+func (s *fleetState) cluster(name string) Cluster {
+	for _, c := range s.clusters {
+		if c.Caps.Name == name {
+			return c
+		}
+	}
+	return Cluster{}
+}
+
+// weigh is whether the model fits cluster c beside the models placed so
+// far, and what it adds.
+func (s *fleetState) weigh(m Candidate, c Cluster) ClusterVerdict {
+	name := c.Caps.Name
+	v := ClusterVerdict{Cluster: name}
+	if m.Selector != nil && !m.Selector.Empty() && !m.Selector.Matches(labels.Set(c.Caps.Labels)) {
+		v.Reason = fmt.Sprintf("its cluster selector %q does not match the cluster's labels (%s)", m.Selector.String(), labelList(c.Caps.Labels))
+		return v
+	}
+	if why, refused := m.Refused[name]; refused {
+		v.Reason = why
+		return v
+	}
+	gs, ok := s.groups[[3]string{m.Namespace, m.Name, name}]
+	if !ok {
+		v.Reason = "not rendered for this cluster"
+		return v
+	}
+	before := computeGroups(s.load[name], nil, c.Caps)
+	after := computeGroups(append(slices.Clone(s.load[name]), gs...), nil, c.Caps)
+	v.FreeGPUs = freeGPUs(after)
+	if !after.Fits {
+		v.Reason = shortfall(after, m.Namespace, m.Name)
+		return v
+	}
+	v.Fits = true
+	v.costCents, v.priced = after.costCents-before.costCents, pricedWhere(after, c.Caps, m)
+	if v.priced {
+		perHour := float64(v.costCents) / 100 / HoursPerMonth
+		v.CostPerHour, v.Currency = &perHour, after.Currency
+	}
+	return v
+}
+
+// commit adds the model's pods to the cluster's ledger.
+func (s *fleetState) commit(m Candidate, c Cluster) {
+	name := c.Caps.Name
+	key := [3]string{m.Namespace, m.Name, name}
+	s.load[name] = append(s.load[name], s.groups[key]...)
+	s.planned[name] = append(s.planned[name], s.notes[key]...)
+	s.models[name] = append(s.models[name], m.Namespace+"/"+m.Name)
+	s.verdicts[name] = append(s.verdicts[name], m.Fits[name]...)
+}
+
+// pricedWhere: every pool the model has pods on has a price, so the
+// cost it adds is known.
+func pricedWhere(p *Plan, caps *capabilities.Resolved, m Candidate) bool {
+	for i, pool := range p.Pools {
+		for _, pm := range pool.Models {
+			if pm.Namespace == m.Namespace && pm.Name == m.Name && caps.NodePools[i].PricePerNodeHour == nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// freeGPUs are the GPUs of the declared nodes no pod requests, over the
+// pools whose size and node size are known.
+func freeGPUs(p *Plan) int64 {
+	var n int64
+	for _, pool := range p.Pools {
+		if pool.NodesAvailable != nil && pool.GPUsPerNode > 0 {
+			n += int64(*pool.NodesAvailable)*int64(pool.GPUsPerNode) - pool.GPUsRequested
+		}
+	}
+	return max(n, 0)
+}
+
+// shortfall says why a plan with the model does not fit: its own
+// unplaced pods, then the pools it needs that are short.
+func shortfall(p *Plan, namespace, name string) string {
+	var why []string
+	for _, g := range p.Unplaced {
+		if g.Namespace == namespace && g.Model == name {
+			why = append(why, fmt.Sprintf("%d pod(s) of %s: %s", g.Pods, g.Object, g.Reason))
+		}
+	}
+	for _, pool := range p.Pools {
+		if pool.Fits {
+			continue
+		}
+		if pool.PodsLargerThanANode > 0 {
+			why = append(why, fmt.Sprintf("pool %q: %d pod(s) larger than a node", pool.Name, pool.PodsLargerThanANode))
+			continue
+		}
+		why = append(why, fmt.Sprintf("pool %q would need %d node(s) and has %d (%d GPU(s) requested with the models already there)", pool.Name, deref(pool.NodesNeeded), deref(pool.NodesAvailable), pool.GPUsRequested))
+	}
+	if len(why) == 0 {
+		return "the cluster's plan does not fit"
+	}
+	return strings.Join(why, "; ")
+}
+
+func deref(v *int32) int32 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
+
+func labelList(m map[string]string) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	return labels.Set(m).String()
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}

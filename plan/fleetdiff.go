@@ -1,0 +1,114 @@
+package plan
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+)
+
+// FleetDelta is what a change does to a fleet's assignment: the models
+// whose cluster changed (moved, added, removed; a model that stays where
+// it was is left out), and each cluster's GPUs and cost before and after.
+type FleetDelta struct {
+	Models                []ModelMove    `json:"models"`
+	Clusters              []ClusterDelta `json:"clusters"`
+	Currency              string         `json:"currency,omitempty"`
+	Moved, Added, Removed int
+	AfterFits             bool `json:"afterFits"`
+}
+
+// ModelMove is one model's cluster before and after ("" when it was not
+// there, or fit nowhere).
+type ModelMove struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Before    string `json:"before"`
+	After     string `json:"after"`
+	// Change is "moved", "added", "removed", or "fits nowhere".
+	Change string `json:"change"`
+	// Fits: all its pods fit in After.
+	Fits bool `json:"fits"`
+}
+
+// ClusterDelta is one cluster before and after.
+type ClusterDelta struct {
+	Name   string        `json:"name"`
+	Before ClusterTotals `json:"before"`
+	After  ClusterTotals `json:"after"`
+}
+
+// ClusterTotals are a cluster's GPUs requested, nodes-in-use cost and fit.
+type ClusterTotals struct {
+	GPUs         int64    `json:"gpus"`
+	CostPerMonth *float64 `json:"costPerMonth,omitempty"`
+	Fits         bool     `json:"fits"`
+}
+
+// CompareFleets compares two fleets' assignments; before may be empty.
+func CompareFleets(before, after *Fleet) *FleetDelta {
+	d := &FleetDelta{AfterFits: after.Fits}
+	was := map[[2]string]FleetModel{}
+	for _, m := range before.Models {
+		was[[2]string{m.Namespace, m.Name}] = m
+	}
+	is := map[[2]string]bool{}
+	for _, m := range after.Models {
+		key := [2]string{m.Namespace, m.Name}
+		is[key] = true
+		old, had := was[key]
+		move := ModelMove{Namespace: m.Namespace, Name: m.Name, Before: old.Cluster, After: m.Cluster, Fits: m.Fits}
+		switch {
+		case !m.Fits && !m.Kept:
+			move.Change, move.After = "fits nowhere", ""
+		case !m.Fits && old.Cluster == m.Cluster:
+			move.Change = "no longer fits"
+		case !had:
+			move.Change = "added"
+			d.Added++
+		case old.Cluster != m.Cluster:
+			move.Change = "moved"
+			d.Moved++
+		default:
+			continue
+		}
+		d.Models = append(d.Models, move)
+	}
+	for _, m := range before.Models {
+		if !is[[2]string{m.Namespace, m.Name}] {
+			d.Models = append(d.Models, ModelMove{Namespace: m.Namespace, Name: m.Name, Before: m.Cluster, Change: "removed"})
+			d.Removed++
+		}
+	}
+	slices.SortFunc(d.Models, func(a, b ModelMove) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	d.Clusters, d.Currency = clusterDeltas(before, after)
+	return d
+}
+
+func clusterDeltas(before, after *Fleet) ([]ClusterDelta, string) {
+	byName := map[string]*ClusterDelta{}
+	currency := ""
+	add := func(f *Fleet, set func(*ClusterDelta, ClusterTotals)) {
+		for _, c := range f.Clusters {
+			if byName[c.Name] == nil {
+				byName[c.Name] = &ClusterDelta{Name: c.Name, Before: ClusterTotals{Fits: true}, After: ClusterTotals{Fits: true}}
+			}
+			t := ClusterTotals{CostPerMonth: c.Plan.CostPerMonth, Fits: c.Fits}
+			for _, p := range c.Plan.Pools {
+				t.GPUs += p.GPUsRequested
+			}
+			if c.Plan.Currency != "" {
+				currency = c.Plan.Currency
+			}
+			set(byName[c.Name], t)
+		}
+	}
+	add(before, func(d *ClusterDelta, t ClusterTotals) { d.Before = t })
+	add(after, func(d *ClusterDelta, t ClusterTotals) { d.After = t })
+	var out []ClusterDelta
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		out = append(out, *byName[name])
+	}
+	return out, currency
+}
