@@ -633,3 +633,18 @@ func TestNewestVersionIsTested(t *testing.T) {
 		require.True(t, tested[name+" "+b.NewestVersion], "no golden case renders %s %s", name, b.NewestVersion)
 	}
 }
+
+// A fleet's cluster labels are matched by models' cluster selectors: they
+// are kept, and a label the API server would refuse is an error.
+func TestClusterLabels(t *testing.T) {
+	r, problems := resolveYAML(t, "apiVersion: airunway.ai/v1alpha1\nkind: ClusterCapabilities\nmetadata: {name: east, labels: {region: us-east1, tier: standard}}\nspec: {providers: [{name: vllm}]}\n")
+	require.False(t, problems.HasErrors(), "%v", problems)
+	require.Equal(t, map[string]string{"region": "us-east1", "tier": "standard"}, r.Labels)
+	require.False(t, r.Embedded())
+	require.True(t, Default().Embedded())
+
+	_, problems = resolveYAML(t, "apiVersion: airunway.ai/v1alpha1\nkind: ClusterCapabilities\nmetadata: {name: east, labels: {region: \"us east\"}}\nspec: {providers: [{name: vllm}]}\n")
+	require.True(t, problems.HasErrors())
+	require.Equal(t, "metadata.labels", problems.Errors()[0].Field)
+	require.Contains(t, problems.Errors()[0].Message, `Invalid value: "us east"`)
+}

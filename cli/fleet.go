@@ -294,7 +294,11 @@ func fleetClusterRows(f *plan.Fleet) [][]string {
 		for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
 			labels = append(labels, k+"="+c.Labels[k])
 		}
-		rows = append(rows, []string{c.Name, dash(strings.Join(labels, ",")), yesNo(c.Fits), fmt.Sprint(gpus), fmt.Sprint(freeOf(c.Plan)), fmt.Sprint(nodes),
+		free := fmt.Sprint(freeOf(c.Plan))
+		if n := freeOf(c.Plan); n < 0 {
+			free = fmt.Sprintf("none (%d over)", -n)
+		}
+		rows = append(rows, []string{c.Name, dash(strings.Join(labels, ",")), yesNo(c.Fits), fmt.Sprint(gpus), free, fmt.Sprint(nodes),
 			cost(c.Plan.CostPerMonth, c.Plan.Currency), dash(strings.Join(c.Models, ", "))})
 	}
 	return rows

@@ -50,7 +50,11 @@ func writeAssignments(f *plan.Fleet, in *fleetInputs, paths []string, s streams)
 	if problems.HasErrors() {
 		return exitCode(1)
 	}
-	return writeMigrations(pending, "needed a cluster recorded", s.errOut, s.errOut)
+	if err := writeMigrations(pending, "needed a cluster recorded", s.errOut, s.errOut); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.errOut, "airunway-render plan --fleet --write: recorded the cluster of %d model(s) in %d file(s); review and commit them\n", len(assign), len(pending))
+	return nil
 }
 
 // assignEdit records the cluster of each model of assign on its object.

@@ -147,3 +147,31 @@ func TestKptSeesEachProblemOnce(t *testing.T) {
 		})
 	}
 }
+
+// A model assigned to another cluster of a fleet: kustomize (and a
+// ResourceList by hand) gets it left out, since what it prints is
+// applied; kpt gets it back unchanged, since kpt deletes the file of an
+// item a function leaves out.
+func TestFleetModelOfAnotherCluster(t *testing.T) {
+	in := func(id string) string {
+		return "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" +
+			"- apiVersion: airunway.ai/v1alpha1\n  kind: ModelDeployment\n  metadata:\n    name: m\n    namespace: ns\n    annotations: {airunway.ai/cluster: west, " + id + "}\n  spec: {model: {id: Qwen/Qwen3-0.6B}, resources: {gpu: {count: 1}}, provider: {name: vllm}}\n" +
+			"functionConfig:\n  apiVersion: airunway.ai/v1alpha1\n  kind: ClusterCapabilities\n  metadata: {name: east}\n  spec: {providers: [{name: vllm}]}\n"
+	}
+	for _, tc := range []struct {
+		name, id string
+		kept     bool
+	}{
+		{"kpt", `config.k8s.io/id: "1"`, true},
+		{"kustomize", `config.k8s.io/id: "1", kustomize.config.k8s.io/id: "kind: ModelDeployment"`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, code := run(t, in(tc.id))
+			require.Equal(t, 0, code, stderr)
+			got := items(t, out)
+			require.Equal(t, tc.kept, find(got, "ModelDeployment", "m") != nil)
+			require.Nil(t, find(got, "Deployment", "m"), "rendered for no cluster but west")
+			require.Contains(t, out, `rendered 0 model(s) for cluster "east" and skipped 1 not assigned to it: ns/m (assigned to cluster west)`)
+		})
+	}
+}

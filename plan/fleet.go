@@ -149,7 +149,7 @@ type fleetState struct {
 	planned  map[string][]string // cluster → the notes of its models
 	// over: per cluster, the pods of kept models that do not fit there,
 	// which the cluster's final plan shows short.
-	over map[string][]Group
+	over     map[string][]Group
 	models   map[string][]string
 	verdicts map[string][]fit.Verdict
 	compare  bool // costs are comparable (one currency)
@@ -300,7 +300,9 @@ func split(models []Candidate, s *fleetState) (kept, placed []Candidate) {
 			placed = append(placed, m)
 		}
 	}
-	byName := func(a, b Candidate) int { return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) }
+	byName := func(a, b Candidate) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	}
 	slices.SortFunc(kept, byName)
 	options := map[[2]string]int{}
 	for _, m := range placed {
