@@ -44,6 +44,7 @@ var (
 	KAITONodes          = Code{"kaito-nodes"}
 	UncheckedEngineArgs = Code{"unchecked-engine-args"}
 	Unassigned          = Code{"unassigned-model"}
+	EmptyCluster        = Code{"empty-cluster"}
 )
 
 // FleetSkipped marks the note of a render for one cluster of a fleet that
@@ -83,6 +84,7 @@ var Codes = []struct {
 	{KAITONodes, "KAITO's node estimator will spread one replica over several nodes of the pool (docs/will-it-run.md#kaito)"},
 	{UncheckedEngineArgs, "engine arguments are not checked against the server's options: the image's release is not known (a floating tag, another image) or has no option table"},
 	{Unassigned, "a model assigned to no cluster beside models that are: every cluster of the fleet its selector matches renders it (docs/plan.md#a-fleet-of-clusters)"},
+	{EmptyCluster, "every model of the input is assigned to other clusters: the capability file's `metadata.name` may be misspelt, or the cluster has no model yet"},
 }
 
 // CodeNames lists the codes' names.

@@ -86,13 +86,19 @@ func (f *fleetReport) problems(caps *capabilities.Resolved) diag.List {
 		l = append(l, diag.Problem{Severity: diag.Info, Code: diag.FleetSkipped,
 			Message: fmt.Sprintf("rendered %d model(s) for cluster %q and skipped %d not assigned to it: %s%s", f.rendered, caps.Name, len(f.skipped), strings.Join(names, ", "), more)})
 	}
+	// A render that takes none of the models: a capability file whose
+	// name is misspelt looks just like this, and would deliver nothing.
+	if f.rendered == 0 && len(f.skipped) > 0 {
+		l = append(l, diag.Problem{Severity: diag.Warning, Code: diag.EmptyCluster, Field: "metadata.name", Resource: diag.Resource{Kind: hub.KindClusterCapabilities, Name: caps.Name},
+			Message: fmt.Sprintf("no model of the input is for cluster %q (the capability file's `metadata.name`): all %d are assigned to other clusters or kept out by their selectors, so nothing is rendered; check the name, or ignore this warning for a cluster that has no model yet", caps.Name, len(f.skipped))})
+	}
 	// Models assigned to no cluster beside models that are: in a fleet,
 	// each of them is rendered for every cluster its selector matches,
 	// which is seldom meant for GPUs.
 	if f.assigned > 0 {
 		for _, r := range f.unassigned {
 			l = append(l, diag.Problem{Severity: diag.Warning, Code: diag.Unassigned, Resource: r, Field: "metadata.annotations." + hub.AnnotationCluster,
-				Message: fmt.Sprintf("is assigned to no cluster while %d other model(s) of the input are: it is rendered for every cluster of the fleet its selector matches; record its cluster with `airunway-render plan --fleet DIR --write`", f.assigned)})
+				Message: "is assigned to no cluster while other models of the input are: it is rendered for every cluster of the fleet its selector matches; record its cluster with `airunway-render plan --fleet DIR --write`"})
 		}
 	}
 	return l
