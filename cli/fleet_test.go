@@ -122,6 +122,11 @@ func TestFleetPlanWrite(t *testing.T) {
 	require.Equal(t, "gpu-west", clusterOf(f, "llama-3-3-70b"), "four L4s hold no 70B model")
 	require.Equal(t, "gpu-west", clusterOf(f, "qwen3-0-6b"), "free GPUs of the H100 node in use cost nothing more")
 	require.Equal(t, "gpu-east", clusterOf(f, "qwen3-8b"), "gpu-west is full")
+	table, _, tableCode := run(t, "", "plan", "--fleet", fleetDir, "-f", models)
+	require.Equal(t, 0, tableCode)
+	doc, err := os.ReadFile("../docs/plan.md")
+	require.NoError(t, err)
+	require.Contains(t, string(doc), table, "docs/plan.md shows this plan; paste the new one")
 
 	_, stderr, code := run(t, "", "plan", "--fleet", fleetDir, "-f", models, "--write")
 	require.Equal(t, 0, code, stderr)

@@ -104,7 +104,7 @@ type ClusterVerdict struct {
 	Reason string `json:"reason,omitempty"`
 	// CostPerHour is what the nodes the model adds to those in use cost
 	// an hour (0 when it fills GPUs of nodes already in use); nil when a
-	// pool it lands on has no price.
+	// pool it lands on has no price, and for a kept model.
 	CostPerHour *float64 `json:"costPerHour,omitempty"`
 	Currency    string   `json:"currency,omitempty"`
 	// FreeGPUs: the cluster's GPUs left free after it (declared nodes ×
@@ -147,6 +147,8 @@ type fleetState struct {
 	groups   map[[3]string][]Group // model and cluster → its pod groups
 	notes    map[[3]string][]string
 	planned  map[string][]string // cluster → the notes of its models
+	// plans: each cluster's plan of its ledger, until the ledger changes.
+	plans map[string]*Plan
 	// over: per cluster, the pods of kept models that do not fit there,
 	// which the cluster's final plan shows short.
 	over     map[string][]Group
@@ -161,7 +163,7 @@ func Assign(models []Candidate, clusters []Cluster) (*Fleet, error) {
 		return nil, errors.New("the fleet has no cluster: its directory must hold one capability file (ClusterCapabilities) per cluster")
 	}
 	clusters = slices.SortedFunc(slices.Values(clusters), func(a, b Cluster) int { return cmp.Compare(a.Caps.Name, b.Caps.Name) })
-	s := &fleetState{clusters: clusters, load: map[string][]Group{}, groups: map[[3]string][]Group{}, notes: map[[3]string][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
+	s := &fleetState{clusters: clusters, load: map[string][]Group{}, groups: map[[3]string][]Group{}, notes: map[[3]string][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, plans: map[string]*Plan{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
 	f := &Fleet{Fits: true}
 	var err error
 	if s.compare, f.Notes, err = currencies(clusters); err != nil {
@@ -322,6 +324,9 @@ func (s *fleetState) keep(m Candidate) FleetModel {
 	out := FleetModel{Namespace: m.Namespace, Name: m.Name, Cluster: m.Assigned, Kept: true, GPUs: s.gpus(m)}
 	c := s.cluster(m.Assigned)
 	v := s.weigh(m, c)
+	// What a kept model adds depends on which kept models came before it
+	// (name order): not a figure to read anything into.
+	v.CostPerHour, v.Currency = nil, ""
 	out.Verdicts, out.Fits, out.Reason = []ClusterVerdict{v}, v.Fits, v.Reason
 	if v.Fits {
 		s.commit(m, c)
@@ -388,7 +393,11 @@ func (s *fleetState) weigh(m Candidate, c Cluster) ClusterVerdict {
 		v.Reason = "not rendered for this cluster"
 		return v
 	}
-	before := computeGroups(s.load[name], nil, c.Caps)
+	before := s.plans[name]
+	if before == nil {
+		before = computeGroups(s.load[name], nil, c.Caps)
+		s.plans[name] = before
+	}
 	after := computeGroups(append(slices.Clone(s.load[name]), gs...), nil, c.Caps)
 	v.FreeGPUs = freeGPUs(after)
 	if !after.Fits {
@@ -409,6 +418,7 @@ func (s *fleetState) commit(m Candidate, c Cluster) {
 	name := c.Caps.Name
 	key := [3]string{m.Namespace, m.Name, name}
 	s.load[name] = append(s.load[name], s.groups[key]...)
+	delete(s.plans, name)
 	s.planned[name] = append(s.planned[name], s.notes[key]...)
 	s.models[name] = append(s.models[name], m.Namespace+"/"+m.Name)
 	s.verdicts[name] = append(s.verdicts[name], m.Fits[name]...)
