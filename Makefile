@@ -103,6 +103,12 @@ demo: bin/airunway-render
 	  echo "### bin/airunway-render render --capabilities $$caps examples/vllm-basic"; \
 	  bin/airunway-render render --capabilities $$caps examples/vllm-basic || exit 1; \
 	done
+	@echo "### bin/airunway-render plan --fleet examples/fleet/clusters -f examples/fleet/models"
+	@bin/airunway-render plan --fleet examples/fleet/clusters -f examples/fleet/models
+	@for c in examples/fleet/clusters/*/; do \
+	  echo "### bin/airunway-render render --capabilities $${c}capabilities.yaml examples/fleet/models"; \
+	  bin/airunway-render render --capabilities $${c}capabilities.yaml examples/fleet/models || exit 1; \
+	done
 
 # make test: hack/test.sh, which starts the builds of the tools the
 # cluster tests need (kube-apiserver and etcd, the twin, Argo CD and Flux,

@@ -339,3 +339,21 @@ func TestFleetBuild(t *testing.T) {
 		require.Equal(t, c.Models, got, c.Name)
 	}
 }
+
+// --write writes only inside the paths named: a model file that is a
+// link out of them is refused as migrate refuses it, and nothing is
+// written.
+func TestFleetPlanWriteStaysInside(t *testing.T) {
+	models := copyFleetModels(t, true)
+	outside := filepath.Join(t.TempDir(), "outside.yaml")
+	writeFile(t, outside, fleetModel("outside", 1, ""))
+	require.NoError(t, os.Symlink(outside, filepath.Join(models, "link.yaml")))
+	_, stderr, code := run(t, "", "plan", "--fleet", fleetDir, "-f", models, "--write")
+	require.Equal(t, 1, code, stderr)
+	data, err := os.ReadFile(outside)
+	require.NoError(t, err)
+	require.Equal(t, fleetModel("outside", 1, ""), string(data))
+	data, err = os.ReadFile(filepath.Join(models, "qwen3-8b.yaml"))
+	require.NoError(t, err)
+	require.NotContains(t, string(data), "airunway.ai/cluster:")
+}
