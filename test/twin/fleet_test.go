@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -105,6 +106,10 @@ func startFleet() (map[string]*fleetMember, error) {
 		caps[name], labels[name] = r, c.Labels
 		fleetNames = append(fleetNames, name)
 	}
+	reporterBin, err := filepath.Abs(os.Getenv("AIRUNWAY_STATUS_REPORTER_BIN"))
+	if err != nil || os.Getenv("AIRUNWAY_STATUS_REPORTER_BIN") == "" {
+		return nil, errors.New("AIRUNWAY_STATUS_REPORTER_BIN must name the status reporter binary (make gitops sets it)")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	twins, err := twin.StartFleet(ctx, fleetNames...)
@@ -128,6 +133,13 @@ func startFleet() (map[string]*fleetMember, error) {
 	for i, name := range fleetNames {
 		m := &fleetMember{name: name, twin: twins[i], labels: labels[name], nodes: map[string]string{}}
 		if err := installCRDsOn(ctx, m.twin); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		// The status reporter in each cluster, as deploy/base installs it:
+		// Argo CD's health and Flux's wait read the Ready it writes.
+		if err := m.twin.StartProcess("airunway-status-reporter", reporterBin, nil,
+			"--kubeconfig", m.twin.Kubeconfig, "--namespace", exampleNamespace,
+			"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--discovery-interval", "2s"); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		for _, n := range caps[name].Nodes() {
@@ -204,6 +216,15 @@ func (p *fleetPlan) fits() map[string]bool {
 // cluster), and reads its JSON.
 func planFleet(t *testing.T, work string, write bool) *fleetPlan {
 	t.Helper()
+	p, out := runFleetPlan(t, work, write)
+	require.True(t, p.Fits, "the fleet plan does not fit: %s", out)
+	return p
+}
+
+// runFleetPlan runs `plan --fleet` and checks what its JSON says whether
+// or not the fleet fits (exit 0, or 3 when some model fits nowhere).
+func runFleetPlan(t *testing.T, work string, write bool) (*fleetPlan, []byte) {
+	t.Helper()
 	args := []string{"plan", "--fleet", filepath.Join(fleetDir, "clusters"), "-f", filepath.Join(fleetDir, "models"), "-o", "json"}
 	if write {
 		args = append(args, "--write")
@@ -213,10 +234,13 @@ func planFleet(t *testing.T, work string, write bool) *fleetPlan {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err, "airunway-render %s: %s", strings.Join(args, " "), stderr.String())
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		require.NoError(t, err, "airunway-render %s: %s", strings.Join(args, " "), stderr.String())
+	}
 	p := &fleetPlan{}
 	require.NoError(t, json.Unmarshal(out, p), "plan --fleet -o json:\n%s", out)
-	require.True(t, p.Fits, "the fleet plan does not fit: %s", out)
+	require.Equal(t, err == nil, p.Fits, "plan --fleet exits %v and says fits=%t", err, p.Fits)
 	require.NotEmpty(t, p.Models)
 	for _, m := range p.Models {
 		require.Contains(t, fleetNames, m.Cluster, "the plan puts %s in cluster %q", m.Name, m.Cluster)
@@ -227,17 +251,7 @@ func planFleet(t *testing.T, work string, write bool) *fleetPlan {
 	for _, c := range p.Clusters {
 		require.Equal(t, fleet[c.Name].labels, c.Labels, "cluster %s", c.Name)
 	}
-	return p
-}
-
-// skipWithoutFleetPlan skips while the binary has no `plan --fleet` and no
-// fleet filter in its renderer (they land beside this test, issue 39).
-func skipWithoutFleetPlan(t *testing.T) {
-	t.Helper()
-	out, _ := exec.Command(renderBin(t), "plan", "--help").CombinedOutput()
-	if !strings.Contains(string(out), "--fleet") {
-		t.Skip("airunway-render plan has no --fleet yet (issue 39): nothing assigns the fleet's models to clusters")
-	}
+	return p, out
 }
 
 // annotationRE finds a model's airunway.ai/cluster annotation (not
@@ -431,34 +445,50 @@ func cleanFleet(t *testing.T) {
 	}
 }
 
-// pickMove chooses the model to move and where: qwen3-8b (one GPU, which
-// either cluster holds beside its others) to the other cluster.
-func pickMove(t *testing.T, assign map[string]string) (model, from, to string) {
+// moveOneModel moves the first model (by name) that another cluster can
+// take, its airunway.ai/cluster annotation changed in the work tree as a
+// reviewed commit would: `plan --fleet` on the changed tree keeps Git's
+// assignments, so it fits exactly when the new cluster holds the model
+// beside its others. It returns the move and that plan.
+func moveOneModel(t *testing.T, work string, assign map[string]string) (model, from, to string, after *fleetPlan) {
 	t.Helper()
-	model = "qwen3-8b"
-	from = assign[model]
-	require.NotEmpty(t, from, "the plan assigns no cluster to %s", model)
-	for _, name := range fleetNames {
-		if name != from {
-			to = name
+	models := slices.Sorted(maps.Keys(assign))
+	var tried []string
+	for _, model := range models {
+		from := assign[model]
+		for _, to := range fleetNames {
+			if to == from {
+				continue
+			}
+			f := modelFile(work, model)
+			data, err := os.ReadFile(f)
+			require.NoError(t, err)
+			moveModel(t, work, model, to)
+			p, _ := runFleetPlan(t, work, false)
+			if p.Fits && p.assignment()[model] == to {
+				return model, from, to, p
+			}
+			tried = append(tried, model+"→"+to)
+			require.NoError(t, os.WriteFile(f, data, 0o644))
 		}
 	}
-	return model, from, to
+	t.Fatalf("no model of the fleet can move to another cluster (tried %v): the move cannot be shown", tried)
+	return "", "", "", nil
 }
 
 // preparePlatform writes the fleet plan into the platform repository's
 // models (`plan --fleet --write`, as the fleet's CI does) and commits it;
 // the assignment the models now carry is the plan's. It registers a
-// cleanup that puts the models back as they were.
+// cleanup that puts the fleet example back as it was.
 func preparePlatform(t *testing.T, repo *platformRepo) (*fleetPlan, map[string]string) {
 	t.Helper()
-	models := filepath.Join(repo.work, fleetDir, "models")
-	saved := t.TempDir()
-	require.NoError(t, os.CopyFS(saved, os.DirFS(models)))
+	dir := filepath.Join(repo.work, fleetDir)
+	saved := filepath.Join(t.TempDir(), "fleet")
+	require.NoError(t, os.CopyFS(saved, os.DirFS(dir)))
 	t.Cleanup(func() {
-		require.NoError(t, os.RemoveAll(models))
-		require.NoError(t, os.CopyFS(models, os.DirFS(saved)))
-		require.NoError(t, repo.commitAll("fleet: the models as they were"))
+		require.NoError(t, os.RemoveAll(dir))
+		require.NoError(t, os.CopyFS(dir, os.DirFS(saved)))
+		require.NoError(t, repo.commitAll("fleet: the example as it was"))
 	})
 	plan := planFleet(t, repo.work, true)
 	assign := plan.assignment()
@@ -522,6 +552,21 @@ func argoFleetCluster(t *testing.T, m *fleetMember) {
 	t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), secret) })
 }
 
+// hardRefresh asks Argo CD to refresh the Application without its caches
+// (the annotation the UI's "Hard refresh" sets).
+func hardRefresh(t *testing.T, name string) {
+	t.Helper()
+	_, app := readApp(t, name)
+	patch := client.MergeFrom(app.DeepCopy())
+	annotations := app.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations["argocd.argoproj.io/refresh"] = "hard"
+	app.SetAnnotations(annotations)
+	require.NoError(t, cluster.Client.Patch(context.Background(), app, patch))
+}
+
 // fleetApplicationSet is examples/fleet/argocd/applicationset.yaml,
 // pointed at the platform repository.
 func fleetApplicationSet(t *testing.T, repoURL string) *unstructured.Unstructured {
@@ -549,7 +594,6 @@ func fleetApplicationSet(t *testing.T, repoURL string) *unstructured.Unstructure
 // where the plan says the cluster fits). Then a commit moves one model to
 // the other cluster: it is bound there and pruned from where it was.
 func TestGitOpsFleetArgoCD(t *testing.T) {
-	skipWithoutFleetPlan(t)
 	startApplicationSetController(t)
 	repo := usePlatformRepo(t)
 	members := useFleet(t)
@@ -604,8 +648,7 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 	toBound := time.Since(start)
 
 	// Move one model in Git.
-	model, from, to := pickMove(t, assign)
-	moveModel(t, repo.work, model, to)
+	model, from, to, after := moveOneModel(t, repo.work, assign)
 	moved := maps.Clone(assign)
 	moved[model] = to
 	require.Equal(t, moved, assignedInGit(t, repo.work))
@@ -615,12 +658,16 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 	head = strings.TrimSpace(head)
 	moveStart := time.Now()
 	for _, name := range fleetNames {
-		waitApp(t, apps[name], timelines[name], 3*time.Minute, synced)
+		// What Argo CD's Git webhook does on a push: the repo-server
+		// caches a branch's head for --revision-cache-expiration (3
+		// minutes by default), so a poll alone would see the commit that
+		// late.
+		hardRefresh(t, apps[name])
 	}
-	// The plan's verdicts still stand: the model leaves a cluster that
-	// fits, and the other has the GPUs for it (every pod is bound, which
-	// readDelivery checks for the model's own pods in any case).
-	waitDelivery(t, moved, map[string]bool{from: true, to: true}, 2*time.Minute, argoDiagnose)
+	for _, name := range fleetNames {
+		waitApp(t, apps[name], timelines[name], 2*time.Minute, synced)
+	}
+	waitDelivery(t, moved, after.fits(), 2*time.Minute, argoDiagnose)
 	toMoved := time.Since(moveStart)
 
 	for _, name := range fleetNames {
@@ -634,5 +681,137 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 		sort.Strings(mine)
 		addGitOpsRow("argocd applicationset (real) | %s (%s) | %s, %s; runs %v | %s | %.1f to synced, %.1f to bound; %s moved %s→%s in %.1f",
 			apps[name], filepath.Join(fleetDir, "clusters", name), s.phase, s.sync, mine, timelines[name], toSynced.Seconds(), toBound.Seconds(), model, from, to, toMoved.Seconds())
+	}
+}
+
+// The Flux side.
+
+// renderFleet runs examples/fleet/flux/render.sh in a work tree: each
+// cluster's rendered directory, as the fleet's CI writes it.
+func renderFleet(t *testing.T, work string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(work, fleetDir, "flux", "render.sh"))
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(renderBin(t))+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "render.sh:\n%s", out)
+}
+
+// fleetFluxObjects are examples/fleet/flux/kustomizations.yaml, pointed at
+// the platform repository, with intervals short enough for a test.
+func fleetFluxObjects(t *testing.T, repoURL string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, fleetDir, "flux", "kustomizations.yaml"))
+	require.NoError(t, err)
+	var out []*unstructured.Unstructured
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		o := &unstructured.Unstructured{}
+		require.NoError(t, sigsyaml.Unmarshal([]byte(doc), &o.Object))
+		switch o.GetKind() {
+		case "GitRepository":
+			require.NoError(t, unstructured.SetNestedField(o.Object, repoURL, "spec", "url"))
+			require.NoError(t, unstructured.SetNestedField(o.Object, "5s", "spec", "interval"))
+		case "Kustomization":
+			for field, v := range map[string]string{"interval": "5s", "retryInterval": "5s", "timeout": "1m"} {
+				require.NoError(t, unstructured.SetNestedField(o.Object, v, "spec", field))
+			}
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// fluxKubeconfig is the Secret a Kustomization's spec.kubeConfig.secretRef
+// names: the fleet member's kubeconfig under `value`, every credential
+// inline, its server on 127.0.0.1.
+func fluxKubeconfig(t *testing.T, m *fleetMember, name string) {
+	t.Helper()
+	kc, err := m.twin.KubeconfigBytes()
+	require.NoError(t, err)
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: fluxNamespace},
+		Data:       map[string][]byte{"value": kc},
+	}
+	require.NoError(t, cluster.Client.Create(context.Background(), secret))
+	t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), secret) })
+}
+
+// TestGitOpsFleetFlux delivers the fleet example with the real Flux
+// source-controller and kustomize-controller, running in the main twin as a
+// management cluster: one Kustomization per cluster applies that cluster's
+// rendered directory (examples/fleet/flux/render.sh) to it through
+// spec.kubeConfig.secretRef. Every model runs in the cluster the plan chose
+// and nowhere else, each Kustomization turns Ready (wait: true, the
+// reporters' Ready); a commit that moves a model (its annotation and the
+// rendered directories) binds it in the new cluster and prunes it from the
+// old.
+func TestGitOpsFleetFlux(t *testing.T) {
+	startFlux(t)
+	repo := usePlatformRepo(t)
+	members := useFleet(t)
+	plan, assign := preparePlatform(t, repo)
+	renderFleet(t, repo.work)
+	require.NoError(t, repo.commitAll("fleet: plan --fleet --write, render.sh"))
+	t.Cleanup(func() { cleanFleet(t) })
+
+	require.NoError(t, createIgnoringExisting(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fluxNamespace}}))
+	objs := fleetFluxObjects(t, repo.URL)
+	ks := map[string]string{} // cluster → Kustomization
+	for _, o := range objs {
+		if o.GetKind() != "Kustomization" {
+			continue
+		}
+		ref, _, _ := unstructured.NestedString(o.Object, "spec", "kubeConfig", "secretRef", "name")
+		path, _, _ := unstructured.NestedString(o.Object, "spec", "path")
+		name := filepath.Base(path)
+		require.Contains(t, members, name, "Kustomization %s applies %s, not a cluster of the fleet", o.GetName(), path)
+		require.NotEmpty(t, ref, "Kustomization %s has no spec.kubeConfig.secretRef", o.GetName())
+		fluxKubeconfig(t, members[name], ref)
+		ks[name] = o.GetName()
+	}
+	require.Len(t, ks, len(fleetNames), "one Kustomization per cluster")
+	start := time.Now()
+	for _, o := range objs {
+		require.NoError(t, cluster.Client.Create(context.Background(), o))
+		t.Cleanup(func() {
+			_ = cluster.Client.Delete(context.Background(), o)
+			// Wait until it is gone: deleting it prunes what it applied
+			// (prune: true), for which it needs the kubeconfig Secret, which
+			// is deleted after.
+			assert.Eventually(t, func() bool {
+				return apierrors.IsNotFound(cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(o), o.DeepCopy()))
+			}, time.Minute, 250*time.Millisecond, "%s %s was not deleted", o.GetKind(), o.GetName())
+		})
+	}
+	timelines := map[string]*healthTimeline{}
+	for _, name := range fleetNames {
+		timelines[name] = &healthTimeline{}
+		waitKustomization(t, ks[name], timelines[name], 3*time.Minute, func(s string) bool { return s == "True" })
+	}
+	diagnose := func() string {
+		var b strings.Builder
+		for _, name := range fleetNames {
+			status, msg, _ := kustomizationReady(t, ks[name])
+			fmt.Fprintf(&b, "Kustomization %s: Ready=%s %s\n", ks[name], status, msg)
+		}
+		return b.String()
+	}
+	waitDelivery(t, assign, plan.fits(), 2*time.Minute, diagnose)
+	toReady := time.Since(start)
+
+	model, from, to, after := moveOneModel(t, repo.work, assign)
+	moved := maps.Clone(assign)
+	moved[model] = to
+	require.Equal(t, moved, assignedInGit(t, repo.work))
+	renderFleet(t, repo.work)
+	require.NoError(t, repo.commitAll(fmt.Sprintf("fleet: move %s from %s to %s", model, from, to)))
+	moveStart := time.Now()
+	waitDelivery(t, moved, after.fits(), 2*time.Minute, diagnose)
+	for _, name := range fleetNames {
+		waitKustomization(t, ks[name], timelines[name], 2*time.Minute, func(s string) bool { return s == "True" })
+	}
+	toMoved := time.Since(moveStart)
+	for _, name := range fleetNames {
+		addGitOpsRow("flux (real), kubeConfig.secretRef | %s (%s) | applied to %s; %s moved %s→%s in %.1f | %s | %.1f",
+			ks[name], filepath.Join(fleetDir, "rendered", name), name, model, from, to, toMoved.Seconds(), timelines[name], toReady.Seconds())
 	}
 }

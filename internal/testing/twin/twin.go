@@ -230,7 +230,11 @@ func (t *Twin) checkDRA(assets string) error {
 		}
 	}
 	config := filepath.Join(t.dir, "kube-scheduler-config.yaml")
-	out, err := exec.Command(filepath.Join(assets, "kube-scheduler"), "--kubeconfig", t.Kubeconfig, "--write-config-to", config).CombinedOutput()
+	// It listens before it writes the file: on a free port of 127.0.0.1,
+	// not the default 0.0.0.0:10259, which another twin's check (a fleet
+	// starts its twins at once) or another test process may hold.
+	out, err := exec.Command(filepath.Join(assets, "kube-scheduler"), "--kubeconfig", t.Kubeconfig, "--write-config-to", config,
+		"--bind-address", "127.0.0.1", "--secure-port", freePort()).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("kube-scheduler --write-config-to: %w\n%s", err, out)
 	}
