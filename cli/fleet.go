@@ -294,25 +294,14 @@ func fleetClusterRows(f *plan.Fleet) [][]string {
 		for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
 			labels = append(labels, k+"="+c.Labels[k])
 		}
-		free := fmt.Sprint(freeOf(c.Plan))
-		if n := freeOf(c.Plan); n < 0 {
+		free := fmt.Sprint(c.Plan.FreeGPUs())
+		if n := c.Plan.FreeGPUs(); n < 0 {
 			free = fmt.Sprintf("none (%d over)", -n)
 		}
 		rows = append(rows, []string{c.Name, dash(strings.Join(labels, ",")), yesNo(c.Fits), fmt.Sprint(gpus), free, fmt.Sprint(nodes),
 			cost(c.Plan.CostPerMonth, c.Plan.Currency), dash(strings.Join(c.Models, ", "))})
 	}
 	return rows
-}
-
-// freeOf are the GPUs of a cluster's declared nodes no pod requests.
-func freeOf(p *plan.Plan) int64 {
-	var n int64
-	for _, pool := range p.Pools {
-		if pool.NodesAvailable != nil && pool.GPUsPerNode > 0 {
-			n += int64(*pool.NodesAvailable)*int64(pool.GPUsPerNode) - pool.GPUsRequested
-		}
-	}
-	return n
 }
 
 func fleetSummary(f *plan.Fleet) []string {

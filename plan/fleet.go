@@ -437,16 +437,21 @@ func pricedWhere(p *Plan, caps *capabilities.Resolved, m Candidate) bool {
 	return true
 }
 
-// freeGPUs are the GPUs of the declared nodes no pod requests, over the
-// pools whose size and node size are known.
-func freeGPUs(p *Plan) int64 {
+// freeGPUs are the GPUs of the declared nodes no pod requests, none when
+// the pods ask for more.
+func freeGPUs(p *Plan) int64 { return max(p.FreeGPUs(), 0) }
+
+// FreeGPUs are the GPUs of the declared nodes no pod requests, over the
+// pools whose size and node size are known; negative when the pods ask
+// for more than there are.
+func (p *Plan) FreeGPUs() int64 {
 	var n int64
 	for _, pool := range p.Pools {
 		if pool.NodesAvailable != nil && pool.GPUsPerNode > 0 {
 			n += int64(*pool.NodesAvailable)*int64(pool.GPUsPerNode) - pool.GPUsRequested
 		}
 	}
-	return max(n, 0)
+	return n
 }
 
 // shortfall says why a plan with the model does not fit: its own
