@@ -112,7 +112,10 @@ func startFleet() (map[string]*fleetMember, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	twins, err := twin.StartFleet(ctx, fleetNames...)
+	// The CRDs before the controllers, as in a cluster that has run for a
+	// while: the garbage collector then tracks ModelDeployments from its
+	// start (a pruned model is deleted in the foreground).
+	twins, err := twin.StartFleet(ctx, func(tw *twin.Twin) error { return installCRDsOn(ctx, tw) }, fleetNames...)
 	if err != nil {
 		return nil, err
 	}
@@ -132,9 +135,6 @@ func startFleet() (map[string]*fleetMember, error) {
 	out := map[string]*fleetMember{}
 	for i, name := range fleetNames {
 		m := &fleetMember{name: name, twin: twins[i], labels: labels[name], nodes: map[string]string{}}
-		if err := installCRDsOn(ctx, m.twin); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
 		// The status reporter in each cluster, as deploy/base installs it:
 		// Argo CD's health and Flux's wait read the Ready it writes.
 		if err := m.twin.StartProcess("airunway-status-reporter", reporterBin, nil,
@@ -431,13 +431,29 @@ func waitDelivery(t *testing.T, assign map[string]string, fits map[string]bool, 
 // clusters.
 func cleanFleet(t *testing.T) {
 	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: exampleNamespace}}
+	// Its content first, pods at once: the namespace controller then
+	// finds it empty on its first pass instead of coming back after a
+	// backoff. Every cluster's deletions first, then the waits.
+	in := client.InNamespace(exampleNamespace)
 	for _, name := range fleetNames {
 		c := fleet[name].twin.Client
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: exampleNamespace}}
-		if err := c.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("%s: deleting namespace %s: %v", name, exampleNamespace, err)
-			continue
+		md := &unstructured.Unstructured{}
+		md.SetAPIVersion("airunway.ai/v1alpha1")
+		md.SetKind("ModelDeployment")
+		for _, o := range []client.Object{md, &appsv1.Deployment{}, &corev1.Service{}} {
+			if err := c.DeleteAllOf(ctx, o, in); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("%s: deleting %T: %v", name, o, err)
+			}
 		}
+		_ = c.DeleteAllOf(ctx, &appsv1.ReplicaSet{}, in)
+		_ = c.DeleteAllOf(ctx, &corev1.Pod{}, in, client.GracePeriodSeconds(0))
+		if err := c.Delete(ctx, ns.DeepCopy()); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("%s: deleting namespace %s: %v", name, exampleNamespace, err)
+		}
+	}
+	for _, name := range fleetNames {
+		c := fleet[name].twin.Client
 		assert.EventuallyWithT(t, func(ct *assert.CollectT) {
 			_ = c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(exampleNamespace), client.GracePeriodSeconds(0))
 			assert.True(ct, apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{})), "%s: namespace %s still there", name, exampleNamespace)
@@ -552,8 +568,24 @@ func argoFleetCluster(t *testing.T, m *fleetMember) {
 	t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), secret) })
 }
 
-// hardRefresh asks Argo CD to refresh the Application without its caches
-// (the annotation the UI's "Hard refresh" sets).
+// waitNoFleetApps waits until the ApplicationSet's Applications are gone.
+func waitNoFleetApps(t *testing.T) {
+	t.Helper()
+	assert.EventuallyWithT(t, func(c *assert.CollectT) {
+		apps := &unstructured.UnstructuredList{}
+		apps.SetAPIVersion("argoproj.io/v1alpha1")
+		apps.SetKind("ApplicationList")
+		require.NoError(c, cluster.Client.List(context.Background(), apps, client.InNamespace(argoNamespace)))
+		for _, a := range apps.Items {
+			for _, name := range fleetNames {
+				assert.NotEqual(c, "models-"+name, a.GetName(), "Application %s still there", a.GetName())
+			}
+		}
+	}, time.Minute, 250*time.Millisecond, "the ApplicationSet's Applications were not deleted")
+}
+
+// hardRefresh asks Argo CD to refresh the Application without its caches,
+// as the UI's Hard refresh does.
 func hardRefresh(t *testing.T, name string) {
 	t.Helper()
 	_, app := readApp(t, name)
@@ -609,18 +641,11 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 	start := time.Now()
 	require.NoError(t, cluster.Client.Create(context.Background(), set))
 	t.Cleanup(func() {
-		// The Applications go with it (owner references, the main twin's
-		// garbage collector); what they deployed stays, cleanFleet removes it.
-		_ = cluster.Client.Delete(context.Background(), set)
-		assert.EventuallyWithT(t, func(c *assert.CollectT) {
-			apps := &unstructured.UnstructuredList{}
-			apps.SetAPIVersion("argoproj.io/v1alpha1")
-			apps.SetKind("ApplicationList")
-			require.NoError(c, cluster.Client.List(context.Background(), apps, client.InNamespace(argoNamespace)))
-			for _, a := range apps.Items {
-				assert.False(c, strings.HasPrefix(a.GetName(), "models-gpu-"), "Application %s still there", a.GetName())
-			}
-		}, time.Minute, 250*time.Millisecond)
+		// The Applications go with it; what they deployed stays,
+		// cleanFleet removes it.
+		if err := cluster.Client.Delete(context.Background(), set); err == nil {
+			waitNoFleetApps(t)
+		}
 	})
 	apps := map[string]string{}
 	timelines := map[string]*healthTimeline{}
@@ -665,10 +690,19 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 		hardRefresh(t, apps[name])
 	}
 	for _, name := range fleetNames {
-		waitApp(t, apps[name], timelines[name], 2*time.Minute, synced)
+		waitApp(t, apps[name], timelines[name], 2*time.Minute, func(s appState) bool { return s.phase == "Succeeded" && s.revision == head })
 	}
 	waitDelivery(t, moved, after.fits(), 2*time.Minute, argoDiagnose)
 	toMoved := time.Since(moveStart)
+	t.Logf("%s moved %s→%s: bound there and pruned here %.1f s after the commit", model, from, to, toMoved.Seconds())
+	// The comparison right after a sync that pruned still sees the pruned
+	// objects terminating (OutOfSync); Argo CD's next periodic refresh
+	// (--app-resync, 10 s here, and up to twice that) finds them gone.
+	// Asked for at once, as the UI's Refresh does.
+	for _, name := range fleetNames {
+		refreshApp(t, apps[name])
+		waitApp(t, apps[name], timelines[name], time.Minute, synced)
+	}
 
 	for _, name := range fleetNames {
 		s, _ := readApp(t, apps[name])
@@ -681,6 +715,14 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 		sort.Strings(mine)
 		addGitOpsRow("argocd applicationset (real) | %s (%s) | %s, %s; runs %v | %s | %.1f to synced, %.1f to bound; %s moved %s→%s in %.1f",
 			apps[name], filepath.Join(fleetDir, "clusters", name), s.phase, s.sync, mine, timelines[name], toSynced.Seconds(), toBound.Seconds(), model, from, to, toMoved.Seconds())
+	}
+
+	// The ApplicationSet deleted: its Applications go, the models stay
+	// (preserveResourcesOnDeletion).
+	require.NoError(t, cluster.Client.Delete(context.Background(), set))
+	waitNoFleetApps(t)
+	if s := readDelivery(context.Background(), moved, after.fits()); len(s.problems) > 0 {
+		t.Fatalf("deleting the ApplicationSet changed the clusters: %s", strings.Join(s.problems, "; "))
 	}
 }
 
@@ -718,6 +760,23 @@ func fleetFluxObjects(t *testing.T, repoURL string) []*unstructured.Unstructured
 		out = append(out, o)
 	}
 	return out
+}
+
+// requestReconcile asks a Flux object to reconcile now, as `flux
+// reconcile` and a notification Receiver do.
+func requestReconcile(t *testing.T, o *unstructured.Unstructured) {
+	t.Helper()
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(o.GroupVersionKind())
+	require.NoError(t, cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(o), live))
+	patch := client.MergeFrom(live.DeepCopy())
+	annotations := live.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations["reconcile.fluxcd.io/requestedAt"] = time.Now().Format(time.RFC3339Nano)
+	live.SetAnnotations(annotations)
+	require.NoError(t, cluster.Client.Patch(context.Background(), live, patch))
 }
 
 // fluxKubeconfig is the Secret a Kustomization's spec.kubeConfig.secretRef
@@ -770,23 +829,23 @@ func TestGitOpsFleetFlux(t *testing.T) {
 	}
 	require.Len(t, ks, len(fleetNames), "one Kustomization per cluster")
 	start := time.Now()
-	for _, o := range objs {
-		require.NoError(t, cluster.Client.Create(context.Background(), o))
-		t.Cleanup(func() {
+	t.Cleanup(func() {
+		for _, o := range objs {
 			_ = cluster.Client.Delete(context.Background(), o)
-			// Wait until it is gone: deleting it prunes what it applied
-			// (prune: true), for which it needs the kubeconfig Secret, which
-			// is deleted after.
+		}
+		// Wait until they are gone: deleting a Kustomization prunes what
+		// it applied (prune: true), for which it needs the kubeconfig
+		// Secret, which is deleted after.
+		for _, o := range objs {
 			assert.Eventually(t, func() bool {
 				return apierrors.IsNotFound(cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(o), o.DeepCopy()))
 			}, time.Minute, 250*time.Millisecond, "%s %s was not deleted", o.GetKind(), o.GetName())
-		})
+		}
+	})
+	for _, o := range objs {
+		require.NoError(t, cluster.Client.Create(context.Background(), o))
 	}
 	timelines := map[string]*healthTimeline{}
-	for _, name := range fleetNames {
-		timelines[name] = &healthTimeline{}
-		waitKustomization(t, ks[name], timelines[name], 3*time.Minute, func(s string) bool { return s == "True" })
-	}
 	diagnose := func() string {
 		var b strings.Builder
 		for _, name := range fleetNames {
@@ -795,7 +854,13 @@ func TestGitOpsFleetFlux(t *testing.T) {
 		}
 		return b.String()
 	}
+	// Delivery first: a model in the wrong cluster is named as such,
+	// rather than as a Kustomization that never turns Ready.
 	waitDelivery(t, assign, plan.fits(), 2*time.Minute, diagnose)
+	for _, name := range fleetNames {
+		timelines[name] = &healthTimeline{}
+		waitKustomization(t, ks[name], timelines[name], 2*time.Minute, func(s string) bool { return s == "True" })
+	}
 	toReady := time.Since(start)
 
 	model, from, to, after := moveOneModel(t, repo.work, assign)
@@ -805,6 +870,13 @@ func TestGitOpsFleetFlux(t *testing.T) {
 	renderFleet(t, repo.work)
 	require.NoError(t, repo.commitAll(fmt.Sprintf("fleet: move %s from %s to %s", model, from, to)))
 	moveStart := time.Now()
+	// What a Flux Receiver does on a push: the GitRepository fetches now,
+	// not at its next interval; the Kustomizations follow its new revision.
+	for _, o := range objs {
+		if o.GetKind() == "GitRepository" {
+			requestReconcile(t, o)
+		}
+	}
 	waitDelivery(t, moved, after.fits(), 2*time.Minute, diagnose)
 	for _, name := range fleetNames {
 		waitKustomization(t, ks[name], timelines[name], 2*time.Minute, func(s string) bool { return s == "True" })

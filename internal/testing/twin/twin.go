@@ -90,6 +90,13 @@ type Options struct {
 	// ServiceCIDR and PodCIDR are the twin's loopback ranges for Service
 	// and pod addresses; ServiceCIDR and PodCIDR when empty.
 	ServiceCIDR, PodCIDR string
+	// BeforeControllers, when set, runs once the API server serves and
+	// before the controller-manager starts: what a cluster holds before
+	// its controllers run, such as CRDs. The garbage collector discovers
+	// the kinds it tracks when it starts and then only every 30 seconds,
+	// so a CRD created after it waits that long for a foreground deletion
+	// (Argo CD's default for a prune).
+	BeforeControllers func(*Twin) error
 }
 
 // FleetOptions are the options of the i-th twin of a fleet (i from 0 to
@@ -186,6 +193,11 @@ func StartWith(o Options) (*Twin, error) {
 	}
 	if t.Kubeconfig, err = writeKubeconfig(cfg, o.Name, filepath.Join(dir, "kubeconfig")); err != nil {
 		return nil, t.stopWith(err)
+	}
+	if o.BeforeControllers != nil {
+		if err := o.BeforeControllers(t); err != nil {
+			return nil, t.stopWith(err)
+		}
 	}
 	starts := []func(string) error{t.checkDRA, t.startControllerManager, t.startScheduler, t.startKWOK}
 	for _, start := range starts {
@@ -435,15 +447,18 @@ func freePort() string {
 }
 
 // StartFleet starts one twin per name at once (FleetOptions gives each its
-// address ranges) and waits until each is Ready; on an error it stops
-// those it started. The caller must Stop each.
-func StartFleet(ctx context.Context, names ...string) ([]*Twin, error) {
+// address ranges, before runs as each one's BeforeControllers) and waits
+// until each is Ready; on an error it stops those it started. The caller
+// must Stop each.
+func StartFleet(ctx context.Context, before func(*Twin) error, names ...string) ([]*Twin, error) {
 	twins := make([]*Twin, len(names))
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Go(func() {
-			t, err := StartWith(FleetOptions(i, name))
+			o := FleetOptions(i, name)
+			o.BeforeControllers = before
+			t, err := StartWith(o)
 			if err == nil {
 				if err = t.Ready(ctx); err != nil {
 					err = errors.Join(err, t.Stop())
