@@ -639,7 +639,9 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 
 	set := fleetApplicationSet(t, repo.URL)
 	start := time.Now()
-	require.NoError(t, cluster.Client.Create(context.Background(), set))
+	// Strict: a field Argo CD's CRD does not have fails, instead of being
+	// dropped.
+	require.NoError(t, cluster.Client.Create(context.Background(), set, client.FieldValidation("Strict")))
 	t.Cleanup(func() {
 		// The Applications go with it; what they deployed stays,
 		// cleanFleet removes it.
@@ -809,6 +811,11 @@ func TestGitOpsFleetFlux(t *testing.T) {
 	members := useFleet(t)
 	plan, assign := preparePlatform(t, repo)
 	renderFleet(t, repo.work)
+	// What is committed is what the fleet's CI makes: plan --fleet --write
+	// and render.sh change nothing.
+	status, err := gitIn(repo.work, "status", "--porcelain", "--", fleetDir)
+	require.NoError(t, err)
+	require.Empty(t, status, "the committed fleet example is stale: run `airunway-render plan --fleet examples/fleet/clusters -f examples/fleet/models --write` and examples/fleet/flux/render.sh")
 	require.NoError(t, repo.commitAll("fleet: plan --fleet --write, render.sh"))
 	t.Cleanup(func() { cleanFleet(t) })
 
@@ -843,7 +850,7 @@ func TestGitOpsFleetFlux(t *testing.T) {
 		}
 	})
 	for _, o := range objs {
-		require.NoError(t, cluster.Client.Create(context.Background(), o))
+		require.NoError(t, cluster.Client.Create(context.Background(), o, client.FieldValidation("Strict")), "%s %s", o.GetKind(), o.GetName())
 	}
 	timelines := map[string]*healthTimeline{}
 	diagnose := func() string {
