@@ -190,6 +190,22 @@ type fleetPlan struct {
 		Name   string            `json:"name"`
 		Labels map[string]string `json:"labels"`
 		Fits   bool              `json:"fits"`
+		// Plan is the cluster's own capacity plan (`plan -o json` of its
+		// models on its capability file).
+		Plan struct {
+			Pools []struct {
+				Name          string `json:"name"`
+				GPUsPerNode   int    `json:"gpusPerNode"`
+				NodesAvail    int    `json:"nodesAvailable"`
+				GPUsRequested int    `json:"gpusRequested"`
+				PendingPods   int    `json:"pendingPods"`
+				Models        []struct {
+					Name string `json:"name"`
+					Pods int    `json:"pods"`
+					GPUs int    `json:"gpus"`
+				} `json:"models"`
+			} `json:"pools"`
+		} `json:"plan"`
 	} `json:"clusters"`
 }
 
@@ -207,6 +223,19 @@ func (p *fleetPlan) fits() map[string]bool {
 	out := map[string]bool{}
 	for _, c := range p.Clusters {
 		out[c.Name] = c.Fits
+	}
+	return out
+}
+
+// pending is how many pods the plan says stay Pending in each cluster: none
+// where it fits.
+func (p *fleetPlan) pending() map[string]int {
+	out := map[string]int{}
+	for _, c := range p.Clusters {
+		out[c.Name] = 0
+		for _, pool := range c.Plan.Pools {
+			out[c.Name] += pool.PendingPods
+		}
 	}
 	return out
 }
@@ -309,10 +338,10 @@ type deliveryState struct {
 // (as many as the Deployment asks for, at least one) are bound to a Node of
 // that cluster, of the pool the renderer annotated, and Running (KWOK);
 // in every other cluster no ModelDeployment, Deployment or pod of it
-// exists; each cluster holds exactly the models assigned to it; and where
-// the plan says a cluster fits no pod is Pending (where it says it does
-// not, some pod is).
-func readDelivery(ctx context.Context, assign map[string]string, fits map[string]bool) deliveryState {
+// exists; each cluster holds exactly the models assigned to it; and in
+// each cluster exactly as many pods are Pending (unbound) as the plan
+// says: none where it fits.
+func readDelivery(ctx context.Context, assign map[string]string, pendingPlanned map[string]int) deliveryState {
 	s := deliveryState{present: map[string][]string{}}
 	bad := func(format string, args ...any) { s.problems = append(s.problems, fmt.Sprintf(format, args...)) }
 	for _, name := range fleetNames {
@@ -351,8 +380,8 @@ func readDelivery(ctx context.Context, assign map[string]string, fits map[string
 				pending++
 			}
 		}
-		if fits[name] && pending > 0 {
-			bad("%s: the plan says it fits, %d pods are Pending:\n%s", name, pending, podSummary(pods.Items))
+		if pending != pendingPlanned[name] {
+			bad("%s: %d pods are Pending, the plan says %d:\n%s", name, pending, pendingPlanned[name], podSummary(pods.Items))
 		}
 		for model, cl := range assign {
 			var own []corev1.Pod
@@ -386,7 +415,9 @@ func readDelivery(ctx context.Context, assign map[string]string, fits map[string
 			for _, p := range own {
 				pool, known := fleet[name].nodes[p.Spec.NodeName]
 				switch {
-				case p.Spec.NodeName == "" || p.Status.Phase != corev1.PodRunning:
+				case p.Spec.NodeName == "":
+					// Pending: counted against the plan above.
+				case p.Status.Phase != corev1.PodRunning:
 					bad("%s: pod %s of %s: phase %s, node %q", name, p.Name, model, p.Status.Phase, p.Spec.NodeName)
 				case !known:
 					bad("%s: pod %s of %s is on node %q, not one of the cluster's", name, p.Name, model, p.Spec.NodeName)
@@ -396,29 +427,15 @@ func readDelivery(ctx context.Context, assign map[string]string, fits map[string
 			}
 		}
 	}
-	if fits == nil {
-		return s
-	}
-	for name, f := range fits {
-		if !f {
-			// A cluster the plan says is short must show it: some pod
-			// Pending there.
-			pods := &corev1.PodList{}
-			if err := fleet[name].twin.Client.List(ctx, pods, client.InNamespace(exampleNamespace)); err == nil &&
-				!slices.ContainsFunc(pods.Items, func(p corev1.Pod) bool { return p.Spec.NodeName == "" }) {
-				bad("%s: the plan says it does not fit, yet no pod is Pending", name)
-			}
-		}
-	}
 	return s
 }
 
 // waitDelivery waits until the fleet is as readDelivery wants it.
-func waitDelivery(t *testing.T, assign map[string]string, fits map[string]bool, within time.Duration, diagnose func() string) deliveryState {
+func waitDelivery(t *testing.T, assign map[string]string, pending map[string]int, within time.Duration, diagnose func() string) deliveryState {
 	t.Helper()
 	var last deliveryState
 	waitUntil(t, within, 250*time.Millisecond, func(c *assert.CollectT) {
-		last = readDelivery(context.Background(), assign, fits)
+		last = readDelivery(context.Background(), assign, pending)
 		for _, p := range last.problems {
 			c.Errorf("%s", p)
 		}
@@ -568,6 +585,87 @@ func argoFleetCluster(t *testing.T, m *fleetMember) {
 	t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), secret) })
 }
 
+// syncPushed makes Argo CD see the commit just pushed, as its Git webhook
+// would (the repo-server caches a branch's head for
+// --revision-cache-expiration, 3 minutes by default, so a poll alone would
+// see it that late), and waits until each Application's sync to it has
+// succeeded. It returns the commit.
+func syncPushed(t *testing.T, repo *platformRepo, apps map[string]string, timelines map[string]*healthTimeline) string {
+	t.Helper()
+	head, err := gitIn(repo.work, "rev-parse", "HEAD")
+	require.NoError(t, err)
+	head = strings.TrimSpace(head)
+	for _, name := range fleetNames {
+		hardRefresh(t, apps[name])
+	}
+	for _, name := range fleetNames {
+		waitApp(t, apps[name], timelines[name], 2*time.Minute, func(s appState) bool { return s.phase == "Succeeded" && s.revision == head })
+	}
+	return head
+}
+
+// replicasRE finds a model's spec.scaling.replicas.
+var replicasRE = regexp.MustCompile(`(?m)^(\s+replicas:\s*)(\d+)\s*$`)
+
+// overcommit scales a model, in the work tree, to one replica more than
+// its cluster has free GPUs for (by the plan), and returns the plan of
+// the changed tree, which must say that cluster is short and the others
+// fit.
+func overcommit(t *testing.T, work, model, cluster string, p *fleetPlan) *fleetPlan {
+	t.Helper()
+	free, perPod := 0, 0
+	for _, c := range p.Clusters {
+		if c.Name != cluster {
+			continue
+		}
+		for _, pool := range c.Plan.Pools {
+			free += pool.GPUsPerNode*pool.NodesAvail - pool.GPUsRequested
+			for _, m := range pool.Models {
+				if m.Name == model && m.Pods > 0 {
+					perPod = m.GPUs / m.Pods
+				}
+			}
+		}
+	}
+	require.Positive(t, perPod, "the plan of %s has no pods of %s", cluster, model)
+	f := modelFile(work, model)
+	data, err := os.ReadFile(f)
+	require.NoError(t, err)
+	m := replicasRE.FindSubmatchIndex(data)
+	require.NotNil(t, m, "%s sets no spec.scaling.replicas to change", f)
+	var replicas int
+	_, err = fmt.Sscan(string(data[m[4]:m[5]]), &replicas)
+	require.NoError(t, err)
+	more := replicas + free/perPod + 1
+	require.NoError(t, os.WriteFile(f, []byte(string(data[:m[4]])+fmt.Sprint(more)+string(data[m[5]:])), 0o644))
+	short, out := runFleetPlan(t, work, false)
+	for _, c := range short.Clusters {
+		require.Equal(t, c.Name != cluster, c.Fits, "%s scaled to %d replicas: the plan of %s\n%s", model, more, c.Name, out)
+	}
+	require.Positive(t, short.pending()[cluster], "the plan says %s is short but leaves no pod Pending:\n%s", cluster, out)
+	return short
+}
+
+// requireStillPending holds that the cluster's Pending pods stay Pending a
+// few seconds (a scheduler that binds them late would not agree with
+// the plan after all).
+func requireStillPending(t *testing.T, name string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		pods := &corev1.PodList{}
+		require.NoError(t, fleet[name].twin.Client.List(context.Background(), pods, client.InNamespace(exampleNamespace)))
+		pending := 0
+		for _, p := range pods.Items {
+			if p.Spec.NodeName == "" {
+				pending++
+			}
+		}
+		require.Equal(t, want, pending, "%s: pods Pending against the plan\n%s", name, podSummary(pods.Items))
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
 // waitNoFleetApps waits until the ApplicationSet's Applications are gone.
 func waitNoFleetApps(t *testing.T) {
 	t.Helper()
@@ -624,7 +722,10 @@ func fleetApplicationSet(t *testing.T, repoURL string) *unstructured.Unstructure
 // syncs, and every model runs in the cluster the fleet plan chose and
 // nowhere else, its pods bound by that cluster's scheduler (none Pending
 // where the plan says the cluster fits). Then a commit moves one model to
-// the other cluster: it is bound there and pruned from where it was.
+// the other cluster: it is bound there and pruned from where it was. A
+// commit that scales it past its new cluster's GPUs leaves exactly the
+// pods Pending there that the plan says will be. Last, deleting the
+// ApplicationSet removes the Applications and leaves the models running.
 func TestGitOpsFleetArgoCD(t *testing.T) {
 	startApplicationSetController(t)
 	repo := usePlatformRepo(t)
@@ -671,7 +772,7 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 		}
 		return b.String()
 	}
-	waitDelivery(t, assign, plan.fits(), 2*time.Minute, argoDiagnose)
+	waitDelivery(t, assign, plan.pending(), 2*time.Minute, argoDiagnose)
 	toBound := time.Since(start)
 
 	// Move one model in Git.
@@ -680,21 +781,9 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 	moved[model] = to
 	require.Equal(t, moved, assignedInGit(t, repo.work))
 	require.NoError(t, repo.commitAll(fmt.Sprintf("fleet: move %s from %s to %s", model, from, to)))
-	head, err = gitIn(repo.work, "rev-parse", "HEAD")
-	require.NoError(t, err)
-	head = strings.TrimSpace(head)
 	moveStart := time.Now()
-	for _, name := range fleetNames {
-		// What Argo CD's Git webhook does on a push: the repo-server
-		// caches a branch's head for --revision-cache-expiration (3
-		// minutes by default), so a poll alone would see the commit that
-		// late.
-		hardRefresh(t, apps[name])
-	}
-	for _, name := range fleetNames {
-		waitApp(t, apps[name], timelines[name], 2*time.Minute, func(s appState) bool { return s.phase == "Succeeded" && s.revision == head })
-	}
-	waitDelivery(t, moved, after.fits(), 2*time.Minute, argoDiagnose)
+	head = syncPushed(t, repo, apps, timelines)
+	waitDelivery(t, moved, after.pending(), 2*time.Minute, argoDiagnose)
 	toMoved := time.Since(moveStart)
 	t.Logf("%s moved %s→%s: bound there and pruned here %.1f s after the commit", model, from, to, toMoved.Seconds())
 	// The comparison right after a sync that pruned still sees the pruned
@@ -706,6 +795,16 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 		waitApp(t, apps[name], timelines[name], time.Minute, synced)
 	}
 
+	// The plan says a cluster is short, and its scheduler agrees: the
+	// moved model scaled to one replica more than its new cluster has GPUs
+	// for leaves exactly the plan's pending pods Pending there, and the
+	// other cluster untouched.
+	short := overcommit(t, repo.work, model, to, after)
+	require.NoError(t, repo.commitAll(fmt.Sprintf("fleet: scale %s beyond %s", model, to)))
+	head = syncPushed(t, repo, apps, timelines)
+	waitDelivery(t, moved, short.pending(), 2*time.Minute, argoDiagnose)
+	requireStillPending(t, to, short.pending()[to])
+
 	for _, name := range fleetNames {
 		s, _ := readApp(t, apps[name])
 		var mine []string
@@ -715,15 +814,15 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 			}
 		}
 		sort.Strings(mine)
-		addGitOpsRow("argocd applicationset (real) | %s (%s) | %s, %s; runs %v | %s | %.1f to synced, %.1f to bound; %s moved %s→%s in %.1f",
-			apps[name], filepath.Join(fleetDir, "clusters", name), s.phase, s.sync, mine, timelines[name], toSynced.Seconds(), toBound.Seconds(), model, from, to, toMoved.Seconds())
+		addGitOpsRow("argocd applicationset (real) | %s (%s) | %s, %s; runs %v; %s moved %s→%s in %.1f s, then scaled past %s: %d pods Pending here, as planned | %s | %.1f to synced, %.1f to bound",
+			apps[name], filepath.Join(fleetDir, "clusters", name), s.phase, s.sync, mine, model, from, to, toMoved.Seconds(), to, short.pending()[name], timelines[name], toSynced.Seconds(), toBound.Seconds())
 	}
 
 	// The ApplicationSet deleted: its Applications go, the models stay
 	// (preserveResourcesOnDeletion).
 	require.NoError(t, cluster.Client.Delete(context.Background(), set))
 	waitNoFleetApps(t)
-	if s := readDelivery(context.Background(), moved, after.fits()); len(s.problems) > 0 {
+	if s := readDelivery(context.Background(), moved, short.pending()); len(s.problems) > 0 {
 		t.Fatalf("deleting the ApplicationSet changed the clusters: %s", strings.Join(s.problems, "; "))
 	}
 }
@@ -863,7 +962,7 @@ func TestGitOpsFleetFlux(t *testing.T) {
 	}
 	// Delivery first: a model in the wrong cluster is named as such,
 	// rather than as a Kustomization that never turns Ready.
-	waitDelivery(t, assign, plan.fits(), 2*time.Minute, diagnose)
+	waitDelivery(t, assign, plan.pending(), 2*time.Minute, diagnose)
 	for _, name := range fleetNames {
 		timelines[name] = &healthTimeline{}
 		waitKustomization(t, ks[name], timelines[name], 2*time.Minute, func(s string) bool { return s == "True" })
@@ -884,13 +983,13 @@ func TestGitOpsFleetFlux(t *testing.T) {
 			requestReconcile(t, o)
 		}
 	}
-	waitDelivery(t, moved, after.fits(), 2*time.Minute, diagnose)
+	waitDelivery(t, moved, after.pending(), 2*time.Minute, diagnose)
 	for _, name := range fleetNames {
 		waitKustomization(t, ks[name], timelines[name], 2*time.Minute, func(s string) bool { return s == "True" })
 	}
 	toMoved := time.Since(moveStart)
 	for _, name := range fleetNames {
-		addGitOpsRow("flux (real), kubeConfig.secretRef | %s (%s) | applied to %s; %s moved %s→%s in %.1f | %s | %.1f",
+		addGitOpsRow("flux (real), kubeConfig.secretRef | %s (%s) | applied to %s; %s moved %s→%s in %.1f s | %s | %.1f",
 			ks[name], filepath.Join(fleetDir, "rendered", name), name, model, from, to, toMoved.Seconds(), timelines[name], toReady.Seconds())
 	}
 }
