@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
@@ -54,8 +53,8 @@ func computeFleet(src files, dir string, paths []string, policy diag.Policy, mod
 	if problems = append(problems, l...); problems.HasErrors() {
 		return nil, nil, problems.Sorted(), nil
 	}
-	for _, n := range nodes {
-		in.models = append(in.models, in.candidate(n, policy, models))
+	for _, m := range nodes {
+		in.models = append(in.models, in.candidate(m, policy, models))
 	}
 	f, err := plan.Assign(in.models, in.clusters)
 	if err != nil {
@@ -102,11 +101,18 @@ func readFleet(src files, dir string) ([]plan.Cluster, diag.List) {
 	return clusters, problems
 }
 
-// fleetModels are the ModelDeployments among items, each once, checked
-// as render checks them before it reads a capability file: a model that
-// is invalid is an error of the input, not a cluster it does not fit.
-func fleetModels(items []*yaml.RNode, source func(*yaml.RNode) string, in *fleetInputs) ([]*yaml.RNode, diag.List) {
-	var models []*yaml.RNode
+// inputModel is one model of the input and its decoded form.
+type inputModel struct {
+	node *yaml.RNode
+	md   *hub.ModelDeployment
+}
+
+// fleetModels are the ModelDeployments among items, each once, decoded
+// and validated as render does before it reads a capability file
+// (render.DecodeModel): a model that is invalid is an error of the input,
+// not a cluster it does not fit.
+func fleetModels(items []*yaml.RNode, source func(*yaml.RNode) string, in *fleetInputs) ([]inputModel, diag.List) {
+	var models []inputModel
 	var l diag.List
 	for _, n := range items {
 		if n.GetKind() != hub.KindModelDeployment || !strings.HasPrefix(n.GetApiVersion(), hub.Group+"/") || n.GetAnnotations()[hub.AnnotationGeneratedFrom] != "" {
@@ -119,37 +125,27 @@ func fleetModels(items []*yaml.RNode, source func(*yaml.RNode) string, in *fleet
 			continue
 		}
 		in.files[key] = source(n)
-		js, dl := yamlerr.ObjectJSON(n)
-		if !dl.HasErrors() {
-			var md *hub.ModelDeployment
-			md, dl = versions.DecodeModelDeployment(n.GetApiVersion(), js)
-			if md != nil && !dl.HasErrors() {
-				dl = append(dl, hub.ValidateModelDeployment(md)...)
-			}
-		}
+		md, dl := render.DecodeModel(n)
 		if dl.HasErrors() {
 			l = append(l, dl.Attach(ref, source(n))...)
 			continue
 		}
-		models = append(models, n)
+		models = append(models, inputModel{node: n, md: md})
 	}
 	return models, l
 }
 
-// candidate renders one model for each cluster.
-func (in *fleetInputs) candidate(n *yaml.RNode, policy diag.Policy, models map[string]fit.Model) plan.Candidate {
-	c := plan.Candidate{Namespace: n.GetNamespace(), Name: n.GetName(), Assigned: n.GetAnnotations()[hub.AnnotationCluster],
+// candidate renders one model for each cluster it may run on: all of
+// them, or only its own when Git assigns it one (it is never moved).
+func (in *fleetInputs) candidate(m inputModel, policy diag.Policy, models map[string]fit.Model) plan.Candidate {
+	c := plan.Candidate{Namespace: m.node.GetNamespace(), Name: m.node.GetName(), Assigned: m.md.AssignedCluster(), Selector: m.md.ClusterSelector(),
 		Items: map[string][]*yaml.RNode{}, Refused: map[string]string{}, Fits: map[string][]fit.Verdict{}}
-	js, _ := yamlerr.ObjectJSON(n)
-	if md, _ := versions.DecodeModelDeployment(n.GetApiVersion(), js); md != nil {
-		c.Selector = md.ClusterSelector()
-	}
 	for _, cl := range in.clusters {
 		name := cl.Caps.Name
 		if c.Assigned != "" && c.Assigned != name {
-			continue // never moved: only its own cluster is weighed
+			continue
 		}
-		res := render.Render([]*yaml.RNode{n.Copy()}, render.Options{Capabilities: cl.Caps, Warnings: policy, Models: models})
+		res := render.Render([]*yaml.RNode{m.node.Copy()}, render.Options{Capabilities: cl.Caps, Warnings: policy, Models: models})
 		c.Fits[name] = res.Fits
 		if res.Problems.HasErrors() {
 			c.Refused[name] = errorMessages(res.Problems)
@@ -207,9 +203,8 @@ func runFleetPlan(o planOptions, paths []string, s streams) error {
 	defer closeScope()
 	f, in, problems, err := computeFleet(src, o.fleet, paths, policy, o.models)
 	problems.Report(s.errOut, "nothing was planned")
-	var unknown *plan.UnknownClusterError
 	switch {
-	case errors.As(err, &unknown) || err != nil:
+	case err != nil:
 		fmt.Fprintf(s.errOut, "[error] %v\n", err)
 		return exitCode(1)
 	case problems.HasErrors():

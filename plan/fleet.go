@@ -145,6 +145,7 @@ type fleetState struct {
 	clusters []Cluster
 	load     map[string][]Group
 	groups   map[[3]string][]Group // model and cluster → its pod groups
+	gpus     map[[2]string]int64   // model → the most GPUs it requests on a cluster
 	notes    map[[3]string][]string
 	planned  map[string][]string // cluster → the notes of its models
 	// plans: each cluster's plan of its ledger, until the ledger changes.
@@ -163,7 +164,7 @@ func Assign(models []Candidate, clusters []Cluster) (*Fleet, error) {
 		return nil, errors.New("the fleet has no cluster: its directory must hold one capability file (ClusterCapabilities) per cluster")
 	}
 	clusters = slices.SortedFunc(slices.Values(clusters), func(a, b Cluster) int { return cmp.Compare(a.Caps.Name, b.Caps.Name) })
-	s := &fleetState{clusters: clusters, load: map[string][]Group{}, groups: map[[3]string][]Group{}, notes: map[[3]string][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, plans: map[string]*Plan{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
+	s := &fleetState{clusters: clusters, load: map[string][]Group{}, groups: map[[3]string][]Group{}, gpus: map[[2]string]int64{}, notes: map[[3]string][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, plans: map[string]*Plan{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
 	f := &Fleet{Fits: true}
 	var err error
 	if s.compare, f.Notes, err = currencies(clusters); err != nil {
@@ -243,8 +244,11 @@ func currencies(clusters []Cluster) (bool, []string, error) {
 	return len(seen) > 0, notes, nil
 }
 
-// demand reads the model's pod groups for each cluster it renders for.
+// demand reads the model's pod groups for each cluster it renders for,
+// and the most GPUs they request on any (the order new models are placed
+// in, and FleetModel.GPUs).
 func (s *fleetState) demand(m *Candidate) error {
+	var most int64
 	for _, c := range s.clusters {
 		items, ok := m.Items[c.Caps.Name]
 		if !ok {
@@ -256,25 +260,14 @@ func (s *fleetState) demand(m *Candidate) error {
 		}
 		key := [3]string{m.Namespace, m.Name, c.Caps.Name}
 		s.groups[key], s.notes[key] = gs, notes
-	}
-	return nil
-}
-
-// gpus is the most GPUs the model requests on any cluster.
-func (s *fleetState) gpus(m Candidate) int64 {
-	var most int64
-	for _, c := range s.clusters {
-		gs, ok := s.groups[[3]string{m.Namespace, m.Name, c.Caps.Name}]
-		if !ok {
-			continue
-		}
 		var n int64
 		for _, p := range computeGroups(gs, nil, c.Caps).Pools {
 			n += p.GPUsRequested
 		}
 		most = max(most, n)
 	}
-	return most
+	s.gpus[[2]string{m.Namespace, m.Name}] = most
+	return nil
 }
 
 // options counts the clusters a model could run on, were they empty: its
@@ -293,9 +286,8 @@ func (s *fleetState) options(m Candidate) int {
 // split separates the models Git assigned from the new ones, each in the
 // order they are placed.
 func split(models []Candidate, s *fleetState) (kept, placed []Candidate) {
-	gpus := map[[2]string]int64{}
+	gpus := s.gpus
 	for _, m := range models {
-		gpus[[2]string{m.Namespace, m.Name}] = s.gpus(m)
 		if m.Assigned != "" {
 			kept = append(kept, m)
 		} else {
@@ -321,7 +313,7 @@ func split(models []Candidate, s *fleetState) (kept, placed []Candidate) {
 // does not stays assigned (and is reported), but its pods are left out of
 // the ledger, so that it does not make every model after it look short.
 func (s *fleetState) keep(m Candidate) FleetModel {
-	out := FleetModel{Namespace: m.Namespace, Name: m.Name, Cluster: m.Assigned, Kept: true, GPUs: s.gpus(m)}
+	out := FleetModel{Namespace: m.Namespace, Name: m.Name, Cluster: m.Assigned, Kept: true, GPUs: s.gpus[[2]string{m.Namespace, m.Name}]}
 	c := s.cluster(m.Assigned)
 	v := s.weigh(m, c)
 	// What a kept model adds depends on which kept models came before it
@@ -339,7 +331,7 @@ func (s *fleetState) keep(m Candidate) FleetModel {
 
 // place puts a new model on the best cluster that holds it.
 func (s *fleetState) place(m Candidate) FleetModel {
-	out := FleetModel{Namespace: m.Namespace, Name: m.Name, GPUs: s.gpus(m)}
+	out := FleetModel{Namespace: m.Namespace, Name: m.Name, GPUs: s.gpus[[2]string{m.Namespace, m.Name}]}
 	best := -1
 	for i, c := range s.clusters {
 		v := s.weigh(m, c)

@@ -10,11 +10,13 @@ import (
 // whose cluster changed (moved, added, removed; a model that stays where
 // it was is left out), and each cluster's GPUs and cost before and after.
 type FleetDelta struct {
-	Models                []ModelMove    `json:"models"`
-	Clusters              []ClusterDelta `json:"clusters"`
-	Currency              string         `json:"currency,omitempty"`
-	Moved, Added, Removed int
-	AfterFits             bool `json:"afterFits"`
+	Models    []ModelMove    `json:"models"`
+	Clusters  []ClusterDelta `json:"clusters"`
+	Currency  string         `json:"currency,omitempty"`
+	Moved     int            `json:"moved"`
+	Added     int            `json:"added"`
+	Removed   int            `json:"removed"`
+	AfterFits bool           `json:"afterFits"`
 }
 
 // ModelMove is one model's cluster before and after ("" when it was not

@@ -172,7 +172,7 @@ func Render(items []*yaml.RNode, opts Options) Result {
 // place -> render for one ModelDeployment and returns it annotated plus
 // its generated objects, or why it is not this cluster's (skip).
 func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[string]providers.Provider, models map[string]fit.Model) (objs []*yaml.RNode, fits []fit.Verdict, l diag.List, skip string) {
-	md, l := decodeModel(node)
+	md, l := DecodeModel(node)
 	if l.HasErrors() {
 		return nil, fits, l, ""
 	}
@@ -183,8 +183,10 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 	return objs, fits, l, ""
 }
 
-// decodeModel decodes, defaults, converts and validates a model.
-func decodeModel(node *yaml.RNode) (*hub.ModelDeployment, diag.List) {
+// DecodeModel decodes, defaults, converts and validates a model, as the
+// first stages of every render do; a model with an error in the list is
+// not to be used.
+func DecodeModel(node *yaml.RNode) (*hub.ModelDeployment, diag.List) {
 	js, l := yamlerr.ObjectJSON(node)
 	if l.HasErrors() {
 		return nil, l

@@ -100,14 +100,14 @@ func validatePlacement(md *ModelDeployment, l *diag.List) {
 			}
 		}
 	}
-	if name, ok := md.Annotations[AnnotationCluster]; ok {
-		if name == "" {
-			l.Errorf(atCluster, "must not be empty: it names the capability file (`metadata.name`) of the cluster the model runs in; remove the annotation to leave the model unassigned")
-		}
+	name, ok := md.Annotations[AnnotationCluster]
+	switch {
+	case !ok:
+	case name == "":
+		l.Errorf(atCluster, "must not be empty: it names the capability file (`metadata.name`) of the cluster the model runs in; remove the annotation to leave the model unassigned")
+	default:
 		for _, msg := range utilvalidation.IsDNS1123Subdomain(name) {
-			if name != "" {
-				l.Errorf(atCluster, "%q is not a valid cluster name: it must be a capability file's `metadata.name`, a DNS subdomain (lowercase letters, digits, '-' and '.'): %s", name, msg)
-			}
+			l.Errorf(atCluster, "%q is not a valid cluster name: it must be a capability file's `metadata.name`, a DNS subdomain (lowercase letters, digits, '-' and '.'): %s", name, msg)
 		}
 	}
 }

@@ -222,9 +222,9 @@ func scale(t *testing.T, name string, n int32) {
 	require.NoError(t, cluster.Client.SubResource("scale").Update(context.Background(), d, client.WithSubResourceBody(s)))
 }
 
-// refreshApp asks Argo CD to compare the live state with Git again, as the
-// UI's Refresh does, and waits until it has.
-func refreshApp(t *testing.T, name string) {
+// requestRefresh sets Argo CD's refresh annotation on the Application
+// ("normal" or "hard"); Argo CD removes it once it has refreshed.
+func requestRefresh(t *testing.T, name, kind string) {
 	t.Helper()
 	_, app := readApp(t, name)
 	patch := client.MergeFrom(app.DeepCopy())
@@ -232,9 +232,16 @@ func refreshApp(t *testing.T, name string) {
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations["argocd.argoproj.io/refresh"] = "normal"
+	annotations["argocd.argoproj.io/refresh"] = kind
 	app.SetAnnotations(annotations)
 	require.NoError(t, cluster.Client.Patch(context.Background(), app, patch))
+}
+
+// refreshApp asks Argo CD to compare the live state with Git again, as the
+// UI's Refresh does, and waits until it has.
+func refreshApp(t *testing.T, name string) {
+	t.Helper()
+	requestRefresh(t, name, "normal")
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		_, app := readApp(c, name)
 		assert.NotContains(c, app.GetAnnotations(), "argocd.argoproj.io/refresh", "the refresh request is still pending")

@@ -684,18 +684,7 @@ func waitNoFleetApps(t *testing.T) {
 
 // hardRefresh asks Argo CD to refresh the Application without its caches,
 // as the UI's Hard refresh does.
-func hardRefresh(t *testing.T, name string) {
-	t.Helper()
-	_, app := readApp(t, name)
-	patch := client.MergeFrom(app.DeepCopy())
-	annotations := app.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations["argocd.argoproj.io/refresh"] = "hard"
-	app.SetAnnotations(annotations)
-	require.NoError(t, cluster.Client.Patch(context.Background(), app, patch))
-}
+func hardRefresh(t *testing.T, name string) { requestRefresh(t, name, "hard") }
 
 // fleetApplicationSet is examples/fleet/argocd/applicationset.yaml,
 // pointed at the platform repository.
@@ -843,24 +832,7 @@ func renderFleet(t *testing.T, work string) {
 // the platform repository, with intervals short enough for a test.
 func fleetFluxObjects(t *testing.T, repoURL string) []*unstructured.Unstructured {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, fleetDir, "flux", "kustomizations.yaml"))
-	require.NoError(t, err)
-	var out []*unstructured.Unstructured
-	for _, doc := range strings.Split(string(data), "\n---\n") {
-		o := &unstructured.Unstructured{}
-		require.NoError(t, sigsyaml.Unmarshal([]byte(doc), &o.Object))
-		switch o.GetKind() {
-		case "GitRepository":
-			require.NoError(t, unstructured.SetNestedField(o.Object, repoURL, "spec", "url"))
-			require.NoError(t, unstructured.SetNestedField(o.Object, "5s", "spec", "interval"))
-		case "Kustomization":
-			for field, v := range map[string]string{"interval": "5s", "retryInterval": "5s", "timeout": "1m"} {
-				require.NoError(t, unstructured.SetNestedField(o.Object, v, "spec", field))
-			}
-		}
-		out = append(out, o)
-	}
-	return out
+	return fluxObjects(t, filepath.Join(repoRoot, fleetDir, "flux", "kustomizations.yaml"), repoURL, "1m")
 }
 
 // requestReconcile asks a Flux object to reconcile now, as `flux

@@ -74,7 +74,15 @@ func launchFlux(assets string) error {
 // test (the example's suit models that take minutes to load).
 func exampleFluxObjects(t *testing.T, clusterName, repoURL string) []*unstructured.Unstructured {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "examples", "flux", "clusters", clusterName, "models.yaml"))
+	return fluxObjects(t, filepath.Join(repoRoot, "examples", "flux", "clusters", clusterName, "models.yaml"), repoURL, "30s")
+}
+
+// fluxObjects are the Flux objects of an example file, the GitRepository
+// pointed at repoURL, every interval 5 s and each Kustomization's timeout
+// the one given.
+func fluxObjects(t *testing.T, file, repoURL, timeout string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	var out []*unstructured.Unstructured
 	for _, doc := range strings.Split(string(data), "\n---\n") {
@@ -85,7 +93,7 @@ func exampleFluxObjects(t *testing.T, clusterName, repoURL string) []*unstructur
 			require.NoError(t, unstructured.SetNestedField(o.Object, repoURL, "spec", "url"))
 			require.NoError(t, unstructured.SetNestedField(o.Object, "5s", "spec", "interval"))
 		case "Kustomization":
-			for field, v := range map[string]string{"interval": "5s", "retryInterval": "5s", "timeout": "30s"} {
+			for field, v := range map[string]string{"interval": "5s", "retryInterval": "5s", "timeout": timeout} {
 				require.NoError(t, unstructured.SetNestedField(o.Object, v, "spec", field))
 			}
 		}
