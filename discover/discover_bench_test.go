@@ -9,6 +9,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/discover"
+	"github.com/airunway-render/airunway-render/discover/capsfile"
 	. "github.com/airunway-render/airunway-render/discover/discovertest"
 )
 
@@ -63,5 +64,22 @@ func BenchmarkDiscover(b *testing.B) {
 				discover.Discover(c, "bench")
 			}
 		})
+	}
+}
+
+// BenchmarkRefuseHostile is discover and Encode on a cluster of 10,000
+// single-node pools, which Encode refuses (TestRefusesAFileTheRendererRefuses):
+// the time a hostile labelling of Nodes costs before the refusal.
+func BenchmarkRefuseHostile(b *testing.B) {
+	c, _ := benchCluster(100)
+	for i := range 10000 {
+		c.Nodes = append(c.Nodes, Node(fmt.Sprintf("tenant-%05d", i), KV{"karpenter.sh/nodepool": fmt.Sprintf("tenant-pool-%05d", i)},
+			nil, Taint(fmt.Sprintf("tenant.example.com/t%05d", i), "x", corev1.TaintEffectNoSchedule)))
+	}
+	for b.Loop() {
+		caps, notes := discover.Discover(c, "hostile")
+		if out, err := capsfile.Encode(caps, notes, "discovered"); err == nil || len(out) != 0 {
+			b.Fatalf("not refused: %d bytes, %v", len(out), err)
+		}
 	}
 }

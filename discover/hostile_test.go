@@ -35,11 +35,11 @@ func hostileCluster(t *testing.T, n int) *discover.Cluster {
 
 // A cluster of thousands of single-node pools makes a file larger than
 // the renderer reads: Encode and Merge refuse it, saying how many nodes
-// and pools, in seconds (finding each pool's selector and its notes
-// scanned every node and every pool: a minute for these 10,000 nodes).
+// and pools. (How long that takes is BenchmarkRefuseHostile's to
+// measure: finding each pool's selector and its notes once scanned every
+// node and every pool, a minute for these 10,000 nodes.)
 func TestRefusesAFileTheRendererRefuses(t *testing.T) {
 	c := hostileCluster(t, 10000)
-	start := time.Now()
 	caps, notes := discover.Discover(c, "hostile")
 	out, err := capsfile.Encode(caps, notes, "discovered")
 	require.Zero(t, len(out), "nothing is written")
@@ -59,7 +59,6 @@ func TestRefusesAFileTheRendererRefuses(t *testing.T) {
 	require.Zero(t, len(merged), "nothing is written")
 	require.Empty(t, changes)
 	require.True(t, errors.As(err, &tooLarge), "%v", err)
-	require.Less(t, time.Since(start), 20*time.Second)
 
 	// Fewer such nodes make a file the renderer reads.
 	c = hostileCluster(t, 500)
