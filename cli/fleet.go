@@ -50,6 +50,10 @@ func computeFleet(src files, dir string, paths []string, policy diag.Policy, mod
 		return nil, nil, problems.Sorted(), nil
 	}
 	nodes, l := fleetModels(items, source, in)
+	problems = append(problems, l...)
+	// Each model renders alone for each cluster: the ModelCatalogs among
+	// the inputs are read once, for all of them.
+	models, l = render.CatalogFacts(items, models, source)
 	if problems = append(problems, l...); problems.HasErrors() {
 		return nil, nil, problems.Sorted(), nil
 	}

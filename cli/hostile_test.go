@@ -129,7 +129,7 @@ func hostileCases() []hostileCase {
 		{
 			name:  "a misspelt kind of ours",
 			input: strings.Replace(md("m", ""), "kind: ModelDeployment", "kind: ModelDeploment", 1),
-			cli:   "[error] airunway.ai/v1alpha1/ModelDeploment/team-a/m kind: \"ModelDeploment\" is not a kind of the airunway.ai API: must be one of \"ClusterCapabilities\", \"InferenceProviderConfig\", \"ModelDeployment\"; did you mean \"ModelDeployment\"?" + at(2) + "\n" + nothing,
+			cli:   "[error] airunway.ai/v1alpha1/ModelDeploment/team-a/m kind: \"ModelDeploment\" is not a kind of the airunway.ai API: must be one of \"ClusterCapabilities\", \"InferenceProviderConfig\", \"ModelCatalog\", \"ModelDeployment\"; did you mean \"ModelDeployment\"?" + at(2) + "\n" + nothing,
 		},
 		{
 			name:  "object over 1 MiB",

@@ -42,18 +42,18 @@ func TestPlanAndPreviewModelDir(t *testing.T) {
 
 	out, stderr, code := run(t, "", "plan", "-f", model, "--capabilities", caps)
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, out, "inference/m  l4    1             -           -              -         - (unknown model")
+	require.Contains(t, out, "inference/m  l4    1             -           -              -         -          -            - (unknown model")
 	out, stderr, code = run(t, "", "plan", "-f", model, "--capabilities", caps, "--model-dir", flag)
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, out, "inference/m  l4    1             3,057       20,730         85%       yes  model-dir\n")
+	require.Contains(t, out, "inference/m  l4    1             2,857       20,754         86%       171,824    20.97× 8,192  yes  model-dir\n")
 
 	// Smaller GPUs after the upgrade: the model's own facts say it still
 	// fits, tighter.
 	smaller := filepath.Join(dir, "smaller.yaml")
-	require.NoError(t, os.WriteFile(smaller, []byte(strings.Replace(l4OnlyCaps(""), "memoryMiB: 23034", "memoryMiB: 4000", 1)), 0o644))
+	require.NoError(t, os.WriteFile(smaller, []byte(strings.Replace(l4OnlyCaps(""), "memoryMiB: 23034", "memoryMiB: 6000", 1)), 0o644))
 	out, stderr, code = run(t, "", "preview", "--from", caps, "--to", smaller, "-f", model, "--model-dir", flag)
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, out, "note: ModelDeployment/inference/m: a tighter fit (fits → fits): one replica of my-org/house-model on 1 GPU of pool \"l4\" needs 3,057 MiB and gets 20,730 → 3,600 MiB")
+	require.Contains(t, out, "note: ModelDeployment/inference/m: a tighter fit (fits → fits): one replica of my-org/house-model on 1 GPU of pool \"l4\" needs 2,857 MiB and gets 20,754 → 4,876 MiB (headroom 86% → 41%, model facts from the model-dir); its KV cache holds 171,824 → 26,656 tokens")
 	require.Contains(t, out, "model facts from the model-dir")
 
 	_, stderr, code = run(t, "", "preview", "--from", caps, "--to", smaller, "-f", model, "--model-dir", weights)

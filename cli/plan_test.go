@@ -230,7 +230,7 @@ const rayModel = `apiVersion: airunway.ai/v1alpha1
 kind: ModelDeployment
 metadata: {name: m, namespace: inference}
 spec:
-  model: {id: Qwen/Qwen2.5-0.5B-Instruct}
+  model: {id: Qwen/Qwen3-0.6B}
   provider: {name: kuberay}
   resources: {gpu: {count: 1}}
 `

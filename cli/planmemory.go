@@ -12,7 +12,7 @@ import (
 
 const memoryTitle = "Memory per replica"
 
-var memoryColumns = []string{"MODEL", "POOL", "GPUS/REPLICA", "NEEDED MIB", "AVAILABLE MIB", "HEADROOM", "FIT", "SOURCE"}
+var memoryColumns = []string{"MODEL", "POOL", "GPUS/REPLICA", "NEEDED MIB", "AVAILABLE MIB", "HEADROOM", "KV TOKENS", "CONCURRENCY", "FIT", "SOURCE"}
 
 func memoryRows(ms []plan.Memory) [][]string {
 	var rows [][]string
@@ -24,6 +24,8 @@ func memoryRows(ms []plan.Memory) [][]string {
 			mib(m.NeededMiB),
 			mib(m.AvailableMiB),
 			headroom(&m),
+			kvTokens(&m),
+			concurrency(&m),
 			fitWord(&m),
 			dash(m.Source),
 		})
@@ -67,6 +69,24 @@ func headroom(m *plan.Memory) string {
 	return strconv.Itoa(*m.HeadroomPercent) + "%"
 }
 
+// kvTokens is the KV cache's tokens for the replica ("-" when not
+// predicted).
+func kvTokens(m *plan.Memory) string {
+	if m == nil || m.KVCacheTokens <= 0 {
+		return "-"
+	}
+	return thousands(m.KVCacheTokens)
+}
+
+// concurrency is how many requests of the context length the KV cache
+// holds at once: "12.3× 8,192".
+func concurrency(m *plan.Memory) string {
+	if m == nil || m.MaxConcurrency <= 0 || m.ContextLength <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(m.MaxConcurrency, 'f', 2, 64) + "× " + thousands(int64(m.ContextLength))
+}
+
 // fitWord is the FIT column: yes, tight, short context, no, or "-" with
 // the reason it was not checked.
 func fitWord(m *plan.Memory) string {
@@ -103,7 +123,7 @@ func thousands(n int64) string {
 
 const memoryDeltaTitle = "Memory per replica, changed"
 
-var memoryDeltaColumns = []string{"MODEL", "POOL", "GPUS/REPLICA", "NEEDED MIB", "AVAILABLE MIB", "HEADROOM", "FIT"}
+var memoryDeltaColumns = []string{"MODEL", "POOL", "GPUS/REPLICA", "NEEDED MIB", "AVAILABLE MIB", "HEADROOM", "KV TOKENS", "CONCURRENCY", "FIT"}
 
 func memoryDeltaRows(ds []plan.MemoryDiff) [][]string {
 	var rows [][]string
@@ -121,6 +141,8 @@ func memoryDeltaRows(ds []plan.MemoryDiff) [][]string {
 			side(func(m *plan.Memory) string { return mib(m.NeededMiB) }),
 			side(func(m *plan.Memory) string { return mib(m.AvailableMiB) }),
 			side(headroom),
+			side(kvTokens),
+			side(concurrency),
 			side(fitWord),
 		})
 	}

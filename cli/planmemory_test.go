@@ -30,11 +30,11 @@ func TestPlanMemory(t *testing.T) {
 		want   []string
 	}{
 		{"fits", withMemory, []string{known},
-			[]string{"Memory per replica:\nMODEL    POOL  GPUS/REPLICA  NEEDED MIB  AVAILABLE MIB  HEADROOM  FIT  SOURCE\nml/qwen  gpu   1             6,641       73,728         90%       yes  catalog\n"}},
+			[]string{"Memory per replica:\nMODEL    POOL  GPUS/REPLICA  NEEDED MIB  AVAILABLE MIB  HEADROOM  KV TOKENS  CONCURRENCY    FIT  SOURCE\nml/qwen  gpu   1             8,145       73,098         88%       634,832    15.49× 40,960  yes  catalog\n"}},
 		{"unknown model", withMemory, []string{unknown},
-			[]string{"ml/house  gpu   1             -           -              -         - (unknown model: not in the catalog, and its id names no size)  -"}},
+			[]string{"ml/house  gpu   1             -           -              -         -          -            - (unknown model: no facts about it (docs/will-it-run.md))  -"}},
 		{"pool without memoryMiB", withoutMemory, []string{known},
-			[]string{`ml/qwen  gpu   1             -           -              -         - (pool "gpu" states no gpu.memoryMiB)  -`}},
+			[]string{`ml/qwen  gpu   1             -           -              -         -          -            - (pool "gpu" states no gpu.memoryMiB)  -`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := []string{"plan", "--capabilities", c.caps, "--ignore-warnings", "unknown-model"}
@@ -48,7 +48,7 @@ func TestPlanMemory(t *testing.T) {
 			}
 			out, stderr, code = run(t, "", append(args, "-o", "markdown")...)
 			require.Equal(t, 0, code, stderr)
-			require.Contains(t, out, "**Memory per replica**\n\n| MODEL | POOL | GPUS/REPLICA | NEEDED MIB | AVAILABLE MIB | HEADROOM | FIT | SOURCE |\n")
+			require.Contains(t, out, "**Memory per replica**\n\n| MODEL | POOL | GPUS/REPLICA | NEEDED MIB | AVAILABLE MIB | HEADROOM | KV TOKENS | CONCURRENCY | FIT | SOURCE |\n")
 		})
 	}
 
@@ -57,27 +57,36 @@ func TestPlanMemory(t *testing.T) {
 	var p struct{ Memory []map[string]any }
 	require.NoError(t, json.Unmarshal([]byte(out), &p))
 	require.Len(t, p.Memory, 1)
+	// The GPU (no product) is assumed at its label less 700 MiB; vLLM
+	// v0.11.0 runs by v0.11.1's rules.
 	require.Equal(t, map[string]any{"namespace": "ml", "name": "qwen", "modelId": "Qwen/Qwen3-0.6B", "pool": "gpu", "gpusPerReplica": 1.0,
-		"neededMiB": 6641.0, "availableMiB": 73728.0, "headroomPercent": 90.0, "source": "catalog", "status": "fits"}, p.Memory[0])
+		"neededMiB": 8145.0, "availableMiB": 73098.0, "headroomPercent": 88.0, "source": "catalog", "status": "fits",
+		"engine": "vLLM v0.11–v0.15", "kvCacheTokens": 634832.0, "maxConcurrency": 15.49, "contextLength": 40960.0,
+		"perGPU": map[string]any{"totalMiB": 81220.0, "usableMiB": 73098.0, "weightsMiB": 1137.0, "nonTorchMiB": 256.0,
+			"activationMiB": 2270.0, "cudaGraphMiB": 860.0, "kvCacheMiB": 69435.0}}, p.Memory[0])
+	pg := p.Memory[0]["perGPU"].(map[string]any)
+	require.Equal(t, pg["usableMiB"].(float64)-pg["weightsMiB"].(float64)-pg["nonTorchMiB"].(float64)-pg["activationMiB"].(float64), pg["kvCacheMiB"], "vLLM's KV cache: what the usable share leaves")
 }
 
 // plan --base shows a model whose fit changed: here the pool's GPUs
-// shrink from 80 GiB to 7,800 MiB, and Qwen3-0.6B becomes a tight fit.
+// shrink from 80 GiB to 8,100 MiB, and Qwen3-0.6B becomes a tight fit
+// (its KV cache holds one 40,960-token sequence by less than the
+// estimate's error).
 func TestPlanBaseMemory(t *testing.T) {
 	r := newDiffTestRepo(t)
 	r.commit("base", map[string]string{
 		"clusters/prod/capabilities.yaml": planCaps(2),
 		"models/qwen/model.yaml":          diffModel("qwen", 1, 1),
 	})
-	r.write(map[string]string{"clusters/prod/capabilities.yaml": strings.Replace(planCaps(2), "memoryMiB: 81920", "memoryMiB: 7800", 1)})
+	r.write(map[string]string{"clusters/prod/capabilities.yaml": strings.Replace(planCaps(2), "memoryMiB: 81920", "memoryMiB: 8100", 1)})
 	args := []string{"plan", "-C", r.dir, "--base", "HEAD", "--capabilities", "clusters/prod/capabilities.yaml", "--ignore-warnings", "idle-gpus,tight-fit", "models"}
 	out, stderr, code := run(t, "", args...)
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, `POOL  GPUS  NODES NEEDED  COST/MONTH  FITS  MODELS CHANGED
 
 Memory per replica, changed:
-MODEL    POOL  GPUS/REPLICA  NEEDED MIB  AVAILABLE MIB   HEADROOM  FIT
-ml/qwen  gpu   1             6,641       73,728 → 7,020  90% → 5%  yes → tight
+MODEL    POOL  GPUS/REPLICA  NEEDED MIB     AVAILABLE MIB   HEADROOM  KV TOKENS         CONCURRENCY                   FIT
+ml/qwen  gpu   1             8,145 → 6,479  73,098 → 6,660  88% → 2%  634,832 → 42,960  15.49× 40,960 → 1.04× 40,960  yes → tight
 
 Against HEAD: nodes in use cost 7300.00 USD a month; every pool holds its pods.
 `, out)
@@ -85,7 +94,7 @@ Against HEAD: nodes in use cost 7300.00 USD a month; every pool holds its pods.
 	out, _, code = run(t, "", append(args, "-o", "markdown")...)
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "**Memory per replica, changed**\n\n| MODEL | POOL |")
-	require.Contains(t, out, "| ml/qwen | gpu | 1 | 6,641 | 73,728 → 7,020 | 90% → 5% | yes → tight |")
+	require.Contains(t, out, "| ml/qwen | gpu | 1 | 8,145 → 6,479 | 73,098 → 6,660 | 88% → 2% | 634,832 → 42,960 | 15.49× 40,960 → 1.04× 40,960 | yes → tight |")
 
 	out, _, code = run(t, "", append(args, "-o", "json")...)
 	require.Equal(t, 0, code)

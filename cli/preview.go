@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -440,7 +441,7 @@ func fitFindings(before, after []fit.Verdict) []finding {
 	var out []finding
 	for _, a := range after {
 		b, ok := old[key{a.Namespace, a.Name, a.Component}]
-		if !ok || !b.Checked() || !a.Checked() || b.NeededMiB == a.NeededMiB && b.AvailableMiB == a.AvailableMiB && b.Status == a.Status {
+		if !ok || !b.Checked() || !a.Checked() || b.NeededMiB == a.NeededMiB && b.AvailableMiB == a.AvailableMiB && b.Status == a.Status && b.KVCacheTokens == a.KVCacheTokens {
 			continue
 		}
 		what := "one replica"
@@ -451,13 +452,18 @@ func fitFindings(before, after []fit.Verdict) []finding {
 		if a.Pool != b.Pool || a.GPUs != b.GPUs {
 			where = fmt.Sprintf("%s of pool %q → %s of pool %q", plural(b.GPUs, "GPU"), b.Pool, plural(a.GPUs, "GPU"), a.Pool)
 		}
-		msg := fmt.Sprintf("%s of %s on %s needs %s and gets %s MiB (headroom %d%% → %d%%, model facts from the %s)",
-			what, a.ModelID, where, change(b.NeededMiB, a.NeededMiB, " MiB"), change(b.AvailableMiB, a.AvailableMiB, ""), b.HeadroomPercent(), a.HeadroomPercent(), a.Source)
+		kv := ""
+		if a.KVCacheTokens > 0 || b.KVCacheTokens > 0 {
+			kv = fmt.Sprintf("; its KV cache holds %s tokens (%s requests of %s tokens at once)", change(b.KVCacheTokens, a.KVCacheTokens, ""),
+				changeFloat(b.MaxConcurrency, a.MaxConcurrency), thousands(int64(a.ContextLength)))
+		}
+		msg := fmt.Sprintf("%s of %s on %s needs %s and gets %s MiB (headroom %d%% → %d%%, model facts from the %s)%s",
+			what, a.ModelID, where, change(b.NeededMiB, a.NeededMiB, " MiB"), change(b.AvailableMiB, a.AvailableMiB, ""), b.HeadroomPercent(), a.HeadroomPercent(), a.Source, kv)
 		f := finding{object: diag.Resource{Kind: hub.KindModelDeployment, Namespace: a.Namespace, Name: a.Name}.String()}
 		switch {
 		case a.Status == fit.StatusDoesNotFit && b.Status != fit.StatusDoesNotFit:
 			f.breaking, f.message = true, "does not fit its GPUs after the upgrade: "+msg
-		case a.HeadroomPercent() < b.HeadroomPercent() || fitRank(a.Status) > fitRank(b.Status):
+		case a.HeadroomPercent() < b.HeadroomPercent() || fitRank(a.Status) > fitRank(b.Status) || a.KVCacheTokens < b.KVCacheTokens:
 			f.note, f.message = true, fmt.Sprintf("a tighter fit (%s → %s): %s", b.Status, a.Status, msg)
 		default:
 			f.note, f.message = true, fmt.Sprintf("more headroom (%s → %s): %s", b.Status, a.Status, msg)
@@ -465,6 +471,15 @@ func fitFindings(before, after []fit.Verdict) []finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// changeFloat is "15.49 → 1.04", or the one figure when it did not
+// change.
+func changeFloat(before, after float64) string {
+	if before == after {
+		return strconv.FormatFloat(after, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(before, 'f', 2, 64) + " → " + strconv.FormatFloat(after, 'f', 2, 64)
 }
 
 func fitRank(s fit.Status) int {

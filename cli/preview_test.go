@@ -80,9 +80,9 @@ func TestPreviewFindings(t *testing.T) {
 			"- InferencePool/models/qwen (inference.networking.x-k8s.io/v1alpha2)",
 		}},
 		{"unchanged", 0, []string{"0 added, 0 changed, 0 removed", "No breaking change and no restart."}},
-		{"memory-fit-tighter", 0, []string{"No breaking change and no restart.\n\nnote: ModelDeployment/inference/llama-8b: a tighter fit (fits → tight): one replica of meta-llama/Llama-3.1-8B-Instruct on 1 GPU of pool \"a100\" needs 17,365 MiB and gets 73,728 → 17,971 MiB (headroom 76% → 3%"}},
+		{"memory-fit-tighter", 0, []string{"No breaking change and no restart.\n\nnote: ModelDeployment/inference/llama-8b: a tighter fit (fits → tight): one replica of meta-llama/Llama-3.1-8B-Instruct on 1 GPU of pool \"a100\" needs 17,078 MiB → 17,083 MiB and gets 72,945 → 17,341 MiB (headroom 76% → 1%, model facts from the catalog); its KV cache holds 455,120 → 10,288 tokens"}},
 		// The render fails after the upgrade (exit 1), and stdout says why.
-		{"memory-fit-breaks", 1, []string{"BREAKING: ModelDeployment/inference/llama-8b: does not fit its GPUs after the upgrade: one replica of meta-llama/Llama-3.1-8B-Instruct on 1 GPU of pool \"a100\" needs 17,365 MiB and gets 73,728 → 8,755 MiB"}},
+		{"memory-fit-breaks", 1, []string{"BREAKING: ModelDeployment/inference/llama-8b: does not fit its GPUs after the upgrade: one replica of meta-llama/Llama-3.1-8B-Instruct on 1 GPU of pool \"a100\" needs 17,078 MiB → 16,054 MiB and gets 72,945 → 8,125 MiB"}},
 	} {
 		dir := filepath.Join("testdata", "preview", tc.dir)
 		var stdout, stderr bytes.Buffer

@@ -124,7 +124,7 @@ func runRender(o renderOptions, paths []string, s streams) error {
 
 // addModelDirFlag adds --model-dir, which render, plan and preview take.
 func addModelDirFlag(cmd *cobra.Command, dirs *[]string) {
-	cmd.Flags().StringArrayVar(dirs, "model-dir", nil, "ID=DIR: read model ID's facts for the memory fit from DIR's config.json and model.safetensors.index.json instead of the model catalog (repeatable; docs/will-it-run.md)")
+	cmd.Flags().StringArrayVar(dirs, "model-dir", nil, "ID=DIR: read model ID's facts for the memory fit from DIR's config.json, model.safetensors.index.json and hf_quant_config.json instead of the model catalog (repeatable; docs/will-it-run.md)")
 }
 
 // readModelDirs reads each --model-dir ID=DIR: the facts of model ID from

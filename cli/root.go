@@ -165,6 +165,7 @@ plan: 3 when a node pool cannot hold its pods.`,
 		newMigrateCommand(s),
 		newArgoCDCommand(s),
 		newCapabilitiesCommand(s),
+		newCatalogCommand(s),
 		newVersionCommand(s),
 	)
 	addCompletionExamples(root)

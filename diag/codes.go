@@ -37,10 +37,12 @@ var (
 	GatewayAPIVersion   = Code{"gateway-api-version"}
 	NoModels            = Code{"no-models"}
 	CapabilitiesInput   = Code{"capabilities-input"}
+	ModelCatalogInput   = Code{"model-catalog-input"}
 	NoNamespace         = Code{"no-namespace"}
 	UnrenderedModels    = Code{"unrendered-models"}
 	TightFit            = Code{"tight-fit"}
 	UnknownModel        = Code{"unknown-model"}
+	UncalibratedFit     = Code{"uncalibrated-fit"}
 	KAITONodes          = Code{"kaito-nodes"}
 	UncheckedEngineArgs = Code{"unchecked-engine-args"}
 	Unassigned          = Code{"unassigned-model"}
@@ -77,10 +79,12 @@ var Codes = []struct {
 	{GatewayAPIVersion, "a field the declared Gateway API release does not serve is left out of the HTTPRoute"},
 	{NoModels, "no ModelDeployment among the inputs"},
 	{CapabilitiesInput, "a ClusterCapabilities among the inputs is ignored, or consumed without local-config"},
+	{ModelCatalogInput, "a ModelCatalog among the inputs is consumed without local-config (docs/will-it-run.md)"},
 	{NoNamespace, "a ModelDeployment without `metadata.namespace`: its objects land wherever they are applied"},
 	{UnrenderedModels, "`build` of a kustomization that declares no airunway-render prints its ModelDeployments unrendered"},
-	{TightFit, "one replica's estimated memory needs exceed 90% of what its GPUs give, or (SGLang, TensorRT-LLM) its KV cache cannot hold one full sequence (docs/will-it-run.md)"},
-	{UnknownModel, "the model is not in the model catalog and its id names no size: its memory fit is not checked (docs/will-it-run.md)"},
+	{TightFit, "vLLM's KV cache holds one sequence of the context by less than the estimate's measured error; (SGLang, TensorRT-LLM) one replica's estimated needs exceed 90% of what its GPUs give, or its KV cache cannot hold one full sequence (docs/will-it-run.md)"},
+	{UnknownModel, "the renderer has no facts about the model (or only the size in its id): its memory fit is not checked; give them in a ModelCatalog (docs/will-it-run.md)"},
+	{UncalibratedFit, "the engine (SGLang, TensorRT-LLM) has no start-up arithmetic of its own here, or vLLM's engine arguments set what its arithmetic does not follow (--enable-lora, --speculative-config, another --quantization …): a \"fits\" is an estimate (docs/will-it-run.md)"},
 	{KAITONodes, "KAITO's node estimator will spread one replica over several nodes of the pool (docs/will-it-run.md#kaito)"},
 	{UncheckedEngineArgs, "engine arguments are not checked against the server's options: the image's release is not known (a floating tag, another image) or has no option table"},
 	{Unassigned, "a model assigned to no cluster beside models that are: every cluster of the fleet its selector matches renders it (docs/plan.md#a-fleet-of-clusters)"},

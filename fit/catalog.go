@@ -29,18 +29,30 @@ type Entry struct {
 	// size (an instruct model of its base), with the reason in Note.
 	Aliases []string `json:"aliases,omitempty"`
 	Note    string   `json:"note,omitempty"`
-	From    Origin   `json:"source"`
+	// From are the row's sources: the config.json copy (or a model list),
+	// and what else a figure came from (a quantization config, a list's
+	// checkpoint size, the evidence that the repository is gated).
+	From []Origin `json:"sources"`
 }
 
-// Origin is a pinned public file.
+// Origin is one pinned public file, or a public page for a fact no file
+// carries.
 type Origin struct {
-	Repository string `json:"repository"`
-	Commit     string `json:"commit"`
-	Path       string `json:"path"`
-	SHA256     string `json:"sha256"`
+	// What the source gave: config, quantization, checkpoint-size,
+	// list, gated.
+	What       string `json:"what"`
+	Repository string `json:"repository,omitempty"`
+	Commit     string `json:"commit,omitempty"`
+	Path       string `json:"path,omitempty"`
+	SHA256     string `json:"sha256,omitempty"`
+	// URL of a page, for a fact from one (gated).
+	URL string `json:"url,omitempty"`
 }
 
 func (o Origin) String() string {
+	if o.Repository == "" {
+		return o.URL
+	}
 	return fmt.Sprintf("%s/blob/%s/%s", strings.TrimSuffix(o.Repository, ".git"), o.Commit, o.Path)
 }
 

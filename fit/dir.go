@@ -16,9 +16,10 @@ import (
 const maxFileBytes = 8 << 20
 
 // ReadDir reads a model's facts from a local directory holding its
-// config.json and, when present, model.safetensors.index.json: offline,
-// those two files only, each a regular file of at most 8 MiB. id names
-// the model in messages.
+// config.json and, when present, model.safetensors.index.json and
+// hf_quant_config.json (NVIDIA ModelOpt's precision): offline, those
+// files only, each a regular file of at most 8 MiB. id names the model
+// in messages.
 func ReadDir(id, dir string) (Model, error) {
 	cfg, err := readBounded(filepath.Join(dir, "config.json"))
 	if err != nil {
@@ -34,6 +35,20 @@ func ReadDir(id, dir string) (Model, error) {
 	m, err := FromConfig(id, cfg, idx)
 	if err != nil {
 		return Model{}, fmt.Errorf("%s: %v", dir, err)
+	}
+	if m.Quantization == nil {
+		// vLLM reads hf_quant_config.json only when config.json names no
+		// quantization_config.
+		quant, err := readBounded(filepath.Join(dir, "hf_quant_config.json"))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return Model{}, err
+		default:
+			if err := WithQuantConfig(&m, quant); err != nil {
+				return Model{}, fmt.Errorf("%s: %v", dir, err)
+			}
+		}
 	}
 	m.Source = "the model directory " + dir
 	return m, nil

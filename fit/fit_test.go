@@ -27,7 +27,7 @@ func TestCompute(t *testing.T) {
 	for _, gpus := range []int{1, 2} {
 		e := Compute(big, vllm, 0, gpus, 23034)
 		require.False(t, e.Fits(), "%d GPUs: %+v", gpus, e)
-		require.Equal(t, int64(134571), e.Weights)
+		require.Equal(t, int64(134575), e.Weights, "KAITO list's checkpoint size of Llama 3.3 70B")
 		require.Equal(t, 131072, e.Context)
 		require.Equal(t, int64(40960), e.KV) // 320 KiB a token
 	}
@@ -108,6 +108,17 @@ func TestReadDir(t *testing.T) {
 	m, err = ReadDir("mine/llama", dir)
 	require.NoError(t, err)
 	require.Equal(t, int64(16060522496), m.Weights())
+	require.NoError(t, os.Remove(filepath.Join(dir, "model.safetensors.index.json")))
+	quant, err := os.ReadFile("../hack/derive-model-catalog/sources/Qwen--Qwen3-32B-FP8-Static-PerTensor_hf_quant_config.json")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hf_quant_config.json"), quant, 0o644))
+	m, err = ReadDir("mine/llama", dir)
+	require.NoError(t, err)
+	require.Equal(t, &Quantization{Method: "modelopt", Bits: 8, Float: true}, m.Quantization,
+		"a ModelOpt checkpoint's precision is read from hf_quant_config.json")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hf_quant_config.json"), []byte(`{"quantization":{"quant_algo":"W3A9"}}`), 0o644))
+	_, err = ReadDir("mine/llama", dir)
+	require.ErrorContains(t, err, `quant_algo "W3A9" is not read`)
 	_, err = ReadDir("x", t.TempDir())
 	require.Error(t, err)
 	_, err = FromConfig("x", []byte(`{"hidden_size":4096,"intermediate_size":1,"num_hidden_layers":1000000000,"num_attention_heads":32,"vocab_size":1}`), nil)

@@ -1,40 +1,154 @@
 package fit
 
 import (
-	"encoding/json"
-	"fmt"
 	"strings"
 )
 
-// Model holds the facts about a model that its memory needs follow from.
+// Model holds the facts about a model that its memory needs follow from:
+// what a Hugging Face config.json and safetensors index say, in the
+// catalog's (and a ModelCatalog's) names.
 type Model struct {
 	// ID is the Hugging Face repository the facts are about.
 	ID string `json:"id"`
+	// Architecture is config.json's architectures[0] (LlamaForCausalLM).
+	Architecture string `json:"architecture,omitempty"`
 	// Params is the number of parameters (every expert of a mixture of
 	// experts: all of them sit in GPU memory).
 	Params int64 `json:"params,omitempty"`
-	// DType is what a weight is stored as: bfloat16, float16, float32,
-	// fp8, int8, int4.
+	// DType is what an unquantized weight is stored as: bfloat16,
+	// float16, float32. A quantized checkpoint names its method in
+	// Quantization; older rows say fp8, int8 or int4 here.
 	DType string `json:"dtype"`
-	// Layers, KVHeads and HeadDim size the KV cache; zero when unknown.
+	// Quantization of the checkpoint's linear layers, nil when none.
+	Quantization *Quantization `json:"quantization,omitempty"`
+	// Layers, Heads (attention heads), KVHeads and HeadDim shape the
+	// attention and its KV cache; zero when unknown.
 	Layers  int `json:"layers,omitempty"`
+	Heads   int `json:"heads,omitempty"`
 	KVHeads int `json:"kvHeads,omitempty"`
 	HeadDim int `json:"headDim,omitempty"`
-	// KVLatent, for multi-head latent attention (DeepSeek V3), is what
+	// Hidden, Intermediate and Vocab: hidden_size, intermediate_size and
+	// vocab_size. The vocabulary sizes the logits of the engine's
+	// profiling run; hidden and intermediate its activations.
+	Hidden       int `json:"hiddenSize,omitempty"`
+	Intermediate int `json:"intermediateSize,omitempty"`
+	Vocab        int `json:"vocabSize,omitempty"`
+	// TiedEmbeddings: the output layer is the embedding matrix.
+	TiedEmbeddings bool `json:"tiedEmbeddings,omitempty"`
+	// Experts, ExpertsPerToken and MoEIntermediate describe a mixture
+	// of experts (num_experts or num_local_experts or n_routed_experts,
+	// num_experts_per_tok, moe_intermediate_size); SharedExperts the
+	// experts every token uses (DeepSeek's n_shared_experts).
+	Experts         int `json:"experts,omitempty"`
+	ExpertsPerToken int `json:"expertsPerToken,omitempty"`
+	MoEIntermediate int `json:"moeIntermediateSize,omitempty"`
+	SharedExperts   int `json:"sharedExperts,omitempty"`
+	// KVLatent, for multi-head latent attention (DeepSeek V2/V3), is what
 	// one token keeps per layer instead of keys and values:
 	// kv_lora_rank + qk_rope_head_dim.
 	KVLatent int `json:"kvLatent,omitempty"`
-	// Context is the model's default context length (its
-	// max_position_embeddings), what an engine serves when not told less.
+	// SlidingWindow is the window of the layers that attend to the last
+	// SlidingWindow tokens only; SlidingLayers how many of Layers do
+	// (Gemma 2 half, Gemma 3 five in six, gpt-oss half). Zero: every
+	// layer attends to the whole sequence.
+	SlidingWindow int `json:"slidingWindow,omitempty"`
+	SlidingLayers int `json:"slidingLayers,omitempty"`
+	// StateLayers are layers that keep a fixed-size state instead of a
+	// KV cache (Mamba, linear attention) in a hybrid model.
+	StateLayers int `json:"stateLayers,omitempty"`
+	// Context is the model's max_position_embeddings.
 	Context int `json:"context,omitempty"`
-	// WeightBytes, when known (a safetensors index's metadata.total_size),
-	// wins over Params × the dtype's size.
+	// Rope is the rope_scaling that stretches Context, when any.
+	Rope *RopeScaling `json:"ropeScaling,omitempty"`
+	// WeightBytes, when known (a safetensors index's metadata.total_size,
+	// a list's checkpoint size), wins over Params × the dtype's size.
 	WeightBytes int64 `json:"weightBytes,omitempty"`
+	// Gated is true when the Hugging Face repository asks every user to
+	// accept its licence: downloading it needs a token. Nil: not known.
+	Gated *bool `json:"gated,omitempty"`
 	// Source says where the facts came from, for messages.
 	Source string `json:"-"`
 	// FromID is true when the facts were read from the model id alone
 	// (its size), and are an assumption.
 	FromID bool `json:"-"`
+}
+
+// RopeScaling is config.json's rope_scaling, as far as it sets the
+// longest sequence the model takes.
+type RopeScaling struct {
+	// Type is rope_type (or type): linear, dynamic, yarn, llama3,
+	// longrope, su, mrope, default.
+	Type   string  `json:"type"`
+	Factor float64 `json:"factor,omitempty"`
+	// Original is original_max_position_embeddings, when set.
+	Original int `json:"originalMaxPositionEmbeddings,omitempty"`
+}
+
+// Quantization is how a checkpoint stores its linear layers.
+type Quantization struct {
+	// Method is quantization_config.quant_method: fp8, awq, gptq,
+	// compressed-tensors, mxfp4, bitsandbytes, modelopt …
+	Method string `json:"method"`
+	// Bits per quantized weight (4 or 8; 0 when the method says).
+	Bits int `json:"bits,omitempty"`
+	// GroupSize is how many weights share a scale (-1: a channel).
+	GroupSize int `json:"groupSize,omitempty"`
+	// Float is true for floating-point weights (fp8, fp4, mxfp4).
+	Float bool `json:"float,omitempty"`
+}
+
+// Weights returns the bytes the weights take in GPU memory, for the whole
+// model (all its GPUs): the checkpoint's size when known, else the
+// parameters at the dtype's size.
+func (m *Model) Weights() int64 {
+	if m.WeightBytes > 0 {
+		return m.WeightBytes
+	}
+	if q := m.Quantization; q != nil && m.Params > 0 && m.Vocab > 0 && m.Hidden > 0 {
+		embed := m.EmbeddingParams()
+		return int64(float64(embed)*2 + float64(m.Params-embed)*q.BytesPerWeight())
+	}
+	return int64(float64(m.Params) * BytesPerParam(m.DType))
+}
+
+// EmbeddingParams are the parameters of the input embeddings and of an
+// untied output layer: kept in 16 bits by every quantization method here.
+func (m *Model) EmbeddingParams() int64 {
+	n := int64(m.Vocab) * int64(m.Hidden)
+	if !m.TiedEmbeddings {
+		n *= 2
+	}
+	return n
+}
+
+// BytesPerWeight is what one quantized weight takes with its scales.
+func (q *Quantization) BytesPerWeight() float64 {
+	bits := q.Bits
+	if bits == 0 {
+		switch strings.ToLower(q.Method) {
+		case "mxfp4", "nvfp4", "fp4":
+			bits = 4
+		default:
+			bits = 8
+		}
+	}
+	b := float64(bits) / 8
+	if bits < 8 {
+		// a 16-bit scale (and a packed zero point) per group of 128, or
+		// the group size the checkpoint gives; MXFP4 an 8-bit scale per 32.
+		group := 128.0
+		if q.GroupSize > 0 {
+			group = float64(q.GroupSize)
+		}
+		switch {
+		case strings.EqualFold(q.Method, "mxfp4"):
+			return b + 1.0/32 // an 8-bit scale per 32
+		case q.Float && bits == 4:
+			return b + 1.0/float64(max(q.GroupSize, 16)) // NVFP4: an 8-bit scale per 16
+		}
+		return b + (2+float64(bits)/8)/group
+	}
+	return b
 }
 
 // BytesPerParam is the size of one weight of a dtype; unknown names count
@@ -55,160 +169,25 @@ func BytesPerParam(dtype string) float64 {
 	return 2
 }
 
-// Weights returns the bytes the weights take in GPU memory.
-func (m *Model) Weights() int64 {
-	if m.WeightBytes > 0 {
-		return m.WeightBytes
-	}
-	return int64(float64(m.Params) * BytesPerParam(m.DType))
-}
-
-// KVPerToken returns the bytes of KV cache one token takes, with
-// kvBytes bytes per element: 2 (a key and a value) × layers × KV heads ×
-// head size × bytes, or layers × the latent size × bytes for latent
-// attention; 0 when the model's shape is unknown.
+// KVPerToken returns the bytes of KV cache one token takes in every
+// layer that keeps the whole sequence, with kvBytes bytes per element:
+// 2 (a key and a value) × layers × KV heads × head size × bytes, or
+// layers × the latent size × bytes for latent attention; 0 when the
+// model's shape is unknown. Sliding-window and state layers are left
+// out: they keep a bounded amount whatever the sequence's length.
 func (m *Model) KVPerToken(kvBytes float64) int64 {
+	layers := m.Layers - m.SlidingLayers - m.StateLayers
+	if layers < 0 {
+		layers = 0
+	}
 	if m.KVLatent > 0 {
-		return int64(float64(m.Layers*m.KVLatent) * kvBytes)
+		return int64(float64(layers*m.KVLatent) * kvBytes)
 	}
-	return int64(2 * float64(m.Layers*m.KVHeads*m.HeadDim) * kvBytes)
+	return int64(2 * float64(layers*m.KVHeads*m.HeadDim) * kvBytes)
 }
 
-// config is what FromConfig reads of a Hugging Face config.json.
-type config struct {
-	ModelType          string  `json:"model_type"`
-	HiddenSize         int64   `json:"hidden_size"`
-	IntermediateSize   int64   `json:"intermediate_size"`
-	MoEIntermediate    int64   `json:"moe_intermediate_size"`
-	Layers             int64   `json:"num_hidden_layers"`
-	Heads              int64   `json:"num_attention_heads"`
-	KVHeads            int64   `json:"num_key_value_heads"`
-	HeadDim            int64   `json:"head_dim"`
-	Vocab              int64   `json:"vocab_size"`
-	MaxPosition        int64   `json:"max_position_embeddings"`
-	TieEmbeddings      bool    `json:"tie_word_embeddings"`
-	AttentionBias      *bool   `json:"attention_bias"`
-	TorchDType         string  `json:"torch_dtype"`
-	DType              string  `json:"dtype"`
-	Experts            int64   `json:"num_experts"`
-	LocalExperts       int64   `json:"num_local_experts"`
-	QuantizationConfig *quant  `json:"quantization_config"`
-	TextConfig         *config `json:"text_config"`
-}
-
-type quant struct {
-	Method     string `json:"quant_method"`
-	Bits       int    `json:"bits"`
-	LoadIn4Bit bool   `json:"load_in_4bit"`
-	LoadIn8Bit bool   `json:"load_in_8bit"`
-}
-
-// FromConfig derives a model's facts from its config.json and, when not
-// nil, its model.safetensors.index.json (whose metadata.total_size is the
-// weights' exact size). The parameter count is computed from the
-// architecture: embeddings (and an untied output layer), and per layer the
-// attention projections, the MLP (every expert of a mixture of experts)
-// and the norms. It covers decoder-only transformers with grouped-query
-// attention (Llama, Qwen, Mistral, Mixtral and their kin); a config
-// without the fields those have is an error.
-func FromConfig(id string, configJSON, indexJSON []byte) (Model, error) {
-	var c config
-	if err := json.Unmarshal(configJSON, &c); err != nil {
-		return Model{}, fmt.Errorf("config.json: %v", err)
-	}
-	if c.Layers == 0 && c.TextConfig != nil {
-		// A multimodal model's language model.
-		t := *c.TextConfig
-		if t.TorchDType == "" {
-			t.TorchDType = c.TorchDType
-		}
-		if t.QuantizationConfig == nil {
-			t.QuantizationConfig = c.QuantizationConfig
-		}
-		c = t
-	}
-	if c.HiddenSize <= 0 || c.Layers <= 0 || c.Heads <= 0 || c.Vocab <= 0 || c.IntermediateSize <= 0 && c.MoEIntermediate <= 0 {
-		return Model{}, fmt.Errorf("config.json: hidden_size, num_hidden_layers, num_attention_heads, vocab_size and intermediate_size are required")
-	}
-	// Bounds far above any real model keep the arithmetic in int64.
-	for _, d := range []struct {
-		name  string
-		v     int64
-		limit int64
-	}{{"hidden_size", c.HiddenSize, 1 << 20}, {"intermediate_size", c.IntermediateSize, 1 << 22}, {"moe_intermediate_size", c.MoEIntermediate, 1 << 22},
-		{"num_hidden_layers", c.Layers, 1 << 12}, {"num_attention_heads", c.Heads, 1 << 12}, {"num_key_value_heads", c.KVHeads, 1 << 12},
-		{"head_dim", c.HeadDim, 1 << 14}, {"vocab_size", c.Vocab, 1 << 24}, {"num_experts", max(c.Experts, c.LocalExperts), 1 << 12},
-		{"max_position_embeddings", c.MaxPosition, 1 << 30}} {
-		if d.v < 0 || d.v > d.limit {
-			return Model{}, fmt.Errorf("config.json: %s %d is out of range (0 to %d)", d.name, d.v, d.limit)
-		}
-	}
-	kv := c.KVHeads
-	if kv == 0 {
-		kv = c.Heads
-	}
-	hd := c.HeadDim
-	if hd == 0 {
-		hd = c.HiddenSize / c.Heads
-	}
-	h := c.HiddenSize
-	attn := h*c.Heads*hd + 2*h*kv*hd + c.Heads*hd*h
-	bias := c.ModelType == "qwen2" || c.ModelType == "qwen2_moe"
-	if c.AttentionBias != nil {
-		bias = *c.AttentionBias
-	}
-	if bias {
-		attn += (c.Heads + 2*kv) * hd
-	}
-	if strings.HasPrefix(c.ModelType, "qwen3") {
-		attn += 2 * hd // q_norm and k_norm
-	}
-	experts := max(c.Experts, c.LocalExperts)
-	var mlp int64
-	switch {
-	case experts > 0:
-		inter := c.MoEIntermediate
-		if inter == 0 {
-			inter = c.IntermediateSize
-		}
-		mlp = experts*3*h*inter + h*experts // the experts and the router
-	default:
-		mlp = 3 * h * c.IntermediateSize
-	}
-	params := c.Layers*(attn+mlp+2*h) + c.Vocab*h + h
-	if !c.TieEmbeddings {
-		params += c.Vocab * h
-	}
-	dtype := c.TorchDType
-	if dtype == "" {
-		dtype = c.DType
-	}
-	if q := c.QuantizationConfig; q != nil {
-		switch {
-		case q.LoadIn4Bit || q.Bits == 4 || q.Method == "awq":
-			dtype = "int4"
-		case q.LoadIn8Bit || q.Bits == 8:
-			dtype = "int8"
-		case strings.Contains(q.Method, "fp8"):
-			dtype = "fp8"
-		}
-	}
-	if dtype == "" {
-		dtype = "bfloat16"
-	}
-	m := Model{ID: id, Params: params, DType: dtype, Layers: int(c.Layers), KVHeads: int(kv), HeadDim: int(hd), Context: int(c.MaxPosition)}
-	if indexJSON != nil {
-		var idx struct {
-			Metadata struct {
-				TotalSize json.Number `json:"total_size"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(indexJSON, &idx); err != nil {
-			return Model{}, fmt.Errorf("model.safetensors.index.json: %v", err)
-		}
-		if n, err := idx.Metadata.TotalSize.Int64(); err == nil && n > 0 {
-			m.WeightBytes = n
-		}
-	}
-	return m, nil
+// HasShape reports whether the attention's shape is known well enough to
+// size a KV cache.
+func (m *Model) HasShape() bool {
+	return m.Layers > 0 && (m.KVLatent > 0 || m.KVHeads > 0 && m.HeadDim > 0)
 }

@@ -1,5 +1,7 @@
 package fit
 
+import "math"
+
 // Status is what the memory fit found for one replica.
 type Status string
 
@@ -42,8 +44,55 @@ type Verdict struct {
 	// Source of the model's facts (Model.Source).
 	Source string `json:"source,omitempty"`
 	Status Status `json:"status"`
-	// Reason the fit was not checked.
+	// Reason the fit was not checked, or the engine's refusal.
 	Reason string `json:"reason,omitempty"`
+	// Engine names the arithmetic held: "vLLM v0.19.0" (its release's
+	// start-up rules), empty for the lower bound of other engines.
+	Engine string `json:"engine,omitempty"`
+	// PerGPU is one GPU's memory at start-up, as the engine accounts it
+	// (vLLM).
+	PerGPU *PerGPUMiB `json:"perGPU,omitempty"`
+	// KVCacheTokens is the engine's "GPU KV cache size" for the replica;
+	// MaxConcurrency how many requests of ContextLength tokens it holds
+	// at once.
+	KVCacheTokens  int64   `json:"kvCacheTokens,omitempty"`
+	MaxConcurrency float64 `json:"maxConcurrency,omitempty"`
+	ContextLength  int     `json:"contextLength,omitempty"`
+}
+
+// PerGPUMiB is PerGPU in MiB: of TotalMiB (what the engine sees of the
+// GPU), UsableMiB (× --gpu-memory-utilization) holds the weights, the
+// memory outside torch, the profiling run's activation peak, and what is
+// left is the KV cache (KVCacheMiB: vLLM's "Available KV cache memory").
+// CUDAGraphMiB is taken from the KV cache only where the release does so
+// (CUDAGraphSubtracted); otherwise it comes out of the rest of the GPU.
+type PerGPUMiB struct {
+	TotalMiB            int64 `json:"totalMiB"`
+	UsableMiB           int64 `json:"usableMiB"`
+	WeightsMiB          int64 `json:"weightsMiB"`
+	NonTorchMiB         int64 `json:"nonTorchMiB"`
+	ActivationMiB       int64 `json:"activationMiB"`
+	CUDAGraphMiB        int64 `json:"cudaGraphMiB"`
+	CUDAGraphSubtracted bool  `json:"cudaGraphSubtracted,omitempty"`
+	KVCacheMiB          int64 `json:"kvCacheMiB"`
+}
+
+// MiB turns one GPU's start-up memory into MiB, each rounded to the
+// nearest; the KV cache is what the rounded figures leave, so that the
+// figures printed add up (unless a KV cache size set by hand replaced
+// the subtraction).
+func (p PerGPU) MiB() *PerGPUMiB {
+	m := func(b int64) int64 { return int64(math.Round(float64(b) / mib)) }
+	out := &PerGPUMiB{TotalMiB: m(p.Total), UsableMiB: m(p.Usable), WeightsMiB: m(p.Weights), NonTorchMiB: m(p.NonTorch),
+		ActivationMiB: m(p.Activation), CUDAGraphMiB: m(p.CUDAGraph), CUDAGraphSubtracted: p.CUDAGraphSubtracted, KVCacheMiB: m(p.KVCache)}
+	rest, restMiB := p.Usable-p.Weights-p.NonTorch-p.Activation, out.UsableMiB-out.WeightsMiB-out.NonTorchMiB-out.ActivationMiB
+	if p.CUDAGraphSubtracted {
+		rest, restMiB = rest-p.CUDAGraph, restMiB-out.CUDAGraphMiB
+	}
+	if rest == p.KVCache {
+		out.KVCacheMiB = restMiB
+	}
+	return out
 }
 
 // Checked reports whether the fit was estimated.

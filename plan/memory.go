@@ -30,8 +30,18 @@ type Memory struct {
 	Source string `json:"source,omitempty"`
 	// Status: fits, tight, short-context, does-not-fit or not-checked.
 	Status fit.Status `json:"status"`
-	// Reason the fit was not checked.
+	// Reason the fit was not checked, or the engine's refusal.
 	Reason string `json:"reason,omitempty"`
+	// Engine names the start-up arithmetic held ("vLLM v0.19.0").
+	Engine string `json:"engine,omitempty"`
+	// PerGPU is one GPU's memory at start-up as the engine accounts it:
+	// KVCacheMiB is vLLM's "Available KV cache memory" for one GPU.
+	PerGPU *fit.PerGPUMiB `json:"perGPU,omitempty"`
+	// KVCacheTokens is vLLM's "GPU KV cache size" for the replica, and
+	// MaxConcurrency how many requests of ContextLength tokens it holds.
+	KVCacheTokens  int64   `json:"kvCacheTokens,omitempty"`
+	MaxConcurrency float64 `json:"maxConcurrency,omitempty"`
+	ContextLength  int     `json:"contextLength,omitempty"`
 }
 
 // MemoryOf turns the renderer's verdicts into the plan's memory rows,
@@ -40,7 +50,8 @@ func MemoryOf(verdicts []fit.Verdict) []Memory {
 	out := make([]Memory, 0, len(verdicts))
 	for _, v := range verdicts {
 		m := Memory{Namespace: v.Namespace, Name: v.Name, ModelID: v.ModelID, Component: v.Component, Pool: v.Pool,
-			GPUsPerReplica: v.GPUs, Source: v.Source, Status: v.Status, Reason: v.Reason}
+			GPUsPerReplica: v.GPUs, Source: v.Source, Status: v.Status, Reason: v.Reason, Engine: v.Engine, PerGPU: v.PerGPU,
+			KVCacheTokens: v.KVCacheTokens, MaxConcurrency: v.MaxConcurrency, ContextLength: v.ContextLength}
 		if v.Checked() {
 			needed, available, headroom := v.NeededMiB, v.AvailableMiB, v.HeadroomPercent()
 			m.NeededMiB, m.AvailableMiB, m.HeadroomPercent = &needed, &available, &headroom
@@ -86,5 +97,6 @@ func CompareMemory(before, after []Memory) []MemoryDiff {
 func sameMemory(a, b Memory) bool {
 	same := func(x, y *int64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
 	return a.Pool == b.Pool && a.GPUsPerReplica == b.GPUsPerReplica && a.Status == b.Status && a.Reason == b.Reason &&
-		a.Source == b.Source && same(a.NeededMiB, b.NeededMiB) && same(a.AvailableMiB, b.AvailableMiB)
+		a.Source == b.Source && same(a.NeededMiB, b.NeededMiB) && same(a.AvailableMiB, b.AvailableMiB) &&
+		a.KVCacheTokens == b.KVCacheTokens && a.ContextLength == b.ContextLength
 }

@@ -272,3 +272,11 @@ func SharedMemory(gpus int32) ([]corev1.Volume, []corev1.VolumeMount) {
 func (c *CommandLine) AddParallelism(r ReplicaGPUs) {
 	c.args = append(c.args, ParallelArgs(c.engine, VLLMParallelFlags, r)...)
 }
+
+// ParallelismOf is the parallelism a replica on r runs with
+// (resolveParallelism); ok is false when the user's flags contradict
+// r's GPUs (CheckParallelism reports that).
+func ParallelismOf(e *hub.EngineSpec, flags ParallelFlags, r ReplicaGPUs) (Parallelism, bool) {
+	res := resolveParallelism(e, flags, r)
+	return res.p, res.problem == ""
+}

@@ -27,12 +27,15 @@ func TestNearAPIsAreRefused(t *testing.T) {
 		{"ai-runway.ai/v1alpha1", "InferenceProviderConfig", `"ai-runway.ai/v1alpha1" is not supported: the group is "ai-runway.ai", not "airunway.ai", so the renderer would pass this object through unread; InferenceProviderConfig must use apiVersion "airunway.ai/v1alpha1" or "airunway.ai/v1alpha2"`},
 		{"airunway.ai/v1beta1", "InferenceProviderConfig", `"airunway.ai/v1beta1" is not supported: InferenceProviderConfig must use apiVersion "airunway.ai/v1alpha1" or "airunway.ai/v1alpha2"`},
 		{"airunway.ai/v1alpha2", "ClusterCapabilities", `"airunway.ai/v1alpha2" is not supported: ClusterCapabilities must use apiVersion "airunway.ai/v1alpha1"`},
+		{"airunway.ai/v1alpha2", "ModelCatalog", `"airunway.ai/v1alpha2" is not supported: ModelCatalog must use apiVersion "airunway.ai/v1alpha1"`},
+		{"airunway.io/v1alpha1", "ModelCatalog", `"airunway.io/v1alpha1" is not supported: the group is "airunway.io", not "airunway.ai", so the renderer would pass this object through unread; ModelCatalog must use apiVersion "airunway.ai/v1alpha1"`},
 		// Unrelated APIs: other kinds, also in a group near ours, and
 		// our third kind in a group far from ours.
 		{"apps/v1", "Deployment", ""},
 		{"airunway.io/v1", "Deployment", ""},
 		{"serving.example.com/v1", "InferenceProviderConfig", ""},
 		{"kaito.sh/v1beta1", "Workspace", ""},
+		{"catalog.example.com/v1", "ModelCatalog", ""}, // a name another API may use
 		{"airunway.ai/v1alpha1", "InferenceProviderConfig", ""},
 	} {
 		t.Run(tc.apiVersion+"/"+tc.kind, func(t *testing.T) {

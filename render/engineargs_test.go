@@ -38,10 +38,22 @@ func TestCheckEngineArgs(t *testing.T) {
 	require.Len(t, l, 1)
 	require.Equal(t, `vLLM v0.9.1 has no option "--no-enable-auto-tool-choice"; did you mean "--enable-auto-tool-choice"?`, l[0].Message)
 
-	// llm-d's default image is vLLM v0.9.1.
-	l = check(md("", map[string]string{"api-server-count": "2"}), hub.ProviderLLMD, nil)
+	// Each pinned release has its own options: v0.19 dropped --swap-space
+	// and has --kv-cache-memory-bytes, which v0.9.0 had not yet.
+	l = check(md("vllm/vllm-openai:v0.19.0", map[string]string{"kv-cache-memory-bytes": "8G", "swap-space": "4"}), hub.ProviderVLLM, pinned)
 	require.Len(t, l, 1)
-	require.Contains(t, l[0].Message, "vLLM v0.9.1 has no option")
+	require.Equal(t, "spec.engine.args.swap-space", l[0].Field)
+	require.Contains(t, l[0].Message, `vLLM v0.19.0 has no option "--swap-space"`)
+	l = check(md("vllm/vllm-openai:v0.9.0", map[string]string{"kv-cache-memory-bytes": "8G", "swap-space": "4"}), hub.ProviderVLLM, pinned)
+	require.Len(t, l, 1)
+	require.Contains(t, l[0].Message, `vLLM v0.9.0 has no option "--kv-cache-memory-bytes"`)
+
+	// llm-d's default image is vLLM v0.19.1, which has --api-server-count
+	// and no longer --swap-space.
+	require.Empty(t, check(md("", map[string]string{"api-server-count": "2"}), hub.ProviderLLMD, nil))
+	l = check(md("", map[string]string{"swap-space": "4"}), hub.ProviderLLMD, nil)
+	require.Len(t, l, 1)
+	require.Contains(t, l[0].Message, "vLLM v0.19.1 has no option")
 
 	// The vllm provider's floating default keeps today's floating-image
 	// warning (the provider's) and is not checked.
@@ -51,7 +63,7 @@ func TestCheckEngineArgs(t *testing.T) {
 	for image, why := range map[string]string{
 		"vllm/vllm-openai:latest":                       `spec.engine.image "vllm/vllm-openai:latest": its tag "latest" names no vLLM release`,
 		"registry.example.com/vllm/vllm-openai:v0.11.0": `spec.engine.image "registry.example.com/vllm/vllm-openai:v0.11.0": airunway-render does not know which server release the image runs`,
-		"vllm/vllm-openai:v0.10.1":                      `spec.engine.image "vllm/vllm-openai:v0.10.1": this release of airunway-render has no option table for vLLM v0.10.1`,
+		"vllm/vllm-openai:v0.10.2":                      `spec.engine.image "vllm/vllm-openai:v0.10.2": this release of airunway-render has no option table for vLLM v0.10.2`,
 	} {
 		l = check(md(image, map[string]string{"tensor-paralel-size": "2"}), hub.ProviderVLLM, pinned)
 		require.Len(t, l, 1, image)

@@ -57,7 +57,9 @@ func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabiliti
 		return checkKAITOFit(md, caps, pl, models, l)
 	case s.Model.ID == "":
 		return notChecked("no spec.model.id")
-	case engine != hub.EngineVLLM && engine != hub.EngineSGLang && engine != hub.EngineTRTLLM:
+	case engine == hub.EngineVLLM:
+		return checkVLLMFit(md, provider, caps, p, pl, models, l)
+	case engine != hub.EngineSGLang && engine != hub.EngineTRTLLM:
 		return notChecked("engine " + engine + " has no memory model")
 	}
 	var e hub.EngineSpec
@@ -65,6 +67,7 @@ func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabiliti
 		e = *s.Engine
 	}
 	settings := fit.EngineSettings(engine, e.Args, e.ExtraArgs)
+	l.Warnf(diag.UncalibratedFit, "spec.engine", "the memory fit of %s is a lower bound (weights, 1 GiB per GPU and the KV cache of one sequence against %s of each GPU), not %s's own start-up arithmetic, which is not repeated: a \"fits\" here may still not start", engineName(engine), settings.UtilizationFrom, engineName(engine))
 	context := settings.Context
 	if e.ContextLength != nil {
 		context = int(*e.ContextLength)
@@ -114,7 +117,9 @@ func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabiliti
 			v.Status = fit.StatusDoesNotFit
 			msg := fmt.Sprintf("%s does not fit %s: one replica needs about %s MiB (%s), and gets %s MiB (%s)",
 				s.Model.ID, what, comma(est.Needed), breakdown(model, est), comma(est.Available), gets(gpus, pool.GPU.MemoryMiB, settings))
-			msg += "; " + suggest(md, caps, w, nodes, model, settings, context)
+			msg += "; " + suggest(md, caps, w, "fit", func(pool *hub.NodePool, n int32) bool {
+				return fit.Compute(model, settings, context, int(n*nodes), pool.GPU.MemoryMiB).Fits()
+			})
 			if weightsOnly.Fits() && est.KVKnown {
 				if n := maxContext(model, settings, est); n > 0 {
 					msg += fmt.Sprintf(", or serve at most %s tokens (`spec.engine.contextLength`; vLLM refuses to start when its KV cache cannot hold one sequence)", comma(int64(n)))
@@ -135,11 +140,26 @@ func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabiliti
 	return out
 }
 
+// engineName is an engine's name in messages.
+func engineName(engine string) string {
+	switch engine {
+	case hub.EngineSGLang:
+		return "SGLang"
+	case hub.EngineTRTLLM:
+		return "TensorRT-LLM"
+	}
+	return engine
+}
+
 // modelFacts finds the model's facts: the caller's (read from a local
-// directory), the catalog, the size in its id; origin names which, in a
-// word (model-dir, catalog, id).
+// directory, or a ModelCatalog among the inputs), the catalog, the size
+// in its id; origin names which, in a word (model-dir, model-catalog,
+// catalog, id).
 func modelFacts(id string, models map[string]fit.Model) (m fit.Model, origin string, ok bool) {
 	if m, ok := models[id]; ok {
+		if strings.HasPrefix(m.Source, "the ModelCatalog ") {
+			return m, "model-catalog", true
+		}
 		return m, "model-dir", true
 	}
 	if m, ok := fit.Lookup(id); ok {
@@ -160,9 +180,10 @@ func poolNamed(pools []hub.NodePool, name string) *hub.NodePool {
 
 // suggest names the fewest GPUs of one node (1, 2, 4, ... up to the
 // pool's GPUs per node, 8 when unknown), and the pool (the smallest GPUs
-// among equals), that hold one replica, and what in the model keeps it
-// from that pool now (a node selector).
-func suggest(md *hub.ModelDeployment, caps *capabilities.Resolved, w workload, nodes int32, m fit.Model, s fit.Settings, context int) string {
+// among equals), on which holds says one replica works, and what in the
+// model keeps it from that pool now (a node selector). verb says what
+// holds means, in the message: "fit", "start".
+func suggest(md *hub.ModelDeployment, caps *capabilities.Resolved, w workload, verb string, holds func(pool *hub.NodePool, gpusPerNode int32) bool) string {
 	type option struct {
 		gpus int32
 		pool *hub.NodePool
@@ -178,8 +199,7 @@ func suggest(md *hub.ModelDeployment, caps *capabilities.Resolved, w workload, n
 			limit = 8
 		}
 		for n := int32(1); n <= limit; n *= 2 {
-			e := fit.Compute(m, s, context, int(n*nodes), pool.GPU.MemoryMiB)
-			if !e.Fits() {
+			if !holds(pool, n) {
 				continue
 			}
 			o := &option{n, pool}
@@ -190,9 +210,9 @@ func suggest(md *hub.ModelDeployment, caps *capabilities.Resolved, w workload, n
 		}
 	}
 	if best == nil {
-		return "no pool of the capability file holds it on the GPUs of one node"
+		return "it does not " + verb + " on the GPUs of one node of any pool of the capability file"
 	}
-	msg := fmt.Sprintf("the fewest that fit are %d %s of pool %q", best.gpus, plural(int(best.gpus), "GPU"), best.pool.Name)
+	msg := fmt.Sprintf("the fewest that %s it are %d %s of pool %q", verb, best.gpus, plural(int(best.gpus), "GPU"), best.pool.Name)
 	c := w
 	c.gpus = best.gpus
 	if why := rejects(md, best.pool, c, best.gpus, len(cpuPools(caps.NodePools)) > 0); why != "" {

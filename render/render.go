@@ -46,8 +46,9 @@ type Options struct {
 	// cannot, as a ResourceList's items count the list's lines.
 	SourceFile func(*yaml.RNode) string
 	// Models are model facts the caller read from local directories
-	// (fit.ReadDir), by `spec.model.id`: they win over the model catalog
-	// when the memory fit is checked. Render itself reads no file.
+	// (fit.ReadDir), by `spec.model.id`: they win over the ModelCatalogs
+	// among the items and the model catalog when the memory fit is
+	// checked. Render itself reads no file.
 	Models map[string]fit.Model
 	// KeepSkipped passes a model that is not this cluster's (render/
 	// cluster.go) through unchanged instead of leaving it out: kpt writes
@@ -119,6 +120,9 @@ func Render(items []*yaml.RNode, opts Options) Result {
 	if registry == nil {
 		registry = builtin.ByName()
 	}
+	// The facts of the run's ModelCatalogs, under the caller's.
+	models, l := CatalogFacts(in.catalogs, opts.Models, nil)
+	problems = append(problems, l...)
 
 	out := &output{encode: opts.Encode}
 	for _, n := range in.passThrough {
@@ -144,7 +148,7 @@ func Render(items []*yaml.RNode, opts Options) Result {
 		if skip == "" {
 			var verdicts []fit.Verdict
 			var l diag.List
-			rendered, verdicts, l, skip = renderModel(node, caps, registry, opts.Models)
+			rendered, verdicts, l, skip = renderModel(node, caps, registry, models)
 			fits = append(fits, verdicts...)
 			problems = append(problems, l.Attach(id, file)...)
 		}

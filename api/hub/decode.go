@@ -99,6 +99,12 @@ func findWrong(v any, segments []string, got string) (string, bool) {
 				rest, ok := findWrong(child, segments[1:], got)
 				return "." + segments[0] + rest, ok
 			}
+			// An embedded struct's Go name (a ModelCatalog row's
+			// fit.Model): the JSON has its fields inline. The API's
+			// field names start in lower case.
+			if s := segments[0]; s != "" && s[0] >= 'A' && s[0] <= 'Z' {
+				return findWrong(v, segments[1:], got)
+			}
 		}
 		// a map's values: the decoder's path does not name their keys
 		for _, k := range slices.Sorted(maps.Keys(v)) {
@@ -136,7 +142,7 @@ func jsonKind(v any) string {
 func jsonTypeName(goType string) string {
 	goType = strings.TrimLeft(goType, "*")
 	switch {
-	case strings.HasPrefix(goType, "map["), strings.HasPrefix(goType, "v1alpha"), strings.HasPrefix(goType, "hub."), strings.HasPrefix(goType, "v1."):
+	case strings.HasPrefix(goType, "map["), strings.HasPrefix(goType, "v1alpha"), strings.HasPrefix(goType, "hub."), strings.HasPrefix(goType, "v1."), strings.HasPrefix(goType, "fit."):
 		return "an object"
 	case strings.HasPrefix(goType, "[]"):
 		return "a list"
@@ -148,6 +154,8 @@ func jsonTypeName(goType string) string {
 		return "a boolean"
 	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
 		return "an integer"
+	case strings.HasPrefix(goType, "float"):
+		return "a number"
 	}
 	return "of type " + goType
 }

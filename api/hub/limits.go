@@ -55,12 +55,13 @@ const (
 	// nodes can be counted, at most about one node per byte. The largest
 	// real objects, CRDs, are far smaller: Dynamo's is 1.6 MB.
 	MaxInputDocumentBytes = 4 << 20
-	// MaxObjectBytes bounds one ModelDeployment or ClusterCapabilities
-	// object as JSON, after YAML aliases are expanded. The API server stores
-	// at most 1.5 MiB per object, so nothing real comes near it.
+	// MaxObjectBytes bounds one ModelDeployment, ClusterCapabilities or
+	// ModelCatalog object as JSON, after YAML aliases are expanded. The API
+	// server stores at most 1.5 MiB per object, so nothing real comes near
+	// it (a ModelCatalog row is about 600 bytes).
 	MaxObjectBytes = 1 << 20
-	// MaxObjectDepth bounds how deeply a ModelDeployment or
-	// ClusterCapabilities object nests, counting the object itself as level
+	// MaxObjectDepth bounds how deeply a ModelDeployment,
+	// ClusterCapabilities or ModelCatalog object nests, counting the object itself as level
 	// 1. The deepest real field, a probe header in an override of a Dynamo
 	// worker's pod spec, is at about level 14.
 	MaxObjectDepth = 64

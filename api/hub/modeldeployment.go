@@ -18,11 +18,14 @@ const (
 	// KindInferenceProviderConfig is upstream's registration of a
 	// provider; the renderer passes it through untouched.
 	KindInferenceProviderConfig = "InferenceProviderConfig"
+	// KindModelCatalog is a model catalog kept in Git: model facts for the
+	// memory fit, read by the renderer and never applied to a cluster.
+	KindModelCatalog = "ModelCatalog"
 )
 
 // Kinds are the kinds of the airunway.ai group; any other kind in the group
 // is a typo, and an error, not an object to pass through.
-var Kinds = []string{KindClusterCapabilities, KindInferenceProviderConfig, KindModelDeployment}
+var Kinds = []string{KindClusterCapabilities, KindInferenceProviderConfig, KindModelCatalog, KindModelDeployment}
 
 // Enumerations of the upstream CRD.
 const (

@@ -185,6 +185,16 @@ func CapabilitiesToHub(data []byte) (*hub.ClusterCapabilities, diag.List) {
 	return c.ConvertToHub(), l
 }
 
+// ModelCatalogToHub decodes and converts a v1alpha1 ModelCatalog; the
+// result is nil when decoding failed.
+func ModelCatalogToHub(data []byte) (*hub.ModelCatalog, diag.List) {
+	c, l := DecodeModelCatalog(data)
+	if l.HasErrors() {
+		return nil, l
+	}
+	return &hub.ModelCatalog{TypeMeta: c.TypeMeta, ObjectMeta: c.ObjectMeta, Spec: c.Spec}, l
+}
+
 // ConvertToHub converts a ClusterCapabilities; v1alpha1 has no deprecated
 // capability fields.
 func (in *ClusterCapabilities) ConvertToHub() *hub.ClusterCapabilities {

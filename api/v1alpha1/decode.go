@@ -22,3 +22,10 @@ func DecodeClusterCapabilities(data []byte) (*ClusterCapabilities, diag.List) {
 	problems := hub.DecodeStrict(data, c, hub.KindClusterCapabilities)
 	return c, problems
 }
+
+// DecodeModelCatalog strictly decodes a ModelCatalog object.
+func DecodeModelCatalog(data []byte) (*ModelCatalog, diag.List) {
+	c := &ModelCatalog{}
+	problems := hub.DecodeStrict(data, c, hub.KindModelCatalog)
+	return c, problems
+}

@@ -82,6 +82,42 @@ func FuzzDecodeClusterCapabilities(f *testing.F) {
 	})
 }
 
+// FuzzDecodeModelCatalog fuzzes the ModelCatalog decoder and its
+// validation (hub.ValidateModelCatalog, which holds every row to the
+// memory fit's bounds).
+//
+// Invariants: no panic and no input runs longer than fuzzcheck.Timeout;
+// every error has a message; the same bytes give the same problems and the
+// same object every time (determinism).
+func FuzzDecodeModelCatalog(f *testing.F) {
+	for _, s := range fuzzSeedDocs(f, hub.KindModelCatalog) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcheck.Bounded(t, func() error {
+			decode := func() (*hub.ModelCatalog, diag.List) {
+				c, l := ModelCatalogToHub(data)
+				if c != nil {
+					l = append(l, hub.ValidateModelCatalog(c)...)
+				}
+				return c, l
+			}
+			c, first := decode()
+			if err := fuzzcheck.ErrorsHaveMessages(first); err != nil {
+				return err
+			}
+			c2, second := decode()
+			if !reflect.DeepEqual(first, second) {
+				return fmt.Errorf("problems differ between two runs:\n%v\n%v", first, second)
+			}
+			if !reflect.DeepEqual(c, c2) {
+				return fmt.Errorf("decoded objects differ between two runs:\n%+v\n%+v", c, c2)
+			}
+			return nil
+		})
+	})
+}
+
 // fuzzSeedDocs returns, as the JSON the decoders read, every document of
 // kind in the examples, the golden cases and the embedded default
 // capability file.

@@ -35,6 +35,14 @@ type ClusterCapabilities struct {
 	Status            json.RawMessage  `json:"status,omitempty"`
 }
 
+// ModelCatalog is a model catalog as airunway.ai/v1alpha1 serves it: local
+// configuration only, never applied, so it has no status.
+type ModelCatalog struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              ModelCatalogSpec `json:"spec"`
+}
+
 // ModelDeploymentSpec is upstream's v1alpha1 spec, field for field. It
 // lacks the `adapters` and `placement` of v1alpha2, which conversion
 // carries in the AnnotationV1alpha2Fields annotation (a v1alpha1 author
@@ -101,4 +109,7 @@ type (
 	NodeCapacity         = hub.NodeCapacity
 	Taint                = hub.Taint
 	PoolGPU              = hub.PoolGPU
+
+	ModelCatalogSpec = hub.ModelCatalogSpec
+	CatalogModel     = hub.CatalogModel
 )

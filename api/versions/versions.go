@@ -22,16 +22,20 @@ type Version struct {
 	// ClusterCapabilities decodes and converts a capability file; nil for
 	// a version that does not serve ClusterCapabilities.
 	ClusterCapabilities func(data []byte) (*hub.ClusterCapabilities, diag.List)
+	// ModelCatalog decodes and converts a model catalog; nil for a
+	// version that does not serve ModelCatalog.
+	ModelCatalog func(data []byte) (*hub.ModelCatalog, diag.List)
 	// Migrate rewrites a ModelDeployment of this version, as YAML, to the
 	// version's newest form in place, saying what changed.
 	Migrate func(obj *yaml.RNode) ([]string, error)
 }
 
 // Served lists the served versions, oldest first; the last is the newest.
-// ClusterCapabilities is served only as v1alpha1: v1alpha2 changed the
-// ModelDeployment alone.
+// ClusterCapabilities and ModelCatalog are served only as v1alpha1:
+// v1alpha2 changed the ModelDeployment alone.
 var Served = []Version{
-	{APIVersion: v1alpha1.APIVersion, ModelDeployment: v1alpha1.ToHub, ClusterCapabilities: v1alpha1.CapabilitiesToHub, Migrate: migrations.ForVersion(v1alpha1.ToHub)},
+	{APIVersion: v1alpha1.APIVersion, ModelDeployment: v1alpha1.ToHub, ClusterCapabilities: v1alpha1.CapabilitiesToHub,
+		ModelCatalog: v1alpha1.ModelCatalogToHub, Migrate: migrations.ForVersion(v1alpha1.ToHub)},
 	{APIVersion: v1alpha2.APIVersion, ModelDeployment: v1alpha2.ToHub, Migrate: migrations.ForVersion(v1alpha2.ToHub)},
 }
 
@@ -68,7 +72,13 @@ func Serves(apiVersion, kind string) bool {
 }
 
 func serves(v Version, kind string) bool {
-	return kind != hub.KindClusterCapabilities || v.ClusterCapabilities != nil
+	switch kind {
+	case hub.KindClusterCapabilities:
+		return v.ClusterCapabilities != nil
+	case hub.KindModelCatalog:
+		return v.ModelCatalog != nil
+	}
+	return true
 }
 
 // DecodeModelDeployment turns a ModelDeployment of any served version into
@@ -88,6 +98,15 @@ func DecodeModelDeployment(apiVersion string, data []byte) (*hub.ModelDeployment
 func DecodeClusterCapabilities(apiVersion string, data []byte) (*hub.ClusterCapabilities, diag.List) {
 	v, l := lookupOrNewest(apiVersion, hub.KindClusterCapabilities)
 	c, dl := v.ClusterCapabilities(data)
+	return c, append(l, dl...)
+}
+
+// DecodeModelCatalog turns a model catalog of any served version into the
+// hub, as DecodeModelDeployment does; it is not validated
+// (hub.ValidateModelCatalog).
+func DecodeModelCatalog(apiVersion string, data []byte) (*hub.ModelCatalog, diag.List) {
+	v, l := lookupOrNewest(apiVersion, hub.KindModelCatalog)
+	c, dl := v.ModelCatalog(data)
 	return c, append(l, dl...)
 }
 

@@ -26,6 +26,7 @@ func TestServed(t *testing.T) {
 		seen[v.APIVersion] = true
 		require.NotNil(t, v.ModelDeployment, v.APIVersion)
 		require.Equal(t, v.APIVersion == v1alpha1.APIVersion, v.ClusterCapabilities != nil, "only v1alpha1 serves ClusterCapabilities")
+		require.Equal(t, v.APIVersion == v1alpha1.APIVersion, v.ModelCatalog != nil, "only v1alpha1 serves ModelCatalog")
 		require.True(t, Serves(v.APIVersion, hub.KindModelDeployment))
 		got, ok := Lookup(v.APIVersion)
 		require.True(t, ok)
@@ -34,6 +35,8 @@ func TestServed(t *testing.T) {
 	_, ok := Lookup("airunway.ai/v1")
 	require.False(t, ok)
 	require.False(t, Serves(v1alpha2.APIVersion, hub.KindClusterCapabilities))
+	require.False(t, Serves(v1alpha2.APIVersion, hub.KindModelCatalog))
+	require.True(t, Serves(v1alpha1.APIVersion, hub.KindModelCatalog))
 	require.Equal(t, []string{v1alpha1.APIVersion, v1alpha2.APIVersion}, Names())
 }
 
@@ -61,6 +64,14 @@ func TestNotServed(t *testing.T) {
 	require.NotNil(t, c)
 	require.Len(t, l, 1)
 	require.Equal(t, `"airunway.ai/v1alpha2" is not supported: ClusterCapabilities must use apiVersion "airunway.ai/v1alpha1"`, l[0].Message)
+
+	// So is a ModelCatalog.
+	catalog := []byte(`{"apiVersion":"airunway.ai/v1alpha2","kind":"ModelCatalog","metadata":{"name":"c"},"spec":{"models":[{"id":"a/b","params":1,"dtype":"bf16"}]}}`)
+	mc, l := DecodeModelCatalog(v1alpha2.APIVersion, catalog)
+	require.NotNil(t, mc)
+	require.Len(t, l, 1)
+	require.Equal(t, "apiVersion", l[0].Field)
+	require.Equal(t, `"airunway.ai/v1alpha2" is not supported: ModelCatalog must use apiVersion "airunway.ai/v1alpha1"`, l[0].Message)
 }
 
 // The deprecation warnings come from the served version's conversion.
@@ -80,7 +91,7 @@ func TestDeprecatedFieldWarns(t *testing.T) {
 // as the served version's object, its ignored status aside. A field added
 // to a served version without a place in the hub fails here.
 func TestConversionLosesNothing(t *testing.T) {
-	models, files := 0, 0
+	models, files, catalogs := 0, 0, 0
 	for _, node := range shippedObjects(t) {
 		js, l := yamlerr.ObjectJSON(node)
 		require.False(t, l.HasErrors(), "%v", l)
@@ -101,11 +112,21 @@ func TestConversionLosesNothing(t *testing.T) {
 			}
 			requireSameJSON(t, in, in.ConvertToHub())
 			files++
+		case hub.KindModelCatalog:
+			in, l := v1alpha1.DecodeModelCatalog(js)
+			if l.HasErrors() {
+				continue
+			}
+			out, l := v1alpha1.ModelCatalogToHub(js)
+			require.False(t, l.HasErrors(), "%v", l)
+			requireSameJSON(t, in, out)
+			catalogs++
 		}
 	}
-	t.Logf("converted %d ModelDeployments and %d capability files", models, files)
+	t.Logf("converted %d ModelDeployments, %d capability files and %d model catalogs", models, files, catalogs)
 	require.Greater(t, models, 100)
 	require.Greater(t, files, 20)
+	require.Positive(t, catalogs)
 }
 
 func requireSameJSON(t *testing.T, want, got any) {

@@ -1,13 +1,29 @@
 // Command derive-model-catalog derives fit/catalog.json, the model facts
-// the memory-fit check reads (parameters, dtype, layers, KV heads, head
-// size, default context), from public copies of the models' Hugging Face
-// config.json files, then from KAITO's generated model list
-// (model_catalog.yaml: the checkpoint's size, context limit and attention
-// shape) for the models no config.json covers. pins.json names each copy's
-// repository, commit, path and sha256, and the ids a config's row answers
-// to; sources/ holds the copies, so that deriving and checking run
-// offline. A copy whose sha256 is not the pinned one is an error. Each
-// catalog row carries its pin: where its figures came from.
+// the memory fit reads (parameters, dtype and quantization, layers,
+// attention and KV heads, head size, hidden, intermediate and vocabulary
+// sizes, experts, latent attention, sliding windows, context and rope
+// scaling, the checkpoint's size, whether the repository is gated), from
+// public copies of the models' files, each pinned in pins.json by
+// repository, commit, path and sha256, with the copies kept in sources/
+// so that deriving and checking run offline:
+//
+//   - configs: a model's config.json (and, for NVIDIA ModelOpt
+//     checkpoints, its hf_quant_config.json; a safetensors index when
+//     one is public): the shape, and the parameters computed from it;
+//   - catalogs: KAITO's generated model list (model_catalog.yaml): the
+//     checkpoint's size (modelFileSize) of a model a config covers when
+//     the two agree within 10% (the list summed both copies of gpt-oss's
+//     weights: a list size more than 25% off the config's is not taken,
+//     and the row says so), and a row of its own (size, context and
+//     attention shape) for a model no config covers;
+//   - gated: pages that say a repository asks for a licence;
+//   - lists: the model lists the catalog must cover (upstream AI
+//     Runway's UI catalog, NVIDIA aiconfigurator's, KAITO's presets);
+//     every model of them is a row or an alias, or named in uncovered
+//     with the reason (a test holds that).
+//
+// A copy whose sha256 is not its pin's, a config that cannot be read, or
+// a listed model nobody covers is an error.
 //
 //	go run ./hack/derive-model-catalog          # rewrite fit/catalog.json
 //	go run ./hack/derive-model-catalog -check   # exit 1 when it has drifted
@@ -28,7 +44,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -43,19 +61,204 @@ const (
 
 // Pins is the shape of pins.json.
 type Pins struct {
-	About string `json:"about"`
-	Pins  []Pin  `json:"pins"`
-	// Catalogs are model lists of other projects whose rows are facts
-	// (KAITO's generated model_catalog.yaml): every model in them that no
-	// pinned config.json covers becomes a row.
+	About    string       `json:"about"`
+	Configs  []ConfigPin  `json:"configs"`
 	Catalogs []CatalogPin `json:"catalogs,omitempty"`
+	Gated    []GatedPin   `json:"gated,omitempty"`
+	Lists    []ListPin    `json:"lists,omitempty"`
+	// Uncovered are models of the lists no source covers, with why.
+	Uncovered []Uncovered `json:"uncovered,omitempty"`
 }
 
-// CatalogPin is one pinned model list.
-type CatalogPin struct {
-	Source fit.Origin `json:"source"`
+// File is one pinned copy: its local path (relative to pins.json) and
+// where it came from.
+type File struct {
 	File   string     `json:"file"`
-	Note   string     `json:"note,omitempty"`
+	Source fit.Origin `json:"source"`
+}
+
+// ConfigPin is one model's config.json and what goes with it.
+type ConfigPin struct {
+	ID      string   `json:"id"`
+	Aliases []string `json:"aliases,omitempty"`
+	Note    string   `json:"note,omitempty"`
+	File
+	// QuantConfig is NVIDIA ModelOpt's hf_quant_config.json.
+	QuantConfig *File `json:"quantConfig,omitempty"`
+	// Index is the model.safetensors.index.json.
+	Index *File `json:"index,omitempty"`
+}
+
+// CatalogPin is one pinned model list whose rows are facts (KAITO's
+// model_catalog.yaml).
+type CatalogPin struct {
+	File
+	Note string `json:"note,omitempty"`
+}
+
+// GatedPin says whether a repository is gated, and where that is said.
+type GatedPin struct {
+	ID       string `json:"id"`
+	Gated    bool   `json:"gated"`
+	URL      string `json:"url"`
+	Evidence string `json:"evidence"`
+}
+
+// ListPin is a model list the catalog must cover.
+type ListPin struct {
+	Name string `json:"name"`
+	File
+	// Format says how to read its ids: airunway (models[].id),
+	// kaito-catalog (models[].name), ids-json (DefaultHFModels: the ids
+	// extracted from a list kept in code, aiconfigurator's
+	// sdk/common.py, which this repository does not carry).
+	Format string `json:"format"`
+	// Upstream is the file an ids-json list was extracted from, and Note
+	// how.
+	Upstream *fit.Origin `json:"upstream,omitempty"`
+	Note     string      `json:"note,omitempty"`
+}
+
+// Uncovered is a listed model the catalog lacks.
+type Uncovered struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+func main() {
+	pins := flag.String("pins", pinsFile, "the pins")
+	out := flag.String("o", output, "the catalog to write")
+	check := flag.Bool("check", false, "write nothing; exit 1 when the catalog differs from what the pins derive")
+	flag.Parse()
+	data, err := derive(*pins)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "derive-model-catalog:", err)
+		os.Exit(1)
+	}
+	os.Exit(derived.Output("derive-model-catalog", *out, *pins, data, *check, os.Stdout, os.Stderr))
+}
+
+// deriver holds one run.
+type deriver struct {
+	dir  string
+	c    fit.Catalog
+	byID map[string]int // row by id and alias
+}
+
+// derive reads the pins and their copies and returns the catalog's bytes.
+func derive(pinsPath string) ([]byte, error) {
+	raw, err := os.ReadFile(pinsPath)
+	if err != nil {
+		return nil, err
+	}
+	var p Pins
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("%s: %v", pinsPath, err)
+	}
+	d := &deriver{dir: filepath.Dir(pinsPath), byID: map[string]int{}}
+	d.c.Source = "derived by go run ./hack/derive-model-catalog from the files pinned in " + pinsFile + "; each row names its sources (repository, commit, path and sha256)"
+	for _, pin := range p.Configs {
+		if err := d.config(pin); err != nil {
+			return nil, err
+		}
+	}
+	for _, cat := range p.Catalogs {
+		if err := d.catalog(cat); err != nil {
+			return nil, err
+		}
+	}
+	for _, g := range p.Gated {
+		i, ok := d.byID[strings.ToLower(g.ID)]
+		if !ok {
+			continue // a gated fact about a model the catalog lacks: the list check names it
+		}
+		gated := g.Gated
+		e := &d.c.Models[i]
+		e.Gated = &gated
+		e.From = append(e.From, fit.Origin{What: "gated", URL: g.URL})
+	}
+	for _, e := range d.c.Models {
+		if e.Params == 0 && e.WeightBytes == 0 {
+			return nil, fmt.Errorf("%s: neither its parameters nor its checkpoint's size is known (a hybrid whose parameters are not computed, and no list gives its size): pin a safetensors index, or name it in uncovered with why", e.ID)
+		}
+	}
+	if err := d.cover(p.Lists, p.Uncovered); err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(d.c, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+// read returns a pinned copy's bytes, checked against its sha256.
+func (d *deriver) read(f File) ([]byte, error) {
+	data, err := os.ReadFile(filepath.Join(d.dir, f.File))
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != f.Source.SHA256 {
+		return nil, fmt.Errorf("%s: sha256 %s, but the pin says %s (%s)", f.File, got, f.Source.SHA256, f.Source)
+	}
+	return data, nil
+}
+
+// add appends a row, refusing an id that is already one.
+func (d *deriver) add(e fit.Entry) error {
+	for _, id := range append([]string{e.ID}, e.Aliases...) {
+		if _, dup := d.byID[strings.ToLower(id)]; dup {
+			return fmt.Errorf("%s is pinned twice", id)
+		}
+		d.byID[strings.ToLower(id)] = len(d.c.Models)
+	}
+	d.c.Models = append(d.c.Models, e)
+	return nil
+}
+
+// config makes the row of one config.json.
+func (d *deriver) config(pin ConfigPin) error {
+	cfg, err := d.read(pin.File)
+	if err != nil {
+		return err
+	}
+	var index []byte
+	if pin.Index != nil {
+		if index, err = d.read(*pin.Index); err != nil {
+			return err
+		}
+	}
+	m, err := fit.FromConfig(pin.ID, cfg, index)
+	if err != nil {
+		return fmt.Errorf("%s: %v", pin.File.File, err)
+	}
+	pin.Source.What = "config"
+	e := fit.Entry{Model: m, Aliases: pin.Aliases, Note: pin.Note, From: []fit.Origin{pin.Source}}
+	if q := pin.QuantConfig; q != nil {
+		data, err := d.read(*q)
+		if err != nil {
+			return err
+		}
+		if err := fit.WithQuantConfig(&e.Model, data); err != nil {
+			return fmt.Errorf("%s: %v", q.File, err)
+		}
+		q.Source.What = "quantization"
+		e.From = append(e.From, q.Source)
+	}
+	if pin.Index != nil {
+		pin.Index.Source.What = "checkpoint-size"
+		e.From = append(e.From, pin.Index.Source)
+	}
+	if e.Params == 0 && e.WeightBytes == 0 {
+		// a hybrid whose parameters are not computed: a list's size may
+		// still come (catalog); without one the row would say nothing of
+		// its weights.
+		e.Note = join(e.Note, "the parameters of its Mamba or linear-attention layers are not computed from the config")
+	}
+	return d.add(e)
 }
 
 // kaitoModel is what a row of KAITO's model_catalog.yaml gives: the
@@ -77,11 +280,11 @@ type kaitoModel struct {
 }
 
 // fullAttention lists the architectures whose every layer keeps keys and
-// values for the whole sequence: only for them is a KV cache of one
-// sequence computed from a list's shape. Sliding-window (Gemma 3 and 4,
-// gpt-oss), hybrid linear-attention or Mamba models (Qwen3.5, Nemotron-H)
-// keep far less, and an estimate from the full shape would refuse models
-// that run: their rows carry the weights only.
+// values for the whole sequence: only for them is a KV cache computed
+// from a list's shape. Sliding-window (Gemma 3 and 4, gpt-oss), hybrid
+// linear-attention or Mamba models (Qwen3.5, Nemotron-H) keep far less,
+// and an estimate from the full shape would refuse models that run:
+// their rows carry the weights only.
 var fullAttention = map[string]bool{
 	"LlamaForCausalLM": true, "MistralForCausalLM": true, "Qwen2ForCausalLM": true,
 	"Qwen3ForCausalLM": true, "Phi3ForCausalLM": true, "GraniteForCausalLM": true,
@@ -95,21 +298,30 @@ var latentAttention = map[string]bool{"DeepseekV3ForCausalLM": true}
 // gibRe reads modelFileSize: "27.31Gi".
 var gibRe = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)(Gi|Mi)$`)
 
-// fromKAITO makes a row of one model of KAITO's list.
-func fromKAITO(k kaitoModel) (fit.Model, error) {
+// kaitoSize is a row's checkpoint size in bytes.
+func kaitoSize(k kaitoModel) (int64, error) {
 	match := gibRe.FindStringSubmatch(k.ModelFileSize)
 	if match == nil {
-		return fit.Model{}, fmt.Errorf("%s: modelFileSize %q is not a size in Gi or Mi", k.Name, k.ModelFileSize)
+		return 0, fmt.Errorf("%s: modelFileSize %q is not a size in Gi or Mi", k.Name, k.ModelFileSize)
 	}
 	size, err := strconv.ParseFloat(match[1], 64)
 	if err != nil {
-		return fit.Model{}, err
+		return 0, err
 	}
 	unit := float64(1 << 30)
 	if match[2] == "Mi" {
 		unit = 1 << 20
 	}
-	m := fit.Model{ID: k.Name, DType: k.QuantMethod, WeightBytes: int64(math.Round(size * unit)), Context: k.TokenLimit}
+	return int64(math.Round(size * unit)), nil
+}
+
+// fromKAITO makes a row of one model of KAITO's list.
+func fromKAITO(k kaitoModel) (fit.Model, error) {
+	size, err := kaitoSize(k)
+	if err != nil {
+		return fit.Model{}, err
+	}
+	m := fit.Model{ID: k.Name, DType: k.QuantMethod, WeightBytes: size, Context: k.TokenLimit, Hidden: k.HiddenSize, Heads: k.Heads}
 	if m.DType == "" {
 		m.DType = "checkpoint"
 	}
@@ -117,6 +329,7 @@ func fromKAITO(k kaitoModel) (fit.Model, error) {
 	if len(k.Architectures) > 0 {
 		arch = k.Architectures[0]
 	}
+	m.Architecture = arch
 	switch {
 	case latentAttention[arch] && k.KVLoraRank > 0:
 		m.Layers, m.KVLatent = k.Layers, k.KVLoraRank+k.QKRopeHeadDim
@@ -129,101 +342,136 @@ func fromKAITO(k kaitoModel) (fit.Model, error) {
 	return m, nil
 }
 
-// Pin is one pinned configuration and the catalog row it makes.
-type Pin struct {
-	ID      string     `json:"id"`
-	Aliases []string   `json:"aliases,omitempty"`
-	Note    string     `json:"note,omitempty"`
-	Source  fit.Origin `json:"source"`
-	// File is the local copy, relative to pins.json.
-	File string `json:"file"`
-}
-
-func main() {
-	pins := flag.String("pins", pinsFile, "the pins")
-	out := flag.String("o", output, "the catalog to write")
-	check := flag.Bool("check", false, "write nothing; exit 1 when the catalog differs from what the pins derive")
-	flag.Parse()
-	data, err := derive(*pins)
+// catalog merges KAITO's list: sizes for rows a config made, rows of
+// their own for the rest.
+func (d *deriver) catalog(cat CatalogPin) error {
+	raw, err := d.read(cat.File)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "derive-model-catalog:", err)
-		os.Exit(1)
+		return err
 	}
-	os.Exit(derived.Output("derive-model-catalog", *out, *pins, data, *check, os.Stdout, os.Stderr))
-}
-
-// derive reads the pins and their copies and returns the catalog's bytes.
-func derive(pinsPath string) ([]byte, error) {
-	raw, err := os.ReadFile(pinsPath)
-	if err != nil {
-		return nil, err
+	var list struct {
+		Models []kaitoModel `json:"models"`
 	}
-	var p Pins
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%s: %v", pinsPath, err)
+	if err := sigsyaml.Unmarshal(raw, &list); err != nil {
+		return fmt.Errorf("%s: %v", cat.File.File, err)
 	}
-	c := fit.Catalog{Source: "derived by go run ./hack/derive-model-catalog from the configurations pinned in " + pinsFile + "; each row names its source file, repository, commit and sha256"}
-	seen := map[string]bool{}
-	for _, pin := range p.Pins {
-		for _, id := range append([]string{pin.ID}, pin.Aliases...) {
-			if seen[id] {
-				return nil, fmt.Errorf("%s: %s is pinned twice", pinsPath, id)
-			}
-			seen[id] = true
-		}
-		cfg, err := os.ReadFile(filepath.Join(filepath.Dir(pinsPath), pin.File))
-		if err != nil {
-			return nil, err
-		}
-		if err := checkSum(pin.File, cfg, pin.Source); err != nil {
-			return nil, err
-		}
-		m, err := fit.FromConfig(pin.ID, cfg, nil)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", pin.File, err)
-		}
-		c.Models = append(c.Models, fit.Entry{Model: m, Aliases: pin.Aliases, Note: pin.Note, From: pin.Source})
-	}
-	for _, cat := range p.Catalogs {
-		raw, err := os.ReadFile(filepath.Join(filepath.Dir(pinsPath), cat.File))
-		if err != nil {
-			return nil, err
-		}
-		if err := checkSum(cat.File, raw, cat.Source); err != nil {
-			return nil, err
-		}
-		var list struct {
-			Models []kaitoModel `json:"models"`
-		}
-		if err := sigsyaml.Unmarshal(raw, &list); err != nil {
-			return nil, fmt.Errorf("%s: %v", cat.File, err)
-		}
-		for _, k := range list.Models {
-			if seen[k.Name] {
-				continue // a pinned config.json says more
-			}
-			seen[k.Name] = true
-			m, err := fromKAITO(k)
+	for _, k := range list.Models {
+		src := cat.Source
+		if i, ok := d.byID[strings.ToLower(k.Name)]; ok {
+			size, err := kaitoSize(k)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %v", cat.File, err)
+				return fmt.Errorf("%s: %v", cat.File.File, err)
 			}
-			c.Models = append(c.Models, fit.Entry{Model: m, Note: cat.Note, From: cat.Source})
+			e := &d.c.Models[i]
+			mine := e.Weights()
+			switch ratio := float64(size) / float64(max(mine, 1)); {
+			case e.WeightBytes > 0:
+			case mine == 0:
+				e.WeightBytes = size
+				src.What = "checkpoint-size"
+				e.From = append(e.From, src)
+			case ratio > 0.9 && ratio < 1.1:
+				e.WeightBytes = size
+				src.What = "checkpoint-size"
+				e.From = append(e.From, src)
+			case ratio > 1.25 || ratio < 0.8:
+				e.Note = join(e.Note, fmt.Sprintf("KAITO's list gives %.1f GiB for the checkpoint, %.2f× what its config says; the config's size is kept", float64(size)/(1<<30), ratio))
+			}
+			continue
 		}
-	}
-	data, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(data, '\n'), nil
-}
-
-// checkSum holds a copy to its pin's sha256.
-func checkSum(file string, data []byte, o fit.Origin) error {
-	sum := sha256.Sum256(data)
-	if got := hex.EncodeToString(sum[:]); got != o.SHA256 {
-		return fmt.Errorf("%s: sha256 %s, but the pin says %s (%s)", file, got, o.SHA256, o)
+		m, err := fromKAITO(k)
+		if err != nil {
+			return fmt.Errorf("%s: %v", cat.File.File, err)
+		}
+		src.What = "list"
+		if err := d.add(fit.Entry{Model: m, Note: cat.Note, From: []fit.Origin{src}}); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// cover holds the catalog to the lists: every listed model is a row or
+// an alias, or uncovered with a reason (and then not a row).
+func (d *deriver) cover(lists []ListPin, uncovered []Uncovered) error {
+	excused := map[string]string{}
+	for _, u := range uncovered {
+		if u.Reason == "" {
+			return fmt.Errorf("uncovered %s: say why", u.ID)
+		}
+		excused[strings.ToLower(u.ID)] = u.Reason
+	}
+	var missing []string
+	for _, l := range lists {
+		raw, err := d.read(l.File)
+		if err != nil {
+			return err
+		}
+		ids, err := listIDs(l.Format, raw)
+		if err != nil {
+			return fmt.Errorf("%s: %v", l.File.File, err)
+		}
+		for _, id := range ids {
+			_, row := d.byID[strings.ToLower(id)]
+			_, ok := excused[strings.ToLower(id)]
+			switch {
+			case row && ok:
+				return fmt.Errorf("%s (in %s) is uncovered, but it is a row", id, l.Name)
+			case !row && !ok:
+				missing = append(missing, id+" ("+l.Name+")")
+			}
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("listed models the catalog lacks (pin a config, or name them in uncovered with why): %s", strings.Join(slices.Compact(missing), ", "))
+	}
+	return nil
+}
+
+// listIDs reads a list's model ids.
+func listIDs(format string, raw []byte) ([]string, error) {
+	var ids []string
+	switch format {
+	case "airunway":
+		var l struct {
+			Models []struct {
+				ID string `json:"id"`
+			} `json:"models"`
+		}
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, err
+		}
+		for _, m := range l.Models {
+			ids = append(ids, m.ID)
+		}
+	case "ids-json":
+		var l struct {
+			IDs []string `json:"DefaultHFModels"`
+		}
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, err
+		}
+		ids = l.IDs
+	case "kaito-catalog":
+		var l struct {
+			Models []kaitoModel `json:"models"`
+		}
+		if err := sigsyaml.Unmarshal(raw, &l); err != nil {
+			return nil, err
+		}
+		for _, m := range l.Models {
+			ids = append(ids, m.Name)
+		}
+	default:
+		return nil, fmt.Errorf("list format %q: want airunway, kaito-catalog or ids-json", format)
+	}
+	return ids, nil
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }

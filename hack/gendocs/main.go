@@ -32,6 +32,9 @@ var sections = []section{
 	{"docs/model-reference.md", "fields", modelReference},
 	{"docs/cli.md", "commands", cliReference},
 	{"docs/troubleshooting.md", "codes", warningCodes},
+	{"docs/will-it-run.md", "vllm-releases", vllmReleases},
+	{"docs/will-it-run.md", "gpus", gpuTable},
+	{"docs/will-it-run.md", "calibration", calibration},
 }
 
 // warningCodes is the table of warning codes, from diag.Codes.
@@ -62,6 +65,7 @@ func main() {
 // update regenerates every section and returns the files that changed
 // (write) or would change.
 func update(root string, write bool) ([]string, error) {
+	calibrationRoot = root
 	pages := map[string]string{}
 	var changed []string
 	for _, s := range sections {

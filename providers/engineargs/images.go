@@ -18,12 +18,18 @@ type Server struct {
 // they were built from to that engine. Sources:
 //
 //   - vllm/vllm-openai (Docker Hub, also docker.io/vllm/vllm-openai): vLLM's
-//     release pipeline publishes the image of each release tag vX.Y.Z as
-//     vllm/vllm-openai:vX.Y.Z, built from docker/Dockerfile's
-//     vllm-openai target at that tag, whose ENTRYPOINT is
-//     `python3 -m vllm.entrypoints.openai.api_server` (v0.9.1 and v0.11.0
-//     alike); the vllm and llm-d providers run it with no command, so the
-//     arguments reach that server's parser.
+//     release pipeline publishes the image of each release vX.Y.Z as
+//     vllm/vllm-openai:vX.Y.Z, built from docker/Dockerfile's vllm-openai
+//     target at that release's commit, whose ENTRYPOINT runs the OpenAI
+//     server: `python3 -m vllm.entrypoints.openai.api_server` at every
+//     pinned release up to v0.11.0 (v0.9.0 to v0.10.1.1 read at their
+//     commits; v0.11.0 as recorded when its table was derived), and
+//     `vllm serve` from v0.11.1 on (read at v0.11.1, v0.11.2, v0.14.0,
+//     v0.14.1, v0.15.1, v0.19.0, v0.19.1, v0.23.0 and v0.24.0; vLLM #25967),
+//     whose serve subcommand parses with the same make_arg_parser plus
+//     its own options (v0.19's --grpc). The vllm and llm-d providers run
+//     the image with no command, so the arguments reach that parser;
+//     hack/derive-engine-args reads each release's.
 //
 // Not mapped, hence not checked: Dynamo's nvcr.io/nvidia/ai-dynamo/*-runtime
 // images (their `python3 -m dynamo.vllm` adds Dynamo's own options to
@@ -39,9 +45,11 @@ var imageRules = []struct {
 
 var releaseTag = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(\.[0-9]+)?$`)
 
-// ForImage returns the server the image runs when its options are known;
-// otherwise nil and why the image's arguments cannot be checked.
-func ForImage(image string) (*Server, string) {
+// ReleaseOf names the engine release an image runs: its engine ("vllm")
+// and release tag ("v0.11.0"); ok is false, with why, when the image's
+// release cannot be known (a floating tag, another registry, a custom
+// build). It knows nothing of option tables.
+func ReleaseOf(image string) (engine, release string, ok bool, why string) {
 	ref := image
 	if i := strings.Index(ref, "@"); i >= 0 {
 		ref = ref[:i] // a digest pins the bytes; the tag still names the release
@@ -58,15 +66,35 @@ func ForImage(image string) (*Server, string) {
 			if tag == "" {
 				tag = "latest"
 			}
-			return nil, "its tag " + quote(tag) + " names no " + r.name + " release"
+			return r.engine, "", false, "its tag " + quote(tag) + " names no " + r.name + " release"
 		}
-		rel := table().byKey[r.engine+"@"+tag]
-		if rel == nil {
-			return nil, "this release of airunway-render has no option table for " + r.name + " " + tag
-		}
-		return &Server{Engine: r.engine, Name: r.name, Release: tag, options: table().options[rel], list: rel.Options}, ""
+		return r.engine, tag, true, ""
 	}
-	return nil, "airunway-render does not know which server release the image runs"
+	return "", "", false, "airunway-render does not know which server release the image runs"
+}
+
+// ForImage returns the server the image runs when its options are known;
+// otherwise nil and why the image's arguments cannot be checked.
+func ForImage(image string) (*Server, string) {
+	engine, tag, ok, why := ReleaseOf(image)
+	if !ok {
+		return nil, why
+	}
+	rel := table().byKey[engine+"@"+tag]
+	if rel == nil {
+		return nil, "this release of airunway-render has no option table for " + nameOf(engine) + " " + tag
+	}
+	return &Server{Engine: engine, Name: nameOf(engine), Release: tag, options: table().options[rel], list: rel.Options}, ""
+}
+
+// nameOf is an engine's name in messages.
+func nameOf(engine string) string {
+	for _, r := range imageRules {
+		if r.engine == engine {
+			return r.name
+		}
+	}
+	return engine
 }
 
 // Releases lists the engine releases with an option table, as

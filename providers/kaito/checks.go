@@ -36,9 +36,17 @@ func checkRendered(obj providers.Object, req *providers.Request, rel release, l 
 	case !rel.labelBYO && instanceType == "" && res["preferredNodes"] == nil:
 		l.Warnf(diag.KAITOInstanceType, "", "%s has no label-only bring-your-own-node mode: without `resource.preferredNodes` (set it in spec.provider.overrides) it uses only nodes whose instance type is `resource.instanceType`, which its CRD defaults to %s, and auto-provisions the rest; declare `nodeAutoProvisioning` in the capability file to choose the instance type", rel, LegacyDefaultInstanceType)
 	}
+	inf, _ := obj["inference"].(map[string]any)
+	preset, _ := inf["preset"].(map[string]any)
+	if name, _ := preset["name"].(string); name != "" {
+		options, _ := preset["presetOptions"].(map[string]any)
+		if secret, _ := options["modelAccessSecret"].(string); secret != "" {
+			if p, inImage, err := weightsInImage(rel, name); err == nil && inImage {
+				l.Errorf("spec.provider.overrides.inference.preset.presetOptions.modelAccessSecret", "names the Secret %q, but %s's preset %q has its weights in its image (downloadAtRuntime false in KAITO's supported_models.yaml), and KAITO's webhook refuses the Workspace: %q; remove it", secret, rel, p, secretRefused)
+			}
+		}
+	}
 	if !rel.hfPresetNames {
-		inf, _ := obj["inference"].(map[string]any)
-		preset, _ := inf["preset"].(map[string]any)
 		if name, _ := preset["name"].(string); strings.Contains(name, "/") {
 			field := "spec.model.id"
 			if name != s.Model.ID {

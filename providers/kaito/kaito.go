@@ -229,7 +229,9 @@ func resourceSpec(req *providers.Request, rel release) wsResource {
 }
 
 // presetSpec names the preset after the model and hands KAITO the Hugging
-// Face token Secret (upstream passes none, so gated presets fail). Before
+// Face token Secret (upstream passes none, so gated presets fail), except
+// where KAITO refuses it: before 0.11, for a preset whose weights are in
+// its image (weightsInImage), which a warning then names. Before
 // KAITO 0.9 a preset must be one of the release's registered names: a
 // Hugging Face id is mapped to the preset KAITO registers for that
 // repository (presets.go), or refused with the closest presets; nil then.
@@ -250,10 +252,28 @@ func presetSpec(req *providers.Request, rel release, l *diag.List) *wsPreset {
 	}
 	p := &wsPreset{Name: name}
 	if sec := req.MD.Spec.Secrets; sec != nil && sec.HuggingFaceToken != "" {
-		p.PresetOptions = &wsPresetOptions{ModelAccessSecret: sec.HuggingFaceToken}
+		kaitoName := name
+		if o := overridesPresetName(req.MD); o != "" {
+			kaitoName = o
+		}
+		switch preset, inImage, err := weightsInImage(rel, kaitoName); {
+		case err != nil:
+			l.Errorf("spec.model.id", "%v", err)
+			return nil
+		case inImage:
+			ignored(l, "spec.secrets.huggingFaceToken", "%s's preset %q has its weights in its image (downloadAtRuntime false in KAITO's supported_models.yaml), and KAITO's webhook refuses a Workspace that names a modelAccessSecret for it (%q): the Secret %q is not passed as `inference.preset.presetOptions.modelAccessSecret`",
+				rel, preset, secretRefused, sec.HuggingFaceToken)
+		default:
+			p.PresetOptions = &wsPresetOptions{ModelAccessSecret: sec.HuggingFaceToken}
+		}
 	}
 	return p
 }
+
+// secretRefused is KAITO's webhook refusal of a modelAccessSecret for a
+// preset whose weights are in its image (api/v1beta1/
+// workspace_validation.go, v0.6.0 to v0.10.0).
+const secretRefused = "This preset does not require a modelAccessSecret with HF_TOKEN key under presetOptions"
 
 // overridesPresetName is the preset name spec.provider.overrides sets
 // (it replaces the one derived from the model), "" when it sets none.

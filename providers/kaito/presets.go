@@ -10,30 +10,38 @@ import (
 	"github.com/airunway-render/airunway-render/internal/nearest"
 )
 
-// presetsJSON is KAITO's own model list per release before 0.9.0 (preset
-// name → Hugging Face repository), derived by hack/derive-kaito-presets
-// from presets/workspace/models/supported_models.yaml at each release tag.
+// presetsJSON is KAITO's own model list per release from 0.6.0 to 0.10.x
+// (preset name → Hugging Face repository, and whether its weights are
+// downloaded at runtime or baked into its image), derived by
+// hack/derive-kaito-presets from presets/workspace/models/
+// supported_models.yaml at each release tag, for the presets the
+// release's Go files register.
 //
 //go:embed presets.json
 var presetsJSON []byte
 
 type presetList struct {
 	Releases []struct {
-		Release string `json:"release"`
-		Presets []struct {
-			Name        string `json:"name"`
-			HuggingFace string `json:"huggingFace"`
-		} `json:"presets"`
+		Release string        `json:"release"`
+		Presets []presetEntry `json:"presets"`
 	} `json:"releases"`
+}
+
+type presetEntry struct {
+	Name                 string `json:"name"`
+	HuggingFace          string `json:"huggingFace"`
+	DownloadAtRuntime    bool   `json:"downloadAtRuntime"`
+	DownloadAuthRequired bool   `json:"downloadAuthRequired"`
 }
 
 // preset is a preset name and the repository as KAITO spells it.
 type preset struct{ name, repo string }
 
-// presetsOf returns the preset list of the KAITO release: the derived list
-// of that release, else of the newest derived release before it (a patch
-// release published after the derivation adds no preset we could know).
-func presetsOf(rel release) (string, map[string]preset, error) {
+// releasePresets returns the preset list of the KAITO release: the derived
+// list of that release, else of the newest derived release before it (a
+// patch release published after the derivation adds no preset we could
+// know).
+func releasePresets(rel release) (string, []presetEntry, error) {
 	var l presetList
 	if err := json.Unmarshal(presetsJSON, &l); err != nil {
 		return "", nil, fmt.Errorf("presets.json: %w", err)
@@ -45,14 +53,46 @@ func presetsOf(rel release) (string, map[string]preset, error) {
 			return "", nil, fmt.Errorf("presets.json: %w", err)
 		}
 		if v.LessThan(rel.version) || v.EqualTo(rel.version) {
-			byRepo := map[string]preset{}
-			for _, p := range r.Presets {
-				byRepo[strings.ToLower(p.HuggingFace)] = preset{name: p.Name, repo: p.HuggingFace}
-			}
-			return r.Release, byRepo, nil
+			return r.Release, r.Presets, nil
 		}
 	}
 	return "", nil, fmt.Errorf("no KAITO preset list for %s", rel)
+}
+
+// presetsOf returns the preset list of the KAITO release by repository.
+func presetsOf(rel release) (string, map[string]preset, error) {
+	name, list, err := releasePresets(rel)
+	if err != nil {
+		return "", nil, err
+	}
+	byRepo := map[string]preset{}
+	for _, p := range list {
+		byRepo[strings.ToLower(p.HuggingFace)] = preset{name: p.Name, repo: p.HuggingFace}
+	}
+	return name, byRepo, nil
+}
+
+// weightsInImage reports whether the preset KAITO rel serves for name (a
+// registered preset name, or from 0.9.0 a preset's Hugging Face id, which
+// KAITO lower-cases) has its weights in its image (downloadAtRuntime
+// false): KAITO's webhook then refuses a modelAccessSecret ("This preset
+// does not require a modelAccessSecret with HF_TOKEN key under
+// presetOptions"). From 0.11.0 every preset downloads its weights, and a
+// secret is never refused; so is it for a model KAITO generates from the
+// Hub.
+func weightsInImage(rel release, name string) (preset string, inImage bool, err error) {
+	if !rel.catalogOnly {
+		_, list, err := releasePresets(rel)
+		if err != nil {
+			return "", false, err
+		}
+		for _, p := range list {
+			if p.Name == name || rel.hfPresetNames && strings.Contains(name, "/") && strings.EqualFold(p.HuggingFace, name) {
+				return p.Name, !p.DownloadAtRuntime, nil
+			}
+		}
+	}
+	return "", false, nil
 }
 
 // presetName maps a Hugging Face id to the preset KAITO rel registers for

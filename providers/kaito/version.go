@@ -19,6 +19,9 @@ var (
 	// v0.9.0 accepts any Hugging Face id `org/model` as a preset name;
 	// earlier releases accept only their registered preset names.
 	release0_9 = hub.MustParseRelease("0.9.0")
+	// v0.11.0 serves every preset from its model catalog, downloading the
+	// weights at runtime: it never refuses a modelAccessSecret.
+	release0_11 = hub.MustParseRelease("0.11.0")
 )
 
 // release is the KAITO operator release the capability file declares, with
@@ -31,6 +34,9 @@ type release struct {
 	labelBYO bool
 	// hfPresetNames: `inference.preset.name` may be a Hugging Face id.
 	hfPresetNames bool
+	// catalogOnly: every preset comes from the model catalog (no Go
+	// presets with weights in their images).
+	catalogOnly bool
 }
 
 func (r release) String() string { return "KAITO " + r.version.String() }
@@ -46,6 +52,7 @@ func releaseOf(req *providers.Request) (release, error) {
 		version:       v,
 		labelBYO:      v.AtLeast(release0_8),
 		hfPresetNames: v.AtLeast(release0_9),
+		catalogOnly:   v.AtLeast(release0_11),
 	}, nil
 }
 

@@ -10,7 +10,7 @@
 // Service <md>-prefill]`. Selector `{airunway.ai/deployment: <md>, app:
 // <deployment name>}`, which podTemplate labels cannot override. Container
 // `vllm`: image engine.image > spec.image > capability pin `images.vllm` >
-// vllm/vllm-openai:v0.9.1; no command; port http 8000; args `--model`,
+// vllm/vllm-openai:v0.19.1; no command; port http 8000; args `--model`,
 // `--served-model-name`, `--max-model-len`, `--trust-remote-code`, prefix
 // caching (always one of `--enable-prefix-caching` and
 // `--no-enable-prefix-caching`), `--enforce-eager`, `--tensor-parallel-size`

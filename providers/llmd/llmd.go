@@ -17,7 +17,7 @@ import (
 
 // Upstream constants of the llm-d provider.
 const (
-	DefaultImage = "vllm/vllm-openai:v0.9.1"
+	DefaultImage = "vllm/vllm-openai:v0.19.1"
 
 	// KVTransferDecode and KVTransferPrefill are the vLLM KV-transfer
 	// configurations of the two disaggregated roles: prefill produces the

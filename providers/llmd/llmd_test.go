@@ -263,7 +263,7 @@ func TestImage(t *testing.T) {
 		got  func(t *testing.T) string
 		want string
 	}{
-		{"item 115: default image", func(t *testing.T) string { return container(render(t, base).deployments[0]).Image }, "vllm/vllm-openai:v0.9.1"},
+		{"item 115: default image", func(t *testing.T) string { return container(render(t, base).deployments[0]).Image }, "vllm/vllm-openai:v0.19.1"},
 		{"item 115: spec.image used", func(t *testing.T) string {
 			return container(render(t, base+"image: legacy:v1\nresources: {gpu: {count: 1}}").deployments[0]).Image
 		}, "legacy:v1"},

@@ -23,7 +23,7 @@ const (
 	DefaultImage = "vllm/vllm-openai:cu130-nightly"
 	// PinnedImage is the release the warning about DefaultImage suggests:
 	// the one the examples pin and the tests render.
-	PinnedImage   = "vllm/vllm-openai:v0.11.0"
+	PinnedImage   = "vllm/vllm-openai:v0.19.1"
 	ContainerName = podserver.ContainerName
 	Port          = podserver.Port
 )

@@ -232,3 +232,68 @@ func readFileString(t *testing.T, path string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestKustomizeModelCatalog: a ModelCatalog listed in the models'
+// kustomization reaches the renderer as an item, which reads the house
+// model's facts from it (no unknown-model warning; 70B parameters keep it
+// off one L4, naming the catalog), and never reaches the output.
+func TestKustomizeModelCatalog(t *testing.T) {
+	root := examplesTree(t)
+	base := filepath.Join(root, "examples", "kustomize", "base")
+	require.NoError(t, os.WriteFile(filepath.Join(base, "house-model.yaml"), []byte(`apiVersion: airunway.ai/v1alpha1
+kind: ModelDeployment
+metadata:
+  name: house-model
+  namespace: inference
+spec:
+  model:
+    id: my-org/house-model
+  engine:
+    type: vllm
+    contextLength: 8192
+  resources:
+    gpu:
+      count: 1
+`), 0o644))
+	catalog := `apiVersion: airunway.ai/v1alpha1
+kind: ModelCatalog
+metadata:
+  name: house-models
+  annotations:
+    config.kubernetes.io/local-config: "true"
+spec:
+  models:
+  - id: my-org/house-model
+    params: 600000000
+    dtype: bfloat16
+    layers: 28
+    kvHeads: 8
+    headDim: 128
+    context: 40960
+    source: hand-written for the test
+`
+	require.NoError(t, os.WriteFile(filepath.Join(base, "catalog.yaml"), []byte(catalog), 0o644))
+	editFile(t, filepath.Join(base, "kustomization.yaml"), "- llama-3-1-8b.yaml\n", "- llama-3-1-8b.yaml\n- house-model.yaml\n")
+
+	// Without the catalog: the fit is not checked, and a warning says so.
+	res := kustomizeBuild(t, overlayDir(root, "dev"))
+	require.Zero(t, res.exit, "stderr:\n%s", res.stderr)
+	require.Contains(t, res.stderr, "[warning unknown-model]")
+
+	editFile(t, filepath.Join(base, "kustomization.yaml"), "- house-model.yaml\n", "- house-model.yaml\n- catalog.yaml\n")
+	res = kustomizeBuild(t, overlayDir(root, "dev"))
+	require.Zero(t, res.exit, "stderr:\n%s", res.stderr)
+	require.NotContains(t, res.stderr, "unknown-model")
+	objs := parseObjects(t, res.stdout)
+	requireObject(t, objs, "apps/v1", "Deployment", kustomizeNS, "house-model")
+	for _, o := range objs {
+		require.NotEqual(t, "ModelCatalog", o.GetKind(), "the catalog is local configuration")
+	}
+
+	editFile(t, filepath.Join(base, "catalog.yaml"), "params: 600000000", "params: 70000000000")
+	res = kustomizeBuild(t, overlayDir(root, "dev"))
+	require.NotZero(t, res.exit)
+	require.Empty(t, res.stdout)
+	require.Contains(t, res.stderr, `my-org/house-model does not fit 1 GPU of pool "l4"`)
+	require.Contains(t, res.stderr, "model facts from the ModelCatalog house-models: hand-written for the test")
+}

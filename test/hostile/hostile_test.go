@@ -111,6 +111,8 @@ func TestHostileRepositories(t *testing.T) {
 type sandbox struct {
 	dir, repo, out, outside, tmp, marker string
 	before                               map[string]string
+	// env is more of the environment, besides the sandbox's own.
+	env []string
 }
 
 func newSandbox(t *testing.T, repo string, c hostileCase) *sandbox {
@@ -171,6 +173,7 @@ func (s *sandbox) run(t *testing.T, bin, entry string, c hostileCase) result {
 		"KUSTOMIZE_PLUGIN_HOME=" + filepath.Join(s.dir, "home", "plugins"),
 		"PATH=" + filepath.Join(s.dir, "bin"),
 	}
+	env = append(env, s.env...)
 	switch entry {
 	case "build":
 		args = []string{"build", app, "--root", s.repo}

@@ -385,7 +385,7 @@ func TestPlanAgreesWithSchedulerOnPodsWithoutSelector(t *testing.T) {
 			dir := t.TempDir()
 			caps := filepath.Join(dir, "capabilities.yaml")
 			require.NoError(t, os.WriteFile(caps, []byte(c.capabilities()), 0o644))
-			model := oneModel(t, "m", fmt.Sprintf("  model: {id: Qwen/Qwen2.5-0.5B-Instruct}\n  provider: {name: kuberay}\n  resources: {gpu: {count: %d}}\n", c.gpus))
+			model := oneModel(t, "m", fmt.Sprintf("  model: {id: Qwen/Qwen3-0.6B}\n  provider: {name: kuberay}\n  resources: {gpu: {count: %d}}\n", c.gpus))
 			p := selectorlessPlanOf(t, caps, model)
 			requirePlanPlaces(t, p, map[string]string{"RayService/m head": c.head, "Deployment/m-epp": c.epp})
 
