@@ -28,8 +28,8 @@ type GPU struct {
 
 // deviceTotal is what torch reports as a product's total memory, in GiB
 // as vLLM prints it ("total_memory=79.19GiB", "Free memory on device
-// (x/79.19 GiB)"), with the start-up log it was read from (the
-// calibration table, fit/testdata/vllm-startup.yaml, holds each).
+// (x/79.19 GiB)"), with where it was read: a start-up log or torch's
+// out-of-memory message on that product.
 type deviceTotal struct {
 	product string
 	gib     float64
@@ -41,12 +41,12 @@ type deviceTotal struct {
 // without regard to case). A product that is not here is assumed from its
 // label.
 var deviceTotals = []deviceTotal{
-	{"NVIDIA-A100-SXM4-40GB", 39.39, "torch's out-of-memory message on an A100 40GB: \"GPU 0 has a total capacity of 39.39 GiB\"", false},
-	{"NVIDIA-A100-SXM4-80GB", 79.15, "vLLM 0.8.2 start-up log (Phi-4)", false},
+	{"NVIDIA-A100-SXM4-40GB", 39.39, "torch's out-of-memory message on a 40GB A100 of Perlmutter: \"GPU 2 has a total capacity of 39.39 GiB\" (https://github.com/NERSC/dl4sci25-dl-at-scale/blob/75e19e2cab8b567618bf072e24ea08cad474faff/README.md)", false},
+	{"NVIDIA-A100-SXM4-80GB", 79.15, "a vLLM 0.8.2 start-up log (Phi-4) no longer found; the calibration table's A100 80GB logs at utilization 0.25 and 0.5 differ by 19.82 GiB of KV cache, a quarter of 79.3 GiB", false},
 	{"NVIDIA-H100-80GB-HBM3", 79.19, "llm-d-planner accuracy logs, vLLM 0.19.0", false},
-	{"NVIDIA-H100-PCIe", 79.19, "vLLM 0.10.2 start-up log (llava-v1.6-mistral-7b-hf)", true},
-	{"NVIDIA-L4", 22.03, "torch's out-of-memory message on an L4: \"GPU 0 has a total capacity of 22.03 GiB\"", true},
-	{"NVIDIA-L40S", 44.42, "vLLM 0.10.2 start-up log (Qwen3-235B-A22B-Instruct-2507-FP8)", true},
+	{"NVIDIA-H100-PCIe", 79.19, "torch's out-of-memory message on an H100 PCIe: \"GPU 0 has a total capacity of 79.19 GiB\" (https://github.com/sms1097/FoundationTS/blob/a88bb1040b831ef719f55697b9140af94b8ffe4f/docs/proflie_training.md)", true},
+	{"NVIDIA-L4", 22.03, "torch's out-of-memory message on an L4: \"GPU 0 has a total capacity of 22.03 GiB\" (https://github.com/ArcInstitute/evo2/issues/190)", true},
+	{"NVIDIA-L40S", 44.42, "vLLM 0.10.2 start-up log on 8 L40S: \"Free memory on device (43.93/44.42 GiB)\" (https://github.com/tim-roethig/ai-platform/blob/8fc2c9bebee839944ff094745156629c0b40d637/platform/docs/qwen3_235b_on_8xl40s.md)", true},
 }
 
 func lookupDevice(product string) (deviceTotal, bool) {

@@ -90,12 +90,24 @@ var vllmReleases = []*VLLMRules{
 		CUDAGraphGiB: 0.84, CUDAGraphTPGiB: 1.6, ModelsApostrophe: true,
 	},
 	{
-		// v0.9.1–v0.10.1.1: memory_profiling's K = T·u − (W + ACT + NT),
+		// v0.9.1–v0.9.2: memory_profiling's K = T·u − (W + ACT + NT),
 		// the snapshot before NCCL starts; the hybrid allocator;
-		// FlashInfer's sampler by default.
-		Name: "vLLM v0.9.1–v0.10.1", Releases: []string{"v0.9.1", "v0.9.2", "v0.10.0", "v0.10.1", "v0.10.1.1"},
+		// FlashInfer's sampler by default. The 0.6 GiB the profile adds
+		// is what the one v0.9.2 log (A100 40GB) shows beyond the
+		// sampler; the source does not say where it goes.
+		Name: "vLLM v0.9.1–v0.9.2", Releases: []string{"v0.9.1", "v0.9.2"},
 		DefaultUtilization: 0.9, BatchedTokensBig: 8192, SeqsBig: 1024, BatchedTokensSmall: 2048, SeqsSmall: 256,
 		SamplerBytesPerLogit: nativeSampler, ForwardBaseGiB: forwardBase, ActivationBaseGiB: 0.6,
+		NonTorchGiB: 0.25, NonTorchTPGiB: 2.1, NonTorchPPGiB: 0.07, NonTorchTPPCIeGiB: 0.3,
+		CUDAGraphGiB: 0.84, CUDAGraphTPGiB: 1.6, HybridKVCache: true, ModelsApostrophe: true, NamesEstimatedLength: true,
+	},
+	{
+		// v0.10.0–v0.10.1.1: the same source as v0.9.2 (profile_run and
+		// the dummy sampler unchanged), but the v0.10.1.1 logs (A100
+		// 80GB) show nothing beyond the sampler's peak: no 0.6 GiB.
+		Name: "vLLM v0.10.0–v0.10.1", Releases: []string{"v0.10.0", "v0.10.1", "v0.10.1.1"},
+		DefaultUtilization: 0.9, BatchedTokensBig: 8192, SeqsBig: 1024, BatchedTokensSmall: 2048, SeqsSmall: 256,
+		SamplerBytesPerLogit: nativeSampler, ForwardBaseGiB: forwardBase,
 		NonTorchGiB: 0.25, NonTorchTPGiB: 2.1, NonTorchPPGiB: 0.07, NonTorchTPPCIeGiB: 0.3,
 		CUDAGraphGiB: 0.84, CUDAGraphTPGiB: 1.6, HybridKVCache: true, ModelsApostrophe: true, NamesEstimatedLength: true,
 	},
