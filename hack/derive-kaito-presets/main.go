@@ -31,16 +31,12 @@
 package main
 
 import (
-	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/version"
 
-	"github.com/airunway-render/airunway-render/hack/internal/derived"
 	"github.com/airunway-render/airunway-render/hack/internal/kaitosrc"
 )
 
@@ -80,28 +76,7 @@ type Preset struct {
 	DownloadAuthRequired bool `json:"downloadAuthRequired"`
 }
 
-func main() {
-	repo := flag.String("repo", "", "a clone of github.com/kaito-project/kaito with its tags")
-	out := flag.String("o", output, "the file to write")
-	check := flag.Bool("check", false, "write nothing; exit 1 when the file differs from what the clone derives")
-	flag.Parse()
-	if *repo == "" {
-		fmt.Fprintln(os.Stderr, "derive-kaito-presets: -repo is required (a clone of github.com/kaito-project/kaito)")
-		os.Exit(2)
-	}
-	p, err := derive(kaitosrc.Repo(*repo))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "derive-kaito-presets:", err)
-		os.Exit(1)
-	}
-	data, err := json.MarshalIndent(p, "", "  ")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "derive-kaito-presets:", err)
-		os.Exit(1)
-	}
-	data = append(data, '\n')
-	os.Exit(derived.Output("derive-kaito-presets", *out, *repo, data, *check, os.Stdout, os.Stderr))
-}
+func main() { kaitosrc.Main("derive-kaito-presets", output, derive) }
 
 func derive(repo kaitosrc.Repo) (*Presets, error) {
 	releases, err := repo.Releases(first, end)

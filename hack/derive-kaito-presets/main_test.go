@@ -2,50 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/airunway-render/airunway-render/hack/internal/kaitosrc"
+	"github.com/airunway-render/airunway-render/hack/internal/kaitosrc/kaitotest"
 )
-
-// kaitoRepo is a small KAITO-like repository in a temporary directory.
-type kaitoRepo struct {
-	t   *testing.T
-	dir string
-}
-
-func newKAITORepo(t *testing.T) *kaitoRepo {
-	r := &kaitoRepo{t, t.TempDir()}
-	r.git("init", "-q")
-	return r
-}
-
-func (r *kaitoRepo) git(args ...string) {
-	r.t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", r.dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-	out, err := cmd.CombinedOutput()
-	require.NoError(r.t, err, "git %v: %s", args, out)
-}
-
-func (r *kaitoRepo) write(path, content string) {
-	r.t.Helper()
-	p := filepath.Join(r.dir, path)
-	require.NoError(r.t, os.MkdirAll(filepath.Dir(p), 0o755))
-	require.NoError(r.t, os.WriteFile(p, []byte(content), 0o644))
-}
-
-func (r *kaitoRepo) commit(tags ...string) {
-	r.t.Helper()
-	r.git("add", "-A")
-	r.git("commit", "-qm", "c")
-	for _, tag := range tags {
-		r.git("tag", tag)
-	}
-}
 
 // registering is a model.go that registers the names.
 func registering(names ...string) string {
@@ -62,19 +25,19 @@ func registering(names ...string) string {
 // registers, sorted, with whether their weights are downloaded, each tag's
 // commit and the list's checksum.
 func TestDerive(t *testing.T) {
-	r := newKAITORepo(t)
-	r.write(modelList, "models:\n- name: base\n  tag: 0.0.1\n- name: phi-4\n  version: https://huggingface.co/microsoft/phi-4/commit/187ef0342fff0eb3333be9f00389385e95ef0b61\n")
-	r.write("presets/workspace/models/phi4/model.go", registering(`"phi-4"`))
-	r.commit("v0.5.9", "v0.6.0", "v0.8.0-rc.0")
-	r.write(modelList, "models:\n- name: zeta-1b\n  version: https://huggingface.co/z/Zeta-1B/commit/0123456789abcdef\n  downloadAtRuntime: true\n  downloadAuthRequired: true\n"+
+	r := kaitotest.New(t)
+	r.Write(modelList, "models:\n- name: base\n  tag: 0.0.1\n- name: phi-4\n  version: https://huggingface.co/microsoft/phi-4/commit/187ef0342fff0eb3333be9f00389385e95ef0b61\n")
+	r.Write("presets/workspace/models/phi4/model.go", registering(`"phi-4"`))
+	r.Commit("v0.5.9", "v0.6.0", "v0.8.0-rc.0")
+	r.Write(modelList, "models:\n- name: zeta-1b\n  version: https://huggingface.co/z/Zeta-1B/commit/0123456789abcdef\n  downloadAtRuntime: true\n  downloadAuthRequired: true\n"+
 		"- name: phi-4\n  version: https://huggingface.co/microsoft/phi-4/commit/187ef0342fff0eb3333be9f00389385e95ef0b61\n- name: local-only\n  version: none\n"+
 		"- name: phi-2\n  version: https://huggingface.co/microsoft/phi-2/commit/ef382358ec9e382308935a992d908de099b64c23\n  deprecated: true\n")
-	r.write("presets/workspace/models/zeta/model.go", registering(`base + "-1b"`))
-	r.commit("v0.8.1")
-	r.write(kaitosrc.VLLMModel, "package models\n\nvar builtinVLLMModels = map[string]string{\n\t\"z/zeta-1b\": \"zeta-1b\",\n\t\"microsoft/phi-4\": \"phi-4\",\n}\n")
-	r.commit("v0.9.0", "v0.11.0")
+	r.Write("presets/workspace/models/zeta/model.go", registering(`base + "-1b"`))
+	r.Commit("v0.8.1")
+	r.Write(kaitosrc.VLLMModel, "package models\n\nvar builtinVLLMModels = map[string]string{\n\t\"z/zeta-1b\": \"zeta-1b\",\n\t\"microsoft/phi-4\": \"phi-4\",\n}\n")
+	r.Commit("v0.9.0", "v0.11.0")
 
-	p, err := derive(kaitosrc.Repo(r.dir))
+	p, err := derive(kaitosrc.Repo(r.Dir))
 	require.NoError(t, err)
 	got, err := json.Marshal(p.Releases)
 	require.NoError(t, err)
@@ -92,8 +55,8 @@ func TestDerive(t *testing.T) {
 	require.Len(t, releases[0]["sha256"], 64)
 
 	// builtinVLLMModels must agree with the list, or the derivation stops.
-	r.write(kaitosrc.VLLMModel, "package models\n\nvar builtinVLLMModels = map[string]string{\n\t\"z/zeta-1b-other\": \"zeta-1b\",\n\t\"microsoft/phi-4\": \"phi-4\",\n}\n")
-	r.commit("v0.10.0")
-	_, err = derive(kaitosrc.Repo(r.dir))
+	r.Write(kaitosrc.VLLMModel, "package models\n\nvar builtinVLLMModels = map[string]string{\n\t\"z/zeta-1b-other\": \"zeta-1b\",\n\t\"microsoft/phi-4\": \"phi-4\",\n}\n")
+	r.Commit("v0.10.0")
+	_, err = derive(kaitosrc.Repo(r.Dir))
 	require.ErrorContains(t, err, `v0.10.0: presets/workspace/models/vllm_model.go: builtinVLLMModels maps "z/zeta-1b-other" to "zeta-1b"`)
 }

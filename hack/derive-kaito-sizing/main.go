@@ -59,16 +59,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/version"
 
-	"github.com/airunway-render/airunway-render/hack/internal/derived"
+	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/hack/internal/kaitosrc"
 )
 
@@ -109,50 +107,11 @@ type File struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Preset is what the estimator reads of one model.
-type Preset struct {
-	// Name is the short name: the Go preset's registered name, or the
-	// short name KAITO redirects to this catalog entry; "" for a catalog
-	// entry reachable by its Hugging Face id only.
-	Name string `json:"name,omitempty"`
-	// HuggingFace is the repository: from supported_models.yaml for a Go
-	// preset, the entry's name for the catalog.
-	HuggingFace string `json:"huggingFace"`
-	// BuiltinID is the (lower-case) Hugging Face id KAITO maps to this Go
-	// preset (builtinVLLMModels, v0.9.x and v0.10.0).
-	BuiltinID                string `json:"builtinId,omitempty"`
-	Size                     string `json:"size"`
-	SizeBytes                int64  `json:"sizeBytes"`
-	BytesPerToken            int64  `json:"bytesPerToken"`
-	DistributedInference     bool   `json:"distributedInference"`
-	DisableTensorParallelism bool   `json:"disableTensorParallelism,omitempty"`
-	File                     string `json:"file"`
-	Line                     int    `json:"line"`
-	SHA256                   string `json:"sha256"`
-}
+// Preset is what the estimator reads of one model: the type the fit
+// reads the file back into, so the two cannot drift apart.
+type Preset = fit.KAITOPreset
 
-func main() {
-	repo := flag.String("repo", "", "a clone of github.com/kaito-project/kaito with its tags")
-	out := flag.String("o", output, "the file to write")
-	check := flag.Bool("check", false, "write nothing; exit 1 when the file differs from what the clone derives")
-	flag.Parse()
-	if *repo == "" {
-		fmt.Fprintln(os.Stderr, "derive-kaito-sizing: -repo is required (a clone of github.com/kaito-project/kaito)")
-		os.Exit(2)
-	}
-	s, err := derive(kaitosrc.Repo(*repo))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "derive-kaito-sizing:", err)
-		os.Exit(1)
-	}
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "derive-kaito-sizing:", err)
-		os.Exit(1)
-	}
-	data = append(data, '\n')
-	os.Exit(derived.Output("derive-kaito-sizing", *out, *repo, data, *check, os.Stdout, os.Stderr))
-}
+func main() { kaitosrc.Main("derive-kaito-sizing", output, derive) }
 
 func derive(repo kaitosrc.Repo) (*Sizing, error) {
 	versions, err := repo.Releases(first, end)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,35 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/airunway-render/airunway-render/hack/internal/kaitosrc"
+	"github.com/airunway-render/airunway-render/hack/internal/kaitosrc/kaitotest"
 )
-
-type kaitoRepo struct {
-	t   *testing.T
-	dir string
-}
-
-func (r *kaitoRepo) git(args ...string) {
-	r.t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", r.dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-	out, err := cmd.CombinedOutput()
-	require.NoError(r.t, err, "git %v: %s", args, out)
-}
-
-func (r *kaitoRepo) write(path, content string) {
-	r.t.Helper()
-	p := filepath.Join(r.dir, path)
-	require.NoError(r.t, os.MkdirAll(filepath.Dir(p), 0o755))
-	require.NoError(r.t, os.WriteFile(p, []byte(content), 0o644))
-}
-
-func (r *kaitoRepo) commit(tags ...string) {
-	r.t.Helper()
-	r.git("add", "-A")
-	r.git("commit", "-qm", "c")
-	for _, tag := range tags {
-		r.git("tag", tag)
-	}
-}
 
 // A Go preset file in KAITO's shapes: a name built from constants, a
 // size's alternative commented out, DisableTensorParallelism inside
@@ -147,23 +119,22 @@ const catalog = `models:
 // names sent to it; identical tags grouped; each figure's file, line and
 // checksum.
 func TestDerive(t *testing.T) {
-	r := &kaitoRepo{t, t.TempDir()}
-	r.git("init", "-q")
-	r.write(kaitosrc.ModelList, models)
-	r.write("presets/workspace/models/llama/model.go", llamaGo)
-	r.write("presets/workspace/models/llama/README.md", "not a preset")
-	r.commit("v0.7.0", "v0.8.0", "v0.8.1", "v0.9.0-rc.0")
-	r.write(kaitosrc.VLLMModel, strings.Replace(vllmGo, `"phi-4": "microsoft/phi-4",`, "", 1))
-	r.commit("v0.9.0")
-	r.write(kaitosrc.VLLMModel, vllmGo)
-	r.write(kaitosrc.Catalog, catalog)
-	r.commit("v0.10.0")
-	require.NoError(t, os.RemoveAll(filepath.Join(r.dir, "presets/workspace/models/llama")))
-	r.write(kaitosrc.VLLMModel, "package models\n\n"+vllmGo[strings.Index(vllmGo, "type vLLMCompatibleModel"):])
-	r.write(kaitosrc.PluginGo, "package plugin\n\nvar LegacyBuiltinToCatalog = map[string]string{\n\t\"phi-4\": \"microsoft/phi-4\",\n\t\"deepseek-v3\": \"deepseek-ai/deepseek-v3\",\n}\n")
-	r.commit("v0.11.0", "v0.13.0")
+	r := kaitotest.New(t)
+	r.Write(kaitosrc.ModelList, models)
+	r.Write("presets/workspace/models/llama/model.go", llamaGo)
+	r.Write("presets/workspace/models/llama/README.md", "not a preset")
+	r.Commit("v0.7.0", "v0.8.0", "v0.8.1", "v0.9.0-rc.0")
+	r.Write(kaitosrc.VLLMModel, strings.Replace(vllmGo, `"phi-4": "microsoft/phi-4",`, "", 1))
+	r.Commit("v0.9.0")
+	r.Write(kaitosrc.VLLMModel, vllmGo)
+	r.Write(kaitosrc.Catalog, catalog)
+	r.Commit("v0.10.0")
+	require.NoError(t, os.RemoveAll(filepath.Join(r.Dir, "presets/workspace/models/llama")))
+	r.Write(kaitosrc.VLLMModel, "package models\n\n"+vllmGo[strings.Index(vllmGo, "type vLLMCompatibleModel"):])
+	r.Write(kaitosrc.PluginGo, "package plugin\n\nvar LegacyBuiltinToCatalog = map[string]string{\n\t\"phi-4\": \"microsoft/phi-4\",\n\t\"deepseek-v3\": \"deepseek-ai/deepseek-v3\",\n}\n")
+	r.Commit("v0.11.0", "v0.13.0")
 
-	s, err := derive(kaitosrc.Repo(r.dir))
+	s, err := derive(kaitosrc.Repo(r.Dir))
 	require.NoError(t, err)
 	var tags [][]string
 	for _, rel := range s.Releases {
@@ -203,9 +174,9 @@ func TestDerive(t *testing.T) {
 	require.Equal(t, []string{kaitosrc.VLLMModel, kaitosrc.PluginGo, kaitosrc.Catalog}, []string{v011.Files[0].Path, v011.Files[1].Path, v011.Files[2].Path})
 
 	// What the rules do not cover stops the derivation.
-	r.write(kaitosrc.PluginGo, "package plugin\n\nvar LegacyBuiltinToCatalog = map[string]string{\n\t\"phi-5\": \"microsoft/phi-5\",\n}\n")
-	r.commit("v0.12.0")
-	_, err = derive(kaitosrc.Repo(r.dir))
+	r.Write(kaitosrc.PluginGo, "package plugin\n\nvar LegacyBuiltinToCatalog = map[string]string{\n\t\"phi-5\": \"microsoft/phi-5\",\n}\n")
+	r.Commit("v0.12.0")
+	_, err = derive(kaitosrc.Repo(r.Dir))
 	require.ErrorContains(t, err, `v0.12.0: pkg/utils/plugin/plugin.go redirects "phi-5" to "microsoft/phi-5", which is not in presets/workspace/models/model_catalog.yaml`)
 }
 

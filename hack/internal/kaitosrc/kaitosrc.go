@@ -18,10 +18,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"regexp"
 	"sort"
@@ -30,6 +33,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/version"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/hack/internal/derived"
 )
 
 // Paths of the files read, relative to the repository.
@@ -695,4 +700,30 @@ func boolValue(e ast.Expr) (bool, error) {
 		}
 	}
 	return false, fmt.Errorf("not the literal true or false")
+}
+
+// Main is a hack/derive-kaito-* command: it reads -repo (a clone of
+// KAITO with its tags), derives its file with derive and writes it to -o,
+// or with -check only says whether the file is current. It exits.
+func Main[T any](command, output string, derive func(Repo) (T, error)) {
+	repo := flag.String("repo", "", "a clone of github.com/kaito-project/kaito with its tags")
+	out := flag.String("o", output, "the file to write")
+	check := flag.Bool("check", false, "write nothing; exit 1 when the file differs from what the clone derives")
+	flag.Parse()
+	if *repo == "" {
+		fmt.Fprintf(os.Stderr, "%s: -repo is required (a clone of github.com/kaito-project/kaito)\n", command)
+		os.Exit(2)
+	}
+	v, err := derive(Repo(*repo))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", command, err)
+		os.Exit(1)
+	}
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", command, err)
+		os.Exit(1)
+	}
+	data = append(data, '\n')
+	os.Exit(derived.Output(command, *out, *repo, data, *check, os.Stdout, os.Stderr))
 }
