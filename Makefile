@@ -174,12 +174,14 @@ profile:
 	$(GO) tool pprof -top -sample_index=alloc_space -nodecount 20 bin/fn.test bin/mem.pprof
 
 # What is generated from the code: the generated parts of docs/
-# (hack/gendocs) and the two CRDs of deploy/base, derived
-# from the Go types (hack/gencrd). A test of each fails
-# when its output is stale.
+# (hack/gendocs), the two CRDs of deploy/base, derived
+# from the Go types (hack/gencrd), and the Go tables of the derived
+# model catalog and engine options (hack/gentables). A test of each
+# fails when its output is stale.
 docs:
 	$(GO) run ./hack/gendocs
 	$(GO) run ./hack/gencrd
+	$(GO) run ./hack/gentables
 
 # SCHEMA_MODULES=false re-derives offline, keeping the files derived from Go
 # modules (hack/derive-schemas/modules.go) as they are. SCHEMA_PINNED=DIR
@@ -193,6 +195,7 @@ schemas:
 # (hack/derive-engine-args says which).
 engine-args:
 	$(GO) run ./hack/derive-engine-args -pinned $(ENGINEARGS_PINNED)
+	$(GO) run ./hack/gentables
 
 fmt: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) fmt ./...

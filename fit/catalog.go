@@ -1,19 +1,18 @@
 package fit
 
 import (
-	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 )
 
-// CatalogJSON is the model catalog: facts derived from public model
-// configurations by hack/derive-model-catalog, each row naming the file,
+// The model catalog: facts derived from public model configurations by
+// hack/derive-model-catalog into catalog.json, each row naming the file,
 // repository and commit it came from (and that file's sha256).
 //
-//go:embed catalog.json
-var CatalogJSON []byte
+// catalogTable (catalog_table.go) is catalog.json as Go source, written
+// by go run ./hack/gentables: the linker lays it out, where parsing the
+// JSON took a few milliseconds of every process that renders a model.
 
 // Catalog is the shape of catalog.json.
 type Catalog struct {
@@ -57,12 +56,8 @@ func (o Origin) String() string {
 }
 
 var catalog = sync.OnceValue(func() map[string]Model {
-	var c Catalog
-	if err := json.Unmarshal(CatalogJSON, &c); err != nil {
-		panic("fit: catalog.json: " + err.Error())
-	}
 	byID := map[string]Model{}
-	for _, e := range c.Models {
+	for _, e := range catalogTable.Models {
 		m := e.Model
 		m.Source = "the model catalog (fit/catalog.json)"
 		for _, id := range append([]string{e.ID}, e.Aliases...) {

@@ -30,7 +30,8 @@
 //
 // To add a model: copy its config.json from a public repository at a
 // commit into sources/, add a pin (the test checks the sha256), run the
-// command and review the row.
+// command, review the row, and run go run ./hack/gentables, which writes
+// the catalog as the Go source the renderer reads (fit/catalog_table.go).
 package main
 
 import (

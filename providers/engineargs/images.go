@@ -2,6 +2,7 @@ package engineargs
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -10,8 +11,8 @@ type Server struct {
 	Engine  string // hub engine type, "vllm"
 	Name    string // the engine's name in messages, "vLLM"
 	Release string // "v0.11.0"
-	options map[string]bool
-	list    []string
+	// list is the release's options, sorted (the deriver sorts them).
+	list []string
 }
 
 // imageRule maps an image repository whose tags name the engine release
@@ -84,7 +85,7 @@ func ForImage(image string) (*Server, string) {
 	if rel == nil {
 		return nil, "this release of airunway-render has no option table for " + nameOf(engine) + " " + tag
 	}
-	return &Server{Engine: engine, Name: nameOf(engine), Release: tag, options: table().options[rel], list: rel.Options}, ""
+	return &Server{Engine: engine, Name: nameOf(engine), Release: tag, list: rel.Options}, ""
 }
 
 // nameOf is an engine's name in messages.
@@ -115,7 +116,7 @@ func (s *Server) Known(key string) bool {
 		name = name[:i] // --json-arg.key sets a key of --json-arg
 	}
 	opt := "--" + strings.ReplaceAll(name, "_", "-")
-	if s.options[opt] {
+	if _, found := slices.BinarySearch(s.list, opt); found {
 		return true
 	}
 	if name == "" {

@@ -1,11 +1,6 @@
 package engineargs
 
-import (
-	_ "embed"
-	"encoding/json"
-	"fmt"
-	"sync"
-)
+import "sync"
 
 // Table is vllm.json's shape (hack/derive-engine-args writes it).
 type Table struct {
@@ -30,34 +25,23 @@ type File struct {
 	SHA256 string `json:"sha256"`
 }
 
-//go:embed vllm.json
-var vllmJSON []byte
+// vllmTable (vllm_table.go) is vllm.json as Go source, written by go run
+// ./hack/gentables: the linker lays it out, where parsing the JSON took a
+// few milliseconds of every process that checks an engine argument.
 
-// loaded is vllm.json, parsed once on first use (not at start-up: most
-// commands never check an engine argument), with each release's options
-// as a set, so that a render checks each model against it without
-// rebuilding it.
+// loaded indexes vllmTable's releases by "engine@release", once, on
+// first use.
 type loaded struct {
-	order   []*Release
-	byKey   map[string]*Release
-	options map[*Release]map[string]bool
+	order []*Release
+	byKey map[string]*Release
 }
 
 var table = sync.OnceValue(func() loaded {
-	var t Table
-	if err := json.Unmarshal(vllmJSON, &t); err != nil {
-		panic(fmt.Sprintf("engineargs: vllm.json: %v", err))
-	}
-	l := loaded{byKey: map[string]*Release{}, options: map[*Release]map[string]bool{}}
-	for i := range t.Releases {
-		r := &t.Releases[i]
+	l := loaded{byKey: map[string]*Release{}}
+	for i := range vllmTable.Releases {
+		r := &vllmTable.Releases[i]
 		l.byKey[r.Engine+"@"+r.Release] = r
 		l.order = append(l.order, r)
-		set := make(map[string]bool, len(r.Options))
-		for _, o := range r.Options {
-			set[o] = true
-		}
-		l.options[r] = set
 	}
 	return l
 })
