@@ -14,7 +14,7 @@ import (
 )
 
 const (
-	kptMDName = "smollm2-1-7b"
+	kptMDName = "qwen3-1-7b"
 	kptNS     = "inference"
 )
 
@@ -59,7 +59,7 @@ func requireKptObjects(t *testing.T, depNode, svcNode *yaml.RNode) {
 	c := dep.Spec.Template.Spec.Containers[0]
 	// Pinned by examples/kpt/capabilities.yaml, the pipeline's configPath.
 	require.Equal(t, pinnedImage, c.Image)
-	require.Contains(t, strings.Join(c.Args, " "), "--model HuggingFaceTB/SmolLM2-1.7B-Instruct")
+	require.Contains(t, strings.Join(c.Args, " "), "--model Qwen/Qwen3-1.7B")
 	require.Equal(t, resource.MustParse("1"), c.Resources.Limits["nvidia.com/gpu"], "GPU limit")
 
 	var svc corev1.Service
@@ -125,7 +125,7 @@ func TestKptFnRenderWritesPrunesAndIsIdempotent(t *testing.T) {
 
 	md := parseFile(t, first, "modeldeployment.yaml")
 	requireRenderedMD(t, md, "vllm")
-	require.Equal(t, "HuggingFaceTB/SmolLM2-1.7B-Instruct", yaml.GetValue(md.Field("spec").Value.Field("model").Value.Field("id").Value))
+	require.Equal(t, "Qwen/Qwen3-1.7B", yaml.GetValue(md.Field("spec").Value.Field("model").Value.Field("id").Value))
 	requireKptObjects(t, parseFile(t, first, kptDeploymentFile), parseFile(t, first, kptServiceFile))
 	for name, content := range first {
 		require.NotContains(t, content, "internal.config.kubernetes.io", name)

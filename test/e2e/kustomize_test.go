@@ -17,7 +17,7 @@ const (
 	kustomizeNS = "inference"
 	// The image pinned by the dev capability file and the kpt example's:
 	// seeing it proves the capability file was read.
-	pinnedImage = "vllm/vllm-openai:v0.11.0"
+	pinnedImage = "vllm/vllm-openai:v0.19.1"
 	// kustomizeRenderExec and kustomizeRenderImage are the transformer
 	// entries of examples/kustomize/clusters/*; docs/gitops.md tells kubectl
 	// kustomize users to swap the first for the second.
