@@ -399,7 +399,7 @@ func (s *fleetState) weigh(m Candidate, c Cluster) ClusterVerdict {
 	v.Fits = true
 	v.costCents, v.priced = after.costCents-before.costCents, pricedWhere(after, c.Caps, m)
 	if v.priced {
-		perHour := float64(v.costCents) / 100 / HoursPerMonth
+		perHour := hourly(v.costCents)
 		v.CostPerHour, v.Currency = &perHour, after.Currency
 	}
 	return v

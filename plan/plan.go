@@ -448,6 +448,14 @@ func monthly(price *hub.Price, nodes int32) int64 {
 // and the total is the sum of the rounded costs, as printed.
 func toCents(micro int64) int64 { return (micro + 5000) / 10000 }
 
+// hourly is a month's cents as a price per hour, rounded to a hundredth
+// of a cent: the month was rounded to cents, so the hour has no more
+// exact digits, and a figure such as 98.32000000000001 (a float's
+// division) would print where the price is 98.32.
+func hourly(monthCents int64) float64 {
+	return math.Round(float64(monthCents)*100/HoursPerMonth) / 1e4
+}
+
 // money is cents as a figure.
 func money(cents int64) *float64 {
 	v := float64(cents) / 100
