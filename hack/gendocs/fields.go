@@ -36,7 +36,7 @@ var fields = []field{
 	{path: "model.id", about: "The model: a Hugging Face repository (`org/name`) for `source: huggingface`; free text for `custom`.",
 		defaulted: "none; required unless `source: custom`", set: `{model: {id: Qwen/Qwen3-1.7B}}`},
 	{path: "model.servedName", about: "The name clients send in requests (OpenAI `model`).",
-		defaulted: "the last segment of `model.id`", set: `{model: {servedName: qwen-small}}`},
+		defaulted: "`model.id` as it is (KAITO: its own name, the id's lower-cased last segment or the preset's name)", set: `{model: {servedName: qwen-small}}`},
 	{path: "model.source", about: "Where the weights come from: `huggingface`, or `custom` (the image brings them).",
 		set: `{model: {source: custom}, engine: {image: "registry.example.com/team/server:v1"}}`},
 	{path: "model.storage.volumes[]", about: "Persistent volumes mounted into the model server: an existing claim, or a managed one (with `size`) the renderer creates.",
