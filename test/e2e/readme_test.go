@@ -120,4 +120,14 @@ func TestReadmeQuickStart(t *testing.T) {
 	require.Empty(t, outputs[1], "--output-dir writes files, not stdout")
 	require.ElementsMatch(t, outputs[0], outputs[2], "kubectl kustomize builds the directory into the same objects")
 	require.FileExists(t, filepath.Join(dir, "rendered", "my-cluster", "kustomization.yaml"))
+
+	// The capability file states the GPU's memory, so the memory fit runs:
+	// without its contextLength the model is refused, as vLLM refuses it.
+	model := readFileString(t, filepath.Join(dir, "model.yaml"))
+	cut := regexp.MustCompile(`(?m)^  engine:\n    contextLength: .*\n`)
+	require.Regexp(t, cut, model)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "default-context.yaml"), []byte(cut.ReplaceAllString(model, "")), 0o644))
+	res := run(t, dir, env, "bash", "-c", "airunway-render render -f default-context.yaml --capabilities cluster.yaml")
+	require.Equal(t, 1, res.exit, res.stderr)
+	require.Contains(t, res.stderr, "serve at most 27,392 tokens")
 }
