@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"archive/zip"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,4 +93,32 @@ func TestMakeInstall(t *testing.T) {
 		res := mustRun(t, t.TempDir(), nil, filepath.Join(gobin, cmd), "--version")
 		require.Contains(t, res.stdout, describe, cmd)
 	}
+}
+
+// TestExamplesInstallAVersionThatExists: every `go install` of this
+// module in the examples names a version Go can fetch: a tag the
+// repository has, a commit, or the main branch (no release is tagged yet;
+// @v0.1.0 was named once and could not be installed).
+func TestExamplesInstallAVersionThatExists(t *testing.T) {
+	tags := mustRun(t, repoRoot, nil, "git", "tag", "--list").stdout
+	install := regexp.MustCompile(`go install ` + regexp.QuoteMeta(modulePath) + `/cmd/[a-z-]+@(\S+)`)
+	found := 0
+	err := filepath.WalkDir(filepath.Join(repoRoot, "examples"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range install.FindAllStringSubmatch(string(data), -1) {
+			found++
+			v := m[1]
+			ok := v == "main" || regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(v) || slices.Contains(strings.Fields(tags), v)
+			require.True(t, ok, "%s installs @%s: not a tag of this repository, a commit or main", p, v)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NotZero(t, found, "the examples install airunway-render somewhere")
 }
