@@ -76,76 +76,65 @@ const (
 	forwardBase   = 0.15
 )
 
-// The release groups read from vLLM's source, oldest first.
-var vllmReleases = []*VLLMRules{
-	{
-		// v0.9.0: the KV budget is T·u − the torch peak (weights
-		// included) − memory outside torch; sliding-window layers are
-		// counted as full attention; the refusal names no estimated
-		// length (a dangling f-string).
+// The release groups read from vLLM's source, oldest first: each is the
+// group before it with what its releases changed.
+var vllmReleases = releaseGroups()
+
+func releaseGroups() []*VLLMRules {
+	// v0.9.0: the KV budget is T·u − the torch peak (weights included) −
+	// memory outside torch; sliding-window layers are counted as full
+	// attention; the refusal names no estimated length (a dangling
+	// f-string).
+	v090 := &VLLMRules{
 		Name: "vLLM v0.9.0", Releases: []string{"v0.9.0", "v0.9.0.1"},
 		DefaultUtilization: 0.9, BatchedTokensBig: 8192, SeqsBig: 1024, BatchedTokensSmall: 2048, SeqsSmall: 256,
 		SamplerBytesPerLogit: nativeSampler, ForwardBaseGiB: forwardBase, ActivationBaseGiB: 0.6,
 		NonTorchGiB: 0.25, NonTorchTPGiB: 2.1, NonTorchPPGiB: 0.07, NonTorchTPPCIeGiB: 0.3,
 		CUDAGraphGiB: 0.84, CUDAGraphTPGiB: 1.6, ModelsApostrophe: true,
-	},
-	{
-		// v0.9.1–v0.9.2: memory_profiling's K = T·u − (W + ACT + NT),
-		// the snapshot before NCCL starts; the hybrid allocator;
-		// FlashInfer's sampler by default. The 0.6 GiB the profile adds
-		// is what the one v0.9.2 log (A100 40GB) shows beyond the
-		// sampler; the source does not say where it goes.
-		Name: "vLLM v0.9.1–v0.9.2", Releases: []string{"v0.9.1", "v0.9.2"},
-		DefaultUtilization: 0.9, BatchedTokensBig: 8192, SeqsBig: 1024, BatchedTokensSmall: 2048, SeqsSmall: 256,
-		SamplerBytesPerLogit: nativeSampler, ForwardBaseGiB: forwardBase, ActivationBaseGiB: 0.6,
-		NonTorchGiB: 0.25, NonTorchTPGiB: 2.1, NonTorchPPGiB: 0.07, NonTorchTPPCIeGiB: 0.3,
-		CUDAGraphGiB: 0.84, CUDAGraphTPGiB: 1.6, HybridKVCache: true, ModelsApostrophe: true, NamesEstimatedLength: true,
-	},
-	{
-		// v0.10.0–v0.10.1.1: the same source as v0.9.2 (profile_run and
-		// the dummy sampler unchanged), but the v0.10.1.1 logs (A100
-		// 80GB) show nothing beyond the sampler's peak: no 0.6 GiB.
-		Name: "vLLM v0.10.0–v0.10.1", Releases: []string{"v0.10.0", "v0.10.1", "v0.10.1.1"},
-		DefaultUtilization: 0.9, BatchedTokensBig: 8192, SeqsBig: 1024, BatchedTokensSmall: 2048, SeqsSmall: 256,
-		SamplerBytesPerLogit: nativeSampler, ForwardBaseGiB: forwardBase,
-		NonTorchGiB: 0.25, NonTorchTPGiB: 2.1, NonTorchPPGiB: 0.07, NonTorchTPPCIeGiB: 0.3,
-		CUDAGraphGiB: 0.84, CUDAGraphTPGiB: 1.6, HybridKVCache: true, ModelsApostrophe: true, NamesEstimatedLength: true,
-	},
-	{
-		// v0.11.1–v0.15.1: NCCL's buffers come out of the 1 − u margin
-		// (the snapshot after NCCL starts), the native sampler, batch
-		// defaults capped by max_num_seqs × max_model_len.
-		Name: "vLLM v0.11–v0.15", Releases: []string{"v0.11.1", "v0.11.2", "v0.14.0", "v0.14.1", "v0.15.1"},
-		DefaultUtilization: 0.9, BatchedTokensBig: 8192, SeqsBig: 1024, BatchedTokensSmall: 2048, SeqsSmall: 256,
-		SeqsCappedByBatched: true, BatchedCappedBySeqsLen: true,
-		SamplerBytesPerLogit: nativeSampler, ForwardBaseGiB: forwardBase,
-		NonTorchGiB: 0.25, NonTorchTPGiB: 2.1, NonTorchPPGiB: 0.07, NonTorchTPPCIeGiB: 0.3,
-		CUDAGraphGiB: 0.84, CUDAGraphTPGiB: 1.6, HybridKVCache: true, ModelsApostrophe: true, NamesEstimatedLength: true,
-	},
-	{
-		// v0.19: the CUDA graphs are estimated, not subtracted (the
-		// environment variable defaults to 0).
-		Name: "vLLM v0.19", Releases: []string{"v0.19.0", "v0.19.1"},
-		DefaultUtilization: 0.9, BatchedTokensBig: 8192, SeqsBig: 1024, BatchedTokensSmall: 2048, SeqsSmall: 256,
-		SeqsCappedByBatched: true, BatchedCappedBySeqsLen: true,
-		SamplerBytesPerLogit: nativeSampler, ForwardBaseGiB: forwardBase,
-		NonTorchGiB: 0.25, NonTorchTPGiB: 2.1, NonTorchPPGiB: 0.07, NonTorchTPPCIeGiB: 0.3,
-		CUDAGraphGiB: 0.84, CUDAGraphTPGiB: 1.6, HybridKVCache: true, ModelsApostrophe: true, NamesEstimatedLength: true,
-	},
-	{
-		// v0.23.0–v0.24.0: --gpu-memory-utilization 0.92, and the CUDA
-		// graphs' estimate subtracted — but not on the V2 model runner,
-		// the default for these architectures, whose estimate is 0;
-		// "GPU KV cache size" is concurrency × max_model_len.
-		Name: "vLLM v0.23–v0.24", Releases: []string{"v0.23.0", "v0.24.0"},
-		DefaultUtilization: 0.92, BatchedTokensBig: 8192, SeqsBig: 1024, BatchedTokensSmall: 2048, SeqsSmall: 256,
-		SeqsCappedByBatched: true, BatchedCappedBySeqsLen: true,
-		SamplerBytesPerLogit: nativeSampler, ForwardBaseGiB: forwardBase,
-		NonTorchGiB: 0.25, NonTorchTPGiB: 2.1, NonTorchPPGiB: 0.07, NonTorchTPPCIeGiB: 0.3,
-		CUDAGraphGiB: 0.84, CUDAGraphTPGiB: 1.6, SubtractsCUDAGraphs: true,
-		V2RunnerArchitectures: []string{"LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"},
-		HybridKVCache:         true, TokensFromConcurrency: true, NamesEstimatedLength: true,
-	},
+	}
+	// v0.9.1–v0.9.2: memory_profiling's K = T·u − (W + ACT + NT), the
+	// snapshot before NCCL starts; the hybrid allocator; FlashInfer's
+	// sampler by default. The 0.6 GiB the profile adds is what the one
+	// v0.9.2 log (A100 40GB) shows beyond the sampler; the source does
+	// not say where it goes.
+	v091 := newer(v090, "vLLM v0.9.1–v0.9.2", []string{"v0.9.1", "v0.9.2"}, func(r *VLLMRules) {
+		r.HybridKVCache, r.NamesEstimatedLength = true, true
+	})
+	// v0.10.0–v0.10.1.1: the same source as v0.9.2 (profile_run and the
+	// dummy sampler unchanged), but the v0.10.1.1 logs (A100 80GB) show
+	// nothing beyond the sampler's peak: no 0.6 GiB.
+	v010 := newer(v091, "vLLM v0.10.0–v0.10.1", []string{"v0.10.0", "v0.10.1", "v0.10.1.1"}, func(r *VLLMRules) {
+		r.ActivationBaseGiB = 0
+	})
+	// v0.11.1–v0.15.1: NCCL's buffers come out of the 1 − u margin (the
+	// snapshot after NCCL starts), the native sampler, batch defaults
+	// capped by max_num_seqs × max_model_len.
+	v011 := newer(v010, "vLLM v0.11–v0.15", []string{"v0.11.1", "v0.11.2", "v0.14.0", "v0.14.1", "v0.15.1"}, func(r *VLLMRules) {
+		r.SeqsCappedByBatched, r.BatchedCappedBySeqsLen = true, true
+	})
+	// v0.19: the CUDA graphs are estimated, not subtracted (the
+	// environment variable defaults to 0): the figures of v0.11–v0.15,
+	// held to their own logs.
+	v019 := newer(v011, "vLLM v0.19", []string{"v0.19.0", "v0.19.1"}, nil)
+	// v0.23.0–v0.24.0: --gpu-memory-utilization 0.92, and the CUDA
+	// graphs' estimate subtracted — but not on the V2 model runner, the
+	// default for these architectures, whose estimate is 0; "GPU KV cache
+	// size" is concurrency × max_model_len; "model's" in the refusal.
+	v023 := newer(v019, "vLLM v0.23–v0.24", []string{"v0.23.0", "v0.24.0"}, func(r *VLLMRules) {
+		r.DefaultUtilization, r.SubtractsCUDAGraphs, r.TokensFromConcurrency, r.ModelsApostrophe = 0.92, true, true, false
+		r.V2RunnerArchitectures = []string{"LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"}
+	})
+	return []*VLLMRules{v090, v091, v010, v011, v019, v023}
+}
+
+// newer is the group after prev: prev's rules with change applied.
+func newer(prev *VLLMRules, name string, releases []string, change func(*VLLMRules)) *VLLMRules {
+	r := *prev
+	r.Name, r.Releases = name, releases
+	if change != nil {
+		change(&r)
+	}
+	return &r
 }
 
 // NewestVLLM is the newest release's rules: what an image whose release

@@ -7,7 +7,7 @@
 // literal of strings and numbers is laid out by the linker and costs
 // nothing at start-up. The JSON files stay the reviewed, derived
 // artifacts (hack/derive-model-catalog, hack/derive-engine-args write
-// them); each package's test checks that its Go table is its JSON file.
+// them); TestTablesAreCurrent checks that each Go table is its JSON file.
 //
 //	go run ./hack/gentables          # rewrite the Go tables
 //	go run ./hack/gentables -check   # exit 1 when one has drifted
@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 
 	"github.com/airunway-render/airunway-render/fit"
@@ -32,16 +33,20 @@ type table struct {
 	value any
 }
 
-func main() {
-	check := flag.Bool("check", false, "write nothing; exit 1 when a Go table differs from its JSON file")
-	flag.Parse()
-	tables := []table{
+// tables are the files, relative to the repository's root.
+func tables() []table {
+	return []table{
 		{"fit/catalog.json", "fit/catalog_table.go", "fit", "catalogTable", new(fit.Catalog)},
 		{"providers/engineargs/vllm.json", "providers/engineargs/vllm_table.go", "engineargs", "vllmTable", new(engineargs.Table)},
 	}
+}
+
+func main() {
+	check := flag.Bool("check", false, "write nothing; exit 1 when a Go table differs from its JSON file")
+	flag.Parse()
 	status := 0
-	for _, t := range tables {
-		if err := generate(t, *check); err != nil {
+	for _, t := range tables() {
+		if err := generate(".", t, *check); err != nil {
 			fmt.Fprintln(os.Stderr, "gentables:", err)
 			status = 1
 		}
@@ -49,7 +54,9 @@ func main() {
 	os.Exit(status)
 }
 
-func generate(t table, check bool) error {
+// generate writes (or with check compares) one table under root.
+func generate(root string, t table, check bool) error {
+	t.json, t.gofile = filepath.Join(root, t.json), filepath.Join(root, t.gofile)
 	data, err := os.ReadFile(t.json)
 	if err != nil {
 		return err
@@ -57,7 +64,7 @@ func generate(t table, check bool) error {
 	if err := json.Unmarshal(data, t.value); err != nil {
 		return fmt.Errorf("%s: %v", t.json, err)
 	}
-	src, err := golit.File(t.pkg, t.variable, "go run ./hack/gentables", t.json, reflect.ValueOf(t.value).Elem())
+	src, err := golit.File(t.pkg, t.variable, "go run ./hack/gentables", filepath.ToSlash(mustRel(root, t.json)), reflect.ValueOf(t.value).Elem())
 	if err != nil {
 		return fmt.Errorf("%s: %v", t.gofile, err)
 	}
@@ -74,4 +81,12 @@ func generate(t table, check bool) error {
 	}
 	fmt.Printf("gentables: wrote %s\n", t.gofile)
 	return nil
+}
+
+func mustRel(root, p string) string {
+	r, err := filepath.Rel(root, p)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }
