@@ -36,7 +36,8 @@ func newDiffCommand(s streams) *cobra.Command {
 		Long: `Render PATHs at two git revisions (NEW_REF omitted: the working tree) and
 show, object by object, how what the cluster would get differs: as text,
 or as Markdown for a pull-request comment. The repository is left as it
-was; a revision is read with git archive, and no file outside the
+was; a revision is read from git's objects (ls-tree, cat-file), with
+none of its .gitattributes applied, and no file outside the
 repository is read, whatever its symbolic links say.`,
 		Example: `  airunway-render diff --capabilities clusters/prod/capabilities.yaml origin/main -- models/
   airunway-render diff --format markdown --exit-code origin/main HEAD -- models/`,

@@ -546,3 +546,35 @@ func TestDiff(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffIgnoresTheRevisionsAttributes holds diff to the objects as
+// committed: a pull request's .gitattributes must neither hide a model
+// (export-ignore), rewrite a file (export-subst) nor make diff run a
+// program (a filter driver, as git-lfs is one).
+func TestDiffIgnoresTheRevisionsAttributes(t *testing.T) {
+	r := diffBaseRepo(t)
+	marker := filepath.Join(t.TempDir(), "filter-ran")
+	// The clone's own configuration names the driver, as a machine with
+	// git-lfs installed does; the pull request only names the attribute.
+	r.git("config", "filter.evil.smudge", "sh -c 'touch "+marker+"; cat'")
+	r.git("config", "filter.evil.clean", "cat")
+	evil := strings.Replace(diffModel("evil", 1, 1), "kind: ModelDeployment\n", "kind: ModelDeployment\n# $Format:%H$\n", 1)
+	r.commit("hide a model", map[string]string{
+		".gitattributes":         "models/evil/model.yaml export-ignore export-subst\n*.yaml filter=evil\n",
+		"models/evil/model.yaml": evil,
+		"models/qwen/model.yaml": diffModel("qwen", 2, 1),
+	})
+	// The control: git archive, which diff once used, runs the driver and
+	// leaves the model out.
+	listing := r.git("archive", "--format=tar", "HEAD", "--", "models")
+	require.NotContains(t, listing, "models/evil/model.yaml")
+	require.NoError(t, os.Remove(marker), "git archive runs the filter: the test's driver works")
+
+	stdout, stderr, code := run(t, "", "diff", "-C", r.dir, diffCapsFlag, "HEAD~1", "HEAD", "--", "models")
+	require.Equal(t, 0, code, "stderr:\n%s\nstdout:\n%s", stderr, stdout)
+	require.NoFileExists(t, marker, "diff must not run the repository's filter driver")
+	require.Contains(t, stdout, "+ ModelDeployment/ml/evil (airunway.ai/v1alpha1)\n")
+	require.Contains(t, stdout, "~ Deployment/ml/qwen (apps/v1)\n")
+	require.Contains(t, stdout, "6 objects: 3 added, 2 changed, 0 removed, 1 unchanged\n")
+	require.Contains(t, stdout, "+# $Format:%H$\n", "export-subst must not rewrite the file")
+}

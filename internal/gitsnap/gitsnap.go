@@ -13,7 +13,7 @@
 package gitsnap
 
 import (
-	"archive/tar"
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -24,6 +24,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -202,7 +203,7 @@ func (r *Repo) extract(s Side, root *os.Root, paths []string) error {
 	for round := 0; len(paths) > 0 && round < maxLinkRounds; round++ {
 		added, err := r.archive(s, root, paths)
 		if err != nil {
-			return fmt.Errorf("cannot read %s with git archive: %v", s.Desc, err)
+			return fmt.Errorf("cannot read %s from git's objects: %v", s.Desc, err)
 		}
 		links = append(links, added...)
 		if paths, err = r.linkTargets(s, root, added); err != nil {
@@ -220,65 +221,157 @@ func (r *Repo) extract(s Side, root *os.Root, paths []string) error {
 	return nil
 }
 
-// archive extracts paths into root and returns the symbolic links it made.
+// archive writes the blobs under paths into root and returns the symbolic
+// links it made. It reads git's objects, never a checkout or an archive:
+// `git archive` and checkouts obey the revision's own .gitattributes, so a
+// pull request could hide a file from the diff (export-ignore), rewrite it
+// (export-subst) or make the diff run a program (filter=, e.g. git-lfs,
+// which reaches the network). ls-tree and cat-file --batch (without
+// --filters) read the objects as stored.
 func (r *Repo) archive(s Side, root *os.Root, paths []string) ([]string, error) {
+	entries, err := r.listTree(s, paths)
+	if err != nil {
+		return nil, err
+	}
+	var blobs []treeEntry
+	targets := map[string]string{}
+	for _, e := range entries {
+		name := filepath.FromSlash(e.path)
+		if !filepath.IsLocal(name) {
+			return nil, fmt.Errorf("tree entry %q must stay inside the repository", e.path)
+		}
+		switch {
+		case e.kind == "tree":
+			if err := root.MkdirAll(name, 0o755); err != nil {
+				return nil, err
+			}
+		case e.kind == "blob":
+			blobs = append(blobs, e)
+		}
+	}
+	err = r.readBlobs(blobs, func(e treeEntry, content io.Reader) error {
+		if e.mode == "120000" { // a symbolic link's blob is its target
+			to, err := io.ReadAll(io.LimitReader(content, maxLinkTarget+1))
+			if err != nil {
+				return err
+			}
+			if len(to) > maxLinkTarget {
+				return fmt.Errorf("symbolic link %q has a target longer than %d bytes", e.path, maxLinkTarget)
+			}
+			targets[e.path] = string(to)
+			return nil
+		}
+		return writeFile(root, filepath.FromSlash(e.path), content)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return makeLinks(root, targets)
+}
+
+// maxLinkTarget is the longest symbolic link target extract accepts; Linux
+// allows 4,095 bytes.
+const maxLinkTarget = 4096
+
+// treeEntry is one line of git ls-tree.
+type treeEntry struct {
+	mode, kind, oid, path string
+}
+
+// listTree lists the trees and blobs under paths at the side, recursively.
+// A submodule ("commit") is listed and skipped: it has no files here.
+func (r *Repo) listTree(s Side, paths []string) ([]treeEntry, error) {
 	// Literal pathspecs: a path is a name, never a glob. paths is never
-	// empty: an empty pathspec would archive the whole tree.
-	args := append([]string{"--literal-pathspecs", "archive", "--format=tar", s.Tree, "--"}, paths...)
-	cmd := exec.Command("git", args...)
+	// empty: an empty pathspec would list the whole tree.
+	args := append([]string{"--literal-pathspecs", "ls-tree", "-r", "-t", "-z", "--full-tree", s.Tree, "--"}, paths...)
+	out, err := gitOutput(r.Top, "", args...)
+	if err != nil {
+		return nil, err
+	}
+	var entries []treeEntry
+	for _, rec := range strings.Split(strings.TrimSuffix(out, "\x00"), "\x00") {
+		if rec == "" {
+			continue
+		}
+		meta, p, ok := strings.Cut(rec, "\t")
+		fields := strings.Fields(meta)
+		if !ok || len(fields) != 3 {
+			return nil, fmt.Errorf("git ls-tree printed %q, not \"<mode> <type> <object>\\t<path>\"", rec)
+		}
+		entries = append(entries, treeEntry{mode: fields[0], kind: fields[1], oid: fields[2], path: p})
+	}
+	return entries, nil
+}
+
+// readBlobs streams the blobs' contents from one git cat-file --batch to
+// each, in order; a file is never held whole in memory.
+func (r *Repo) readBlobs(blobs []treeEntry, each func(treeEntry, io.Reader) error) error {
+	if len(blobs) == 0 {
+		return nil
+	}
+	var in strings.Builder
+	for _, b := range blobs {
+		in.WriteString(b.oid + "\n")
+	}
+	cmd := exec.Command("git", "cat-file", "--batch")
 	cmd.Dir = r.Top
+	cmd.Stdin = strings.NewReader(in.String())
 	var errBuf bytes.Buffer
 	cmd.Stderr = &errBuf
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, gitFailure(err, &errBuf)
+		return gitFailure(err, &errBuf)
 	}
-	links, untarErr := untar(pipe, root)
-	_, _ = io.Copy(io.Discard, pipe) // let git finish even if untar stopped early
+	readErr := readBatch(bufio.NewReader(pipe), blobs, each)
+	_, _ = io.Copy(io.Discard, pipe) // let git finish even if reading stopped early
 	if err := cmd.Wait(); err != nil {
-		return nil, gitFailure(err, &errBuf)
+		return gitFailure(err, &errBuf)
 	}
-	return links, untarErr
+	return readErr
 }
 
-// untar writes the regular files and directories of a tar stream under
-// root, then its symbolic links, so no file is written through a link. It
-// returns the links' slash paths; one that exists already is left alone.
-func untar(in io.Reader, root *os.Root) ([]string, error) {
-	tr := tar.NewReader(in)
-	targets := map[string]string{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
+// readBatch parses cat-file --batch output: per object a line
+// "<oid> <type> <size>", size bytes, a newline.
+func readBatch(out *bufio.Reader, blobs []treeEntry, each func(treeEntry, io.Reader) error) error {
+	for _, b := range blobs {
+		header, err := out.ReadString('\n')
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("git cat-file stopped before %q: %v", b.path, err)
 		}
-		name := filepath.FromSlash(strings.TrimSuffix(h.Name, "/"))
-		if !filepath.IsLocal(name) {
-			return nil, fmt.Errorf("archive entry %q must stay inside the archive", h.Name)
+		fields := strings.Fields(header)
+		if len(fields) != 3 || fields[0] != b.oid || fields[1] != "blob" {
+			return fmt.Errorf("git cat-file answered %q for %q, not its blob", strings.TrimSpace(header), b.path)
 		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			err = root.MkdirAll(name, 0o755)
-		case tar.TypeReg:
-			err = writeFile(root, name, tr)
-		case tar.TypeSymlink:
-			targets[filepath.ToSlash(name)] = h.Linkname
+		size, err := strconv.ParseInt(fields[2], 10, 64)
+		if err != nil || size < 0 {
+			return fmt.Errorf("git cat-file answered size %q for %q", fields[2], b.path)
 		}
-		if err != nil {
-			return nil, err
+		content := io.LimitReader(out, size)
+		if err := each(b, content); err != nil {
+			return err
+		}
+		if _, err := io.Copy(io.Discard, content); err != nil { // what each left unread
+			return err
+		}
+		if nl, err := out.ReadByte(); err != nil || nl != '\n' {
+			return fmt.Errorf("git cat-file's answer for %q does not end in a newline", b.path)
 		}
 	}
+	return nil
+}
+
+// makeLinks creates the symbolic links after every file, so no file is
+// written through a link, and returns their slash paths; one that exists
+// already (extracted in an earlier round) is left alone.
+func makeLinks(root *os.Root, targets map[string]string) ([]string, error) {
 	var links []string
 	for _, name := range slices.Sorted(maps.Keys(targets)) {
 		local := filepath.FromSlash(name)
 		if _, err := root.Lstat(local); err == nil {
-			continue // extracted in an earlier round
+			continue
 		}
 		if err := root.MkdirAll(filepath.Dir(local), 0o755); err != nil {
 			return nil, err
