@@ -223,10 +223,7 @@ func runFleetPlan(o planOptions, paths []string, s streams) error {
 			return err
 		}
 	}
-	if !f.Fits {
-		return exitCode(exitShort)
-	}
-	return nil
+	return planExit(f.Fits, rolloutsProceed(f))
 }
 
 func writeFleet(w io.Writer, f *plan.Fleet, format string) error {
@@ -327,8 +324,11 @@ func fleetSummary(f *plan.Fleet) []string {
 		}
 	}
 	for _, c := range f.Clusters {
-		if !c.Fits {
+		switch {
+		case !c.Fits:
 			out = append(out, fmt.Sprintf("Cluster %q does NOT fit its models: run `airunway-render plan --capabilities %s` for its pools.", c.Name, c.File))
+		case c.Plan != nil && !c.Plan.RolloutsProceed:
+			out = append(out, fmt.Sprintf("Cluster %q holds its models, but NOT their rolling updates: the next rollout would stall; run `airunway-render plan --capabilities %s` for its pools.", c.Name, c.File))
 		}
 	}
 	for _, n := range f.Notes {
@@ -374,10 +374,17 @@ func runFleetDiff(o planOptions, paths []string, s streams) error {
 		fmt.Fprintf(s.errOut, "[error] %v\n", err)
 		return exitCode(1)
 	}
-	if !after.Fits {
-		return exitCode(exitShort)
+	return planExit(after.Fits, rolloutsProceed(after))
+}
+
+// rolloutsProceed: every cluster's rolling updates can run to the end.
+func rolloutsProceed(f *plan.Fleet) bool {
+	for _, c := range f.Clusters {
+		if c.Plan != nil && !c.Plan.RolloutsProceed {
+			return false
+		}
 	}
-	return nil
+	return true
 }
 
 // fleetSide computes the fleet at one side, reading through its os.Root;

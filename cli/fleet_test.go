@@ -121,7 +121,7 @@ func TestFleetPlanWrite(t *testing.T) {
 	require.Equal(t, "gpu-west", clusterOf(f, "llama-3-1-8b"), "the HIPAA selector allows only gpu-west")
 	require.Equal(t, "gpu-west", clusterOf(f, "llama-3-3-70b"), "four L4s hold no 70B model")
 	require.Equal(t, "gpu-west", clusterOf(f, "qwen3-0-6b"), "free GPUs of the H100 node in use cost nothing more")
-	require.Equal(t, "gpu-east", clusterOf(f, "qwen3-8b"), "gpu-west is full")
+	require.Equal(t, "gpu-east", clusterOf(f, "qwen3-8b"), "gpu-west's node in use is full: a second one costs more than an L4 node")
 	table, _, tableCode := run(t, "", "plan", "--fleet", fleetDir, "-f", models)
 	require.Equal(t, 0, tableCode)
 	doc, err := os.ReadFile("../docs/plan.md")
@@ -165,7 +165,10 @@ func TestFleetPlanKeepsAssignments(t *testing.T) {
 	require.NoError(t, err)
 	writeFile(t, path, strings.Replace(string(data), "airunway.ai/cluster: gpu-west", "airunway.ai/cluster: gpu-east", 1))
 	writeFile(t, filepath.Join(models, "extra.yaml"), fleetModel("extra", 1, ""))
-	f := fleetPlan(t, 0, "--fleet", fleetDir, "-f", models)
+	// gpu-east's four L4s now run four pods and have no room for a
+	// rollout's new one: every model fits, but exit 4 says the rollouts
+	// stall.
+	f := fleetPlan(t, exitRolloutShort, "--fleet", fleetDir, "-f", models)
 	require.Equal(t, "gpu-east", clusterOf(f, "qwen3-0-6b"))
 	require.Equal(t, "gpu-east", clusterOf(f, "qwen3-8b"))
 	require.Equal(t, "gpu-west", clusterOf(f, "extra"), "the node already in use on gpu-west has room: it adds no cost there")

@@ -20,6 +20,23 @@ import (
 // exitShort: plan found a pool that cannot hold its pods.
 const exitShort = 3
 
+// exitRolloutShort: every pool holds its pods, but some rolling update
+// cannot run to the end: a workload that may not take old pods down first
+// finds no room for its new ones, which stay Pending. Its own code, so
+// that CI can tell "does not run" from "cannot be updated".
+const exitRolloutShort = 4
+
+// planExit is the exit status of a plan that was printed.
+func planExit(fits, rolloutsProceed bool) error {
+	switch {
+	case !fits:
+		return exitCode(exitShort)
+	case !rolloutsProceed:
+		return exitCode(exitRolloutShort)
+	}
+	return nil
+}
+
 var planFormats = []string{"table", "markdown", "json"}
 
 type planOptions struct {
@@ -63,9 +80,12 @@ changed, and those whose memory fit changed. That is what a pull request
 adds to the cluster's GPU bill; CI runs it with --base on the target
 branch (examples/ci).
 
-Exit status: 0 when every pool holds its pods (with --base: after the
-change), 3 when some pool is short of nodes or a pod fits no pool, 1 on an
-error in the inputs (nothing is printed on stdout then).`,
+Exit status: 0 when every pool holds its pods and every rolling update
+can run to the end (with --base: after the change), 3 when some pool is short of nodes or a
+pod fits no pool, 4 when the pods fit but a rolling update would stall (a
+workload that may not take a pod down first, maxUnavailable 0, finds no
+room for its new pods), 1 on an error in the inputs (nothing is printed on
+stdout then).`,
 		Example: `  # the prod cluster's plan, as a table
   airunway-render plan -f models/ --capabilities clusters/prod/capabilities.yaml
 
@@ -180,10 +200,7 @@ func runPlan(o planOptions, paths []string, s streams) error {
 		fmt.Fprintf(s.errOut, "[error] %v\n", err)
 		return exitCode(1)
 	}
-	if !p.Fits {
-		return exitCode(exitShort)
-	}
-	return nil
+	return planExit(p.Fits, p.RolloutsProceed)
 }
 
 func writePlanJSON(w io.Writer, p any) error {
@@ -254,6 +271,8 @@ func fits(p plan.Pool) string {
 		return "unknown"
 	case !p.Fits:
 		return fmt.Sprintf("no: short %d node(s), %d pod(s) pending", p.ShortNodes, p.PendingPods)
+	case !p.Rollout.Proceeds:
+		return fmt.Sprintf("no: a rolling update stalls, short %d node(s)", p.Rollout.ShortNodes)
 	case p.Autoscaled && *p.ShortNodesAtMin > 0:
 		return fmt.Sprintf("yes (scales up %d node(s) from min)", *p.ShortNodesAtMin)
 	}
@@ -265,8 +284,11 @@ func rollout(p plan.Pool) string {
 		return "-"
 	}
 	s := fmt.Sprintf("+%d pod(s), +%d GPU(s), +%d node(s)", p.Rollout.Pods, p.Rollout.GPUs, p.Rollout.Nodes)
-	if !p.Rollout.Fits {
-		s += " (over capacity)"
+	switch {
+	case !p.Rollout.Proceeds:
+		s += fmt.Sprintf(" (stalls: short %d node(s))", p.Rollout.ShortNodes)
+	case !p.Rollout.Fits:
+		s += " (over capacity: replaces pods in place)"
 	}
 	return s
 }
@@ -327,8 +349,11 @@ func groupName(g plan.Group) string {
 func planSummary(p *plan.Plan, warnings diag.List) []string {
 	var out []string
 	verdict := "every pool holds its pods"
-	if !p.Fits {
+	switch {
+	case !p.Fits:
 		verdict = "does NOT fit"
+	case !p.RolloutsProceed:
+		verdict = "every pool holds its pods but NOT their rolling update: the next rollout would stall with its new pods Pending (ROLLOUT)"
 	}
 	line := "Plan: " + verdict
 	if p.CostPerMonth != nil {

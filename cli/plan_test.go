@@ -120,11 +120,12 @@ func planCaps(nodes int) string {
 
 // plan --base on a real repository with two commits: the second adds a
 // model and doubles another; the diff names both, with the GPUs, nodes and
-// cost they add, and a pool too small for it exits 3.
+// cost they add; a pool that holds the pods but not their rolling update
+// exits 4, one too small for the pods 3.
 func TestPlanBase(t *testing.T) {
 	r := newDiffTestRepo(t)
 	r.commit("base", map[string]string{
-		"clusters/prod/capabilities.yaml": planCaps(2),
+		"clusters/prod/capabilities.yaml": planCaps(3),
 		"models/qwen/model.yaml":          diffModel("qwen", 1, 2),
 	})
 	r.commit("more", map[string]string{
@@ -159,6 +160,18 @@ Against HEAD~1: nodes in use cost 7300.00 → 14600.00 (+7300.00 USD) a month; e
 	require.Equal(t, 14600.0, d.After.CostPerMonth)
 	require.Len(t, d.Pools[0].Models, 2)
 
+	// Two nodes hold the 12 GPUs, but not a rollout's surge pods (llama's
+	// second 8-GPU pod, one more qwen pod): the next rollout would stall.
+	r.write(map[string]string{"clusters/prod/capabilities.yaml": planCaps(2)})
+	out, _, code = run(t, "", args...)
+	require.Equal(t, exitRolloutShort, code, out)
+	require.Contains(t, out, "  no (rollout stalls)  ")
+	require.Contains(t, out, "every pool holds its pods, but NOT their rolling update")
+	out, _, code = run(t, "", "plan", "--capabilities", filepath.Join(r.dir, "clusters/prod/capabilities.yaml"), filepath.Join(r.dir, "models"))
+	require.Equal(t, exitRolloutShort, code, out)
+	require.Contains(t, out, "no: a rolling update stalls, short 1 node(s)")
+	require.Contains(t, out, "(stalls: short 1 node(s))")
+
 	// The same change against a one-node pool: it does not fit.
 	r.write(map[string]string{"clusters/prod/capabilities.yaml": planCaps(1)})
 	out, _, code = run(t, "", args...)
@@ -166,7 +179,7 @@ Against HEAD~1: nodes in use cost 7300.00 → 14600.00 (+7300.00 USD) a month; e
 	require.Contains(t, out, "the change does NOT fit")
 
 	// No change: said so, exit 0.
-	r.write(map[string]string{"clusters/prod/capabilities.yaml": planCaps(2)})
+	r.write(map[string]string{"clusters/prod/capabilities.yaml": planCaps(3)})
 	out, _, code = run(t, "", "plan", "-C", r.dir, "--base", "HEAD", "--capabilities", "clusters/prod/capabilities.yaml", "models")
 	require.Equal(t, 0, code)
 	require.Equal(t, "POOL  GPUS  NODES NEEDED  COST/MONTH  FITS  MODELS CHANGED\n\nNo change to any pool's pods, GPUs, nodes or cost against HEAD.\n", out)

@@ -54,10 +54,7 @@ func runPlanDiff(o planOptions, paths []string, s streams) error {
 		fmt.Fprintf(s.errOut, "[error] %v\n", err)
 		return exitCode(1)
 	}
-	if !delta.After.Fits {
-		return exitCode(exitShort)
-	}
-	return nil
+	return planExit(delta.After.Fits, delta.After.RolloutsProceed)
 }
 
 // planRefs plans both sides and returns their difference and the plan
@@ -120,7 +117,7 @@ func planSide(repo *gitsnap.Repo, side gitsnap.Side, isBase bool, caps string, p
 		// first declares a cluster's pools, or a cluster that declares
 		// none, compares against an empty plan instead of failing.
 		fmt.Fprintf(&b, "[note] %s declares no node pools: nothing to plan there\n", caps)
-		return &plan.Plan{Fits: true}, false, nil
+		return &plan.Plan{Fits: true, RolloutsProceed: true}, false, nil
 	}
 	return p, false, err
 }
@@ -159,11 +156,22 @@ func deltaRows(d *plan.Delta) [][]string {
 			change64(p.Before.GPUs, p.After.GPUs),
 			changeOptional(p.Before.NodesNeeded, p.After.NodesNeeded),
 			changeCost(p.Before.CostPerMonth, p.After.CostPerMonth, d.Currency),
-			yesNo(p.After.Fits),
+			poolFits(p.After),
 			modelChanges(p.Models),
 		})
 	}
 	return rows
+}
+
+// poolFits is a pool's FITS cell after the change.
+func poolFits(t plan.PoolTotals) string {
+	switch {
+	case !t.Fits:
+		return "no"
+	case !t.RolloutsProceed:
+		return "no (rollout stalls)"
+	}
+	return "yes"
 }
 
 func change64(before, after int64) string {
@@ -245,7 +253,7 @@ func deltaSummary(d *plan.Delta, base string, warnings diag.List) string {
 // deltaVerdict is the summary's first line: what the change does to cost
 // and fit.
 func deltaVerdict(d *plan.Delta, base string) string {
-	if !d.Changed() && d.After.Fits {
+	if !d.Changed() && d.After.Fits && d.After.RolloutsProceed {
 		return fmt.Sprintf("No change to any pool's pods, GPUs, nodes or cost against %s.", base)
 	}
 	line := fmt.Sprintf("Against %s: ", base)
@@ -255,9 +263,12 @@ func deltaVerdict(d *plan.Delta, base string) string {
 	if d.Before.Unplaced > 0 || d.After.Unplaced > 0 {
 		line += fmt.Sprintf("%d pod(s) fit no pool (%d before); ", d.After.Unplaced, d.Before.Unplaced)
 	}
-	if d.After.Fits {
+	switch {
+	case d.After.Fits && d.After.RolloutsProceed:
 		line += "every pool holds its pods."
-	} else {
+	case d.After.Fits:
+		line += "every pool holds its pods, but NOT their rolling update: the next rollout would stall (run `airunway-render plan` for the pools that are short)."
+	default:
 		line += "the change does NOT fit (run `airunway-render plan` for the pools that are short)."
 	}
 	return line

@@ -24,9 +24,12 @@ type Delta struct {
 
 // Totals are one side's plan in short.
 type Totals struct {
-	Fits         bool     `json:"fits"`
-	CostPerMonth *float64 `json:"costPerMonth,omitempty"`
-	Unplaced     int32    `json:"unplacedPods"`
+	Fits bool `json:"fits"`
+	// RolloutsProceed: the side's rolling updates can run to the end
+	// (Plan.RolloutsProceed).
+	RolloutsProceed bool     `json:"rolloutsProceed"`
+	CostPerMonth    *float64 `json:"costPerMonth,omitempty"`
+	Unplaced        int32    `json:"unplacedPods"`
 }
 
 // PoolDelta is one pool before and after.
@@ -40,12 +43,14 @@ type PoolDelta struct {
 // PoolTotals are one pool's figures at one side; a pool the side does not
 // declare has Declared false.
 type PoolTotals struct {
-	Declared     bool     `json:"declared"`
-	Pods         int32    `json:"pods"`
-	GPUs         int64    `json:"gpus"`
-	NodesNeeded  *int32   `json:"nodesNeeded"`
-	Fits         bool     `json:"fits"`
-	CostPerMonth *float64 `json:"costPerMonth,omitempty"`
+	Declared    bool   `json:"declared"`
+	Pods        int32  `json:"pods"`
+	GPUs        int64  `json:"gpus"`
+	NodesNeeded *int32 `json:"nodesNeeded"`
+	Fits        bool   `json:"fits"`
+	// RolloutsProceed: the pool's rolling updates can run to the end.
+	RolloutsProceed bool     `json:"rolloutsProceed"`
+	CostPerMonth    *float64 `json:"costPerMonth,omitempty"`
 }
 
 // ModelDiff is a model whose pods or GPUs on a pool changed: added (none
@@ -96,7 +101,7 @@ func (d *Delta) Changed() bool {
 }
 
 func totals(p *Plan) Totals {
-	t := Totals{Fits: p.Fits, CostPerMonth: p.CostPerMonth}
+	t := Totals{Fits: p.Fits, RolloutsProceed: p.RolloutsProceed, CostPerMonth: p.CostPerMonth}
 	for _, g := range p.Unplaced {
 		t.Unplaced += g.Pods
 	}
@@ -105,15 +110,15 @@ func totals(p *Plan) Totals {
 
 func poolTotals(p Pool, declared bool) PoolTotals {
 	if !declared {
-		return PoolTotals{Fits: true}
+		return PoolTotals{Fits: true, RolloutsProceed: true}
 	}
-	return PoolTotals{Declared: true, Pods: p.Pods, GPUs: p.GPUsRequested, NodesNeeded: p.NodesNeeded, Fits: p.Fits, CostPerMonth: p.CostPerMonth}
+	return PoolTotals{Declared: true, Pods: p.Pods, GPUs: p.GPUsRequested, NodesNeeded: p.NodesNeeded, Fits: p.Fits, RolloutsProceed: p.Rollout.Proceeds, CostPerMonth: p.CostPerMonth}
 }
 
 func poolDelta(name string, before Pool, hadBefore bool, after Pool, hasAfter bool) (PoolDelta, bool) {
 	pd := PoolDelta{Name: name, Before: poolTotals(before, hadBefore), After: poolTotals(after, hasAfter), Models: modelDiffs(before.Models, after.Models)}
 	changed := len(pd.Models) > 0 || hadBefore != hasAfter || !sameInt(pd.Before.NodesNeeded, pd.After.NodesNeeded) ||
-		!sameFloat(pd.Before.CostPerMonth, pd.After.CostPerMonth) || pd.Before.Fits != pd.After.Fits
+		!sameFloat(pd.Before.CostPerMonth, pd.After.CostPerMonth) || pd.Before.Fits != pd.After.Fits || pd.Before.RolloutsProceed != pd.After.RolloutsProceed
 	return pd, changed
 }
 

@@ -43,6 +43,11 @@ type Plan struct {
 	// Fits is true when every pool with a declared size holds its pods
 	// (an autoscaled pool at its `max`) and no pod is unplaced.
 	Fits bool `json:"fits"`
+	// RolloutsProceed is true when every pool's rolling updates can run
+	// to the end (Rollout.Proceeds). When it is false and Fits true, the
+	// models run, but their next rollout stalls: its new pods stay
+	// Pending and the old ones are never replaced.
+	RolloutsProceed bool `json:"rolloutsProceed"`
 	// Currency of every cost, when some pool has a price.
 	Currency string `json:"currency,omitempty"`
 	// CostPerMonth is the sum of the priced pools' CostPerMonth (each
@@ -113,10 +118,21 @@ type Pool struct {
 
 // Rollout is the extra demand of rolling updates.
 type Rollout struct {
+	// Pods, GPUs and Nodes are the peak's surge, every model's at once.
 	Pods  int32 `json:"pods"`
 	GPUs  int64 `json:"gpus"`
 	Nodes int32 `json:"nodes"`
-	Fits  bool  `json:"fits"`
+	// Fits: the pool holds the whole peak.
+	Fits bool `json:"fits"`
+	// Proceeds: every rollout can run to the end, peak or not. A workload
+	// that may take old pods down first (maxUnavailable above 0) puts its
+	// new pods where the old ones were; one that may not (maxUnavailable
+	// 0, KubeRay's second cluster) needs room for its surge beside the
+	// pods that run, or its rollout stalls.
+	Proceeds bool `json:"proceeds"`
+	// ShortNodes is how many more nodes the rollouts that must surge need
+	// than the pool has (at `max` when autoscaled): 0 when they proceed.
+	ShortNodes int32 `json:"shortNodes"`
 }
 
 // Model is one model's share of a pool.
@@ -142,7 +158,10 @@ type Group struct {
 	CPUOnGPUPool bool   `json:"cpuOnGPUPool,omitempty"`
 	Reason       string `json:"reason,omitempty"`
 
-	surge    int32
+	surge int32
+	// replaces: the rollout may take old pods down before its new ones
+	// are Ready (PodGroup.Unavailable > 0), so its surge need not fit.
+	replaces bool
 	requests corev1.ResourceList
 	whole    bool
 	selector map[string]string
@@ -209,11 +228,13 @@ func computeGroups(groups []Group, notes []string, caps *capabilities.Resolved) 
 	p.Floating, unplaced = placeFloating(floating, caps.NodePools, byPool)
 	p.Unplaced = append(p.Unplaced, unplaced...)
 	p.Fits = len(p.Unplaced) == 0
+	p.RolloutsProceed = true
 	var cents int64
 	priced := false
 	for i := range caps.NodePools {
 		pool := poolPlan(&caps.NodePools[i], byPool[caps.NodePools[i].Name])
 		p.Fits = p.Fits && pool.Fits
+		p.RolloutsProceed = p.RolloutsProceed && pool.Rollout.Proceeds
 		if pool.CostPerMonth != nil {
 			priced, p.Currency = true, caps.NodePools[i].PricePerNodeHour.Currency
 			cents += pool.costCents
@@ -284,7 +305,7 @@ func podGroups(items []*yaml.RNode) ([]Group, []string, error) {
 			notes = append(notes, claimNotes...)
 			out = append(out, Group{
 				Model: model, Namespace: obj.GetNamespace(), Object: what, Component: g.Component, Pods: g.Pods, Reason: unplaced,
-				surge: g.Surge, requests: requests, whole: g.WholeNodeGPUs, selector: requiredLabels(&g.Spec), tols: g.Spec.Tolerations,
+				surge: g.Surge, replaces: g.Unavailable > 0, requests: requests, whole: g.WholeNodeGPUs, selector: requiredLabels(&g.Spec), tols: g.Spec.Tolerations,
 				devices: devices,
 			})
 		}
@@ -365,11 +386,11 @@ func nodeLabels(m map[string]string) string {
 // poolPlan packs one pool's groups.
 func poolPlan(np *hub.NodePool, groups []Group) Pool {
 	shape := nodeShape(np)
-	p := Pool{Name: np.Name, GPUResource: np.GPUResource(), Fits: true, Rollout: Rollout{Fits: true}, Models: []Model{}}
+	p := Pool{Name: np.Name, GPUResource: np.GPUResource(), Fits: true, Rollout: Rollout{Fits: true, Proceeds: true}, Models: []Model{}}
 	if np.GPU != nil {
 		p.GPUsPerNode, p.DeviceClassName = np.GPU.PerNode, np.GPU.DeviceClassName
 	}
-	var steady, surge []pod
+	var steady, surge, mustSurge []pod
 	models := map[[2]string]*Model{}
 	for _, g := range groups {
 		one := shape.podOf(g)
@@ -380,6 +401,9 @@ func poolPlan(np *hub.NodePool, groups []Group) Pool {
 		p.Rollout.GPUs += gpus * int64(g.surge)
 		steady = appendPods(steady, one, g.Pods)
 		surge = appendPods(surge, one, g.surge)
+		if !g.replaces {
+			mustSurge = appendPods(mustSurge, one, g.surge)
+		}
 		key := [2]string{g.Namespace, g.Model}
 		if models[key] == nil {
 			models[key] = &Model{Namespace: g.Namespace, Name: g.Model}
@@ -414,9 +438,13 @@ func poolPlan(np *hub.NodePool, groups []Group) Pool {
 	during, duringOversize := shape.pack(append(slices.Clone(steady), surge...), -1)
 	p.Rollout.Nodes = during - needed
 	p.Rollout.Fits = duringOversize == 0
+	stalling, stallingOversize := shape.pack(append(slices.Clone(steady), mustSurge...), -1)
+	p.Rollout.Proceeds = stallingOversize == 0
 	if sized {
 		p.Fits, p.Rollout.Fits = p.Fits && needed <= hi, p.Rollout.Fits && during <= hi
+		p.Rollout.Proceeds = p.Rollout.Proceeds && stalling <= hi
 		p.ShortNodes = max(0, needed-hi)
+		p.Rollout.ShortNodes = max(0, stalling-hi)
 		if p.Autoscaled {
 			short := max(0, needed-lo)
 			p.ShortNodesAtMin = &short

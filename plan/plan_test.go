@@ -133,6 +133,46 @@ func TestDeploymentSurgeIsAQuarterRoundedUp(t *testing.T) {
 	require.Equal(t, int32(0), h.Rollout.Nodes)
 }
 
+// A rollout over the pool's size stalls only where the workload may not
+// take an old pod down first: a Deployment of fewer than 4 replicas at
+// the defaults (maxUnavailable 25% rounds down to 0) must surge; one of 4
+// takes a pod down and puts the new one in its place.
+func TestRolloutStallsOnlyWhereItMustSurge(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		gpus, replicas int
+		nodes          int
+		fits, proceeds bool
+		short          int32
+	}{
+		// 3×8 GPUs on 3 nodes; the surge pod needs a fourth.
+		{"3 replicas must surge", 8, 3, 3, false, false, 1},
+		{"3 replicas, room for the surge", 8, 3, 4, true, true, 0},
+		// 4×8 on 4 nodes: maxUnavailable 1, the surge pod replaces one.
+		{"4 replicas replace in place", 8, 4, 4, false, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := compute(t, fmt.Sprintf(eightGPUCluster, tc.nodes), model("a", "vllm", tc.gpus, tc.replicas, ""))
+			h := pool(t, p, "h100")
+			require.True(t, h.Fits)
+			require.Equal(t, tc.fits, h.Rollout.Fits, "the whole peak")
+			require.Equal(t, tc.proceeds, h.Rollout.Proceeds)
+			require.Equal(t, tc.short, h.Rollout.ShortNodes)
+			require.Equal(t, tc.proceeds, p.RolloutsProceed)
+		})
+	}
+}
+
+// A RayService upgrade builds its second cluster before it deletes the
+// first: with no room beside the first, the upgrade stalls.
+func TestKubeRayUpgradeMustSurge(t *testing.T) {
+	p := compute(t, fmt.Sprintf(eightGPUCluster, 1), model("ray", "kuberay", 8, 1, ""))
+	h := pool(t, p, "h100")
+	require.True(t, h.Fits)
+	require.False(t, h.Rollout.Proceeds)
+	require.Equal(t, int32(1), h.Rollout.ShortNodes)
+}
+
 // Dynamo gives every pod of a multinode service the service's GPUs:
 // replicas × nodeCount pods, no surge; its frontend goes to the CPU pool.
 func TestDynamoMultinodePods(t *testing.T) {

@@ -24,6 +24,12 @@ type PodGroup struct {
 	Pods int32
 	// Surge is how many more run at the peak of a rolling update.
 	Surge int32
+	// Unavailable is how many of the pods a rolling update may take down
+	// before their replacements are Ready (a Deployment's maxUnavailable).
+	// When it is 0 the surge pods must find room beside the old ones, or
+	// the rollout stalls with them Pending; otherwise the controller takes
+	// old pods down and their replacements take the room they leave.
+	Unavailable int32
 	// Spec is one pod's spec as far as scheduling goes: containers with
 	// their resources, nodeSelector, affinity, tolerations.
 	Spec corev1.PodSpec
@@ -51,7 +57,7 @@ func WorkloadPodGroups(obj *unstructured.Unstructured) ([]PodGroup, bool, error)
 			return nil, true, err
 		}
 		g.Pods = ReplicaCount(obj.Object, "spec", "replicas")
-		g.Surge, err = deploymentSurge(obj.Object, g.Pods)
+		g.Surge, g.Unavailable, err = deploymentRollout(obj.Object, g.Pods)
 		return []PodGroup{g}, true, err
 	case gvk.Group == "apps" && gvk.Kind == "StatefulSet":
 		// A StatefulSet replaces pods in place: no surge.
@@ -70,7 +76,9 @@ func WorkloadPodGroups(obj *unstructured.Unstructured) ([]PodGroup, bool, error)
 
 // leaderWorkerSetGroups: each of `replicas` groups is one leader and
 // `size`-1 workers (the leader's template defaults to the workers'); a
-// rolling update adds `maxSurge` whole groups, default 0.
+// rolling update adds `maxSurge` whole groups, default 0, and may take
+// `maxUnavailable` groups down first, default 1 (the LeaderWorkerSet
+// API's defaults).
 func leaderWorkerSetGroups(obj map[string]any) ([]PodGroup, bool, error) {
 	groups := ReplicaCount(obj, "spec", "replicas")
 	size := max(1, ReplicaCount(obj, "spec", "leaderWorkerTemplate", "size"))
@@ -78,33 +86,55 @@ func leaderWorkerSetGroups(obj map[string]any) ([]PodGroup, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
+	unavailable, err := scaledOf(obj, groups, "1", false, "spec", "rolloutStrategy", "rollingUpdateConfiguration", "maxUnavailable")
+	if err != nil {
+		return nil, true, err
+	}
 	workers, err := TemplateGroup(obj, "spec", "leaderWorkerTemplate", "workerTemplate")
 	if err != nil {
 		return nil, true, err
 	}
-	workers.Component, workers.Pods, workers.Surge = "workers", groups*(size-1), surge*(size-1)
+	workers.Component, workers.Pods, workers.Surge, workers.Unavailable = "workers", groups*(size-1), surge*(size-1), unavailable*(size-1)
 	leader := workers
 	if _, ok, _ := unstructured.NestedMap(obj, "spec", "leaderWorkerTemplate", "leaderTemplate"); ok {
 		if leader, err = TemplateGroup(obj, "spec", "leaderWorkerTemplate", "leaderTemplate"); err != nil {
 			return nil, true, err
 		}
 	}
-	leader.Component, leader.Pods, leader.Surge = "leader", groups, surge
+	leader.Component, leader.Pods, leader.Surge, leader.Unavailable = "leader", groups, surge, unavailable
 	return []PodGroup{leader, workers}, true, nil
 }
 
-// deploymentSurge is `maxSurge` of a RollingUpdate Deployment (default
-// 25%, a percentage rounded up); a Recreate Deployment has none.
-func deploymentSurge(obj map[string]any, pods int32) (int32, error) {
+// deploymentRollout is `maxSurge` (default 25%, a percentage rounded up)
+// and `maxUnavailable` (default 25%, rounded down) of a RollingUpdate
+// Deployment, with Kubernetes' fencepost: both 0 makes maxUnavailable 1
+// (pkg/controller/deployment/util ResolveFenceposts). A Recreate
+// Deployment has no surge: it takes every pod down first.
+func deploymentRollout(obj map[string]any, pods int32) (surge, unavailable int32, err error) {
 	if t, _, _ := unstructured.NestedString(obj, "spec", "strategy", "type"); t == "Recreate" {
-		return 0, nil
+		return 0, pods, nil
 	}
-	return surgeOf(obj, pods, "25%", "spec", "strategy", "rollingUpdate", "maxSurge")
+	if surge, err = surgeOf(obj, pods, "25%", "spec", "strategy", "rollingUpdate", "maxSurge"); err != nil {
+		return 0, 0, err
+	}
+	if unavailable, err = scaledOf(obj, pods, "25%", false, "spec", "strategy", "rollingUpdate", "maxUnavailable"); err != nil {
+		return 0, 0, err
+	}
+	if surge == 0 && unavailable == 0 {
+		unavailable = 1
+	}
+	return surge, unavailable, nil
 }
 
 // surgeOf reads an int-or-percent surge field, scaled against total and
 // rounded up as Kubernetes does for surges.
 func surgeOf(obj map[string]any, total int32, def string, fields ...string) (int32, error) {
+	return scaledOf(obj, total, def, true, fields...)
+}
+
+// scaledOf reads an int-or-percent field, scaled against total and
+// rounded up or down.
+func scaledOf(obj map[string]any, total int32, def string, roundUp bool, fields ...string) (int32, error) {
 	v := intstr.Parse(def)
 	if raw, ok, _ := unstructured.NestedFieldNoCopy(obj, fields...); ok {
 		switch t := raw.(type) {
@@ -118,7 +148,7 @@ func surgeOf(obj map[string]any, total int32, def string, fields ...string) (int
 			return 0, fmt.Errorf("`%s` must be an integer or a percentage, got %T", strings.Join(fields, "."), raw)
 		}
 	}
-	n, err := intstr.GetScaledValueFromIntOrPercent(&v, int(total), true)
+	n, err := intstr.GetScaledValueFromIntOrPercent(&v, int(total), roundUp)
 	if err != nil {
 		return 0, fmt.Errorf("`%s`: %w", strings.Join(fields, "."), err)
 	}

@@ -26,9 +26,9 @@ import (
 //     "GPU Distribution"); on a DRA pool its `resources.claims` and the pod
 //     claims of `extraPodSpec.resourceClaims` instead, again per pod;
 //   - a rolling update brings up ceil(25% × replicas) more pods of a
-//     single-node service (the operator's explicit 25% maxSurge for
-//     Deployments and its own worker rollout); none for a multinode
-//     service (LeaderWorkerSet's default maxSurge 0).
+//     single-node service and may take floor(25% × replicas) old ones
+//     down first (the operator's managed rolling update, its defaults);
+//     none for a multinode service (LeaderWorkerSet's default maxSurge 0).
 //
 // Multinode pods are gang-scheduled by Volcano, not kube-scheduler; they
 // still take the nodes counted here.
@@ -83,6 +83,10 @@ func serviceGroup(name string, svc map[string]any) (providers.PodGroup, error) {
 		// ceil(25%): the operator's own worker rollout and the
 		// Deployments of the other services surge alike.
 		g.Surge = (replicas + 3) / 4
+		// and take down floor(25%) old pods first: the defaults of the
+		// operator's managed rolling update (docs/pages/kubernetes/
+		// rolling-update.md, "Configuring maxSurge and maxUnavailable").
+		g.Unavailable = replicas / 4
 	}
 	return g, nil
 }

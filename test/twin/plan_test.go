@@ -203,8 +203,21 @@ type poolPlan struct {
 	Fits        bool `json:"fits"`
 }
 
-// planJSON runs `airunway-render plan -o json`: exit 0 when it fits, 3
-// when it does not, and the one pool's figures.
+// planExitFor is the exit status plan documents for what its JSON says:
+// 3 when the pods do not fit, 4 when they do but a rolling update stalls,
+// 0 otherwise.
+func planExitFor(fits, rolloutsProceed bool) int {
+	switch {
+	case !fits:
+		return 3
+	case !rolloutsProceed:
+		return 4
+	}
+	return 0
+}
+
+// planJSON runs `airunway-render plan -o json`: its exit status as
+// planExitFor says, and the one pool's figures.
 func planJSON(t *testing.T, caps string, paths []string) poolPlan {
 	t.Helper()
 	cmd := exec.Command(renderBin(t), append([]string{"plan", "-o", "json", "--capabilities", caps}, paths...)...)
@@ -219,17 +232,14 @@ func planJSON(t *testing.T, caps string, paths []string) poolPlan {
 		require.NoError(t, err)
 	}
 	var p struct {
-		Fits  bool       `json:"fits"`
-		Pools []poolPlan `json:"pools"`
+		Fits            bool       `json:"fits"`
+		RolloutsProceed bool       `json:"rolloutsProceed"`
+		Pools           []poolPlan `json:"pools"`
 	}
 	require.NoError(t, json.Unmarshal(out, &p), "plan: %s", stderr.String())
 	require.Len(t, p.Pools, 1)
 	require.Equal(t, p.Fits, p.Pools[0].Fits)
-	if p.Fits {
-		require.Equal(t, 0, code, stderr.String())
-	} else {
-		require.Equal(t, 3, code, "plan exits 3 when a pool is short: %s", stderr.String())
-	}
+	require.Equal(t, planExitFor(p.Fits, p.RolloutsProceed), code, "the exit status against `fits` and `rolloutsProceed`: %s", stderr.String())
 	return p.Pools[0]
 }
 
@@ -419,8 +429,9 @@ func TestPlanAgreesWithSchedulerOnPodsWithoutSelector(t *testing.T) {
 // selectorlessPlan is what the test reads of `airunway-render plan -o
 // json`, checking its exit status against its `fits`.
 type selectorlessPlan struct {
-	Fits  bool `json:"fits"`
-	Pools []struct {
+	Fits            bool `json:"fits"`
+	RolloutsProceed bool `json:"rolloutsProceed"`
+	Pools           []struct {
 		Name string `json:"name"`
 		Pods int    `json:"pods"`
 	} `json:"pools"`
@@ -475,7 +486,7 @@ func selectorlessPlanOf(t *testing.T, caps string, paths ...string) selectorless
 	}
 	var p selectorlessPlan
 	require.NoError(t, json.Unmarshal(out, &p), "plan: %s", stderr.String())
-	require.Equal(t, map[bool]int{true: 0, false: 3}[p.Fits], code, "the exit status against `fits`: %s", stderr.String())
+	require.Equal(t, planExitFor(p.Fits, p.RolloutsProceed), code, "the exit status against `fits` and `rolloutsProceed`: %s", stderr.String())
 	return p
 }
 
