@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -106,7 +105,7 @@ func argoGenerate(stdout, stderr io.Writer) error {
 // argoObjects is the application's objects as a YAML stream; problems
 // go to stderr.
 func argoObjects(app rootFiles, caps string, stderr io.Writer) ([]byte, bool) {
-	if kustomizationIn(app) {
+	if isKustomization(app, ".") {
 		return argoBuild(app, caps, stderr)
 	}
 	if caps == "" {
@@ -135,17 +134,6 @@ func renderStream(src files, caps string, paths []string, stderr io.Writer) ([]b
 	return out.Bytes(), ok
 }
 
-// kustomizationIn reports whether the application's directory holds a
-// kustomization.
-func kustomizationIn(app rootFiles) bool {
-	for _, name := range konfig.RecognizedKustomizationFileNames() {
-		if fi, err := app.stat(name); err == nil && !fi.IsDir() {
-			return true
-		}
-	}
-	return false
-}
-
 // argoBuild builds the application's kustomization, confined to the
 // repository. A kustomization that runs airunway-render gives the objects
 // as kustomize prints them; one that does not is rendered with the
@@ -166,28 +154,7 @@ func argoBuild(app rootFiles, caps string, stderr io.Writer) ([]byte, bool) {
 		fmt.Fprintf(stderr, "[error] the application's kustomization does not run airunway-render and `%s` is unset: add the function to its `transformers` (examples/kustomize/clusters/prod), or name the capability file in the Application's `spec.source.plugin.env`\n", envCapabilities)
 		return nil, false
 	}
-	return renderStream(builtFiles{rootFiles: app, built: res.YAML}, caps, []string{stdinName}, stderr)
-}
-
-// builtFiles serves a kustomization's build output as stdin ("-") and
-// every other name from the repository.
-type builtFiles struct {
-	rootFiles
-	built []byte
-}
-
-func (b builtFiles) open(name string) (io.ReadCloser, error) {
-	if name == stdinName {
-		return io.NopCloser(bytes.NewReader(b.built)), nil
-	}
-	return b.rootFiles.open(name)
-}
-
-func (b builtFiles) stat(name string) (fs.FileInfo, error) {
-	if name == stdinName {
-		return stdinInfo{}, nil
-	}
-	return b.rootFiles.stat(name)
+	return renderStream(builtFiles{files: app, built: map[string][]byte{stdinName: res.YAML}}, caps, []string{stdinName}, stderr)
 }
 
 // argoFiles opens the repository as an os.Root, with names relative to the

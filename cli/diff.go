@@ -38,8 +38,17 @@ show, object by object, how what the cluster would get differs: as text,
 or as Markdown for a pull-request comment. The repository is left as it
 was; a revision is read from git's objects (ls-tree, cat-file), with
 none of its .gitattributes applied, and no file outside the
-repository is read, whatever its symbolic links say.`,
-		Example: `  airunway-render diff --capabilities clusters/prod/capabilities.yaml origin/main -- models/
+repository is read, whatever its symbolic links say.
+
+A PATH that holds a kustomization (a cluster's overlay) is built at each
+revision as build builds it, kustomize in process with this binary as the
+function, so the diff is of what Argo CD and Flux apply: the overlay's
+patches included, its bases found wherever they are in the repository.
+The revision's whole tree is then read (at most 1 GiB).`,
+		Example: `  # what a pull request changes on the prod cluster, as Argo CD builds it
+  airunway-render diff --capabilities clusters/prod/capabilities.yaml origin/main -- clusters/prod
+
+  airunway-render diff --capabilities clusters/prod/capabilities.yaml origin/main -- models/
   airunway-render diff --format markdown --exit-code origin/main HEAD -- models/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.complete(args, cmd.ArgsLenAtDash()); err != nil {
@@ -224,12 +233,15 @@ func renderSide(repo *gitsnap.Repo, side gitsnap.Side, caps string, paths []stri
 	if caps != "" {
 		take = append([]string{caps}, paths...)
 	}
-	snap, err := repo.Take(side, take)
+	snap, err := takeSide(repo, side, take)
 	if err != nil {
 		return nil, false, err
 	}
 	defer func() { err = errors.Join(err, snap.Close()) }()
-	objs, problems := renderFiles(rootFiles{root: snap.Root, dir: "."}, caps, paths)
+	src, problems := withOverlaysBuilt(rootFiles{root: snap.Root, dir: "."}, paths, snapshotDirs(snap), stderr)
+	if !problems.HasErrors() {
+		objs, problems = renderFiles(src, caps, paths)
+	}
 	var b strings.Builder
 	problems.Report(&b, "nothing was rendered")
 	printSide(stderr, side, b.String())

@@ -69,6 +69,10 @@ the pool's pricePerNodeHour (730 hours). A pod that selects no pool (a
 Ray head or endpoint picker without a node selector) goes where the
 scheduler may put it: a pool whose taints it tolerates and whose nodes
 hold it, pools without GPUs first, with a warning when it lands on GPUs.
+A PATH that holds a kustomization (a cluster's overlay, as Argo CD and
+Flux build it) is built first, as build builds it: kustomize in process,
+this binary as the function, nothing read outside the Git working tree;
+the plan then counts what the overlay deploys, its patches included.
 A second table gives each model's memory per replica as the render
 estimated it (needed and available MiB, headroom, the fit, the source of
 the model's facts; --model-dir ID=DIR reads them as render does).
@@ -86,14 +90,17 @@ pod fits no pool, 4 when the pods fit but a rolling update would stall (a
 workload that may not take a pod down first, maxUnavailable 0, finds no
 room for its new pods), 1 on an error in the inputs (nothing is printed on
 stdout then).`,
-		Example: `  # the prod cluster's plan, as a table
+		Example: `  # the prod cluster's plan, as a table: its overlay, as Argo CD builds it
+  airunway-render plan --capabilities clusters/prod/capabilities.yaml clusters/prod
+
+  # plain model files
   airunway-render plan -f models/ --capabilities clusters/prod/capabilities.yaml
 
   # markdown for a pull request comment
   airunway-render plan -f models/ --capabilities caps.yaml -o markdown
 
-  # what this branch changes, as a pull-request comment
-  airunway-render plan --base origin/main --capabilities clusters/prod/capabilities.yaml -o markdown models/
+  # what this branch changes on prod, as a pull-request comment
+  airunway-render plan --base origin/main --capabilities clusters/prod/capabilities.yaml -o markdown clusters/prod
 
   # JSON for a pipeline: fail the job when it does not fit
   airunway-render plan -f models/ --capabilities caps.yaml -o json | jq '.pools[] | select(.fits | not)'`,
@@ -172,7 +179,8 @@ func runPlan(o planOptions, paths []string, s streams) error {
 	}
 	defer closeScope()
 	caps, problems := readCapabilities(src, o.capsFile)
-	res, l := renderInputs(src, caps, problems, paths, nil, policy, o.models)
+	inputs, built := withOverlaysBuilt(src, paths, hostDirs, s.errOut)
+	res, l := renderInputs(inputs, caps, append(problems, built...), paths, nil, policy, o.models)
 	l.Report(s.errOut, "nothing was planned")
 	if l.HasErrors() {
 		return exitCode(1)

@@ -165,7 +165,7 @@ Against HEAD~1: nodes in use cost 7300.00 → 14600.00 (+7300.00 USD) a month; e
 	r.write(map[string]string{"clusters/prod/capabilities.yaml": planCaps(2)})
 	out, _, code = run(t, "", args...)
 	require.Equal(t, exitRolloutShort, code, out)
-	require.Contains(t, out, "  no (rollout stalls)  ")
+	require.Contains(t, out, "  **no** (rollout stalls)  ")
 	require.Contains(t, out, "every pool holds its pods, but NOT their rolling update")
 	out, _, code = run(t, "", "plan", "--capabilities", filepath.Join(r.dir, "clusters/prod/capabilities.yaml"), filepath.Join(r.dir, "models"))
 	require.Equal(t, exitRolloutShort, code, out)

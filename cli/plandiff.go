@@ -78,7 +78,7 @@ func planRefs(o planOptions, given []string, stderr io.Writer) (*plan.Delta, *pl
 // planSide renders and plans one side, reading through its os.Root;
 // problems go to stderr with the side in front of each line.
 func planSide(repo *gitsnap.Repo, side gitsnap.Side, isBase bool, caps string, paths []string, o planOptions, stderr io.Writer) (p *plan.Plan, failed bool, err error) {
-	snap, err := repo.Take(side, append([]string{caps}, paths...))
+	snap, err := takeSide(repo, side, append([]string{caps}, paths...))
 	if err != nil {
 		return nil, false, err
 	}
@@ -100,8 +100,9 @@ func planSide(repo *gitsnap.Repo, side gitsnap.Side, isBase bool, caps string, p
 	var items []*yaml.RNode // a side without the paths: the models are added or removed
 	var fits []fit.Verdict
 	if len(paths) > 0 {
+		inputs, built := withOverlaysBuilt(src, paths, snapshotDirs(snap), &b)
 		var res render.Result
-		res, problems = renderInputs(src, resolved, problems, paths, nil, policy, o.models)
+		res, problems = renderInputs(inputs, resolved, append(problems, built...), paths, nil, policy, o.models)
 		items, fits = res.Items, res.Fits
 	}
 	problems.Report(&b, "nothing was planned")
@@ -167,11 +168,11 @@ func deltaRows(d *plan.Delta) [][]string {
 func poolFits(t plan.PoolTotals) string {
 	switch {
 	case !t.Fits:
-		return "no"
+		return yesNo(false)
 	case !t.RolloutsProceed:
-		return "no (rollout stalls)"
+		return yesNo(false) + " (rollout stalls)"
 	}
-	return "yes"
+	return yesNo(true)
 }
 
 func change64(before, after int64) string {

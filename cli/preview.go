@@ -21,6 +21,7 @@ import (
 	"github.com/airunway-render/airunway-render/internal/objdiff"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/builtin"
+	"github.com/airunway-render/airunway-render/render"
 )
 
 // `airunway-render preview` renders the same paths against two capability
@@ -46,7 +47,9 @@ func newPreviewCommand(s streams) *cobra.Command {
 		Long: `Render PATHs for a cluster before and after an upgrade (two capability
 files: an operator release, the InferencePool API version) and show the
 difference per object, flagging what the cluster will not take in place
-(BREAKING) and what restarts model servers.`,
+(BREAKING) and what restarts model servers. A PATH that holds a
+kustomization (a cluster's overlay) is built first, as build builds it,
+and its output rendered under each capability file.`,
 		Example: `  airunway-render preview --from clusters/prod/capabilities.yaml --to upgrade/capabilities.yaml -f models/
 
   # as a pull-request comment, failing the job on a breaking change
@@ -107,7 +110,11 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 			fmt.Fprintf(s.errOut, "[error] %v\n", err)
 			return exitCode(1)
 		}
-		res, problems := renderFilesWith(src, caps, paths, nil, diag.Policy{}, models)
+		inputs, problems := withOverlaysBuilt(src, paths, hostDirs, s.errOut)
+		var res render.Result
+		if !problems.HasErrors() {
+			res, problems = renderFilesWith(inputs, caps, paths, nil, diag.Policy{}, models)
+		}
 		objs := clusterObjects(res.Items)
 		fits[i] = res.Fits
 		closeScope()

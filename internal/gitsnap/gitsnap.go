@@ -189,6 +189,36 @@ func (r *Repo) Take(s Side, paths []string) (*Snapshot, error) {
 	return snap, nil
 }
 
+// MaxTreeBytes bounds what TakeTree writes: the blobs of a revision's
+// whole tree, together.
+const MaxTreeBytes = 1 << 30
+
+// treeLimit is MaxTreeBytes; tests lower it.
+var treeLimit int64 = MaxTreeBytes
+
+// TakeTree opens the side's whole tree: the working tree in place, or
+// every blob of a revision, written into a temporary directory. A
+// kustomization needs it: it reads whatever its resources, patches and
+// generators name, anywhere in the repository. A revision whose blobs hold
+// more than MaxTreeBytes together is refused before anything is written.
+func (r *Repo) TakeTree(s Side) (*Snapshot, error) {
+	if s.Tree == "" {
+		return r.Take(s, nil)
+	}
+	entries, err := r.listTree(s, nil)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s from git's objects: %v", s.Desc, err)
+	}
+	var total int64
+	for _, e := range entries {
+		total += e.size
+	}
+	if total > treeLimit {
+		return nil, fmt.Errorf("%s holds %d bytes of files; a kustomization among the paths is built from the whole tree, which may hold at most %d bytes (%d MiB)", s.Desc, total, treeLimit, treeLimit>>20)
+	}
+	return r.Take(s, []string{"."})
+}
+
 // maxLinkRounds bounds how many times extract follows symbolic links to
 // paths not extracted yet (a link to a link to a directory is two).
 const maxLinkRounds = 8
@@ -273,17 +303,18 @@ func (r *Repo) archive(s Side, root *os.Root, paths []string) ([]string, error) 
 // allows 4,095 bytes.
 const maxLinkTarget = 4096
 
-// treeEntry is one line of git ls-tree.
+// treeEntry is one line of git ls-tree -l.
 type treeEntry struct {
 	mode, kind, oid, path string
+	size                  int64 // a blob's; 0 for a tree or a submodule
 }
 
-// listTree lists the trees and blobs under paths at the side, recursively.
-// A submodule ("commit") is listed and skipped: it has no files here.
+// listTree lists the trees and blobs under paths at the side, recursively;
+// no paths: the whole tree. A submodule ("commit") is listed and skipped:
+// it has no files here.
 func (r *Repo) listTree(s Side, paths []string) ([]treeEntry, error) {
-	// Literal pathspecs: a path is a name, never a glob. paths is never
-	// empty: an empty pathspec would list the whole tree.
-	args := append([]string{"--literal-pathspecs", "ls-tree", "-r", "-t", "-z", "--full-tree", s.Tree, "--"}, paths...)
+	// Literal pathspecs: a path is a name, never a glob.
+	args := append([]string{"--literal-pathspecs", "ls-tree", "-r", "-t", "-l", "-z", "--full-tree", s.Tree, "--"}, paths...)
 	out, err := gitOutput(r.Top, "", args...)
 	if err != nil {
 		return nil, err
@@ -295,10 +326,18 @@ func (r *Repo) listTree(s Side, paths []string) ([]treeEntry, error) {
 		}
 		meta, p, ok := strings.Cut(rec, "\t")
 		fields := strings.Fields(meta)
-		if !ok || len(fields) != 3 {
-			return nil, fmt.Errorf("git ls-tree printed %q, not \"<mode> <type> <object>\\t<path>\"", rec)
+		if !ok || len(fields) != 4 {
+			return nil, fmt.Errorf("git ls-tree printed %q, not \"<mode> <type> <object> <size>\\t<path>\"", rec)
 		}
-		entries = append(entries, treeEntry{mode: fields[0], kind: fields[1], oid: fields[2], path: p})
+		e := treeEntry{mode: fields[0], kind: fields[1], oid: fields[2], path: p}
+		if e.kind == "blob" {
+			size, err := strconv.ParseInt(fields[3], 10, 64)
+			if err != nil || size < 0 {
+				return nil, fmt.Errorf("git ls-tree printed size %q for %q", fields[3], p)
+			}
+			e.size = size
+		}
+		entries = append(entries, e)
 	}
 	return entries, nil
 }

@@ -17,7 +17,7 @@ type prWorkflow struct {
 	Jobs map[string]struct {
 		Strategy struct {
 			Matrix struct {
-				Capabilities []string `yaml:"capabilities"`
+				Cluster []string `yaml:"cluster"`
 			} `yaml:"matrix"`
 		} `yaml:"strategy"`
 		Steps []struct {
@@ -50,15 +50,18 @@ func gitCommit(t *testing.T, dir string, args ...string) {
 }
 
 // diffRepo is a GitOps repository like the workflow expects: the example
-// model under models/, two clusters' capability files, main mirrored as
-// origin/main, and a pull request that raises the model's GPU count.
+// model under models/, two clusters' overlays (capability file, the
+// models, the renderer), main mirrored as origin/main, and a pull request
+// that raises the model's GPU count.
 func diffRepo(t *testing.T) string {
 	repo := t.TempDir()
 	copyDir(t, filepath.Join(repoRoot, "examples", "vllm-basic"), filepath.Join(repo, "models", "vllm-basic"))
+	copyDir(t, filepath.Join(repoRoot, "examples", "kustomize", "render", "exec"), filepath.Join(repo, "render"))
+	writeRepoFile(t, repo, "models/kustomization.yaml", "resources:\n- vllm-basic/modeldeployment.yaml\n")
 	prod := readFileString(t, filepath.Join(repoRoot, "examples", "capabilities", "prod-eastus.yaml"))
 	for cluster, caps := range map[string]string{"prod": prod, "dev": strings.Replace(prod, "name: prod-eastus", "name: dev", 1)} {
-		require.NoError(t, os.MkdirAll(filepath.Join(repo, "clusters", cluster), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(repo, "clusters", cluster, "capabilities.yaml"), []byte(caps), 0o644))
+		writeRepoFile(t, repo, "clusters/"+cluster+"/capabilities.yaml", caps)
+		writeRepoFile(t, repo, "clusters/"+cluster+"/kustomization.yaml", "resources:\n- ../../models\n- capabilities.yaml\ntransformers:\n- ../../render\n")
 	}
 	gitCommit(t, repo, "init", "-q")
 	gitCommit(t, repo, "symbolic-ref", "HEAD", "refs/heads/main")
@@ -120,11 +123,12 @@ printf '%s\n' "$@" > "$GH_LOG"
 	shell := []string{"--noprofile", "--norc", "-eo", "pipefail", "-c"}
 
 	script, stepEnv := wf.step(t, "diff", "diff")
-	require.Equal(t, map[string]string{"BASE_REF": "${{ github.base_ref }}", "CAPABILITIES": "${{ matrix.capabilities }}"}, stepEnv)
-	matrix := wf.Jobs["diff"].Strategy.Matrix.Capabilities
-	require.Equal(t, []string{"clusters/dev/capabilities.yaml", "clusters/prod/capabilities.yaml"}, matrix)
-	for i, caps := range matrix {
-		env := []string{path, "BASE_REF=main", "CAPABILITIES=" + caps, "MODEL_PATHS=" + wf.Env["MODEL_PATHS"]}
+	require.Equal(t, map[string]string{"BASE_REF": "${{ github.base_ref }}", "CLUSTER": "${{ matrix.cluster }}"}, stepEnv)
+	matrix := wf.Jobs["diff"].Strategy.Matrix.Cluster
+	require.Equal(t, []string{"clusters/dev", "clusters/prod"}, matrix)
+	for i, cluster := range matrix {
+		caps := cluster + "/capabilities.yaml"
+		env := []string{path, "BASE_REF=main", "CLUSTER=" + cluster}
 		mustRun(t, repo, env, "bash", append(shell, script)...)
 		md := readFileString(t, filepath.Join(repo, "diff.md"))
 		for _, want := range []string{
@@ -162,7 +166,7 @@ printf '%s\n' "$@" > "$GH_LOG"
 	editFile(t, prodCaps, "    nodes: {min: 0, max: 2}\n", "    nodes: {count: 0}\n")
 	gitCommit(t, repo, "commit", "-q", "-am", "no H100 nodes")
 	script, _ = wf.step(t, "diff", "diff")
-	env := []string{path, "BASE_REF=main", "CAPABILITIES=clusters/prod/capabilities.yaml", "MODEL_PATHS=" + wf.Env["MODEL_PATHS"]}
+	env := []string{path, "BASE_REF=main", "CLUSTER=clusters/prod"}
 	res := run(t, repo, env, "bash", append(shell, script)...)
 	require.Equal(t, 1, res.exit, "stderr:\n%s", res.stderr)
 	md := readFileString(t, filepath.Join(repo, "diff.md"))
@@ -205,7 +209,7 @@ func TestDiffReadmeSnippet(t *testing.T) {
 	gitCommit(t, repo, "commit", "-q", "-am", "A100 SXM nodes")
 
 	res := mustRun(t, repo, nil, renderBin(t), "diff", "--capabilities", "examples/kustomize/clusters/prod/capabilities.yaml",
-		"origin/main", "HEAD", "--", "examples/kustomize/base")
+		"origin/main", "HEAD", "--", "examples/kustomize/clusters/prod")
 	require.Contains(t, res.stdout, "~ DynamoGraphDeployment/inference/llama-3-1-8b (nvidia.com/v1alpha1)\n")
 	require.Contains(t, res.stdout, "-          nvidia.com/gpu.product: NVIDIA-A100-PCIE-80GB\n")
 	require.Contains(t, res.stdout, "+          nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB\n")
@@ -215,17 +219,32 @@ func TestDiffReadmeSnippet(t *testing.T) {
 
 // TestPlanReadmeSnippet runs the README's plan diff as written, in a
 // repository holding the examples, on the pull request it describes
-// (qwen3-0-6b gets three replicas), and finds its output in the README.
+// (llama-3-1-8b gets two replicas), and finds its output in the README:
+// prod's overlay built, its qwen patch included in the cost. On dev the
+// same change leaves no room for a rollout: exit 4, as the README says.
 func TestPlanReadmeSnippet(t *testing.T) {
 	repo := examplesRepo(t)
-	model := filepath.Join(repo, "examples", "kustomize", "base", "qwen3-0-6b.yaml")
-	editFile(t, model, "      count: 1\n", "      count: 1\n  scaling:\n    replicas: 3\n")
-	gitCommit(t, repo, "commit", "-q", "-am", "three qwen replicas")
+	model := filepath.Join(repo, "examples", "kustomize", "base", "llama-3-1-8b.yaml")
+	editFile(t, model, "      count: 2\n", "      count: 2\n  scaling:\n    replicas: 2\n")
+	gitCommit(t, repo, "commit", "-q", "-am", "two llama replicas")
 
 	readme := readFileString(t, filepath.Join(repoRoot, "README.md"))
-	const command = "airunway-render plan --base origin/main --capabilities examples/kustomize/clusters/prod/capabilities.yaml examples/kustomize/base"
+	const command = "airunway-render plan --base origin/main --capabilities examples/kustomize/clusters/prod/capabilities.yaml examples/kustomize/clusters/prod"
 	require.Contains(t, readme, "$ "+command+"\n")
 	res := mustRun(t, repo, nil, renderBin(t), strings.Fields(command)[1:]...)
-	require.Contains(t, res.stdout, "inference/qwen3-0-6b (1 → 3 pod, 1 → 3 GPU)")
+	require.Contains(t, res.stdout, "inference/llama-3-1-8b (1 → 2 pod, 2 → 4 GPU)")
 	require.Contains(t, readme, "$ "+command+"\n"+res.stdout+"```", "the README shows this output; paste the new one")
+
+	dev := strings.ReplaceAll(command, "clusters/prod", "clusters/dev")
+	res = run(t, repo, nil, renderBin(t), strings.Fields(dev)[1:]...)
+	require.Equal(t, 4, res.exit, "stderr:\n%s", res.stderr)
+	require.Contains(t, res.stdout, "**no** (rollout stalls)")
+}
+
+// writeRepoFile writes a file of a test repository, making its directory.
+func writeRepoFile(t *testing.T, repo, name, content string) {
+	t.Helper()
+	p := filepath.Join(repo, filepath.FromSlash(name))
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
 }
