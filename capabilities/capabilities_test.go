@@ -154,6 +154,25 @@ func TestResolveProblems(t *testing.T) {
 			doc:  capsDoc(`{}`),
 		},
 		{
+			name: "a fleet",
+			doc:  capsDoc(`{fleet: {clusters: [test-cluster, west], unassignedModels: Render}}`),
+		},
+		{
+			name: "a fleet without this cluster, a name twice, a bad name and policy",
+			doc:  capsDoc(`{fleet: {clusters: [test-clustre, west, west, West_1], unassignedModels: Always}}`),
+			want: []want{
+				e("spec.fleet.clusters", `must include this cluster's own name "test-cluster"`, `did you mean "test-clustre"?`),
+				e("spec.fleet.clusters[2]", `"west" is listed twice`),
+				e("spec.fleet.clusters[3]", `"West_1" must be a cluster name`),
+				e("spec.fleet.unassignedModels", `must be "Refuse" or "Render", got "Always"`),
+			},
+		},
+		{
+			name: "an empty fleet",
+			doc:  capsDoc(`{fleet: {clusters: []}}`),
+			want: []want{e("spec.fleet.clusters", "must name every cluster of the fleet")},
+		},
+		{
 			name: "wrong apiVersion",
 			doc:  strings.Replace(capsDoc(`{providers: [`+kaito+`]}`), "airunway.ai/v1alpha1", "airunway.ai/v1beta1", 1),
 			want: []want{e("apiVersion", `"airunway.ai/v1beta1" is not supported`, `"airunway.ai/v1alpha1"`)},

@@ -43,6 +43,8 @@ type Resolved struct {
 	// Labels are the cluster's labels (`metadata.labels`): region, tier,
 	// compliance… what a model's cluster selector matches in a fleet.
 	Labels map[string]string
+	// Fleet is the fleet's clusters, nil when the file declares none.
+	Fleet *hub.FleetCapability
 	// rules holds each installed provider's rules, by provider name.
 	rules map[string][]Rule
 	// embedded: the built-in default, which describes no cluster of a
@@ -129,6 +131,7 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 	r := &Resolved{
 		ResolvedCapabilities: hub.ResolvedCapabilities{Name: c.Name, Source: "ClusterCapabilities " + fmt.Sprintf("%q", c.Name), Gateway: c.Spec.Gateway, NodePools: c.Spec.NodePools, Autoscaling: c.Spec.Autoscaling},
 		Labels:               c.Labels,
+		Fleet:                c.Spec.Fleet,
 		rules:                map[string][]Rule{},
 	}
 	// A model's cluster selector is matched against these labels: a
@@ -156,7 +159,39 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 	checkCurrencies(c.Spec.NodePools, &l)
 	checkAutoscaling(c.Spec.Autoscaling, &l)
 	r.Warnings = resolveWarnings(c.Spec.Warnings, &l)
+	checkFleet(c.Name, c.Spec.Fleet, &l)
 	return r, l
+}
+
+// checkFleet checks the fleet's cluster names: DNS labels as the
+// annotation airunway.ai/cluster takes them, each once, this cluster's
+// own among them.
+func checkFleet(name string, f *hub.FleetCapability, l *diag.List) {
+	if f == nil {
+		return
+	}
+	if len(f.Clusters) == 0 {
+		l.Errorf("spec.fleet.clusters", "must name every cluster of the fleet (each capability file's `metadata.name`), this one (%q) included", name)
+	}
+	seen := map[string]bool{}
+	for i, c := range f.Clusters {
+		at := fmt.Sprintf("spec.fleet.clusters[%d]", i)
+		if errs := utilvalidation.IsDNS1123Label(c); len(errs) > 0 {
+			l.Errorf(at, "%q must be a cluster name as `metadata.name` and the annotation airunway.ai/cluster take it: %s", c, strings.Join(errs, "; "))
+		}
+		if seen[c] {
+			l.Errorf(at, "%q is listed twice; list each cluster once", c)
+		}
+		seen[c] = true
+	}
+	if len(f.Clusters) > 0 && !seen[name] {
+		l.Errorf("spec.fleet.clusters", "must include this cluster's own name %q (`metadata.name`)%s", name, nearest.Suggestion(name, f.Clusters))
+	}
+	switch f.UnassignedModels {
+	case "", hub.UnassignedRefuse, hub.UnassignedRender:
+	default:
+		l.Errorf("spec.fleet.unassignedModels", "must be %q or %q, got %q", hub.UnassignedRefuse, hub.UnassignedRender, f.UnassignedModels)
+	}
 }
 
 // resolveWarnings checks the warning policy's codes.

@@ -124,7 +124,7 @@ const replicasGolden = `~ ModelDeployment/ml/qwen (airunway.ai/v1alpha1)
 
 --- HEAD~1:ModelDeployment/ml/qwen
 +++ HEAD:ModelDeployment/ml/qwen
-@@ -19,7 +19,7 @@
+@@ -21,7 +21,7 @@
    engine:
      type: vllm
    scaling:

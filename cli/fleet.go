@@ -102,7 +102,32 @@ func readFleet(src files, dir string) ([]plan.Cluster, diag.List) {
 		problems = append(problems, diag.Problem{Severity: diag.Error, File: dir,
 			Message: "holds no ClusterCapabilities: `--fleet` must name a directory with one capability file per cluster (`metadata.name` the cluster, `metadata.labels` its labels)"})
 	}
-	return clusters, problems
+	return clusters, append(problems, fleetDeclarations(clusters)...)
+}
+
+// fleetDeclarations holds each capability file's `spec.fleet.clusters`,
+// where it declares one, to the clusters of the directory: a build of
+// that cluster refuses assignments to clusters it does not list, so a
+// list that disagrees with the plan would fail builds the plan calls fine.
+func fleetDeclarations(clusters []plan.Cluster) diag.List {
+	var names []string
+	for _, c := range clusters {
+		names = append(names, c.Caps.Name)
+	}
+	slices.Sort(names)
+	var l diag.List
+	for _, c := range clusters {
+		if c.Caps.Fleet == nil {
+			continue
+		}
+		declared := slices.Sorted(slices.Values(c.Caps.Fleet.Clusters))
+		if !slices.Equal(declared, names) {
+			l = append(l, diag.Problem{Severity: diag.Error, File: c.File, Field: "spec.fleet.clusters",
+				Resource: diag.Resource{Kind: hub.KindClusterCapabilities, Name: c.Caps.Name},
+				Message:  fmt.Sprintf("lists %s, but the fleet's directory holds the capability files of %s: list exactly the fleet's clusters", strings.Join(declared, ", "), strings.Join(names, ", "))})
+		}
+	}
+	return l
 }
 
 // inputModel is one model of the input and its decoded form.
@@ -140,16 +165,32 @@ func fleetModels(items []*yaml.RNode, source func(*yaml.RNode) string, in *fleet
 }
 
 // candidate renders one model for each cluster it may run on: all of
-// them, or only its own when Git assigns it one (it is never moved).
+// them, or only its own when Git assigns it one (it is never moved). A
+// model whose render fails on its own cluster is rendered on the others
+// too, so that the plan can name where it would run.
 func (in *fleetInputs) candidate(m inputModel, policy diag.Policy, models map[string]fit.Model) plan.Candidate {
 	c := plan.Candidate{Namespace: m.node.GetNamespace(), Name: m.node.GetName(), Assigned: m.md.AssignedCluster(), Selector: m.md.ClusterSelector(),
 		Items: map[string][]*yaml.RNode{}, Refused: map[string]string{}, Fits: map[string][]fit.Verdict{}}
+	in.renderOn(&c, m.node, policy, models, func(name string) bool { return c.Assigned == "" || c.Assigned == name })
+	if _, refused := c.Refused[c.Assigned]; refused {
+		// Weighed elsewhere as if unassigned: the other clusters' renders
+		// would skip it, being assigned.
+		elsewhere := m.node.Copy()
+		if err := elsewhere.PipeE(yaml.ClearAnnotation(hub.AnnotationCluster)); err == nil {
+			in.renderOn(&c, elsewhere, policy, models, func(name string) bool { return name != c.Assigned })
+		}
+	}
+	return c
+}
+
+// renderOn renders the model for each cluster where is true.
+func (in *fleetInputs) renderOn(c *plan.Candidate, node *yaml.RNode, policy diag.Policy, models map[string]fit.Model, where func(string) bool) {
 	for _, cl := range in.clusters {
 		name := cl.Caps.Name
-		if c.Assigned != "" && c.Assigned != name {
+		if !where(name) {
 			continue
 		}
-		res := render.Render([]*yaml.RNode{m.node.Copy()}, render.Options{Capabilities: cl.Caps, Warnings: policy, Models: models})
+		res := render.Render([]*yaml.RNode{node.Copy()}, render.Options{Capabilities: cl.Caps, Warnings: policy, Models: models, WeighUnassigned: true})
 		c.Fits[name] = res.Fits
 		if res.Problems.HasErrors() {
 			c.Refused[name] = errorMessages(res.Problems)
@@ -160,7 +201,6 @@ func (in *fleetInputs) candidate(m inputModel, policy diag.Policy, models map[st
 		}
 		in.warnings[[3]string{c.Namespace, c.Name, name}] = withCluster(res.Problems, name)
 	}
-	return c
 }
 
 // errorMessages joins the errors of a render, each with its field.
@@ -305,7 +345,11 @@ func fleetSummary(f *plan.Fleet) []string {
 	var short []string
 	for _, m := range f.Models {
 		if !m.Fits && m.Kept {
-			short = append(short, fmt.Sprintf("Kept: %s/%s does not fit cluster %q, where Git assigns it (it is never moved; edit its annotation %s to move it): %s", m.Namespace, m.Name, m.Cluster, hub.AnnotationCluster, m.Reason))
+			line := fmt.Sprintf("Kept: %s/%s does not fit cluster %q, where Git assigns it (it is never moved; edit its annotation %s to move it): %s", m.Namespace, m.Name, m.Cluster, hub.AnnotationCluster, m.Reason)
+			if len(m.Alternatives) > 0 {
+				line += fmt.Sprintf("; it would render and fit on: %s", strings.Join(m.Alternatives, ", "))
+			}
+			short = append(short, line)
 		}
 	}
 	verdict := "every model has a cluster where its pods fit"
@@ -325,6 +369,10 @@ func fleetSummary(f *plan.Fleet) []string {
 	}
 	for _, c := range f.Clusters {
 		switch {
+		case len(c.RenderFails) > 0:
+			for _, fail := range c.RenderFails {
+				out = append(out, fmt.Sprintf("Cluster %q: its build FAILS, and delivers nothing: %s", c.Name, fail))
+			}
 		case !c.Fits:
 			out = append(out, fmt.Sprintf("Cluster %q does NOT fit its models: run `airunway-render plan --capabilities %s` for its pools.", c.Name, c.File))
 		case c.Plan != nil && !c.Plan.RolloutsProceed:
@@ -448,5 +496,16 @@ func fleetDeltaSummary(d *plan.FleetDelta, base string) string {
 	if d.AfterFits {
 		return line + "every model has a cluster where its pods fit."
 	}
-	return line + "the fleet does NOT fit after the change (run `airunway-render plan --fleet` for the reasons)."
+	line += "the fleet does NOT fit after the change (run `airunway-render plan --fleet` for the reasons)."
+	for _, c := range d.Clusters {
+		for _, fail := range c.After.RenderFails {
+			line += fmt.Sprintf("\nCluster %q: its build FAILS after the change, and delivers nothing: %s", c.Name, fail)
+		}
+	}
+	for _, m := range d.Models {
+		if len(m.Alternatives) > 0 {
+			line += fmt.Sprintf("\n%s/%s would render and fit on: %s (edit its annotation %s to move it)", m.Namespace, m.Name, strings.Join(m.Alternatives, ", "), hub.AnnotationCluster)
+		}
+	}
+	return line
 }

@@ -319,6 +319,37 @@ func TestFleetPlanBase(t *testing.T) {
 	require.Contains(t, out, "Against HEAD~1: 1 model(s) moved, 1 added, 0 removed; every model has a cluster where its pods fit.")
 }
 
+// --base: a change after which a kept model no longer renders on its
+// cluster fails that cluster's build; the plan says so, not "fewer GPUs",
+// and names where the model would run.
+func TestFleetPlanBaseBuildFails(t *testing.T) {
+	r := newDiffTestRepo(t)
+	files := map[string]string{}
+	for _, c := range []string{"gpu-east", "gpu-west"} {
+		data, err := os.ReadFile(filepath.Join(fleetDir, c, "capabilities.yaml"))
+		require.NoError(t, err)
+		files["clusters/"+c+".yaml"] = string(data)
+	}
+	files["models/a.yaml"] = fleetModel("a", 1, "gpu-west")
+	files["models/b.yaml"] = fleetModel("b", 1, "gpu-east")
+	r.commit("base", files)
+	west := strings.Replace(files["clusters/gpu-west.yaml"], "  providers:\n  - name: vllm\n    images:\n      vllm: vllm/vllm-openai:v0.19.1\n", "  providers: []\n", 1)
+	require.NotEqual(t, files["clusters/gpu-west.yaml"], west)
+	r.commit("vLLM gone from gpu-west", map[string]string{"clusters/gpu-west.yaml": west})
+
+	out, stderr, code := run(t, "", "plan", "-C", r.dir, "--fleet", "clusters", "--base", "HEAD~1", "models")
+	require.Equal(t, exitShort, code, stderr)
+	require.Contains(t, out, "inference/a  gpu-west  gpu-west  no longer fits")
+	require.Regexp(t, `gpu-west +1 → 0 \(-1\) .* \*\*no\*\*`, out, "the GPUs it no longer counts are no saving")
+	require.Contains(t, out, `Cluster "gpu-west": its build FAILS after the change, and delivers nothing: inference/a: `)
+	require.Contains(t, out, "inference/a would render and fit on: gpu-east (edit its annotation airunway.ai/cluster to move it)")
+
+	out, _, code = run(t, "", "plan", "--fleet", filepath.Join(r.dir, "clusters"), "-f", filepath.Join(r.dir, "models"))
+	require.Equal(t, exitShort, code)
+	require.Contains(t, out, `Cluster "gpu-west": its build FAILS, and delivers nothing: inference/a: `)
+	require.Contains(t, out, "; it would render and fit on: gpu-east")
+}
+
 // build of each cluster's overlay, as the Argo CD plugin runs it: the
 // cluster's models and nothing else.
 func TestFleetBuild(t *testing.T) {
@@ -359,4 +390,63 @@ func TestFleetPlanWriteStaysInside(t *testing.T) {
 	data, err = os.ReadFile(filepath.Join(models, "qwen3-8b.yaml"))
 	require.NoError(t, err)
 	require.NotContains(t, string(data), "airunway.ai/cluster:")
+}
+
+// copyTree copies a directory of regular files.
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		writeFile(t, filepath.Join(to, rel), string(data))
+		return nil
+	}))
+}
+
+// The fleet's capability files declare its clusters: a model assigned to
+// a misspelt cluster, or to none, fails every cluster's build (what the
+// Argo CD plugin and kustomize run) instead of running nowhere, or
+// everywhere, with an info line nobody sees.
+func TestFleetBuildRefusesUnknownAndUnassigned(t *testing.T) {
+	t.Setenv(asFunction, "1")
+	root := t.TempDir()
+	copyTree(t, "../examples/fleet/clusters", filepath.Join(root, "clusters"))
+	copyTree(t, "../examples/fleet/models", filepath.Join(root, "models"))
+	copyTree(t, "../examples/fleet/render", filepath.Join(root, "render"))
+	model := filepath.Join(root, "models", "qwen3-8b.yaml")
+	data, err := os.ReadFile(model)
+	require.NoError(t, err)
+	require.Contains(t, string(data), "airunway.ai/cluster: gpu-east")
+
+	// The examples build as they are.
+	_, stderr, code := run(t, "", "build", filepath.Join(root, "clusters", "gpu-east"), "--root", root)
+	require.Equal(t, 0, code, stderr)
+
+	writeFile(t, model, strings.Replace(string(data), "airunway.ai/cluster: gpu-east", "airunway.ai/cluster: gpu-eats", 1))
+	// The function's own message goes to the process's stderr, as
+	// kustomize passes it on (the Argo CD plugin's log shows it); render
+	// prints the same check's message here.
+	for _, c := range []string{"gpu-east", "gpu-west"} {
+		out, stderr, code := run(t, "", "build", filepath.Join(root, "clusters", c), "--root", root)
+		require.Equal(t, 1, code, "%s: %s", c, out)
+		require.Empty(t, out)
+		require.Contains(t, stderr, "couldn't execute function")
+		out, stderr, code = run(t, "", "render", "--capabilities", filepath.Join(root, "clusters", c, "capabilities.yaml"), filepath.Join(root, "models"))
+		require.Equal(t, 1, code, "%s: %s", c, out)
+		require.Contains(t, stderr, `assigns the model to cluster "gpu-eats", which the fleet does not have, so no cluster would run it`)
+		require.Contains(t, stderr, `did you mean "gpu-east"?`)
+	}
+
+	writeFile(t, model, stripAssignment(string(data)))
+	_, _, code = run(t, "", "build", filepath.Join(root, "clusters", "gpu-west"), "--root", root)
+	require.Equal(t, 1, code)
+	_, stderr, code = run(t, "", "render", "--capabilities", filepath.Join(root, "clusters", "gpu-west", "capabilities.yaml"), filepath.Join(root, "models"))
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "is not set: the model is assigned to no cluster of the fleet (gpu-east, gpu-west)")
 }

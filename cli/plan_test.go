@@ -60,6 +60,7 @@ kind: ModelDeployment
 metadata: {name: big, namespace: ml}
 spec:
   model: {id: meta-llama/Llama-3.3-70B-Instruct}
+  secrets: {huggingFaceToken: hf-token}
   engine: {type: vllm}
   resources: {gpu: {count: 8}}
   scaling: {replicas: 3}

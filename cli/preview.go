@@ -148,7 +148,8 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 		return err
 	}
 	res := &objdiff.Result{Old: o.from, New: o.to, Changes: changes, Command: "airunway-render preview"}
-	findings := append(upgradeNotes(o.from, o.to), objectFindings(changes)...)
+	findings := append(upgradeNotes(o.from, o.to), clientFindings(sides[0], sides[1], o.from, o.to)...)
+	findings = append(findings, objectFindings(changes)...)
 	findings = append(findings, memory...)
 	findings = append(findings, newWarnings(warned[0], warned[1])...)
 	out := res.Text() + findingsText(findings)
@@ -460,7 +461,9 @@ func fitFindings(before, after []fit.Verdict) []finding {
 			where = fmt.Sprintf("%s of pool %q → %s of pool %q", plural(b.GPUs, "GPU"), b.Pool, plural(a.GPUs, "GPU"), a.Pool)
 		}
 		kv := ""
-		if a.KVCacheTokens > 0 || b.KVCacheTokens > 0 {
+		// Both sides' vLLM arithmetic: another engine's estimate (KAITO's
+		// preset, after a provider switch) gives no KV cache to compare.
+		if a.Engine != "" && b.Engine != "" && (a.KVCacheTokens > 0 || b.KVCacheTokens > 0) {
 			kv = fmt.Sprintf("; its KV cache holds %s tokens (%s requests of %s tokens at once)", change(b.KVCacheTokens, a.KVCacheTokens, ""),
 				changeFloat(b.MaxConcurrency, a.MaxConcurrency), thousands(int64(a.ContextLength)))
 		}
@@ -470,7 +473,7 @@ func fitFindings(before, after []fit.Verdict) []finding {
 		switch {
 		case a.Status == fit.StatusDoesNotFit && b.Status != fit.StatusDoesNotFit:
 			f.breaking, f.message = true, "does not fit its GPUs after the upgrade: "+msg
-		case a.HeadroomPercent() < b.HeadroomPercent() || fitRank(a.Status) > fitRank(b.Status) || a.KVCacheTokens < b.KVCacheTokens:
+		case a.HeadroomPercent() < b.HeadroomPercent() || fitRank(a.Status) > fitRank(b.Status) || kv != "" && a.KVCacheTokens < b.KVCacheTokens:
 			f.note, f.message = true, fmt.Sprintf("a tighter fit (%s → %s): %s", b.Status, a.Status, msg)
 		default:
 			f.note, f.message = true, fmt.Sprintf("more headroom (%s → %s): %s", b.Status, a.Status, msg)

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/internal/objdiff"
@@ -80,6 +83,14 @@ func TestPreviewFindings(t *testing.T) {
 			"- InferencePool/models/qwen (inference.networking.x-k8s.io/v1alpha2)",
 		}},
 		{"unchanged", 0, []string{"0 added, 0 changed, 0 removed", "No breaking change and no restart."}},
+		// KAITO installed: the unpinned model moves to it, its clients
+		// lose their address and model name; the pinned one stays.
+		{"kaito-added", exitBreaking, []string{
+			"BREAKING: ModelDeployment/inference/llama-8b: the provider serving the model switches from vllm to kaito: testdata/preview/kaito-added/to.yaml adds provider kaito",
+			"To keep vllm, pin it: `spec.provider.name: vllm` on ModelDeployment llama-8b",
+			"BREAKING: ModelDeployment/inference/llama-8b: the model name clients send (OpenAI `model`) changes from \"meta-llama/Llama-3.1-8B-Instruct\" to \"llama-3.1-8b-instruct\"",
+			"BREAKING: ModelDeployment/inference/llama-8b: clients call it at llama-8b:8000 (Service:port in its namespace); after the upgrade it is at llama-8b:80",
+		}},
 		{"memory-fit-tighter", 0, []string{"No breaking change and no restart.\n\nnote: ModelDeployment/inference/llama-8b: a tighter fit (fits → tight): one replica of meta-llama/Llama-3.1-8B-Instruct on 1 GPU of pool \"a100\" needs 17,078 MiB → 17,083 MiB and gets 72,945 → 17,341 MiB (headroom 76% → 1%, model facts from the catalog); its KV cache holds 455,120 → 10,288 tokens"}},
 		// The render fails after the upgrade (exit 1), and stdout says why.
 		{"memory-fit-breaks", 1, []string{"BREAKING: ModelDeployment/inference/llama-8b: does not fit its GPUs after the upgrade: one replica of meta-llama/Llama-3.1-8B-Instruct on 1 GPU of pool \"a100\" needs 17,078 MiB → 16,054 MiB and gets 72,945 → 8,125 MiB"}},
@@ -246,4 +257,41 @@ func TestFitFindings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// clientFindings on hand-made sides: a route whose match changes, an
+// address that moves within a provider, a kind that goes away.
+func TestClientFindings(t *testing.T) {
+	model := func(endpoint string) string {
+		return "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata:\n  name: m\n  namespace: ml\n  annotations:\n    render.airunway.ai/provider: vllm\n    render.airunway.ai/served-name: m\n    render.airunway.ai/endpoint: " + endpoint + "\n"
+	}
+	route := func(header string) string {
+		return "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: m\n  namespace: ml\n  annotations:\n    render.airunway.ai/generated-from: m\nspec:\n  parentRefs: [{name: gw}]\n  rules:\n  - matches: [{headers: [{name: X-Gateway-Model-Name, value: " + header + "}]}]\n    backendRefs: [{name: m-pool}]\n"
+	}
+	pdb := "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: m\n  namespace: ml\n  annotations:\n    render.airunway.ai/generated-from: m\n"
+	parse := func(docs ...string) []*yaml.RNode {
+		var out []*yaml.RNode
+		for _, d := range docs {
+			out = append(out, yaml.MustParse(d))
+		}
+		return out
+	}
+	text := func(fs []finding) string {
+		var b strings.Builder
+		for _, f := range fs {
+			require.True(t, f.breaking, f.message)
+			b.WriteString(findingLine(f, f.object) + "\n")
+		}
+		return b.String()
+	}
+	same := clientFindings(parse(model("m:8000"), route("m"), pdb), parse(model("m:8000"), route("m"), pdb), "a.yaml", "b.yaml")
+	require.Empty(t, same)
+
+	got := text(clientFindings(parse(model("m:8000"), route("m"), pdb), parse(model("m-new:8000"), route("other")), "a.yaml", "b.yaml"))
+	require.Contains(t, got, "BREAKING: ModelDeployment/ml/m: clients call it at m:8000 (Service:port in its namespace); after the upgrade it is at m-new:8000")
+	require.Contains(t, got, "BREAKING: HTTPRoute/ml/m: what a request must carry to match the route")
+	require.Contains(t, got, "BREAKING: ModelDeployment/ml/m: PodDisruptionBudget/ml/m removed, with nothing of the same kind in its place")
+
+	got = text(clientFindings(parse(model("m:8000"), route("m")), parse(model("m:8000")), "a.yaml", "b.yaml"))
+	require.Contains(t, got, "BREAKING: HTTPRoute/ml/m: the gateway route is removed")
 }

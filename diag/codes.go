@@ -47,6 +47,8 @@ var (
 	UncheckedEngineArgs = Code{"unchecked-engine-args"}
 	Unassigned          = Code{"unassigned-model"}
 	EmptyCluster        = Code{"empty-cluster"}
+	GatedModel          = Code{"gated-model"}
+	LLMDWithoutGateway  = Code{"llmd-without-gateway"}
 )
 
 // FleetSkipped marks the note of a render for one cluster of a fleet that
@@ -89,6 +91,8 @@ var Codes = []struct {
 	{UncheckedEngineArgs, "engine arguments are not checked against the server's options: the image's release is not known (a floating tag, another image) or has no option table"},
 	{Unassigned, "a model assigned to no cluster beside models that are: every cluster of the fleet its selector matches renders it (docs/plan.md#a-fleet-of-clusters)"},
 	{EmptyCluster, "every model of the input is assigned to other clusters: the capability file's `metadata.name` may be misspelt, or the cluster has no model yet"},
+	{GatedModel, "a gated Hugging Face model without a token, whose weights only a model cache volume may already hold (without one, an error)"},
+	{LLMDWithoutGateway, "the llmd provider without a gateway renders plain vLLM Deployments: none of llm-d's routing runs"},
 }
 
 // CodeNames lists the codes' names.

@@ -91,6 +91,10 @@ type FleetModel struct {
 	// Reason: why a kept model does not fit its cluster, or why a new
 	// one fits none (each cluster's reason is in Verdicts).
 	Reason string `json:"reason,omitempty"`
+	// Alternatives: for a kept model that does not render on its
+	// cluster, the other clusters where it renders and fits beside their
+	// models.
+	Alternatives []string `json:"alternatives,omitempty"`
 	// Verdicts: for a model the plan placed, each cluster it was weighed
 	// against; for a kept one, its own cluster.
 	Verdicts []ClusterVerdict `json:"verdicts"`
@@ -121,8 +125,13 @@ type FleetCluster struct {
 	Name   string            `json:"name"`
 	Labels map[string]string `json:"labels,omitempty"`
 	File   string            `json:"file,omitempty"`
-	// Fits: its plan holds its pods.
+	// Fits: its plan holds its pods, and every model assigned to it
+	// renders there.
 	Fits bool `json:"fits"`
+	// RenderFails are the models assigned to it whose render fails there
+	// ("namespace/name: why"): the cluster's build, the Argo CD plugin
+	// and the KRM function fail with it, and nothing is delivered.
+	RenderFails []string `json:"renderFails,omitempty"`
 	// Models assigned to it, "namespace/name", sorted.
 	Models []string `json:"models"`
 	Plan   *Plan    `json:"plan"`
@@ -152,7 +161,9 @@ type fleetState struct {
 	plans map[string]*Plan
 	// over: per cluster, the pods of kept models that do not fit there,
 	// which the cluster's final plan shows short.
-	over     map[string][]Group
+	over map[string][]Group
+	// fails: per cluster, its kept models whose render fails there.
+	fails    map[string][]string
 	models   map[string][]string
 	verdicts map[string][]fit.Verdict
 	compare  bool // costs are comparable (one currency)
@@ -164,7 +175,7 @@ func Assign(models []Candidate, clusters []Cluster) (*Fleet, error) {
 		return nil, errors.New("the fleet has no cluster: its directory must hold one capability file (ClusterCapabilities) per cluster")
 	}
 	clusters = slices.SortedFunc(slices.Values(clusters), func(a, b Cluster) int { return cmp.Compare(a.Caps.Name, b.Caps.Name) })
-	s := &fleetState{clusters: clusters, load: map[string][]Group{}, groups: map[[3]string][]Group{}, gpus: map[[2]string]int64{}, notes: map[[3]string][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, plans: map[string]*Plan{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
+	s := &fleetState{clusters: clusters, load: map[string][]Group{}, groups: map[[3]string][]Group{}, gpus: map[[2]string]int64{}, notes: map[[3]string][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, fails: map[string][]string{}, plans: map[string]*Plan{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
 	f := &Fleet{Fits: true}
 	var err error
 	if s.compare, f.Notes, err = currencies(clusters); err != nil {
@@ -203,8 +214,10 @@ func Assign(models []Candidate, clusters []Cluster) (*Fleet, error) {
 		p := computeGroups(slices.Concat(s.load[c.Caps.Name], s.over[c.Caps.Name]), s.planned[c.Caps.Name], c.Caps)
 		p.Memory = MemoryOf(s.verdicts[c.Caps.Name])
 		ms := slices.Sorted(slices.Values(s.models[c.Caps.Name]))
-		f.Clusters = append(f.Clusters, FleetCluster{Name: c.Caps.Name, Labels: c.Caps.Labels, File: c.File, Fits: p.Fits, Models: append([]string{}, ms...), Plan: p})
-		f.Fits = f.Fits && p.Fits
+		fails := s.fails[c.Caps.Name]
+		fc := FleetCluster{Name: c.Caps.Name, Labels: c.Caps.Labels, File: c.File, Fits: p.Fits && len(fails) == 0, RenderFails: fails, Models: append([]string{}, ms...), Plan: p}
+		f.Clusters = append(f.Clusters, fc)
+		f.Fits = f.Fits && fc.Fits
 	}
 	return f, nil
 }
@@ -322,9 +335,19 @@ func (s *fleetState) keep(m Candidate) FleetModel {
 	out.Verdicts, out.Fits, out.Reason = []ClusterVerdict{v}, v.Fits, v.Reason
 	if v.Fits {
 		s.commit(m, c)
-	} else {
-		s.over[c.Caps.Name] = append(s.over[c.Caps.Name], s.groups[[3]string{m.Namespace, m.Name, c.Caps.Name}]...)
-		s.models[c.Caps.Name] = append(s.models[c.Caps.Name], m.Namespace+"/"+m.Name)
+		return out
+	}
+	s.over[c.Caps.Name] = append(s.over[c.Caps.Name], s.groups[[3]string{m.Namespace, m.Name, c.Caps.Name}]...)
+	s.models[c.Caps.Name] = append(s.models[c.Caps.Name], m.Namespace+"/"+m.Name)
+	if why, refused := m.Refused[m.Assigned]; refused {
+		// Its render fails there: so does the cluster's build, whatever
+		// the other models. Where else it would run is what to do next.
+		s.fails[c.Caps.Name] = append(s.fails[c.Caps.Name], m.Namespace+"/"+m.Name+": "+why)
+		for _, other := range s.clusters {
+			if other.Caps.Name != m.Assigned && s.weigh(m, other).Fits {
+				out.Alternatives = append(out.Alternatives, other.Caps.Name)
+			}
+		}
 	}
 	return out
 }

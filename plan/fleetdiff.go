@@ -30,6 +30,9 @@ type ModelMove struct {
 	Change string `json:"change"`
 	// Fits: all its pods fit in After.
 	Fits bool `json:"fits"`
+	// Alternatives: where a model that no longer renders on its cluster
+	// would render and fit (FleetModel.Alternatives).
+	Alternatives []string `json:"alternatives,omitempty"`
 }
 
 // ClusterDelta is one cluster before and after.
@@ -44,6 +47,9 @@ type ClusterTotals struct {
 	GPUs         int64    `json:"gpus"`
 	CostPerMonth *float64 `json:"costPerMonth,omitempty"`
 	Fits         bool     `json:"fits"`
+	// RenderFails: the cluster's models whose render fails there, so its
+	// build fails (FleetCluster.RenderFails).
+	RenderFails []string `json:"renderFails,omitempty"`
 }
 
 // CompareFleets compares two fleets' assignments; before may be empty.
@@ -58,7 +64,7 @@ func CompareFleets(before, after *Fleet) *FleetDelta {
 		key := [2]string{m.Namespace, m.Name}
 		is[key] = true
 		old, had := was[key]
-		move := ModelMove{Namespace: m.Namespace, Name: m.Name, Before: old.Cluster, After: m.Cluster, Fits: m.Fits}
+		move := ModelMove{Namespace: m.Namespace, Name: m.Name, Before: old.Cluster, After: m.Cluster, Fits: m.Fits, Alternatives: m.Alternatives}
 		switch {
 		case !m.Fits && !m.Kept:
 			move.Change, move.After = "fits nowhere", ""
@@ -96,7 +102,7 @@ func clusterDeltas(before, after *Fleet) ([]ClusterDelta, string) {
 			if byName[c.Name] == nil {
 				byName[c.Name] = &ClusterDelta{Name: c.Name, Before: ClusterTotals{Fits: true}, After: ClusterTotals{Fits: true}}
 			}
-			t := ClusterTotals{CostPerMonth: c.Plan.CostPerMonth, Fits: c.Fits}
+			t := ClusterTotals{CostPerMonth: c.Plan.CostPerMonth, Fits: c.Fits, RenderFails: c.RenderFails}
 			for _, p := range c.Plan.Pools {
 				t.GPUs += p.GPUsRequested
 			}

@@ -51,6 +51,18 @@ type Endpoint struct {
 	Port    int32
 }
 
+// String is the endpoint as the renderer records it on the model
+// (hub.AnnotationEndpoint): "service:port".
+func (e Endpoint) String() string { return fmt.Sprintf("%s:%d", e.Service, e.Port) }
+
+// Endpointer is implemented by providers that know, from the model alone,
+// the Service and port clients call (the one Health reports once the
+// object runs): the renderer records it on the model, and `preview`
+// holds it across an upgrade.
+type Endpointer interface {
+	Endpoint(md *hub.ModelDeployment) Endpoint
+}
+
 // Primary names the object whose status stands for a ModelDeployment.
 type Primary struct {
 	GVK  schema.GroupVersionKind

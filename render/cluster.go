@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -10,6 +11,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/nearest"
 )
 
 // A fleet is one model directory and a capability file per cluster
@@ -33,6 +35,29 @@ func fleetSkip(node *yaml.RNode, caps *capabilities.Resolved) string {
 		return "assigned to cluster " + c
 	}
 	return ""
+}
+
+// fleetAssignment checks a model's assignment against the fleet the
+// capability file declares (`spec.fleet`): a cluster the fleet does not
+// have is an error, as a model assigned to it would run nowhere, and so
+// is no cluster at all unless the fleet renders unassigned models (or the
+// caller weighs the model for an assignment, weigh). Nothing is checked
+// for a capability file that declares no fleet.
+func fleetAssignment(node *yaml.RNode, caps *capabilities.Resolved, weigh bool) diag.List {
+	var l diag.List
+	f := caps.Fleet
+	if caps.Embedded() || f == nil {
+		return l
+	}
+	field := "metadata.annotations." + hub.AnnotationCluster
+	c, assigned := node.GetAnnotations()[hub.AnnotationCluster]
+	switch {
+	case assigned && c != "" && !slices.Contains(f.Clusters, c):
+		l.Errorf(field, "assigns the model to cluster %q, which the fleet does not have, so no cluster would run it: `spec.fleet.clusters` of %s lists %s%s", c, caps.Source, strings.Join(f.Clusters, ", "), nearest.Suggestion(c, f.Clusters))
+	case !assigned && !weigh && f.UnassignedModels != hub.UnassignedRender:
+		l.Errorf(field, "is not set: the model is assigned to no cluster of the fleet (%s); record its cluster with `airunway-render plan --fleet DIR --write`, or set `spec.fleet.unassignedModels: Render` in the capability files to render it on every cluster its selector matches", strings.Join(f.Clusters, ", "))
+	}
+	return l
 }
 
 // selectorSkip checks a decoded model's cluster selector against the
@@ -95,7 +120,7 @@ func (f *fleetReport) problems(caps *capabilities.Resolved) diag.List {
 	// Models assigned to no cluster beside models that are: in a fleet,
 	// each of them is rendered for every cluster its selector matches,
 	// which is seldom meant for GPUs.
-	if f.assigned > 0 {
+	if f.assigned > 0 && caps.Fleet == nil {
 		for _, r := range f.unassigned {
 			l = append(l, diag.Problem{Severity: diag.Warning, Code: diag.Unassigned, Resource: r, Field: "metadata.annotations." + hub.AnnotationCluster,
 				Message: "is assigned to no cluster while other models of the input are: it is rendered for every cluster of the fleet its selector matches; record its cluster with `airunway-render plan --fleet DIR --write`"})

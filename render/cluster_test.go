@@ -114,3 +114,38 @@ func TestFleetRenderAssignmentAgainstSelector(t *testing.T) {
 	}
 	require.Equal(t, []string{"metadata.annotations.airunway.ai/cluster: assigns the model to cluster \"east\", whose labels (region=us-east1) its cluster selector \"region=us-west1\" does not match: assign it to a cluster the selector matches (`airunway-render plan --fleet DIR --write`), or change the selector"}, msgs)
 }
+
+// With the fleet declared in the capability file, a typo in an assignment
+// and a model assigned nowhere fail the render, naming the model, instead
+// of being skipped by every cluster; Render opts unassigned models in,
+// and plan --fleet weighs them (WeighUnassigned).
+func TestFleetDeclared(t *testing.T) {
+	east := fleetCaps(t, "east", nil)
+	east.Fleet = &hub.FleetCapability{Clusters: []string{"east", "west"}}
+
+	res := Render([]*kyaml.RNode{fleetItem("mine", `airunway.ai/cluster: east`), fleetItem("typo", `airunway.ai/cluster: wset`)}, Options{Capabilities: east})
+	require.True(t, res.Problems.HasErrors())
+	require.Contains(t, problemText(res.Problems), `ModelDeployment/ml/typo metadata.annotations.airunway.ai/cluster: assigns the model to cluster "wset", which the fleet does not have, so no cluster would run it: `+"`spec.fleet.clusters`"+` of ClusterCapabilities "test" lists east, west; did you mean "west"?`)
+	require.Empty(t, res.Items, "the run fails as a whole")
+
+	res = Render([]*kyaml.RNode{fleetItem("mine", `airunway.ai/cluster: east`), fleetItem("nobodys")}, Options{Capabilities: east})
+	require.True(t, res.Problems.HasErrors())
+	require.Contains(t, problemText(res.Problems), "ModelDeployment/ml/nobodys metadata.annotations.airunway.ai/cluster: is not set: the model is assigned to no cluster of the fleet (east, west)")
+
+	res = Render([]*kyaml.RNode{fleetItem("mine", `airunway.ai/cluster: east`), fleetItem("nobodys")}, Options{Capabilities: east, WeighUnassigned: true})
+	require.False(t, res.Problems.HasErrors(), "%v", res.Problems)
+	require.Equal(t, []string{"mine", "nobodys"}, rendered(res))
+
+	east.Fleet.UnassignedModels = hub.UnassignedRender
+	res = Render([]*kyaml.RNode{fleetItem("mine", `airunway.ai/cluster: east`), fleetItem("nobodys"), fleetItem("theirs", `airunway.ai/cluster: west`)}, Options{Capabilities: east})
+	require.False(t, res.Problems.HasErrors(), "%v", res.Problems)
+	require.Equal(t, []string{"mine", "nobodys"}, rendered(res))
+	require.NotContains(t, problemText(res.Problems), "unassigned-model", "the capability file chose to render them")
+}
+
+// problemText is the problems as Report prints them.
+func problemText(l diag.List) string {
+	var b strings.Builder
+	l.Report(&b, "")
+	return b.String()
+}

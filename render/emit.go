@@ -284,6 +284,8 @@ func annotateModel(node *yaml.RNode, d Decision) (*yaml.RNode, error) {
 		{hub.AnnotationProviderVersion, d.ProviderVersion},
 		{hub.AnnotationNodePool, d.NodePool},
 		{hub.AnnotationNodePoolReason, d.NodePoolReason},
+		{hub.AnnotationServedName, d.ServedName},
+		{hub.AnnotationEndpoint, d.Endpoint},
 	} {
 		if kv[1] == "" {
 			// Drop a decision an earlier render recorded and this one lacks.

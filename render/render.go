@@ -50,6 +50,10 @@ type Options struct {
 	// among the items and the model catalog when the memory fit is
 	// checked. Render itself reads no file.
 	Models map[string]fit.Model
+	// WeighUnassigned renders a model assigned to no cluster even where
+	// the capability file's fleet refuses such models: `plan --fleet`
+	// weighs a new model on every cluster before it assigns it.
+	WeighUnassigned bool
 	// KeepSkipped passes a model that is not this cluster's (render/
 	// cluster.go) through unchanged instead of leaving it out: kpt writes
 	// the function's output back to the package, and would delete its
@@ -143,6 +147,10 @@ func Render(items []*yaml.RNode, opts Options) Result {
 			continue
 		}
 		seen[id.String()] = file
+		if l := fleetAssignment(node, caps, opts.WeighUnassigned); len(l) > 0 {
+			problems = append(problems, l.Attach(id, file)...)
+			continue
+		}
 		skip := fleetSkip(node, caps)
 		var rendered []*yaml.RNode
 		if skip == "" {
@@ -224,6 +232,7 @@ func renderDecoded(node *yaml.RNode, md *hub.ModelDeployment, caps *capabilities
 		return nil, fits, l
 	}
 	d.NodePool, d.NodePoolReason = placement.Annotation, placement.Reason
+	checkAccess(md, models, &l)
 	if fits = checkFit(md, d.Engine, d.Provider, caps, p, placement, models, &l); l[n:].HasErrors() {
 		return nil, fits, l
 	}
@@ -234,6 +243,12 @@ func renderDecoded(node *yaml.RNode, md *hub.ModelDeployment, caps *capabilities
 		Placement: placement, GatewayEnabled: md.GatewayEnabled(caps.Gateway)}
 	if b := capabilities.BuiltinFor(d.Provider); b != nil {
 		l = append(l, checkEligible(b, md, d.Engine)...)
+	}
+	if d.Provider == hub.ProviderLLMD && !req.GatewayEnabled {
+		// llm-d is its inference scheduler (the endpoint picker) in front
+		// of vLLM; without the gateway objects only the vLLM Deployments
+		// remain, whatever the llm-d release.
+		l.Warnf(diag.LLMDWithoutGateway, "spec.gateway", "is not enabled (or the capability file declares no gateway), so the llmd provider renders plain vLLM Deployments and Services: no endpoint picker, no InferencePool, none of llm-d's routing; enable the gateway, or use the vllm provider for plain vLLM")
 	}
 	checkEngineArgs(md, d.Engine, d.Provider, req.Provider, &l)
 	if l = append(l, p.Check(req)...); l.HasErrors() {
@@ -248,6 +263,10 @@ func renderDecoded(node *yaml.RNode, md *hub.ModelDeployment, caps *capabilities
 		return nil, fits, l
 	}
 	rendered = append(rendered, gw...)
+	d.ServedName = servedName(p, req)
+	if e, ok := p.(providers.Endpointer); ok {
+		d.Endpoint = e.Endpoint(md).String()
+	}
 	annotated, err := annotateModel(node, d)
 	if err != nil {
 		l.Errorf("metadata.annotations", "cannot annotate: %v", err)
@@ -282,4 +301,24 @@ func decide(md *hub.ModelDeployment, caps *capabilities.Resolved, l *diag.List) 
 	d.Provider, d.ProviderReason = selectProvider(md, d.Engine, caps, l)
 	d.EngineReason = engineReason(d.EngineReason, d.Provider)
 	return d, d.Provider != ""
+}
+
+// servedName is the model name the provider's server answers to: the
+// provider's own when it decides it (KAITO's presets), none when the
+// server ignores the name and the provider names none (llama.cpp), else
+// spec.model.servedName or the id, as the engines are given it.
+func servedName(p providers.Provider, req *providers.Request) string {
+	if r, ok := p.(providers.Routable); ok {
+		b := r.Backend(req)
+		switch {
+		case b.ServedName != "":
+			return b.ServedName
+		case b.IgnoresServedName:
+			return ""
+		}
+	}
+	if name := req.MD.Spec.Model.ServedName; name != "" {
+		return name
+	}
+	return req.MD.Spec.Model.ID
 }

@@ -31,6 +31,12 @@ type Decision struct {
 	// NodePool and NodePoolReason are empty when no pools are declared.
 	NodePool       string
 	NodePoolReason string
+	// ServedName is the model name clients send (AnnotationServedName);
+	// "" when the server answers to any.
+	ServedName string
+	// Endpoint is the Service clients call (AnnotationEndpoint); "" when
+	// the provider does not say.
+	Endpoint string
 }
 
 // hasGPU is upstream's notion of a GPU workload for selection.

@@ -38,7 +38,31 @@ type CapabilitiesSpec struct {
 	// Warnings silences warning codes, or makes warnings fatal, for every
 	// run with this capability file (kustomize, kpt, Argo CD, the CLI).
 	Warnings *WarningPolicy `json:"warnings,omitempty"`
+	// Fleet names every cluster of the fleet this cluster belongs to. With
+	// it, a render for this cluster fails on a model assigned to a cluster
+	// the fleet does not have (a typo would otherwise run nowhere), and on
+	// a model assigned to none, unless UnassignedModels is Render.
+	Fleet *FleetCapability `json:"fleet,omitempty"`
 }
+
+// FleetCapability is what every cluster of a fleet knows of the others.
+type FleetCapability struct {
+	// Clusters are the names of the fleet's clusters (each capability
+	// file's `metadata.name`, the annotation airunway.ai/cluster's
+	// values), this one included.
+	Clusters []string `json:"clusters"`
+	// UnassignedModels is what a render does with a model assigned to no
+	// cluster: Refuse (the default: an error naming it, so that a model
+	// nobody assigned runs nowhere by surprise rather than everywhere) or
+	// Render (every cluster whose labels its selector matches runs it).
+	UnassignedModels string `json:"unassignedModels,omitempty"`
+}
+
+// The values of FleetCapability.UnassignedModels.
+const (
+	UnassignedRefuse = "Refuse"
+	UnassignedRender = "Render"
+)
 
 // WarningPolicy is what a cluster's team decided about warnings: codes it
 // lives with, and whether the rest fail the run.

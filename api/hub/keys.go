@@ -43,6 +43,17 @@ const (
 	// rendered for, as the capability file declares it; absent for a
 	// provider without an operator (vllm).
 	AnnotationProviderVersion = "render.airunway.ai/provider-version"
+	// AnnotationServedName is the model name the rendered server answers
+	// to, what clients send as OpenAI's `model`: spec.model.servedName,
+	// else the id, unless the provider decides it (KAITO); absent when the
+	// server answers to any name (llama.cpp). `preview` holds it across an
+	// upgrade: a change breaks every client.
+	AnnotationServedName = "render.airunway.ai/served-name"
+	// AnnotationEndpoint is the Service and port, "service:port" in the
+	// model's namespace, that clients call in the cluster: the one the
+	// provider renders or its operator creates, and the status reporter
+	// reports once it runs.
+	AnnotationEndpoint = "render.airunway.ai/endpoint"
 
 	// LabelNodePool names, on a Node generated from a capability file
 	// (`capabilities nodes`, the cluster twin), the pool it belongs to:

@@ -35,7 +35,7 @@ func TestRun(t *testing.T) {
 	t.Log("\n" + report)
 	for _, want := range []string{
 		"| 1 | 0.0 MiB, 3 objects |",
-		"| 100 | 0.3 MiB, 240 objects |",
+		"| 100 | 0.4 MiB, 240 objects |",
 		"| 1 model: wall < 20 ms |",
 		"At 100 models",
 		"`kubectl kustomize` of the rendered objects",

@@ -96,6 +96,8 @@ metadata:
   labels:
     team: team-%02d
 spec:
+  secrets:
+    huggingFaceToken: hf-token
   model:
     id: %s
   provider:

@@ -19,6 +19,15 @@ func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {
 	return providers.Primary{GVK: schema.FromAPIVersionAndKind(APIVersion, Kind), Name: md.Name, Noun: Kind}
 }
 
+// Endpoint implements providers.Endpointer: the graph's frontend Service,
+// "<name>-frontend", as the operator names it unless its status says
+// otherwise.
+func (Provider) Endpoint(md *hub.ModelDeployment) providers.Endpoint { return endpoint(md.Name) }
+
+func endpoint(graph string) providers.Endpoint {
+	return providers.Endpoint{Service: graph + "-frontend", Port: defaultServePort}
+}
+
 // HealthFields implements providers.Reporter: a graph's health is all in
 // its status.
 func (Provider) HealthFields() []string { return nil }
@@ -39,7 +48,8 @@ func (Provider) Health(obj *unstructured.Unstructured) providers.Health {
 		h.Phase = providers.PhaseFailed
 	}
 	h.Replicas = replicas(f)
-	h.Endpoint = &providers.Endpoint{Service: obj.GetName() + "-frontend", Port: defaultServePort}
+	e := endpoint(obj.GetName())
+	h.Endpoint = &e
 	if svc := f.String("status", "endpoint", "service"); svc != "" {
 		h.Endpoint.Service = svc
 	}

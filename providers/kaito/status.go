@@ -16,6 +16,14 @@ func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {
 	return providers.Primary{GVK: schema.FromAPIVersionAndKind(APIVersion, Kind), Name: md.Name, Noun: Kind}
 }
 
+// Endpoint implements providers.Endpointer: the Service KAITO creates for
+// a Workspace, named like it, on port 80.
+func (Provider) Endpoint(md *hub.ModelDeployment) providers.Endpoint { return endpoint(md.Name) }
+
+func endpoint(workspace string) providers.Endpoint {
+	return providers.Endpoint{Service: workspace, Port: servicePort}
+}
+
 // HealthFields implements providers.Reporter: a Workspace's replicas are
 // its `resource.count`.
 func (Provider) HealthFields() []string { return []string{"resource.count"} }
@@ -36,7 +44,8 @@ func (Provider) Health(obj *unstructured.Unstructured) providers.Health {
 		if ready {
 			h.Replicas.Ready, h.Replicas.Available = count, count
 		}
-		h.Endpoint = &providers.Endpoint{Service: obj.GetName(), Port: servicePort}
+		e := endpoint(obj.GetName())
+		h.Endpoint = &e
 	}
 	h.Unreadable = f.Problems()
 	return h

@@ -16,6 +16,14 @@ func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {
 	return providers.Primary{GVK: schema.FromAPIVersionAndKind(APIVersion, Kind), Name: md.Name, Noun: Kind}
 }
 
+// Endpoint implements providers.Endpointer: the serve Service KubeRay
+// creates for a RayService, "<name>-serve-svc".
+func (Provider) Endpoint(md *hub.ModelDeployment) providers.Endpoint { return endpoint(md.Name) }
+
+func endpoint(service string) providers.Endpoint {
+	return providers.Endpoint{Service: service + "-serve-svc", Port: ServePort}
+}
+
 // HealthFields implements providers.Reporter: the desired replicas are
 // the worker groups'.
 func (Provider) HealthFields() []string {
@@ -68,7 +76,8 @@ func (Provider) Health(obj *unstructured.Unstructured) providers.Health {
 	if allRunning {
 		h.Replicas.Ready, h.Replicas.Available = desired, desired
 	}
-	h.Endpoint = &providers.Endpoint{Service: obj.GetName() + "-serve-svc", Port: ServePort}
+	e := endpoint(obj.GetName())
+	h.Endpoint = &e
 	h.Unreadable = f.Problems()
 	return h
 }

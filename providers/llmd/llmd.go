@@ -332,6 +332,12 @@ func (Provider) Backend(req *providers.Request) providers.Backend {
 	return providers.Backend{PodSelector: providers.ModelPodSelector(req), Port: podserver.Port}
 }
 
+// Endpoint implements providers.Endpointer: the Service of the Deployment
+// serving user requests (the decode one in disaggregated mode).
+func (Provider) Endpoint(md *hub.ModelDeployment) providers.Endpoint {
+	return podserver.Endpoint(serverNames(md)[0])
+}
+
 // Primary implements providers.Reporter: the Deployment serving user
 // requests, the decode one in disaggregated mode, as upstream tracks it.
 func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {

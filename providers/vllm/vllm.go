@@ -177,6 +177,12 @@ func (Provider) Backend(req *providers.Request) providers.Backend {
 	return providers.Backend{PodSelector: providers.ModelPodSelector(req), Port: Port}
 }
 
+// Endpoint implements providers.Endpointer: the Service named like the
+// model.
+func (Provider) Endpoint(md *hub.ModelDeployment) providers.Endpoint {
+	return podserver.Endpoint(md.Name)
+}
+
 // Primary implements providers.Reporter: the Deployment named like the model.
 func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {
 	return podserver.Primary(md.Name)

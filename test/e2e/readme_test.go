@@ -41,7 +41,7 @@ func TestDocsSnippets(t *testing.T) {
 		// TestReadmeOutputDirSnippet
 		"airunway-render render --capabilities examples/kustomize/clusters/dev/capabilities.yaml \\\n  --output-dir rendered/dev --kustomization examples/kustomize/base\n",
 		// TestDiffPullRequest
-		"airunway-render diff --capabilities examples/kustomize/clusters/prod/capabilities.yaml origin/main HEAD -- examples/kustomize/base\n",
+		"airunway-render diff --capabilities examples/kustomize/clusters/prod/capabilities.yaml origin/main HEAD -- examples/kustomize/clusters/prod\n",
 		// TestReadmePreviewSnippet
 		previewSnippet + "\n",
 		// TestKptMigrate

@@ -35,7 +35,8 @@ func Health(obj *unstructured.Unstructured) providers.Health {
 	ready, _ := f.Int32("status", "readyReplicas")
 	avail, _ := f.Int32("status", "availableReplicas")
 	h.Replicas = &providers.Replicas{Desired: desired, Ready: ready, Available: avail}
-	h.Endpoint = &providers.Endpoint{Service: obj.GetName(), Port: Port}
+	e := Endpoint(obj.GetName())
+	h.Endpoint = &e
 	h.Unreadable = f.Problems()
 	return h
 }
@@ -43,4 +44,10 @@ func Health(obj *unstructured.Unstructured) providers.Health {
 // Primary is the model-server Deployment that stands for the deployment.
 func Primary(name string) providers.Primary {
 	return providers.Primary{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Name: name, Noun: "Deployments"}
+}
+
+// Endpoint is the Service the renderer puts in front of the Deployment
+// named name: the same name, the server's port.
+func Endpoint(name string) providers.Endpoint {
+	return providers.Endpoint{Service: name, Port: Port}
 }
