@@ -42,13 +42,13 @@ func shippedCRD(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
 }
 
 // startAPIServer starts kube-apiserver and etcd with the CRD installed.
-func startAPIServer(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) (*rest.Config, client.Client) {
+func startAPIServer(t *testing.T, crds ...*apiextensionsv1.CustomResourceDefinition) (*rest.Config, client.Client) {
 	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test`, or `export KUBEBUILDER_ASSETS=$(make -s envtest)` (builds kube-apiserver and etcd once)")
 	}
 	ctrllog.SetLogger(logr.Discard())
-	env := &envtest.Environment{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}, ErrorIfCRDPathMissing: true}
+	env := &envtest.Environment{CRDs: crds, ErrorIfCRDPathMissing: true}
 	cfg, err := env.Start()
 	require.NoError(t, err, "starting envtest")
 	t.Cleanup(func() { require.NoError(t, env.Stop()) })

@@ -48,6 +48,9 @@ const (
 	// the repository root; mdOutFile the ModelDeployment CRD.
 	outFile   = "deploy/base/airunway.ai_clustercapabilities.yaml"
 	mdOutFile = "deploy/base/airunway.ai_modeldeployments.yaml"
+	// deploy/crds: the CRDs alone, for clusters without the reporter.
+	crdsOutFile    = "deploy/crds/airunway.ai_clustercapabilities.yaml"
+	mdAloneOutFile = "deploy/crds/airunway.ai_modeldeployments.yaml"
 	// module is this module's path: types under it get their doc comments
 	// as descriptions, read from the source below the repository root.
 	module = "github.com/airunway-render/airunway-render"
@@ -59,14 +62,17 @@ var (
 	conditionElem = reflect.TypeFor[metav1.Condition]()
 )
 
+// outputs are the files gencrd writes, each with what generates it.
+var outputs = []struct {
+	file     string
+	generate func(root string) ([]byte, error)
+}{{outFile, generate}, {mdOutFile, generateModelDeployments}, {crdsOutFile, generate}, {mdAloneOutFile, generateModelDeploymentsAlone}}
+
 func main() {
 	check := flag.Bool("check", false, "change nothing; fail when the CRD is stale")
 	root := flag.String("root", ".", "the repository root")
 	flag.Parse()
-	for _, out := range []struct {
-		file     string
-		generate func(root string) ([]byte, error)
-	}{{outFile, generate}, {mdOutFile, generateModelDeployments}} {
+	for _, out := range outputs {
 		want, err := out.generate(*root)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "gencrd:", err)

@@ -53,6 +53,25 @@ func generateModelDeployments(root string) ([]byte, error) {
 		"docs/versioning.md.")
 }
 
+// generateModelDeploymentsAlone is the CRD deploy/crds installs without
+// the status reporter: v1alpha1 only, with no conversion, since no
+// webhook would answer. A v1alpha2 model is then refused by the API
+// server ("no matches for kind") instead of failing every read of the
+// resource, which a served version without its converter would.
+func generateModelDeploymentsAlone(root string) ([]byte, error) {
+	crd, err := buildModelDeploymentCRD(root)
+	if err != nil {
+		return nil, err
+	}
+	crd.Spec.Versions = crd.Spec.Versions[:1]
+	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}
+	return withHeader(crd,
+		"CustomResourceDefinition "+crd.Name+" (kind ModelDeployment), for a",
+		"cluster without the status reporter (deploy/crds): v1alpha1 only, no",
+		"conversion. deploy/base installs the full one, with v1alpha2 and the",
+		"reporter's conversion webhook.")
+}
+
 func buildModelDeploymentCRD(root string) (*apiextensionsv1.CustomResourceDefinition, error) {
 	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(upstreamSchema)))
 	if err != nil {
