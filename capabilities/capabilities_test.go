@@ -168,6 +168,15 @@ func TestResolveProblems(t *testing.T) {
 			},
 		},
 		{
+			name: "a download rate",
+			doc:  capsDoc(`{modelDownload: {mibPerSecond: 500}}`),
+		},
+		{
+			name: "a download rate of nothing",
+			doc:  capsDoc(`{modelDownload: {mibPerSecond: 0}}`),
+			want: []want{e("spec.modelDownload.mibPerSecond", "must be from 1 to 100000 (MiB/s), got 0")},
+		},
+		{
 			name: "an empty fleet",
 			doc:  capsDoc(`{fleet: {clusters: []}}`),
 			want: []want{e("spec.fleet.clusters", "must name every cluster of the fleet")},

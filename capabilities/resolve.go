@@ -160,6 +160,13 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 	checkAutoscaling(c.Spec.Autoscaling, &l)
 	r.Warnings = resolveWarnings(c.Spec.Warnings, &l)
 	checkFleet(c.Name, c.Spec.Fleet, &l)
+	r.DownloadMiBPerSecond = hub.DefaultDownloadMiBPerSecond
+	if d := c.Spec.ModelDownload; d != nil {
+		if d.MiBPerSecond < 1 || d.MiBPerSecond > 100000 {
+			l.Errorf("spec.modelDownload.mibPerSecond", "must be from 1 to 100000 (MiB/s), got %d", d.MiBPerSecond)
+		}
+		r.DownloadMiBPerSecond = d.MiBPerSecond
+	}
 	return r, l
 }
 

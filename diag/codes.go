@@ -49,6 +49,7 @@ var (
 	EmptyCluster        = Code{"empty-cluster"}
 	GatedModel          = Code{"gated-model"}
 	LLMDWithoutGateway  = Code{"llmd-without-gateway"}
+	NoModelCache        = Code{"no-model-cache"}
 )
 
 // FleetSkipped marks the note of a render for one cluster of a fleet that
@@ -93,6 +94,7 @@ var Codes = []struct {
 	{EmptyCluster, "every model of the input is assigned to other clusters: the capability file's `metadata.name` may be misspelt, or the cluster has no model yet"},
 	{GatedModel, "a gated Hugging Face model without a token, whose weights only a model cache volume may already hold (without one, an error)"},
 	{LLMDWithoutGateway, "the llmd provider without a gateway renders plain vLLM Deployments: none of llm-d's routing runs"},
+	{NoModelCache, "each start of a replica downloads the weights for more than a quarter of an hour, and no model cache volume keeps them"},
 }
 
 // CodeNames lists the codes' names.

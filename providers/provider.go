@@ -30,6 +30,12 @@ type Request struct {
 	// Placement says which node pool each component runs on; use
 	// Placement.For(component) for a pod's nodeSelector and tolerations.
 	Placement *Placement
+	// StartupSeconds is how long a model server may take to start: the
+	// weights' download at the cluster's rate, their load and the
+	// engine's start-up (the engine's decision, render/startup.go); 0 when
+	// the model's size is not known. Providers that write the startup
+	// probe give it at least this long.
+	StartupSeconds int32
 }
 
 // NodeSpanner is implemented by providers whose replicas can span several

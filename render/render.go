@@ -240,7 +240,7 @@ func renderDecoded(node *yaml.RNode, md *hub.ModelDeployment, caps *capabilities
 		d.ProviderVersion = pc.Version
 	}
 	req := &providers.Request{MD: md, Engine: d.Engine, Provider: caps.Provider(d.Provider), Caps: &caps.ResolvedCapabilities,
-		Placement: placement, GatewayEnabled: md.GatewayEnabled(caps.Gateway)}
+		Placement: placement, GatewayEnabled: md.GatewayEnabled(caps.Gateway), StartupSeconds: startupSeconds(md, &caps.ResolvedCapabilities, models, &l)}
 	if b := capabilities.BuiltinFor(d.Provider); b != nil {
 		l = append(l, checkEligible(b, md, d.Engine)...)
 	}

@@ -43,7 +43,25 @@ type CapabilitiesSpec struct {
 	// the fleet does not have (a typo would otherwise run nowhere), and on
 	// a model assigned to none, unless UnassignedModels is Render.
 	Fleet *FleetCapability `json:"fleet,omitempty"`
+	// ModelDownload is how fast a model server fetches its weights in this
+	// cluster; nil: DefaultDownloadMiBPerSecond. The renderer sizes the
+	// model servers' startup probes from it.
+	ModelDownload *ModelDownloadCapability `json:"modelDownload,omitempty"`
 }
+
+// ModelDownloadCapability is the download rate a model server sees.
+type ModelDownloadCapability struct {
+	// MiBPerSecond is the sustained rate, in MiB/s, at which one model
+	// server downloads weights from their source (the Hugging Face Hub, a
+	// mirror), 1 to 100000.
+	MiBPerSecond int32 `json:"mibPerSecond"`
+}
+
+// DefaultDownloadMiBPerSecond is the download rate assumed when the
+// capability file states none: 100 MiB/s, about 840 Mbit/s, what one
+// client sustains from the Hugging Face Hub on a well-connected cloud node;
+// state yours when it is slower.
+const DefaultDownloadMiBPerSecond = 100
 
 // FleetCapability is what every cluster of a fleet knows of the others.
 type FleetCapability struct {

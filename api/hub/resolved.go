@@ -19,6 +19,9 @@ type ResolvedCapabilities struct {
 	Autoscaling *AutoscalingCapability
 	// Warnings is the capability file's warning policy.
 	Warnings diag.Policy
+	// DownloadMiBPerSecond is the rate a model server downloads its
+	// weights at (spec.modelDownload, else DefaultDownloadMiBPerSecond).
+	DownloadMiBPerSecond int32
 }
 
 // Provider returns the installed provider with that name, nil when absent.

@@ -86,7 +86,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 			res := podserver.Resources(c.spec.GPUCount(), gpuType(c.spec.GPU), c.spec.Memory, "")
 			req.Placement.FillRequests(c.role, &res)
 			container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, c.spec.GPUCount(), c.kvTransfer), res, providers.ContainerEnv(md))
-			probes(&container)
+			probes(&container, req.StartupSeconds)
 			volumes := sharedMemory(&container, c.spec.GPUCount())
 			// Autoscaling scales the decode workers, which take the requests.
 			autoscaled := c.routable && md.Spec.Autoscaling() != nil
@@ -105,7 +105,7 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		}
 		req.Placement.FillRequests(providers.ComponentMain, &res)
 		container := podserver.Container(podserver.Image(req, DefaultImage), Args(md, md.Spec.GPUCount(), ""), res, providers.ContainerEnv(md))
-		probes(&container)
+		probes(&container, req.StartupSeconds)
 		volumes := sharedMemory(&container, md.Spec.GPUCount())
 		servers = append(servers, podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Autoscaled: md.Spec.Autoscaling() != nil, Routable: true, Container: container, Volumes: volumes})
 		scaled = md.Name
@@ -149,9 +149,10 @@ const (
 //     (a 70B bf16 checkpoint is about 140 GB: some 20 minutes at 1 Gbit/s)
 //     before loading it and capturing CUDA graphs. A budget that runs out
 //     restarts the container, which downloads again into a fresh writable
-//     layer, so a slow start would never finish: the budget errs long. It
-//     does not depend on the model, so the rendered objects do not change
-//     with what is known about the model.
+//     layer, so a slow start would never finish: the budget errs long, and
+//     grows to the engine's estimate of the start
+//     (providers.Request.StartupSeconds: the download at the capability
+//     file's rate, the load, the engine's start) when that is longer.
 //   - Readiness: every 5 s, 3 failures, after start-up succeeded. It is
 //     what takes a pod out of the InferencePool's endpoints.
 //   - No liveness probe: vLLM's server exits when its engine dies (the
@@ -161,10 +162,9 @@ const (
 //     to answer within the probe's timeout, each one a new download.
 //
 // The llm-d provider refuses pod-spec overrides (checkOverrides), so the
-// probes cannot be changed per model: a model that needs more than an
-// hour to start needs the vllm provider, whose overrides reach the pod.
-func probes(c *corev1.Container) {
-	c.StartupProbe = podserver.HealthProbe(0, StartupPeriodSeconds, StartupFailureThreshold)
+// probes cannot be changed per model beyond that estimate.
+func probes(c *corev1.Container, startup int32) {
+	c.StartupProbe = podserver.HealthProbe(0, StartupPeriodSeconds, podserver.StartupThreshold(startup, 0, StartupPeriodSeconds, StartupFailureThreshold))
 	c.ReadinessProbe = podserver.HealthProbe(0, ReadinessPeriodSeconds, ReadinessFailureThreshold)
 }
 

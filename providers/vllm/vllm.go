@@ -112,8 +112,11 @@ func server(req *providers.Request) podserver.Server {
 	c := podserver.Container(podserver.Image(req, DefaultImage), Args(md), res, providers.ContainerEnv(md))
 	c.VolumeMounts = mounts
 	// Upstream's probes: /health after 15 s, start-up every 10 s up to
-	// 60 times, liveness every 10 s, readiness every 5 s.
-	c.StartupProbe = podserver.HealthProbe(15, 10, 60)
+	// 60 times, liveness every 10 s, readiness every 5 s; the start-up
+	// allows longer when the weights take longer to arrive (a 70B model
+	// downloads for more than 10 minutes), or it would kill the server
+	// mid-download, again and again.
+	c.StartupProbe = podserver.HealthProbe(15, 10, podserver.StartupThreshold(req.StartupSeconds, 15, 10, 60))
 	c.LivenessProbe = podserver.HealthProbe(15, 10, 3)
 	c.ReadinessProbe = podserver.HealthProbe(15, 5, 3)
 	return podserver.Server{Name: md.Name, Replicas: md.Spec.Replicas(), Autoscaled: md.Spec.Autoscaling() != nil, Routable: true, Container: c, Volumes: volumes}

@@ -84,6 +84,16 @@ func HealthProbe(initialDelay, period, failureThreshold int32) *corev1.Probe {
 	}
 }
 
+// StartupThreshold is the startup probe's failureThreshold that gives a
+// server at least least failures, and at least startup seconds in all
+// (the engine's budget for the download, load and engine start,
+// providers.Request.StartupSeconds) after initialDelay, probing every
+// period seconds.
+func StartupThreshold(startup, initialDelay, period, least int32) int32 {
+	need := (startup - initialDelay + period - 1) / period
+	return max(least, need)
+}
+
 // Deployment builds the Deployment of one Server. Deployment labels are the
 // base labels overlaid by podTemplate labels; pod labels are the podTemplate
 // labels overlaid by the selector labels, so a user label can never detach
