@@ -270,12 +270,12 @@ func (r *Repo) archive(s Side, root *os.Root, paths []string) ([]string, error) 
 		if !filepath.IsLocal(name) {
 			return nil, fmt.Errorf("tree entry %q must stay inside the repository", e.path)
 		}
-		switch {
-		case e.kind == "tree":
+		switch e.kind {
+		case "tree":
 			if err := root.MkdirAll(name, 0o755); err != nil {
 				return nil, err
 			}
-		case e.kind == "blob":
+		case "blob":
 			blobs = append(blobs, e)
 		}
 	}
