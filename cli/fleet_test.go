@@ -296,15 +296,23 @@ func TestFleetPlanErrors(t *testing.T) {
 	})
 }
 
-// --base: what a change moves, on a real repository.
-func TestFleetPlanBase(t *testing.T) {
-	r := newDiffTestRepo(t)
+// fleetCapabilityFiles are the example fleet's capability files, by
+// repository path clusters/<name>.yaml.
+func fleetCapabilityFiles(t *testing.T) map[string]string {
+	t.Helper()
 	files := map[string]string{}
 	for _, c := range []string{"gpu-east", "gpu-west"} {
 		data, err := os.ReadFile(filepath.Join(fleetDir, c, "capabilities.yaml"))
 		require.NoError(t, err)
 		files["clusters/"+c+".yaml"] = string(data)
 	}
+	return files
+}
+
+// --base: what a change moves, on a real repository.
+func TestFleetPlanBase(t *testing.T) {
+	r := newDiffTestRepo(t)
+	files := fleetCapabilityFiles(t)
 	files["models/a.yaml"] = fleetModel("a", 1, "gpu-east")
 	files["models/b.yaml"] = fleetModel("b", 1, "gpu-east")
 	r.commit("base", files)
@@ -324,12 +332,7 @@ func TestFleetPlanBase(t *testing.T) {
 // and names where the model would run.
 func TestFleetPlanBaseBuildFails(t *testing.T) {
 	r := newDiffTestRepo(t)
-	files := map[string]string{}
-	for _, c := range []string{"gpu-east", "gpu-west"} {
-		data, err := os.ReadFile(filepath.Join(fleetDir, c, "capabilities.yaml"))
-		require.NoError(t, err)
-		files["clusters/"+c+".yaml"] = string(data)
-	}
+	files := fleetCapabilityFiles(t)
 	files["models/a.yaml"] = fleetModel("a", 1, "gpu-west")
 	files["models/b.yaml"] = fleetModel("b", 1, "gpu-east")
 	r.commit("base", files)
