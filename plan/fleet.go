@@ -85,8 +85,10 @@ type FleetModel struct {
 	Kept bool `json:"kept"`
 	// Fits: all of its pods fit in Cluster.
 	Fits bool `json:"fits"`
-	// GPUs is what its pods request, the most of any cluster it renders
-	// for (the order new models are placed in).
+	// GPUs is what its pods request on Cluster; for a model that fits
+	// nowhere, the most of any cluster it renders for (the order new
+	// models are placed in). A KAITO preset's pods take whole nodes, so
+	// its GPUs differ from cluster to cluster.
 	GPUs int64 `json:"gpus"`
 	// Reason: why a kept model does not fit its cluster, or why a new
 	// one fits none (each cluster's reason is in Verdicts).
@@ -155,6 +157,7 @@ type fleetState struct {
 	load     map[string][]Group
 	groups   map[[3]string][]Group // model and cluster → its pod groups
 	gpus     map[[2]string]int64   // model → the most GPUs it requests on a cluster
+	gpusOn   map[[3]string]int64   // model and cluster → the GPUs it requests there
 	notes    map[[3]string][]string
 	planned  map[string][]string // cluster → the notes of its models
 	// plans: each cluster's plan of its ledger, until the ledger changes.
@@ -175,7 +178,7 @@ func Assign(models []Candidate, clusters []Cluster) (*Fleet, error) {
 		return nil, errors.New("the fleet has no cluster: its directory must hold one capability file (ClusterCapabilities) per cluster")
 	}
 	clusters = slices.SortedFunc(slices.Values(clusters), func(a, b Cluster) int { return cmp.Compare(a.Caps.Name, b.Caps.Name) })
-	s := &fleetState{clusters: clusters, load: map[string][]Group{}, groups: map[[3]string][]Group{}, gpus: map[[2]string]int64{}, notes: map[[3]string][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, fails: map[string][]string{}, plans: map[string]*Plan{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
+	s := &fleetState{clusters: clusters, load: map[string][]Group{}, groups: map[[3]string][]Group{}, gpus: map[[2]string]int64{}, gpusOn: map[[3]string]int64{}, notes: map[[3]string][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, fails: map[string][]string{}, plans: map[string]*Plan{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
 	f := &Fleet{Fits: true}
 	var err error
 	if s.compare, f.Notes, err = currencies(clusters); err != nil {
@@ -277,6 +280,7 @@ func (s *fleetState) demand(m *Candidate) error {
 		for _, p := range computeGroups(gs, nil, c.Caps).Pools {
 			n += p.GPUsRequested
 		}
+		s.gpusOn[key] = n
 		most = max(most, n)
 	}
 	s.gpus[[2]string{m.Namespace, m.Name}] = most
@@ -327,6 +331,9 @@ func split(models []Candidate, s *fleetState) (kept, placed []Candidate) {
 // the ledger, so that it does not make every model after it look short.
 func (s *fleetState) keep(m Candidate) FleetModel {
 	out := FleetModel{Namespace: m.Namespace, Name: m.Name, Cluster: m.Assigned, Kept: true, GPUs: s.gpus[[2]string{m.Namespace, m.Name}]}
+	if n, rendered := s.gpusOn[[3]string{m.Namespace, m.Name, m.Assigned}]; rendered {
+		out.GPUs = n
+	}
 	c := s.cluster(m.Assigned)
 	v := s.weigh(m, c)
 	// What a kept model adds depends on which kept models came before it
@@ -368,6 +375,7 @@ func (s *fleetState) place(m Candidate) FleetModel {
 		return out
 	}
 	out.Cluster, out.Fits = s.clusters[best].Caps.Name, true
+	out.GPUs = s.gpusOn[[3]string{m.Namespace, m.Name, out.Cluster}]
 	s.commit(m, s.clusters[best])
 	return out
 }

@@ -144,3 +144,40 @@ func TestCompareFleets(t *testing.T) {
 	require.Equal(t, 1, d.Added)
 	require.Equal(t, 1, d.Removed)
 }
+
+// A KAITO preset's pods take whole nodes, so the same model asks for 8
+// GPUs on a cluster of 8-GPU nodes and 1 on one of 1-GPU nodes: the fleet
+// reports the GPUs of the cluster it runs in, not the most of any.
+func TestFleetGPUsAreTheAssignedCluster(t *testing.T) {
+	kaitoCluster := func(name string, perNode int) plan.Cluster {
+		doc := fmt.Sprintf(`apiVersion: airunway.ai/v1alpha1
+kind: ClusterCapabilities
+metadata: {name: %s}
+spec:
+  providers: [{name: kaito, version: "0.10.0"}]
+  nodePools:
+  - name: gpu
+    selector: {pool: gpu}
+    gpu: {perNode: %d}
+    nodes: {count: 2}
+`, name, perNode)
+		caps, problems := capabilities.ResolveNode(yaml.MustParse(doc))
+		require.False(t, problems.HasErrors(), "%v", problems)
+		return plan.Cluster{Caps: caps}
+	}
+	big, small := kaitoCluster("big", 8), kaitoCluster("small", 1)
+	model := "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata: {name: ws, namespace: ml, annotations: {airunway.ai/cluster: small}}\nspec: {model: {id: Qwen/Qwen3-0.6B}, provider: {name: kaito}, engine: {type: vllm}, resources: {gpu: {count: 1}}}\n"
+	c := plan.Candidate{Namespace: "ml", Name: "ws", Assigned: "small", Items: map[string][]*yaml.RNode{}, Refused: map[string]string{}}
+	for _, cl := range []plan.Cluster{big, small} {
+		// Rendered on both, as for a model weighed everywhere.
+		n := yaml.MustParse(model)
+		require.NoError(t, n.PipeE(yaml.ClearAnnotation("airunway.ai/cluster")))
+		res := render.Render([]*yaml.RNode{n}, render.Options{Capabilities: cl.Caps})
+		require.False(t, res.Problems.HasErrors(), "%v", res.Problems)
+		c.Items[cl.Caps.Name] = res.Items
+	}
+	f, err := plan.Assign([]plan.Candidate{c}, []plan.Cluster{big, small})
+	require.NoError(t, err)
+	require.Equal(t, "small", f.Models[0].Cluster)
+	require.Equal(t, int64(1), f.Models[0].GPUs, "one node of one GPU, not the 8 of a node of big")
+}
