@@ -282,11 +282,12 @@ func pending(t *testing.T, ns string, bound, pendingPods int) string {
 func TestOverCapacity(t *testing.T) {
 	const caps = "examples/kustomize/clusters/dev/capabilities.yaml"
 	useCluster(t, caps)
-	model := oneModel(t, "wide", "  model: {id: Qwen/Qwen3-0.6B}\n  engine: {type: vllm}\n  resources: {gpu: {count: 1}}\n  scaling: {replicas: 6}\n")
+	// Three nodes of two L4s: 8 replicas of one GPU leave 2 Pending.
+	model := oneModel(t, "wide", "  model: {id: Qwen/Qwen3-0.6B}\n  engine: {type: vllm}\n  resources: {gpu: {count: 1}}\n  scaling: {replicas: 8}\n")
 	ns, _ := deploy(t, render(t, caps, model))
-	events := pending(t, ns, 4, 2)
+	events := pending(t, ns, 6, 2)
 	require.Contains(t, events, "Insufficient nvidia.com/gpu")
-	addRow("vllm | 6 replicas of 1 GPU | %s | l4 | 4/6 (2 Pending: Insufficient nvidia.com/gpu, as the pool holds 4) | l4-0,l4-1 | -", caps)
+	addRow("vllm | 8 replicas of 1 GPU | %s | l4 | 6/8 (2 Pending: Insufficient nvidia.com/gpu, as the pool holds 6) | l4-0,l4-1,l4-2 | -", caps)
 }
 
 // TestNegativeControl proves the harness can fail: the same rendered
