@@ -89,6 +89,21 @@ func snapshotDirs(snap *gitsnap.Snapshot) onDisk {
 // returns src with each such directory read as its build's output. A
 // failed build is an error naming the PATH, and nothing is built after it.
 func withOverlaysBuilt(src files, paths []string, where onDisk, stderr io.Writer) (files, diag.List) {
+	built, l := buildOverlays(src, paths, where, stderr)
+	return withBuilt(src, built), l
+}
+
+// withBuilt reads the built directories as their outputs, the rest of
+// the paths through src.
+func withBuilt(src files, built map[string][]byte) files {
+	if len(built) == 0 {
+		return src
+	}
+	return builtFiles{files: src, built: built}
+}
+
+// buildOverlays builds every PATH that holds a kustomization, by path.
+func buildOverlays(src files, paths []string, where onDisk, stderr io.Writer) (map[string][]byte, diag.List) {
 	built := map[string][]byte{}
 	for _, p := range paths {
 		if p == stdinName || !isKustomization(src, p) {
@@ -99,14 +114,11 @@ func withOverlaysBuilt(src files, paths []string, where onDisk, stderr io.Writer
 		res, err := buildKustomization(dir, root)
 		stop()
 		if err != nil {
-			return src, diag.List{{Severity: diag.Error, File: p, Message: fmt.Sprintf("holds a kustomization, which is built as Argo CD and Flux build it, and the build failed: %v", err)}}
+			return nil, diag.List{{Severity: diag.Error, File: p, Message: fmt.Sprintf("holds a kustomization, which is built as Argo CD and Flux build it, and the build failed: %v", err)}}
 		}
 		built[p] = res.YAML
 	}
-	if len(built) == 0 {
-		return src, nil
-	}
-	return builtFiles{files: src, built: built}, nil
+	return built, nil
 }
 
 // anyKustomization reports whether some path holds a kustomization at the

@@ -21,7 +21,6 @@ import (
 	"github.com/airunway-render/airunway-render/internal/objdiff"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/builtin"
-	"github.com/airunway-render/airunway-render/render"
 )
 
 // `airunway-render preview` renders the same paths against two capability
@@ -104,17 +103,19 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 			return exitCode(1)
 		}
 	}
+	// An overlay builds the same under either capability file: once.
+	built, problems := buildOverlays(hostFiles{}, paths, hostDirs, s.errOut)
+	if problems.HasErrors() {
+		problems.Report(s.errOut, "nothing was rendered")
+		return exitCode(1)
+	}
 	for i, caps := range []string{o.from, o.to} {
 		src, closeScope, err := namedHostFiles(bytes.NewReader(stdin), slices.Concat(paths, []string{caps})...)
 		if err != nil {
 			fmt.Fprintf(s.errOut, "[error] %v\n", err)
 			return exitCode(1)
 		}
-		inputs, problems := withOverlaysBuilt(src, paths, hostDirs, s.errOut)
-		var res render.Result
-		if !problems.HasErrors() {
-			res, problems = renderFilesWith(inputs, caps, paths, nil, diag.Policy{}, models)
-		}
+		res, problems := renderFilesWith(withBuilt(src, built), caps, paths, nil, diag.Policy{}, models)
 		objs := clusterObjects(res.Items)
 		fits[i] = res.Fits
 		closeScope()

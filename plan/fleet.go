@@ -156,7 +156,6 @@ type fleetState struct {
 	clusters []Cluster
 	load     map[string][]Group
 	groups   map[[3]string][]Group // model and cluster → its pod groups
-	gpus     map[[2]string]int64   // model → the most GPUs it requests on a cluster
 	gpusOn   map[[3]string]int64   // model and cluster → the GPUs it requests there
 	notes    map[[3]string][]string
 	planned  map[string][]string // cluster → the notes of its models
@@ -178,7 +177,7 @@ func Assign(models []Candidate, clusters []Cluster) (*Fleet, error) {
 		return nil, errors.New("the fleet has no cluster: its directory must hold one capability file (ClusterCapabilities) per cluster")
 	}
 	clusters = slices.SortedFunc(slices.Values(clusters), func(a, b Cluster) int { return cmp.Compare(a.Caps.Name, b.Caps.Name) })
-	s := &fleetState{clusters: clusters, load: map[string][]Group{}, groups: map[[3]string][]Group{}, gpus: map[[2]string]int64{}, gpusOn: map[[3]string]int64{}, notes: map[[3]string][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, fails: map[string][]string{}, plans: map[string]*Plan{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
+	s := &fleetState{clusters: clusters, load: map[string][]Group{}, groups: map[[3]string][]Group{}, gpusOn: map[[3]string]int64{}, notes: map[[3]string][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, fails: map[string][]string{}, plans: map[string]*Plan{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
 	f := &Fleet{Fits: true}
 	var err error
 	if s.compare, f.Notes, err = currencies(clusters); err != nil {
@@ -261,10 +260,8 @@ func currencies(clusters []Cluster) (bool, []string, error) {
 }
 
 // demand reads the model's pod groups for each cluster it renders for,
-// and the most GPUs they request on any (the order new models are placed
-// in, and FleetModel.GPUs).
+// and the GPUs they request there.
 func (s *fleetState) demand(m *Candidate) error {
-	var most int64
 	for _, c := range s.clusters {
 		items, ok := m.Items[c.Caps.Name]
 		if !ok {
@@ -281,10 +278,19 @@ func (s *fleetState) demand(m *Candidate) error {
 			n += p.GPUsRequested
 		}
 		s.gpusOn[key] = n
-		most = max(most, n)
 	}
-	s.gpus[[2]string{m.Namespace, m.Name}] = most
 	return nil
+}
+
+// mostGPUs is what the model requests on the cluster where it asks the
+// most: the order new models are placed in, and the figure of one that
+// fits nowhere.
+func (s *fleetState) mostGPUs(m Candidate) int64 {
+	var most int64
+	for _, c := range s.clusters {
+		most = max(most, s.gpusOn[[3]string{m.Namespace, m.Name, c.Caps.Name}])
+	}
+	return most
 }
 
 // options counts the clusters a model could run on, were they empty: its
@@ -303,7 +309,6 @@ func (s *fleetState) options(m Candidate) int {
 // split separates the models Git assigned from the new ones, each in the
 // order they are placed.
 func split(models []Candidate, s *fleetState) (kept, placed []Candidate) {
-	gpus := s.gpus
 	for _, m := range models {
 		if m.Assigned != "" {
 			kept = append(kept, m)
@@ -315,9 +320,10 @@ func split(models []Candidate, s *fleetState) (kept, placed []Candidate) {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	}
 	slices.SortFunc(kept, byName)
-	options := map[[2]string]int{}
+	options, gpus := map[[2]string]int{}, map[[2]string]int64{}
 	for _, m := range placed {
 		options[[2]string{m.Namespace, m.Name}] = s.options(m)
+		gpus[[2]string{m.Namespace, m.Name}] = s.mostGPUs(m)
 	}
 	slices.SortFunc(placed, func(a, b Candidate) int {
 		ka, kb := [2]string{a.Namespace, a.Name}, [2]string{b.Namespace, b.Name}
@@ -330,7 +336,7 @@ func split(models []Candidate, s *fleetState) (kept, placed []Candidate) {
 // does not stays assigned (and is reported), but its pods are left out of
 // the ledger, so that it does not make every model after it look short.
 func (s *fleetState) keep(m Candidate) FleetModel {
-	out := FleetModel{Namespace: m.Namespace, Name: m.Name, Cluster: m.Assigned, Kept: true, GPUs: s.gpus[[2]string{m.Namespace, m.Name}]}
+	out := FleetModel{Namespace: m.Namespace, Name: m.Name, Cluster: m.Assigned, Kept: true, GPUs: s.mostGPUs(m)}
 	if n, rendered := s.gpusOn[[3]string{m.Namespace, m.Name, m.Assigned}]; rendered {
 		out.GPUs = n
 	}
@@ -361,7 +367,7 @@ func (s *fleetState) keep(m Candidate) FleetModel {
 
 // place puts a new model on the best cluster that holds it.
 func (s *fleetState) place(m Candidate) FleetModel {
-	out := FleetModel{Namespace: m.Namespace, Name: m.Name, GPUs: s.gpus[[2]string{m.Namespace, m.Name}]}
+	out := FleetModel{Namespace: m.Namespace, Name: m.Name, GPUs: s.mostGPUs(m)}
 	best := -1
 	for i, c := range s.clusters {
 		v := s.weigh(m, c)
