@@ -253,11 +253,14 @@ func hostileCases() []hostileCase {
 				"airunway-render: 2 error(s), 0 warning(s); nothing was rendered\n",
 		},
 		{
-			// KubeRay joins the command line into one space-separated
-			// variable, so a space is a flag boundary there.
-			name:  "arg value that splits into flags on KubeRay",
-			input: mdSpec("m", "  model: {id: Qwen/Qwen3-0.6B}\n  provider: {name: kuberay}\n  resources: {gpu: {count: 1}}\n  engine: {type: vllm, args: {max-num-seqs: \"8 --trust-remote-code\"}}\n"),
-			cli:   "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.engine.args.max-num-seqs: value \"8 --trust-remote-code\" contains whitespace, which the space-separated VLLM_ENGINE_ARGS of the kuberay provider cannot carry" + at(8) + "\n" + nothing,
+			// On KubeRay the engine arguments are Ray Serve LLM's
+			// engine_kwargs: one may not load other weights than the
+			// model's id, or answer to another name.
+			name:  "engine args that swap the model on KubeRay",
+			input: mdSpec("m", "  model: {id: Qwen/Qwen3-0.6B}\n  provider: {name: kuberay}\n  resources: {gpu: {count: 1}}\n  engine: {type: vllm, args: {model: evil/weights}, extraArgs: [--served-model-name=Qwen/Qwen3-0.6B]}\n"),
+			cli: "[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.engine.args.model: sets model, which Ray Serve LLM refuses in engine_kwargs: it sets it from model_loading_config, which the kuberay provider fills from spec.model.id; set that field instead" + at(8) + "\n" +
+				"[error] airunway.ai/v1alpha1/ModelDeployment/team-a/m spec.engine.extraArgs[0]: sets served_model_name, which Ray Serve LLM refuses in engine_kwargs: it sets it from model_loading_config, which the kuberay provider fills from spec.model.servedName; set that field instead" + at(8) + "\n" +
+				"airunway-render: 2 error(s), 0 warning(s); nothing was rendered\n",
 		},
 		{
 			name: "mount paths under system directories",

@@ -1,6 +1,7 @@
 package providers_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
@@ -202,12 +205,15 @@ func engine(typ string) string { return "  engine:\n    type: " + typ + "\n" + u
 func provider(name string) string { return "  provider: {name: " + name + "}\n" }
 
 // literalCase renders one model; want are the user's strings some
-// container must receive exactly as written, and wantFrontend those of
-// Dynamo's standalone Frontend, which a gateway replaces by the Epp.
+// container must receive exactly as written, wantFrontend those of
+// Dynamo's standalone Frontend, which a gateway replaces by the Epp, and
+// wantServe those a RayService's Serve config must hold as written (Ray
+// reads it; the kubelet never expands it).
 type literalCase struct {
 	name, yaml   string
 	want         []string
 	wantFrontend []string
+	wantServe    []string
 }
 
 func literalCases() []literalCase {
@@ -217,6 +223,10 @@ func literalCases() []literalCase {
 	// Dynamo's workers and download Job also get the model cache's mount
 	// path, as HF_HOME.
 	dynamo := append(slices.Clone(all), userMount)
+	// KubeRay's containers get the env; the model, its name and the
+	// engine arguments go into the Serve config, extraArgs' as the value
+	// of its flag.
+	serve := []string{userID, userServed, userArg, strings.TrimPrefix(userExtra, "--chat-template=")}
 	llamaCpp := "  engine: {type: llamacpp, image: \"llama:1\"}\n"
 	llamaCppURL := "  engine: {type: llamacpp, image: \"llama:1\", args: {ggufUrl: \"" + userGGUFURL + "\"}}\n"
 	return []literalCase{
@@ -230,8 +240,8 @@ func literalCases() []literalCase {
 		{name: "dynamo sglang", yaml: model("", provider("dynamo")+engine("sglang")+gpu1), want: dynamo},
 		{name: "dynamo mocker", yaml: model(", annotations: {airunway.ai/dynamo-test-backend: mocker}", provider("dynamo")+"  engine: {type: vllm}\n"+gpu1),
 			want: []string{userID, userServed, userEnv, userMount}},
-		{name: "kuberay", yaml: model("", provider("kuberay")+engine("vllm")+gpu1), want: all},
-		{name: "kuberay disaggregated", yaml: model("", provider("kuberay")+engine("vllm")+disagg), want: all},
+		{name: "kuberay", yaml: model("", provider("kuberay")+engine("vllm")+gpu1), want: []string{userEnv}, wantServe: serve},
+		{name: "kuberay disaggregated", yaml: model("", provider("kuberay")+engine("vllm")+disagg), want: []string{userEnv}, wantServe: serve},
 		{name: "kaito llama.cpp", yaml: model("", provider("kaito")+llamaCpp+gpu1), want: []string{"huggingface://" + userID, userEnv}},
 		{name: "kaito llama.cpp gguf url", yaml: model("", provider("kaito")+llamaCppURL+gpu1), want: []string{userGGUFURL, userEnv}},
 	}
@@ -257,6 +267,7 @@ func TestUserStringsReachContainersLiterally(t *testing.T) {
 				require.Equal(t, []string{"spec.env[0].value"}, literalEnvWarnings(res.Problems), "the literal spec.env value is warned about once")
 
 				var seen []string
+				serveConfigs := ""
 				looked := map[string]bool{}
 				for _, item := range res.Items[1:] {
 					obj, err := item.Map()
@@ -264,6 +275,16 @@ func TestUserStringsReachContainersLiterally(t *testing.T) {
 					for _, c := range containers(obj) {
 						seen = append(seen, c.expand(t, looked)...)
 					}
+					if config, ok, _ := unstructured.NestedString(obj, "spec", "serveConfigV2"); ok {
+						var parsed any
+						require.NoError(t, yaml.Unmarshal([]byte(config), &parsed))
+						data, err := json.Marshal(parsed)
+						require.NoError(t, err)
+						serveConfigs += string(data)
+					}
+				}
+				for _, want := range tc.wantServe {
+					require.Contains(t, serveConfigs, want, "the Serve config holds the user's string as written")
 				}
 				for _, s := range seen {
 					require.NotContains(t, s, tokenValue, "a user string let the kubelet substitute the token")

@@ -158,9 +158,9 @@ func validateEngine(s *ModelDeploymentSpec, l *diag.List) {
 }
 
 // checkToken checks a value that providers put on the command line as one
-// token, and KubeRay into a space-separated string: a model ID or served
-// name. Whitespace would split it into extra flags there, and a leading
-// dash would make it a flag everywhere; real model IDs have neither.
+// token: a model ID or served name. Whitespace would split it into extra
+// flags in a shell-joined command, and a leading dash would make it a flag
+// everywhere; real model IDs have neither.
 func checkToken(l *diag.List, field, value string) {
 	switch {
 	case strings.ContainsFunc(value, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):

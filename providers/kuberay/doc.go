@@ -1,20 +1,21 @@
 // Package kuberay renders the KubeRay provider: one ray.io/v1 RayService
-// that runs vLLM under Ray Serve, field for field as upstream AI Runway's
-// KubeRay provider renders it (providers/kuberay/transformer.go in
-// kaito-project/airunway), minus
-// ownerReferences.
+// that runs vLLM under Ray Serve LLM, its Ray cluster field for field as
+// upstream AI Runway's KubeRay provider renders it
+// (providers/kuberay/transformer.go in kaito-project/airunway), minus
+// ownerReferences, and a Serve config that the Ray image can run.
 //
 // Field mapping:
 //   - metadata: the MD's name and namespace; labels managed-by, deployment,
 //     model-source, engine-type, model-deployment and the podTemplate
 //     labels; annotations the podTemplate annotations and the
 //     generated-from marker;
-//   - spec.serveConfigV2: upstream's fixed Serve config, one application
-//     `llm` whose deployment `VLLMDeployment` runs scaling.replicas
-//     replicas;
+//   - spec.serveConfigV2 (ServeConfig): one application `llm` built by Ray
+//     Serve LLM's `ray.serve.llm:build_openai_app`, whose one LLMConfig
+//     loads spec.model.id under the served name, with the engine arguments
+//     as engine_kwargs (EngineKwargs) and scaling.replicas replicas;
 //   - head group (rayStartParams dashboard-host 0.0.0.0): container
 //     ray-head, limits cpu 4 and resources.memory (default 16Gi), env
-//     MODEL_ID, VLLM_ENGINE_ARGS (EngineArgs), spec.env, HF_TOKEN;
+//     spec.env, HF_TOKEN;
 //   - worker groups, fixed size (replicas = min = max), rayStartParams {}:
 //     aggregated `gpu-workers` sized by scaling.replicas and resources;
 //     disaggregated `prefill-workers` then `decode-workers` sized by
@@ -31,6 +32,18 @@
 //
 // Deliberate differences from upstream, each covered by a test:
 //
+//   - the Serve config: upstream imports `vllm_serve:deployment` with the
+//     model in MODEL_ID and the flags in VLLM_ENGINE_ARGS, a module of
+//     KubeRay's vLLM sample that no Ray image carries (the sample fetches
+//     it through runtime_env.working_dir), so its application never
+//     deploys; here it is Ray Serve LLM's builder, as KubeRay's own Ray
+//     Serve LLM sample (ray-operator/config/samples/
+//     ray-service.llm-serve.yaml) and docs.ray.io serve/llm run it;
+//     arguments Ray Serve LLM refuses in engine_kwargs (model,
+//     served_model_name, another executor backend, one key of a JSON flag)
+//     are errors, and a user MODEL_ID or VLLM_ENGINE_ARGS in spec.env gets
+//     a warning: nothing reads it;
+//
 //   - worker pods get spec.nodeSelector and spec.tolerations (upstream
 //     drops both); the head pod, which needs no GPU, gets neither;
 //
@@ -38,21 +51,18 @@
 //     head only, although vLLM downloads the weights in the workers);
 //
 //   - spec.env keeps every valueFrom source (upstream keeps secretKeyRef
-//     only), a plaintext HF_TOKEN gives way to the Secret, and a user
-//     MODEL_ID or VLLM_ENGINE_ARGS replaces the generated one;
+//     only), and a plaintext HF_TOKEN gives way to the Secret;
 //
-//   - VLLM_ENGINE_ARGS also carries --enforce-eager, prefix caching
-//     (--no-enable-prefix-caching for an explicit false) and
-//     engine.extraArgs, which upstream drops; a derived flag steps aside
-//     when the user sets it; invalid arg keys and arguments with whitespace
-//     (the variable is split on spaces) are errors;
+//   - the engine arguments also carry enforce_eager, prefix caching
+//     (false for an explicit false) and engine.extraArgs, which upstream
+//     drops; a derived argument steps aside when the user sets it;
 //
 //   - a replica shards over its worker pod's N GPUs (upstream renders no
-//     parallelism, and vLLM loads the model on one GPU): VLLM_ENGINE_ARGS
-//     carries --tensor-parallel-size N, the serve config a STRICT_PACK
-//     placement group of N GPU bundles (ReplicaPlacement), workers with
-//     N > 1 a memory-backed /dev/shm; a parallelism flag that contradicts
-//     N is an error (providers.CheckParallelism);
+//     parallelism, and vLLM loads the model on one GPU): engine_kwargs
+//     carry tensor_parallel_size N, the LLMConfig a STRICT_PACK placement
+//     group of N GPU bundles, workers with N > 1 a memory-backed
+//     /dev/shm; a parallelism flag that contradicts N is an error
+//     (providers.CheckParallelism);
 //
 //   - spec.provider.overrides are deep-merged into the RayService, null
 //     deleting (upstream KubeRay applies none);

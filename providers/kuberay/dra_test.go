@@ -41,10 +41,11 @@ func TestDRAWorkersClaimGPUs(t *testing.T) {
 	require.Equal(t, map[string]string{"num-gpus": "4"}, wg.RayStartParams, "Ray is told the claimed GPUs")
 	require.Equal(t, map[string]string{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, wg.Template.Spec.NodeSelector)
 
-	// The placement group of 4 GPU bundles still needs 5 CPUs on the worker.
+	// The replica's placement group still keeps its 4 GPUs on the worker,
+	// and the worker offers the replica actor its CPU.
 	cpu := c.Resources.Requests[corev1.ResourceCPU]
-	require.GreaterOrEqual(t, cpu.Value(), int64(5))
-	require.Contains(t, rs.Spec.ServeConfigV2, "placement_group_strategy: STRICT_PACK")
+	require.GreaterOrEqual(t, cpu.Value(), int64(replicaActorCPUs))
+	require.Contains(t, rs.Spec.ServeConfigV2, "strategy: STRICT_PACK")
 
 	hg := rs.Spec.RayClusterConfig.HeadGroupSpec.Template.Spec
 	require.Empty(t, hg.ResourceClaims, "the head stays on CPU")

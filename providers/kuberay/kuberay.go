@@ -2,8 +2,6 @@ package kuberay
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"unicode"
 
@@ -61,19 +59,21 @@ var _ providers.Provider = Provider{}
 func (Provider) Name() string { return hub.ProviderKubeRay }
 
 // Check implements providers.Provider: the name limits of the declared
-// KubeRay release, and what cannot travel in the space-separated
-// VLLM_ENGINE_ARGS variable. Upstream's engine and GPU rules are the
+// KubeRay release, and the engine arguments Ray Serve LLM cannot take as
+// engine_kwargs (EngineKwargs). Upstream's engine and GPU rules are the
 // capability catalogue's, checked by the render engine.
 func (Provider) Check(req *providers.Request) diag.List {
 	var l diag.List
 	s := &req.MD.Spec
 	checkName(req, &l)
-	checkEngineArgs(s.Engine, &l)
+	checkEngineKwargs(req.MD, &l)
 	checkParallelism(s, &l)
 	checkAutoscaling(s, &l)
-	checkWorkerCPU(s, &l)
+	if s.Model.ID == "" {
+		l.Errorf("spec.model.id", "must be set for the kuberay provider: Ray Serve LLM loads the model from model_loading_config.model_source, a Hugging Face id or a path")
+	}
 	if len(s.Adapters) > 0 {
-		l.Errorf("spec.adapters", "cannot be served by the kuberay provider: Ray Serve LLM loads LoRA adapters only from object storage (`lora_config.dynamic_lora_loading_path`, s3:// or gs://), not from Hugging Face; mirror the adapters there and set `lora_config` through spec.provider.overrides, or serve them with the vllm or llmd provider")
+		l.Errorf("spec.adapters", "cannot be served by the kuberay provider: Ray Serve LLM loads LoRA adapters only from object storage (`lora_config.dynamic_lora_loading_path`, s3:// or gs://), not from Hugging Face; mirror the adapters there and replace `spec.serveConfigV2` through spec.provider.overrides with a Serve config whose LLMConfig sets `lora_config`, or serve them with the vllm or llmd provider")
 	}
 	return l
 }
@@ -89,7 +89,7 @@ func checkAutoscaling(s *hub.ModelDeploymentSpec, l *diag.List) {
 		return
 	}
 	if s.Mode() == hub.ModeDisaggregated {
-		l.Errorf("spec.scaling.autoscaling", "is rendered for aggregated serving only on the kuberay provider: Ray Serve's autoscaling sizes the one VLLMDeployment of the serve config")
+		l.Errorf("spec.scaling.autoscaling", "is rendered for aggregated serving only on the kuberay provider: Ray Serve's autoscaling sizes the one LLM deployment of the serve config")
 	}
 	if a.Metric != hub.MetricRunningRequests {
 		l.Errorf("spec.scaling.autoscaling.metric", "%q cannot be used on the kuberay provider: Ray Serve autoscales only on the requests each replica serves (`target_ongoing_requests`), so set %q; a RayService has no scale subresource for KEDA or a HorizontalPodAutoscaler to act on %s", a.Metric, hub.MetricRunningRequests, a.Metric)
@@ -134,33 +134,9 @@ func checkName(req *providers.Request, l *diag.List) {
 	}
 }
 
-// checkEngineArgs refuses what VLLM_ENGINE_ARGS cannot carry: the variable
-// is one space-joined string, so a key or value with whitespace would be
-// split into other flags.
-func checkEngineArgs(e *hub.EngineSpec, l *diag.List) {
-	if e == nil {
-		return
-	}
-	for _, k := range slices.Sorted(maps.Keys(e.Args)) {
-		if !providers.ValidArgKey(k) {
-			l.Errorf("spec.engine.args", "invalid engine arg key %q: must contain only alphanumeric characters, hyphens, and underscores, and must not start with '-'", k)
-		} else if hasSpace(e.Args[k]) {
-			l.Errorf("spec.engine.args."+k, "value %q contains whitespace, which the space-separated VLLM_ENGINE_ARGS of the kuberay provider cannot carry", e.Args[k])
-		}
-	}
-	for i, tok := range e.ExtraArgs {
-		at := fmt.Sprintf("spec.engine.extraArgs[%d]", i)
-		if tok == "" {
-			l.Errorf(at, "is empty, which the space-separated VLLM_ENGINE_ARGS of the kuberay provider cannot carry")
-		} else if hasSpace(tok) {
-			l.Errorf(at, "%q contains whitespace, which the space-separated VLLM_ENGINE_ARGS of the kuberay provider cannot carry; split it into separate extraArgs entries", tok)
-		}
-	}
-}
-
 // checkParallelism refuses a parallelism flag that contradicts the GPUs
-// of a Serve replica (ReplicaGPUs): the one VLLM_ENGINE_ARGS serves every
-// worker group, so in disaggregated mode it must fit each group's pods.
+// of a Serve replica (ReplicaGPUs): the one LLMConfig serves every worker
+// group, so in disaggregated mode it must fit each group's pods.
 func checkParallelism(s *hub.ModelDeploymentSpec, l *diag.List) {
 	pod := ""
 	if s.Mode() == hub.ModeDisaggregated {
@@ -168,34 +144,6 @@ func checkParallelism(s *hub.ModelDeploymentSpec, l *diag.List) {
 	}
 	providers.CheckParallelism(s.Engine, providers.VLLMParallelFlags, providers.OnePod(ReplicaGPUs(s), pod), l)
 }
-
-// WorkerCPUs is the fewest CPUs a worker pod must offer Ray: KubeRay
-// passes the container's cpu request, rounded up, to `ray start
-// --num-cpus`, and a
-// Serve replica on N > 1 GPUs reserves N+1 CPU bundles on one Ray node
-// (ReplicaPlacement); a replica on one GPU or none needs one, Serve's
-// default `num_cpus` of a replica actor.
-func WorkerCPUs(s *hub.ModelDeploymentSpec) int64 {
-	if n := ReplicaGPUs(s); n > 1 {
-		return int64(n) + 1
-	}
-	return 1
-}
-
-// checkWorkerCPU refuses a cpu request too small for the Serve replica's
-// placement group: Ray would wait for CPUs the worker never has, and the
-// application would never become healthy.
-func checkWorkerCPU(s *hub.ModelDeploymentSpec, l *diag.List) {
-	if s.Mode() == hub.ModeDisaggregated || s.Resources == nil || s.Resources.CPU == "" {
-		return
-	}
-	q := hub.MustParseQuantity(s.Resources.CPU)
-	if need := WorkerCPUs(s); q.Value() < need {
-		l.Errorf("spec.resources.cpu", "is %q, but the Ray worker must offer at least %d CPUs: KubeRay tells Ray the request, rounded up, as `ray start --num-cpus`, and a Serve replica on %d GPUs reserves one CPU per GPU and one for the replica actor on one worker; request at least %q", s.Resources.CPU, need, ReplicaGPUs(s), fmt.Sprint(need))
-	}
-}
-
-func hasSpace(s string) bool { return strings.ContainsFunc(s, unicode.IsSpace) }
 
 // Render implements providers.Provider.
 func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
@@ -243,6 +191,11 @@ func warnings(md *hub.ModelDeployment, l *diag.List) {
 			if c.spec != nil && c.spec.ReplicaCount() == 0 {
 				l.Warnf(diag.ScaleToZero, c.field, "is 0: this worker group runs no pods")
 			}
+		}
+	}
+	for i, e := range s.Env {
+		if e.Name == "MODEL_ID" || e.Name == "VLLM_ENGINE_ARGS" {
+			l.Warnf(diag.IgnoredField, fmt.Sprintf("spec.env[%d]", i), "%s reaches the Ray pods but nothing reads it: Ray Serve LLM takes the model from the Serve config's model_loading_config (spec.model.id, spec.model.servedName) and the engine arguments from its engine_kwargs (spec.engine.args, spec.engine.extraArgs); upstream AI Runway's serve config read this variable", e.Name)
 		}
 	}
 	if s.Model.Storage != nil && len(s.Model.Storage.Volumes) > 0 {

@@ -60,6 +60,41 @@ func worker(rs *rayService, i int) corev1.Container {
 	return rs.Spec.RayClusterConfig.WorkerGroupSpecs[i].Template.Spec.Containers[0]
 }
 
+// llm is the Serve config's one LLMConfig as Ray's dashboard receives it:
+// KubeRay parses serveConfigV2 as YAML (sigs.k8s.io/yaml) and sends it on
+// as JSON (RayServiceReconciler.updateServeDeployment).
+func llm(t *testing.T, rs *rayService) map[string]any {
+	t.Helper()
+	var config map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(rs.Spec.ServeConfigV2), &config))
+	data, err := json.Marshal(config)
+	require.NoError(t, err)
+	var sent struct {
+		Applications []struct {
+			Name, RoutePrefix, ImportPath string
+			Args                          struct {
+				LLMConfigs []map[string]any `json:"llm_configs"`
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(data, &sent))
+	require.Len(t, sent.Applications, 1)
+	require.Len(t, sent.Applications[0].Args.LLMConfigs, 1)
+	return sent.Applications[0].Args.LLMConfigs[0]
+}
+
+// kwargs is the LLMConfig's engine_kwargs, as Ray receives them.
+func kwargs(t *testing.T, rs *rayService) map[string]any {
+	t.Helper()
+	kw, _ := llm(t, rs)["engine_kwargs"].(map[string]any)
+	return kw
+}
+
+func deployment(t *testing.T, rs *rayService) map[string]any {
+	t.Helper()
+	return llm(t, rs)["deployment_config"].(map[string]any)
+}
+
 func env(c corev1.Container, name string) *corev1.EnvVar {
 	for i := range c.Env {
 		if c.Env[i].Name == name {
@@ -88,7 +123,7 @@ func TestUpstreamChecklist(t *testing.T) {
 				"airunway.ai/engine-type": "vllm", "airunway.ai/model-deployment": "test-model",
 			}, rs.Labels)
 			require.Equal(t, map[string]string{hub.AnnotationGeneratedFrom: "test-model"}, rs.Annotations)
-			require.Contains(t, rs.Spec.ServeConfigV2, "num_replicas: 1\n")
+			require.Equal(t, map[string]any{"num_replicas": 1.0}, deployment(t, rs))
 			require.Equal(t, map[string]string{"dashboard-host": "0.0.0.0"}, rs.Spec.RayClusterConfig.HeadGroupSpec.RayStartParams)
 			require.Len(t, rs.Spec.RayClusterConfig.WorkerGroupSpecs, 1)
 			g := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0]
@@ -97,7 +132,7 @@ func TestUpstreamChecklist(t *testing.T) {
 			require.Equal(t, "test-model", rs.Spec.RayClusterConfig.HeadGroupSpec.Template.Labels["airunway.ai/model-deployment"])
 		}},
 		{"item 101: scaling.replicas 3 gives num_replicas 3", base + "scaling: {replicas: 3}", func(t *testing.T, _ providers.Object, rs *rayService) {
-			require.Contains(t, rs.Spec.ServeConfigV2, "num_replicas: 3\n")
+			require.Equal(t, map[string]any{"num_replicas": 3.0}, deployment(t, rs))
 			g := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0]
 			require.Equal(t, []int32{3, 3, 3}, []int32{*g.Replicas, g.MinReplicas, g.MaxReplicas})
 		}},
@@ -113,14 +148,14 @@ func TestUpstreamChecklist(t *testing.T) {
 			require.Equal(t, "48Gi", limit(worker(rs, 1), "memory"))
 			require.Equal(t, "2", limit(worker(rs, 1), "amd.com/gpu"))
 			require.NotContains(t, worker(rs, 0).Resources.Limits, corev1.ResourceName("nvidia.com/gpu"))
-			require.Contains(t, rs.Spec.ServeConfigV2, "num_replicas: 1\n", "the Serve config is unchanged in disaggregated mode")
+			require.Equal(t, map[string]any{"num_replicas": 1.0}, deployment(t, rs), "the Serve config is unchanged in disaggregated mode")
 		}},
 		{"item 103: aggregated worker group replicas and limits", base + "scaling: {replicas: 2}\nresources: {gpu: {count: 4}}", func(t *testing.T, _ providers.Object, rs *rayService) {
 			g := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0]
 			require.Equal(t, "gpu-workers", g.GroupName)
 			require.Equal(t, int32(2), *g.Replicas)
 			require.Equal(t, corev1.ResourceList{"nvidia.com/gpu": mustQ("4"), "memory": mustQ("32Gi")}, worker(rs, 0).Resources.Limits)
-			require.Equal(t, corev1.ResourceList{"cpu": mustQ("5")}, worker(rs, 0).Resources.Requests, "without a cpu of its own or a placement, the worker requests what its Serve placement group reserves")
+			require.Equal(t, corev1.ResourceList{"cpu": mustQ("1")}, worker(rs, 0).Resources.Requests, "without a cpu of its own or a placement, the worker requests the CPU of the Serve replica actor; vLLM's GPU workers reserve none")
 		}},
 		{"spec.resources.cpu is the workers' cpu request", base + "resources: {gpu: {count: 4}, cpu: \"16\"}", func(t *testing.T, _ providers.Object, rs *rayService) {
 			require.Equal(t, corev1.ResourceList{"cpu": mustQ("16")}, worker(rs, 0).Resources.Requests)
@@ -129,11 +164,10 @@ func TestUpstreamChecklist(t *testing.T) {
 		{"item 103: amd gpu type and memory", base + "resources: {gpu: {count: 2, type: amd.com/gpu}, memory: 64Gi}", func(t *testing.T, _ providers.Object, rs *rayService) {
 			require.Equal(t, corev1.ResourceList{"amd.com/gpu": mustQ("2"), "memory": mustQ("64Gi")}, worker(rs, 0).Resources.Limits)
 		}},
-		{"item 104: head container env and memory", base + "resources: {gpu: {count: 1}, memory: 64Gi}", func(t *testing.T, _ providers.Object, rs *rayService) {
+		{"item 104: head container and memory; no MODEL_ID or VLLM_ENGINE_ARGS, which nothing in Ray Serve LLM reads", base + "resources: {gpu: {count: 1}, memory: 64Gi}", func(t *testing.T, _ providers.Object, rs *rayService) {
 			c := head(rs)
 			require.Equal(t, "ray-head", c.Name)
-			require.Equal(t, corev1.EnvVar{Name: "MODEL_ID", Value: "meta-llama/Llama-3.1-8B-Instruct"}, c.Env[0])
-			require.Equal(t, "VLLM_ENGINE_ARGS", c.Env[1].Name)
+			require.Empty(t, c.Env)
 			require.Equal(t, corev1.ResourceList{"cpu": mustQ("4"), "memory": mustQ("64Gi")}, c.Resources.Limits)
 		}},
 		{"item 104: quantities in canonical form", base + "resources: {gpu: {count: 1}, memory: 1.5Gi}", func(t *testing.T, obj providers.Object, _ *rayService) {
@@ -147,18 +181,18 @@ func TestUpstreamChecklist(t *testing.T) {
 			require.Equal(t, "ray-worker", worker(rs, 0).Name)
 			require.Equal(t, "32Gi", limit(worker(rs, 0), "memory"))
 		}},
-		{"item 105: VLLM_ENGINE_ARGS", "model: {id: meta-llama/Llama-3.1-8B-Instruct, servedName: my-model}\nengine: {type: vllm, contextLength: 4096, trustRemoteCode: true, enablePrefixCaching: true, args: {zeta: z, alpha: \"\", gpu-memory-utilization: \"0.9\"}}", func(t *testing.T, _ providers.Object, rs *rayService) {
-			require.Equal(t, "--model meta-llama/Llama-3.1-8B-Instruct --max-model-len 4096 --served-model-name my-model --trust-remote-code --enable-prefix-caching --alpha --gpu-memory-utilization 0.9 --zeta z",
-				env(head(rs), "VLLM_ENGINE_ARGS").Value)
+		{"item 105: the engine arguments, as Ray Serve LLM's model_loading_config and engine_kwargs", "model: {id: meta-llama/Llama-3.1-8B-Instruct, servedName: my-model}\nengine: {type: vllm, contextLength: 4096, trustRemoteCode: true, enablePrefixCaching: true, args: {zeta: z, alpha: \"\", gpu-memory-utilization: \"0.9\"}}", func(t *testing.T, _ providers.Object, rs *rayService) {
+			require.Equal(t, map[string]any{"model_id": "my-model", "model_source": "meta-llama/Llama-3.1-8B-Instruct"}, llm(t, rs)["model_loading_config"])
+			require.Equal(t, map[string]any{"max_model_len": 4096.0, "trust_remote_code": true, "enable_prefix_caching": true, "alpha": true, "gpu_memory_utilization": 0.9, "zeta": "z"}, kwargs(t, rs))
 		}},
 		{"item 106: no user env by default, default image", base, func(t *testing.T, _ providers.Object, rs *rayService) {
-			require.Len(t, head(rs).Env, 2, "only MODEL_ID and VLLM_ENGINE_ARGS")
+			require.Empty(t, head(rs).Env)
 			require.Empty(t, worker(rs, 0).Env)
 			require.Equal(t, DefaultImage, head(rs).Image)
 			require.Equal(t, "rayproject/ray-llm:2.55.0-py311-cu128", worker(rs, 0).Image)
 		}},
 		{"item 106: FOO=bar then HF_TOKEN second, secretKeyRef preserved", base + "env: [{name: FOO, value: bar}]\nsecrets: {huggingFaceToken: hf-secret}", func(t *testing.T, _ providers.Object, rs *rayService) {
-			e := head(rs).Env[2:]
+			e := head(rs).Env
 			require.Len(t, e, 2)
 			require.Equal(t, corev1.EnvVar{Name: "FOO", Value: "bar"}, e[0])
 			require.Equal(t, "HF_TOKEN", e[1].Name)
@@ -208,13 +242,15 @@ func TestCheck(t *testing.T) {
 		field, message                      string
 	}{
 		{"invalid arg key", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, args: {\"bad key\": x}}", "vllm", "spec.engine.args", `invalid engine arg key "bad key"`},
-		{"arg value with a space", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, args: {chat-template: \"a b\"}}", "vllm", "spec.engine.args.chat-template", "contains whitespace"},
-		{"extraArgs token with a space", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, extraArgs: [--ok, \"--x y\"]}", "vllm", "spec.engine.extraArgs[1]", "contains whitespace"},
-		{"empty extraArgs token", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, extraArgs: [\"\"]}", "vllm", "spec.engine.extraArgs[0]", "is empty"},
+		{"the model in engine.args", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, args: {model: other/model}}", "vllm", "spec.engine.args.model", "sets model, which Ray Serve LLM refuses in engine_kwargs: it sets it from model_loading_config, which the kuberay provider fills from spec.model.id"},
+		{"the served name in extraArgs", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, extraArgs: [--served-model-name, x]}", "vllm", "spec.engine.extraArgs[0]", "fills from spec.model.servedName"},
+		{"another executor backend", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, args: {distributed-executor-backend: mp}}", "vllm", "spec.engine.args.distributed-executor-backend", "refuses any other backend"},
+		{"one key of a JSON flag", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, extraArgs: [--compilation-config.level, \"3\"]}", "vllm", "spec.engine.extraArgs[0]", "give --compilation-config its whole JSON value"},
+		{"a token that is no flag", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm, extraArgs: [--max-num-seqs, \"8\", \"16\"]}", "vllm", "spec.engine.extraArgs[2]", `"16" is not a flag or the value of one`},
+		{"no model id", "test-model", "1.3.0", "model: {source: custom}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}", "vllm", "spec.model.id", "must be set for the kuberay provider"},
 		{"1.7: name over 47 characters", strings.Repeat("a", 48), "1.7.0", base, "vllm", "metadata.name", "KubeRay 1.7.0 rejects RayService names longer than 47 characters"},
 		{"1.4: name starting with a digit", "1-model", "1.4.0", base, "vllm", "metadata.name", "KubeRay 1.4.0 rejects RayService names that are not DNS-1035 labels"},
 		{"1.3: name over 46 characters", strings.Repeat("a", 47), "1.3.0", base, "vllm", "metadata.name", "must fit in 63 characters, so the name must have at most 46"},
-		{"cpu below the Serve placement group", "test-model", "1.3.0", "model: {id: m}\nengine: {type: vllm}\nresources: {gpu: {count: 4}, cpu: 3500m}", "vllm", "spec.resources.cpu", `is "3500m", but the Ray worker must offer at least 5 CPUs`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -269,11 +305,14 @@ func TestEnvAndHFTokenOnWorkers(t *testing.T) {
 		require.Equal(t, "status.podIP", e[1].ValueFrom.FieldRef.FieldPath, "every valueFrom source is kept (upstream keeps secretKeyRef only)")
 		require.Equal(t, "hf-secret", e[2].ValueFrom.SecretKeyRef.Name)
 	}
-	require.Equal(t, []string{"MODEL_ID", "VLLM_ENGINE_ARGS", "FOO", "POD_IP", "HF_TOKEN"}, envNames(head(rs)))
+	require.Equal(t, []string{"FOO", "POD_IP", "HF_TOKEN"}, envNames(head(rs)))
 
-	_, rs, _ = render(t, base+"env: [{name: VLLM_ENGINE_ARGS, value: --model mine}]")
-	require.Equal(t, []string{"MODEL_ID", "VLLM_ENGINE_ARGS"}, envNames(head(rs)), "the user's variable replaces the generated one")
-	require.Equal(t, "--model mine", head(rs).Env[1].Value)
+	_, rs, l := render(t, base+"env: [{name: VLLM_ENGINE_ARGS, value: --model mine}]")
+	require.Equal(t, []string{"VLLM_ENGINE_ARGS"}, envNames(head(rs)), "the user's variable is passed on")
+	require.Len(t, l, 1)
+	require.Equal(t, diag.IgnoredField, l[0].Code)
+	require.Equal(t, "spec.env[0]", l[0].Field)
+	require.Contains(t, l[0].Message, "VLLM_ENGINE_ARGS reaches the Ray pods but nothing reads it")
 }
 
 func envNames(c corev1.Container) []string {
@@ -284,26 +323,34 @@ func envNames(c corev1.Container) []string {
 	return names
 }
 
-func TestEngineArgs(t *testing.T) {
-	cases := []struct{ name, spec, want string }{
-		{"no engine object: no prefix-caching flag", "model: {id: m}\nresources: {gpu: {count: 1}}", "--model m"},
-		{"defaulted engine: prefix caching on", "model: {id: m}\nengine: {type: vllm}", "--model m --enable-prefix-caching"},
-		{"explicit false disables prefix caching", "model: {id: m}\nengine: {type: vllm, enablePrefixCaching: false}", "--model m --no-enable-prefix-caching"},
-		{"eager", "model: {id: m}\nengine: {type: vllm, enforceEager: true, enablePrefixCaching: false}", "--model m --enforce-eager --no-enable-prefix-caching"},
-		{"extraArgs verbatim after sorted args", "model: {id: m}\nengine: {type: vllm, args: {b: \"2\", a: \"1\"}, extraArgs: [--max-num-seqs=64, --enable-chunked-prefill]}",
-			"--model m --enable-prefix-caching --a 1 --b 2 --max-num-seqs=64 --enable-chunked-prefill"},
-		{"user flag replaces derived one", "model: {id: m}\nengine: {type: vllm, contextLength: 4096, args: {max-model-len: \"8192\"}, extraArgs: [--no-enable-prefix-caching]}",
-			"--model m --max-model-len 8192 --no-enable-prefix-caching"},
-		{"custom source without id has no --model", "model: {source: custom}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}", "--enable-prefix-caching"},
+// TestEngineKwargs: the command line the other providers pass becomes
+// Ray Serve LLM's engine_kwargs, typed as vLLM's parser types flags,
+// with the later of two same-named arguments winning.
+func TestEngineKwargs(t *testing.T) {
+	cases := []struct {
+		name, spec string
+		want       map[string]any
+	}{
+		{"no engine object: nothing", "model: {id: m}\nresources: {gpu: {count: 1}}", nil},
+		{"defaulted engine: prefix caching on", "model: {id: m}\nengine: {type: vllm}", map[string]any{"enable_prefix_caching": true}},
+		{"explicit false disables prefix caching", "model: {id: m}\nengine: {type: vllm, enablePrefixCaching: false}", map[string]any{"enable_prefix_caching": false}},
+		{"eager", "model: {id: m}\nengine: {type: vllm, enforceEager: true, enablePrefixCaching: false}", map[string]any{"enforce_eager": true, "enable_prefix_caching": false}},
+		{"extraArgs: --name=value, --name value, --name alone, --no-name", "model: {id: m}\nengine: {type: vllm, extraArgs: [--max-num-seqs=64, --enable-chunked-prefill, --kv-cache-dtype, fp8, --no-enable-prefix-caching, --seed, \"-1\"]}",
+			map[string]any{"max_num_seqs": 64.0, "enable_chunked_prefill": true, "kv_cache_dtype": "fp8", "enable_prefix_caching": false, "seed": -1.0}},
+		{"user argument replaces the derived one", "model: {id: m}\nengine: {type: vllm, contextLength: 4096, args: {max-model-len: \"8192\"}}",
+			map[string]any{"max_model_len": 8192.0, "enable_prefix_caching": true}},
+		{"whitespace and JSON travel as written", "model: {id: m}\nengine: {type: vllm, enablePrefixCaching: false, args: {chat-template: \"{{ messages }} {{ tools }}\", override-generation-config: '{\"temperature\": 0.5, \"top_k\": 20}', revision: \"\\\"main\\\"\"}}",
+			map[string]any{"chat_template": "{{ messages }} {{ tools }}", "override_generation_config": map[string]any{"temperature": 0.5, "top_k": 20.0}, "revision": `"main"`, "enable_prefix_caching": false}},
+		{"strings that YAML would read as something else stay strings", "model: {id: m}\nengine: {type: vllm, enablePrefixCaching: false, args: {a: \"yes\", b: \"off\", c: \"null\", d: \"0x1F\", e: \"1_000\"}}",
+			map[string]any{"a": "yes", "b": "off", "c": "null", "d": "0x1F", "e": "1_000", "enable_prefix_caching": false}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, rs, _ := render(t, tc.spec)
-			require.Equal(t, tc.want, env(head(rs), "VLLM_ENGINE_ARGS").Value)
+			require.Equal(t, tc.want, kwargs(t, rs))
 		})
 	}
 }
-
 func TestOverrides(t *testing.T) {
 	_, rs, _ := render(t, base+"provider: {overrides: {spec: {rayClusterConfig: {headGroupSpec: {rayStartParams: {num-cpus: \"0\"}, template: {spec: {terminationGracePeriodSeconds: 60}}}}}}}")
 	hg := rs.Spec.RayClusterConfig.HeadGroupSpec
@@ -374,7 +421,7 @@ func TestWarnings(t *testing.T) {
 
 func TestScaleToZeroIsExplicit(t *testing.T) {
 	obj, rs, l := render(t, base+"scaling: {replicas: 0}")
-	require.Contains(t, rs.Spec.ServeConfigV2, "num_replicas: 0\n")
+	require.Equal(t, map[string]any{"num_replicas": 0.0}, deployment(t, rs))
 	g := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0]
 	require.Equal(t, []int32{0, 0, 0}, []int32{*g.Replicas, g.MinReplicas, g.MaxReplicas})
 	require.Len(t, l, 1)
@@ -383,7 +430,6 @@ func TestScaleToZeroIsExplicit(t *testing.T) {
 	group := obj["spec"].(map[string]any)["rayClusterConfig"].(map[string]any)["workerGroupSpecs"].([]any)[0].(map[string]any)
 	require.Contains(t, group, "replicas", "a zero count is written, not dropped")
 }
-
 func TestImagePin(t *testing.T) {
 	req := request(t, "test-model", "1.7.0", base)
 	req.Provider.Images = map[string]string{"vllm": "registry.example.com/ray-llm@sha256:abc"}
@@ -397,11 +443,29 @@ func TestImagePin(t *testing.T) {
 	require.Equal(t, "mine:v1", head(rs).Image, "the model's own image wins over the pin")
 }
 
-// TestServeConfig pins upstream's Serve config byte for byte.
+// TestServeConfig pins the Serve config byte for byte: the shape of
+// KubeRay's Ray Serve LLM sample (ray-operator/config/samples/
+// ray-service.llm-serve.yaml), one application whose builder is Ray Serve
+// LLM's build_openai_app, which the rayproject/ray-llm images carry
+// (upstream's `vllm_serve:deployment` is in none of them).
 func TestServeConfig(t *testing.T) {
-	require.Equal(t, "applications:\n  - name: llm\n    route_prefix: /\n    import_path: vllm_serve:deployment\n    deployments:\n      - name: VLLMDeployment\n        num_replicas: 2\n", ServeConfig(2))
-	var parsed map[string]any
-	require.NoError(t, yaml.Unmarshal([]byte(ServeConfig(2)), &parsed), "the Serve config is YAML")
+	_, rs, _ := render(t, "model: {id: Qwen/Qwen3-8B, servedName: qwen}\nengine: {type: vllm, contextLength: 8192}\nscaling: {replicas: 2}")
+	require.Equal(t, `applications:
+  - name: llm
+    route_prefix: /
+    import_path: ray.serve.llm:build_openai_app
+    args:
+      llm_configs:
+        - model_loading_config:
+            model_id: qwen
+            model_source: Qwen/Qwen3-8B
+          engine_kwargs:
+            enable_prefix_caching: true
+            max_model_len: 8192
+          deployment_config:
+            num_replicas: 2
+`, rs.Spec.ServeConfigV2)
+	require.Equal(t, ImportPath, "ray.serve.llm:build_openai_app")
 }
 
 // TestSchemaAtEachRelease validates the output against the RayService
@@ -448,24 +512,23 @@ func TestDeterministic(t *testing.T) {
 }
 
 // TestTensorParallelism is issue 36's report: Llama-3.3-70B on 4 GPUs
-// rendered VLLM_ENGINE_ARGS without tensor parallelism (as upstream), so
-// vLLM loaded the model on one GPU and ran out of memory. The replica
-// now shards over its pod's GPUs, in a placement group that keeps its
-// GPU actors in that pod, with a memory-backed /dev/shm for NCCL.
+// rendered no tensor parallelism (as upstream), so vLLM loaded the model
+// on one GPU and ran out of memory. The replica now shards over its pod's
+// GPUs, in a placement group that keeps its GPU actors in that pod, with a
+// memory-backed /dev/shm for NCCL.
 func TestTensorParallelism(t *testing.T) {
 	_, rs, _ := render(t, "model: {id: meta-llama/Llama-3.3-70B-Instruct}\nengine: {type: vllm}\nresources: {gpu: {count: 4}}")
-	require.Equal(t, "--model meta-llama/Llama-3.3-70B-Instruct --enable-prefix-caching --tensor-parallel-size 4", env(head(rs), "VLLM_ENGINE_ARGS").Value)
-	require.Equal(t, ServeConfig(1)+"        placement_group_bundles:\n          - {CPU: 1}\n"+strings.Repeat("          - {CPU: 1, GPU: 1}\n", 4)+"        placement_group_strategy: STRICT_PACK\n", rs.Spec.ServeConfigV2)
-	var parsed map[string]any
-	require.NoError(t, yaml.Unmarshal([]byte(rs.Spec.ServeConfigV2), &parsed), "the Serve config is YAML")
+	require.Equal(t, map[string]any{"enable_prefix_caching": true, "tensor_parallel_size": 4.0}, kwargs(t, rs))
+	one := map[string]any{"GPU": 1.0}
+	require.Equal(t, map[string]any{"bundles": []any{one, one, one, one}, "strategy": "STRICT_PACK"}, llm(t, rs)["placement_group_config"])
 	pod := rs.Spec.RayClusterConfig.WorkerGroupSpecs[0].Template.Spec
 	require.Equal(t, "/dev/shm", pod.Containers[0].VolumeMounts[0].MountPath)
 	require.Equal(t, corev1.StorageMediumMemory, pod.Volumes[0].EmptyDir.Medium)
 	require.Empty(t, rs.Spec.RayClusterConfig.HeadGroupSpec.Template.Spec.Volumes, "the head runs no GPU work")
 
 	_, rs, _ = render(t, "model: {id: m}\nengine: {type: vllm}\nresources: {gpu: {count: 1}}")
-	require.Equal(t, ServeConfig(1), rs.Spec.ServeConfigV2, "one GPU: no placement group")
-	require.NotContains(t, env(head(rs), "VLLM_ENGINE_ARGS").Value, "parallel")
+	require.NotContains(t, llm(t, rs), "placement_group_config", "one GPU: Ray Serve LLM's default placement")
+	require.NotContains(t, kwargs(t, rs), "tensor_parallel_size")
 	require.Empty(t, rs.Spec.RayClusterConfig.WorkerGroupSpecs[0].Template.Spec.Volumes)
 }
 
@@ -474,7 +537,7 @@ func TestTensorParallelism(t *testing.T) {
 // GPUs.
 func TestTensorParallelismDisaggregated(t *testing.T) {
 	_, rs, _ := render(t, "model: {id: m}\nengine: {type: vllm}\nserving: {mode: disaggregated}\nscaling: {prefill: {replicas: 1, gpu: {count: 4}}, decode: {replicas: 1, gpu: {count: 2}}}")
-	require.Equal(t, "--model m --enable-prefix-caching --tensor-parallel-size 2", env(head(rs), "VLLM_ENGINE_ARGS").Value)
+	require.Equal(t, 2.0, kwargs(t, rs)["tensor_parallel_size"])
 	for i := range 2 {
 		require.Equal(t, "/dev/shm", worker(rs, i).VolumeMounts[0].MountPath)
 	}
@@ -490,23 +553,20 @@ func TestParallelismContradicted(t *testing.T) {
 	require.Equal(t, `"tensor-parallel-size" sets the tensor parallel size to 2, which contradicts the 4 GPUs per pod: the tensor parallel size × the pipeline parallel size must be 4; leave both out for 4 × 1, or set both to sizes whose product is 4`, l[0].Message)
 
 	_, rs, _ := render(t, "model: {id: m}\nengine: {type: vllm, extraArgs: [-tp, \"4\"]}\nresources: {gpu: {count: 4}}")
-	require.Equal(t, "--model m --enable-prefix-caching -tp 4", env(head(rs), "VLLM_ENGINE_ARGS").Value)
+	require.Equal(t, map[string]any{"enable_prefix_caching": true, "tensor_parallel_size": 4.0}, kwargs(t, rs), "vLLM's short name becomes the field")
 }
 
-// TestReplicaPlacementAutoscaled: the placement group is a key of the one
-// Serve deployment also when Ray Serve autoscales it.
+// TestReplicaPlacementAutoscaled: Ray Serve's autoscaling replaces
+// num_replicas, and the placement group stays.
 func TestReplicaPlacementAutoscaled(t *testing.T) {
+	_, rs, _ := render(t, "model: {id: m}\nengine: {type: vllm}\nresources: {gpu: {count: 2}}\nscaling: {replicas: 1}")
+	require.Contains(t, llm(t, rs), "placement_group_config")
+	req := providertest.Request(providertest.Valid(t, "{name: test-model, namespace: default}", "model: {id: m}\nengine: {type: vllm}\nresources: {gpu: {count: 2}}"), hub.ProviderKubeRay)
 	one, four, sixteen, delay := int32(1), int32(4), int32(16), int32(600)
-	config := AutoscaledServeConfig(&hub.AutoscalingSpec{MinReplicas: &one, MaxReplicas: &four, Target: &sixteen, ScaleDownDelaySeconds: &delay}) + ReplicaPlacement(2)
-	var parsed struct {
-		Applications []struct {
-			Deployments []map[string]any `json:"deployments"`
-		} `json:"applications"`
-	}
-	require.NoError(t, yaml.Unmarshal([]byte(config), &parsed))
-	d := parsed.Applications[0].Deployments[0]
-	require.Contains(t, d, "autoscaling_config")
-	require.Equal(t, "STRICT_PACK", d["placement_group_strategy"])
-	require.Equal(t, []any{map[string]any{"CPU": 1.0}, map[string]any{"CPU": 1.0, "GPU": 1.0}, map[string]any{"CPU": 1.0, "GPU": 1.0}}, d["placement_group_bundles"])
-	require.Empty(t, ReplicaPlacement(1), "one GPU: Ray Serve's default placement")
+	req.MD.Spec.Scaling = &hub.ScalingSpec{Autoscaling: &hub.AutoscalingSpec{Metric: hub.MetricRunningRequests, MinReplicas: &one, MaxReplicas: &four, Target: &sixteen, ScaleDownDelaySeconds: &delay}}
+	var parsed map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(ServeConfig(req.MD, nil)), &parsed))
+	c := parsed["applications"].([]any)[0].(map[string]any)["args"].(map[string]any)["llm_configs"].([]any)[0].(map[string]any)
+	require.Equal(t, map[string]any{"autoscaling_config": map[string]any{"min_replicas": 1.0, "max_replicas": 4.0, "target_ongoing_requests": 16.0, "downscale_delay_s": 600.0}}, c["deployment_config"])
+	require.Equal(t, "STRICT_PACK", c["placement_group_config"].(map[string]any)["strategy"])
 }

@@ -1,10 +1,6 @@
 package kuberay
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,49 +56,8 @@ type workerGroupSpec struct {
 	Template       corev1.PodTemplateSpec `json:"template"`
 }
 
-// serveApplication is upstream's Serve configuration up to its one
-// deployment's sizing: one application whose single deployment is
-// VLLMDeployment. It is a fixed text, so its key order never depends on
-// map iteration.
-const serveApplication = `applications:
-  - name: llm
-    route_prefix: /
-    import_path: vllm_serve:deployment
-    deployments:
-      - name: VLLMDeployment
-`
-
-// ServeConfig is upstream's Serve configuration, byte for byte: the
-// deployment runs numReplicas replicas.
-func ServeConfig(numReplicas int32) string {
-	return serveApplication + fmt.Sprintf("        num_replicas: %d\n", numReplicas)
-}
-
-// ReplicaPlacement is the Serve deployment's placement group for a
-// replica on gpus GPUs, "" for one GPU or none. With tensor parallelism
-// vLLM runs one Ray actor per GPU (its Ray executor, which it picks
-// inside a placement group); without a placement group of the replica,
-// Ray may scatter them over several worker pods, or start fewer than the
-// engine waits for. One bundle for the replica actor, one per GPU, all
-// on one Ray node (STRICT_PACK): the GPUs of one worker pod, where NCCL
-// runs over NVLink and /dev/shm. This is the shape of KubeRay's own vLLM
-// sample (ray-operator/config/samples/vllm/serve.py, build_app) and what
-// Ray Serve's replica scheduling guide prescribes for tensor parallelism
-// (docs.ray.io serve/advanced-guides/replica-scheduling: "Multi-GPU
-// inference with tensor parallelism: placement_group_bundles +
-// STRICT_PACK"); the serve config's fields override the application's
-// own `.options()`.
-func ReplicaPlacement(gpus int32) string {
-	if gpus <= 1 {
-		return ""
-	}
-	b := "        placement_group_bundles:\n          - {CPU: 1}\n"
-	b += strings.Repeat("          - {CPU: 1, GPU: 1}\n", int(gpus))
-	return b + "        placement_group_strategy: STRICT_PACK\n"
-}
-
 // ReplicaGPUs is the GPUs one Serve replica runs on: a worker pod's. In
-// disaggregated mode the one VLLMDeployment's replicas may land in either
+// disaggregated mode the one LLM deployment's replicas may land in either
 // worker group, so a replica gets the smaller group's GPUs.
 func ReplicaGPUs(s *hub.ModelDeploymentSpec) int32 {
 	if s.Mode() != hub.ModeDisaggregated {
@@ -119,32 +74,19 @@ func ReplicaGPUs(s *hub.ModelDeploymentSpec) int32 {
 	return n
 }
 
-// AutoscaledServeConfig is ServeConfig with Ray Serve's own autoscaling in
-// place of a fixed count: between min and max replicas, keeping target
-// ongoing requests per replica, waiting delay seconds before removing one.
-func AutoscaledServeConfig(a *hub.AutoscalingSpec) string {
-	return serveApplication + fmt.Sprintf(`        autoscaling_config:
-          min_replicas: %d
-          max_replicas: %d
-          target_ongoing_requests: %d
-          downscale_delay_s: %d
-`, *a.MinReplicas, *a.MaxReplicas, *a.Target, *a.ScaleDownDelaySeconds)
-}
-
 // buildRayService renders the RayService and the worker groups whose pods
 // claim their GPUs from a ResourceClaimTemplate (a DRA pool).
 func buildRayService(req *providers.Request) (*rayService, []groupClaim) {
 	md := req.MD
-	serve := ServeConfig(md.Spec.Replicas())
+	kwargs, _ := EngineKwargs(md) // Check has refused every problem
+	serve := ServeConfig(md, kwargs)
 	var claims []groupClaim
 	cluster := rayClusterSpec{HeadGroupSpec: headGroup(req), WorkerGroupSpecs: workerGroups(req, &claims)}
 	if a := md.Spec.Autoscaling(); a != nil {
-		serve = AutoscaledServeConfig(a)
 		enabled := true
 		cluster.EnableInTreeAutoscaling = &enabled
 		cluster.AutoscalerOptions = &autoscalerOptions{IdleTimeoutSeconds: a.ScaleDownDelaySeconds}
 	}
-	serve += ReplicaPlacement(ReplicaGPUs(&md.Spec))
 	// The labels the renderer owns win over podTemplate labels, so the
 	// status reporter and re-rendering always find the object.
 	return &rayService{
@@ -182,7 +124,7 @@ func headGroup(req *providers.Request) headGroupSpec {
 			corev1.ResourceCPU:    resource.MustParse(defaultHeadCPU),
 			corev1.ResourceMemory: hub.MustParseQuantity(memory),
 		}},
-		Env: headEnv(md),
+		Env: providers.ContainerEnv(md),
 	}
 	// The head runs no GPU work: the user's nodeSelector and tolerations
 	// stay on the workers, and the head goes to the cluster's CPU pool when
@@ -194,26 +136,6 @@ func headGroup(req *providers.Request) headGroupSpec {
 			Containers: []corev1.Container{c}, NodeSelector: cpu.NodeSelector, Tolerations: cpu.Tolerations,
 		}},
 	}
-}
-
-// headEnv is MODEL_ID and VLLM_ENGINE_ARGS, then the user's env and the
-// HF token. A variable the user sets by the same name replaces the
-// generated one (in upstream's output the later duplicate wins anyway).
-// Both values are made of the user's strings, escaped for the kubelet
-// (providers.EscapeExpansion) so that Ray Serve reads them as written.
-func headEnv(md *hub.ModelDeployment) []corev1.EnvVar {
-	user := providers.ContainerEnv(md)
-	set := map[string]bool{}
-	for _, e := range user {
-		set[e.Name] = true
-	}
-	var env []corev1.EnvVar
-	for _, e := range []corev1.EnvVar{{Name: "MODEL_ID", Value: providers.EscapeExpansion(md.Spec.Model.ID)}, {Name: "VLLM_ENGINE_ARGS", Value: providers.EscapeExpansion(EngineArgs(md))}} {
-		if !set[e.Name] {
-			env = append(env, e)
-		}
-	}
-	return append(env, user...)
 }
 
 func workerGroups(req *providers.Request, claims *[]groupClaim) []workerGroupSpec {
@@ -282,12 +204,13 @@ func workerGroup(req *providers.Request, name, component string, replicas, gpus 
 		res.Requests = corev1.ResourceList{corev1.ResourceCPU: hub.MustParseQuantity(md.Spec.Resources.CPU)}
 	}
 	req.Placement.FillRequests(component, &res)
-	if cpu := res.Requests[corev1.ResourceCPU]; cpu.Value() < WorkerCPUs(&md.Spec) {
-		// Only a default can be short here: Check refuses a user's.
+	if cpu := res.Requests[corev1.ResourceCPU]; cpu.Value() < replicaActorCPUs {
+		// KubeRay tells Ray the request, rounded up, as `ray start
+		// --num-cpus`: a worker must offer the replica actor its CPU.
 		if res.Requests == nil {
 			res.Requests = corev1.ResourceList{}
 		}
-		res.Requests[corev1.ResourceCPU] = *resource.NewQuantity(WorkerCPUs(&md.Spec), resource.DecimalSI)
+		res.Requests[corev1.ResourceCPU] = *resource.NewQuantity(replicaActorCPUs, resource.DecimalSI)
 	}
 	c := corev1.Container{
 		Name:         WorkerContainer,
@@ -321,54 +244,4 @@ func image(req *providers.Request) string {
 		return req.Provider.Images[hub.EngineVLLM]
 	}
 	return DefaultImage
-}
-
-// EngineArgs is the VLLM_ENGINE_ARGS value as Ray Serve must read it (the
-// rendered env value is its escaped form): upstream's flags in upstream's
-// order (--model, --max-model-len, --served-model-name,
-// --trust-remote-code), then --enforce-eager and prefix caching, then the
-// tensor parallelism over a replica's GPUs (ReplicaGPUs; upstream sets
-// none, and vLLM then loads the whole model on one GPU of a multi-GPU
-// pod), then engine.args sorted by key, then engine.extraArgs verbatim. A
-// derived flag steps aside when the user sets the same flag, so it
-// appears once.
-func EngineArgs(md *hub.ModelDeployment) string {
-	s := &md.Spec
-	e := s.Engine
-	if e == nil {
-		e = &hub.EngineSpec{}
-	}
-	user := providers.UserFlags(e)
-	var args []string
-	add := func(flag string, value ...string) {
-		if !user[flag] {
-			args = append(append(args, "--"+flag), value...)
-		}
-	}
-	if s.Model.ID != "" {
-		add("model", s.Model.ID)
-	}
-	if e.ContextLength != nil {
-		add("max-model-len", strconv.Itoa(int(*e.ContextLength)))
-	}
-	if s.Model.ServedName != "" {
-		add("served-model-name", s.Model.ServedName)
-	}
-	if hub.Bool(e.TrustRemoteCode) {
-		add("trust-remote-code")
-	}
-	if hub.Bool(e.EnforceEager) {
-		add("enforce-eager")
-	}
-	if e.EnablePrefixCaching != nil && !user["enable-prefix-caching"] && !user["no-enable-prefix-caching"] {
-		if *e.EnablePrefixCaching {
-			add("enable-prefix-caching")
-		} else {
-			add("no-enable-prefix-caching")
-		}
-	}
-	args = append(args, providers.ParallelArgs(e, providers.VLLMParallelFlags, providers.OnePod(ReplicaGPUs(s), ""))...)
-	args = append(args, providers.SortedArgs(e.Args)...)
-	args = append(args, e.ExtraArgs...)
-	return strings.Join(args, " ")
 }
