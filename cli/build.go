@@ -158,14 +158,14 @@ func firstOf(names []string, n int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
-// buildKustomization runs kbuild with this binary as the function,
-// reading nothing outside root.
-func buildKustomization(dir, root string) (kbuild.Result, error) {
+// buildKustomization runs kbuild with this binary as the function (with
+// args, kbuild.Options.FunctionArgs), reading nothing outside root.
+func buildKustomization(dir, root string, args ...string) (kbuild.Result, error) {
 	self, err := functionExecutable()
 	if err != nil {
 		return kbuild.Result{}, fmt.Errorf("cannot find this program to run as the function: %w", err)
 	}
-	return kbuild.Build(dir, kbuild.Options{Function: self, Root: root})
+	return kbuild.Build(dir, kbuild.Options{Function: self, FunctionArgs: args, Root: root})
 }
 
 // writeBuildJSON prints built YAML as one JSON List, as the other commands

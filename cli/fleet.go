@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -35,12 +36,18 @@ type fleetInputs struct {
 	// warnings are each model's render warnings on the cluster it is
 	// assigned to, once the assignment is known.
 	warnings map[[3]string]diag.List
+	// overlays: what each cluster with a kustomization deploys
+	// (readOverlays).
+	overlays map[string]clusterOverlay
 }
 
 // computeFleet reads the fleet directory and the models under paths, and
-// assigns them. Problems that are errors (a capability file or a model
-// that cannot be read or is invalid) stop it before any assignment.
-func computeFleet(src files, dir string, paths []string, policy diag.Policy, models map[string]fit.Model) (*plan.Fleet, *fleetInputs, diag.List, error) {
+// assigns them. A cluster whose capability file sits beside a
+// kustomization weighs each model as that kustomization deploys it
+// (readOverlays, built where says). Problems that are errors (a capability
+// file or a model that cannot be read or is invalid, an overlay that does
+// not build) stop it before any assignment.
+func computeFleet(src files, dir string, paths []string, policy diag.Policy, models map[string]fit.Model, where onDisk, stderr io.Writer) (*plan.Fleet, *fleetInputs, diag.List, error) {
 	in := &fleetInputs{files: map[[2]string]string{}, warnings: map[[3]string]diag.List{}}
 	var problems diag.List
 	in.clusters, problems = readFleet(src, dir)
@@ -50,7 +57,12 @@ func computeFleet(src files, dir string, paths []string, policy diag.Policy, mod
 		return nil, nil, problems.Sorted(), nil
 	}
 	nodes, l := fleetModels(items, source, in)
+	if problems = append(problems, l...); problems.HasErrors() {
+		return nil, nil, problems.Sorted(), nil
+	}
+	in.overlays, l = readOverlays(src, in.clusters, where, stderr)
 	problems = append(problems, l...)
+	problems = append(problems, unplannedModels(in.overlays, in.files).Apply(policy)...)
 	// Each model renders alone for each cluster: the ModelCatalogs among
 	// the inputs are read once, for all of them.
 	models, l = render.CatalogFacts(items, models, source)
@@ -171,26 +183,36 @@ func fleetModels(items []*yaml.RNode, source func(*yaml.RNode) string, in *fleet
 func (in *fleetInputs) candidate(m inputModel, policy diag.Policy, models map[string]fit.Model) plan.Candidate {
 	c := plan.Candidate{Namespace: m.node.GetNamespace(), Name: m.node.GetName(), Assigned: m.md.AssignedCluster(), Selector: m.md.ClusterSelector(),
 		Items: map[string][]*yaml.RNode{}, Refused: map[string]string{}, Fits: map[string][]fit.Verdict{}}
-	in.renderOn(&c, m.node, policy, models, func(name string) bool { return c.Assigned == "" || c.Assigned == name })
+	in.renderOn(&c, m, false, policy, models, func(name string) bool { return c.Assigned == "" || c.Assigned == name })
 	if _, refused := c.Refused[c.Assigned]; refused {
 		// Weighed elsewhere as if unassigned: the other clusters' renders
 		// would skip it, being assigned.
-		elsewhere := m.node.Copy()
-		if err := elsewhere.PipeE(yaml.ClearAnnotation(hub.AnnotationCluster)); err == nil {
-			in.renderOn(&c, elsewhere, policy, models, func(name string) bool { return name != c.Assigned })
-		}
+		in.renderOn(&c, m, true, policy, models, func(name string) bool { return name != c.Assigned })
 	}
 	return c
 }
 
-// renderOn renders the model for each cluster where is true.
-func (in *fleetInputs) renderOn(c *plan.Candidate, node *yaml.RNode, policy diag.Policy, models map[string]fit.Model, where func(string) bool) {
+// renderOn renders the model, as each cluster deploys it (modelOn), for
+// each cluster where is true; unassigned clears its cluster assignment.
+func (in *fleetInputs) renderOn(c *plan.Candidate, m inputModel, unassigned bool, policy diag.Policy, models map[string]fit.Model, where func(string) bool) {
 	for _, cl := range in.clusters {
 		name := cl.Caps.Name
 		if !where(name) {
 			continue
 		}
-		res := render.Render([]*yaml.RNode{node.Copy()}, render.Options{Capabilities: cl.Caps, Warnings: policy, Models: models, WeighUnassigned: true})
+		node, refused := in.modelOn(name, m)
+		if refused != "" {
+			c.Refused[name] = refused
+			continue
+		}
+		node = node.Copy()
+		if unassigned {
+			if err := node.PipeE(yaml.ClearAnnotation(hub.AnnotationCluster)); err != nil {
+				c.Refused[name] = err.Error()
+				continue
+			}
+		}
+		res := render.Render([]*yaml.RNode{node}, render.Options{Capabilities: cl.Caps, Warnings: policy, Models: models, WeighUnassigned: true})
 		c.Fits[name] = res.Fits
 		if res.Problems.HasErrors() {
 			c.Refused[name] = errorMessages(res.Problems)
@@ -245,7 +267,7 @@ func runFleetPlan(o planOptions, paths []string, s streams) error {
 		return exitCode(1)
 	}
 	defer closeScope()
-	f, in, problems, err := computeFleet(src, o.fleet, paths, policy, o.models)
+	f, in, problems, err := computeFleet(src, o.fleet, paths, policy, o.models, hostDirs, s.errOut)
 	problems.Report(s.errOut, "nothing was planned")
 	switch {
 	case err != nil:
@@ -439,14 +461,14 @@ func rolloutsProceed(f *plan.Fleet) bool {
 // problems go to stderr with the side in front of each line. A side
 // without the model paths is an empty fleet.
 func fleetSide(repo *gitsnap.Repo, side gitsnap.Side, dir string, paths []string, policy diag.Policy, models map[string]fit.Model, stderr io.Writer) (f *plan.Fleet, failed bool, err error) {
-	snap, err := repo.Take(side, append([]string{dir}, paths...))
+	snap, err := fleetSnapshot(repo, side, dir, paths)
 	if err != nil {
 		return nil, false, err
 	}
 	defer func() { err = errors.Join(err, snap.Close()) }()
 	var b strings.Builder
 	defer func() { printSide(stderr, side, b.String()) }()
-	f, _, problems, err := computeFleet(rootFiles{root: snap.Root, dir: "."}, dir, paths, policy, models)
+	f, _, problems, err := computeFleet(rootFiles{root: snap.Root, dir: "."}, dir, paths, policy, models, snapshotDirs(snap), stderr)
 	problems.Report(&b, "nothing was planned")
 	if err != nil || problems.HasErrors() {
 		if err != nil {
@@ -455,6 +477,25 @@ func fleetSide(repo *gitsnap.Repo, side gitsnap.Side, dir string, paths []string
 		return nil, true, nil
 	}
 	return f, false, nil
+}
+
+// fleetSnapshot opens a side's fleet directory and model paths: the whole
+// tree when a cluster's capability file sits beside a kustomization, which
+// reads what it names, anywhere in the repository.
+func fleetSnapshot(repo *gitsnap.Repo, side gitsnap.Side, dir string, paths []string) (*gitsnap.Snapshot, error) {
+	snap, err := repo.Take(side, append([]string{dir}, paths...))
+	if err != nil {
+		return nil, err
+	}
+	src := rootFiles{root: snap.Root, dir: "."}
+	clusters, _ := readFleet(src, dir)
+	if !slices.ContainsFunc(clusters, func(c plan.Cluster) bool { return isKustomization(src, filepath.Dir(c.File)) }) {
+		return snap, nil
+	}
+	if err := snap.Close(); err != nil {
+		return nil, err
+	}
+	return repo.TakeTree(side)
 }
 
 var fleetDeltaColumns = []string{"MODEL", "BEFORE", "AFTER", "CHANGE"}

@@ -31,17 +31,22 @@ func TestFleetPlanGolden(t *testing.T) {
 			require.Equal(t, string(want), out)
 		})
 	}
-	models := copyFleetModels(t, false)
-	_, stderr, code := run(t, "", "plan", "--fleet", fleetDir, "-f", models, "--write")
+	clusters, models := copyFleet(t, false)
+	_, stderr, code := run(t, "", "plan", "--fleet", clusters, "-f", models, "--write")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stderr, "every model is already assigned; no file was changed")
 }
 
-// copyFleetModels copies the example's models to a temporary directory,
-// without their assignments when strip is set.
-func copyFleetModels(t *testing.T, strip bool) string {
+// copyFleet copies the example fleet (its clusters' overlays, models and
+// renderer) to a temporary directory, the models without their
+// assignments when strip is set, and returns the clusters' and the
+// models' directories: each cluster's overlay includes the copied models.
+func copyFleet(t *testing.T, strip bool) (clusters, models string) {
 	t.Helper()
-	dir := t.TempDir()
+	root := t.TempDir()
+	copyTree(t, "../examples/fleet/clusters", filepath.Join(root, "clusters"))
+	copyTree(t, "../examples/fleet/render", filepath.Join(root, "render"))
+	models = filepath.Join(root, "models")
 	entries, err := os.ReadDir("../examples/fleet/models")
 	require.NoError(t, err)
 	for _, e := range entries {
@@ -51,9 +56,24 @@ func copyFleetModels(t *testing.T, strip bool) string {
 		if strip {
 			text = stripAssignment(text)
 		}
-		writeFile(t, filepath.Join(dir, e.Name()), text)
+		writeFile(t, filepath.Join(models, e.Name()), text)
 	}
-	return dir
+	return filepath.Join(root, "clusters"), models
+}
+
+// addFleetModel writes a model file into the copied fleet's models and
+// lists it in their kustomization, as a pull request adding a model does.
+func addFleetModel(t *testing.T, models, name, text string) {
+	t.Helper()
+	path := filepath.Join(models, name+".yaml")
+	_, err := os.Stat(path)
+	writeFile(t, path, text)
+	if os.IsNotExist(err) {
+		k := filepath.Join(models, "kustomization.yaml")
+		data, err := os.ReadFile(k)
+		require.NoError(t, err)
+		writeFile(t, k, string(data)+"- "+name+".yaml\n")
+	}
 }
 
 // stripAssignment removes the airunway.ai/cluster line, and the
@@ -113,8 +133,8 @@ func clusterOf(f fleetJSON, name string) string {
 // and layout; a second run changes nothing; rendering each cluster then
 // takes exactly its models.
 func TestFleetPlanWrite(t *testing.T) {
-	models := copyFleetModels(t, true)
-	f := fleetPlan(t, 0, "--fleet", fleetDir, "-f", models)
+	fleet, models := copyFleet(t, true)
+	f := fleetPlan(t, 0, "--fleet", fleet, "-f", models)
 	for _, m := range f.Models {
 		require.False(t, m.Kept, m.Name)
 	}
@@ -122,13 +142,13 @@ func TestFleetPlanWrite(t *testing.T) {
 	require.Equal(t, "gpu-west", clusterOf(f, "llama-3-3-70b"), "four L4s hold no 70B model")
 	require.Equal(t, "gpu-west", clusterOf(f, "qwen3-0-6b"), "free GPUs of the H100 node in use cost nothing more")
 	require.Equal(t, "gpu-east", clusterOf(f, "qwen3-8b"), "gpu-west's node in use is full: a second one costs more than an L4 node")
-	table, _, tableCode := run(t, "", "plan", "--fleet", fleetDir, "-f", models)
+	table, _, tableCode := run(t, "", "plan", "--fleet", fleet, "-f", models)
 	require.Equal(t, 0, tableCode)
 	doc, err := os.ReadFile("../docs/plan.md")
 	require.NoError(t, err)
 	require.Contains(t, string(doc), table, "docs/plan.md shows this plan; paste the new one")
 
-	_, stderr, code := run(t, "", "plan", "--fleet", fleetDir, "-f", models, "--write")
+	_, stderr, code := run(t, "", "plan", "--fleet", fleet, "-f", models, "--write")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stderr, "qwen3-8b.yaml: airunway.ai/v1alpha1/ModelDeployment/inference/qwen3-8b: assigned to cluster \"gpu-east\" (annotation airunway.ai/cluster)")
 	require.Contains(t, stderr, "recorded the cluster of 4 model(s) in 4 file(s)")
@@ -139,13 +159,13 @@ func TestFleetPlanWrite(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, string(example), string(written), "written as the example has it, comments kept")
 	}
-	f = fleetPlan(t, 0, "--fleet", fleetDir, "-f", models)
+	f = fleetPlan(t, 0, "--fleet", fleet, "-f", models)
 	for _, m := range f.Models {
 		require.True(t, m.Kept, m.Name)
 	}
 
 	for _, c := range f.Clusters {
-		out, stderr, code := run(t, "", "render", "--capabilities", filepath.Join(fleetDir, c.Name, "capabilities.yaml"), models)
+		out, stderr, code := run(t, "", "render", "--capabilities", filepath.Join(fleet, c.Name, "capabilities.yaml"), models)
 		require.Equal(t, 0, code, stderr)
 		for _, m := range f.Models {
 			rendered := strings.Contains(out, "render.airunway.ai/generated-from: "+m.Name+"\n")
@@ -158,24 +178,24 @@ func TestFleetPlanWrite(t *testing.T) {
 // Assignments in Git are never moved, even when the plan would now
 // choose otherwise; a model added later takes what is left.
 func TestFleetPlanKeepsAssignments(t *testing.T) {
-	models := copyFleetModels(t, false)
+	fleet, models := copyFleet(t, false)
 	// By hand, qwen3-0-6b goes to gpu-east, where the plan would not put it.
 	path := filepath.Join(models, "qwen3-0-6b.yaml")
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	writeFile(t, path, strings.Replace(string(data), "airunway.ai/cluster: gpu-west", "airunway.ai/cluster: gpu-east", 1))
-	writeFile(t, filepath.Join(models, "extra.yaml"), fleetModel("extra", 1, ""))
+	addFleetModel(t, models, "extra", fleetModel("extra", 1, ""))
 	// gpu-east's four L4s now run four pods and have no room for a
 	// rollout's new one: every model fits, but exit 4 says the rollouts
 	// stall.
-	f := fleetPlan(t, exitRolloutShort, "--fleet", fleetDir, "-f", models)
+	f := fleetPlan(t, exitRolloutShort, "--fleet", fleet, "-f", models)
 	require.Equal(t, "gpu-east", clusterOf(f, "qwen3-0-6b"))
 	require.Equal(t, "gpu-east", clusterOf(f, "qwen3-8b"))
 	require.Equal(t, "gpu-west", clusterOf(f, "extra"), "the node already in use on gpu-west has room: it adds no cost there")
 
 	// A kept model that no longer fits stays, and the plan says so.
-	writeFile(t, filepath.Join(models, "extra.yaml"), fleetModel("extra", 4, "gpu-east"))
-	f = fleetPlan(t, exitShort, "--fleet", fleetDir, "-f", models)
+	addFleetModel(t, models, "extra", fleetModel("extra", 4, "gpu-east"))
+	f = fleetPlan(t, exitShort, "--fleet", fleet, "-f", models)
 	require.False(t, f.Fits)
 	short := 0
 	for _, m := range f.Models {
@@ -215,12 +235,12 @@ metadata:
 // A model that fits no cluster: exit 3, each cluster's reason, and
 // --write writes nothing.
 func TestFleetPlanFitsNowhere(t *testing.T) {
-	models := copyFleetModels(t, true)
-	writeFile(t, filepath.Join(models, "huge.yaml"), fleetModel("huge", 12, ""))
-	f := fleetPlan(t, exitShort, "--fleet", fleetDir, "-f", models)
+	fleet, models := copyFleet(t, true)
+	addFleetModel(t, models, "huge", fleetModel("huge", 12, ""))
+	f := fleetPlan(t, exitShort, "--fleet", fleet, "-f", models)
 	require.False(t, f.Fits)
 	require.Equal(t, "", clusterOf(f, "huge"))
-	out, stderr, code := run(t, "", "plan", "--fleet", fleetDir, "-f", models, "--write")
+	out, stderr, code := run(t, "", "plan", "--fleet", fleet, "-f", models, "--write")
 	require.Equal(t, exitShort, code)
 	require.Contains(t, out, "Nowhere: inference/huge fits no cluster:\n  - gpu-east: pool \"l4\" would need")
 	require.Contains(t, out, "  - gpu-west: pool \"h100\" would need")
@@ -231,15 +251,15 @@ func TestFleetPlanFitsNowhere(t *testing.T) {
 }
 
 func TestFleetPlanErrors(t *testing.T) {
-	models := copyFleetModels(t, false)
+	fleet, models := copyFleet(t, false)
 	for _, tc := range []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"with capabilities", []string{"--fleet", fleetDir, "--capabilities", "x.yaml", "-f", models}, "`--fleet` and `--capabilities` cannot be used together"},
+		{"with capabilities", []string{"--fleet", fleet, "--capabilities", "x.yaml", "-f", models}, "`--fleet` and `--capabilities` cannot be used together"},
 		{"write without fleet", []string{"--capabilities", "x.yaml", "--write", "-f", models}, "`--write` records a fleet's assignment and needs `--fleet DIR`"},
-		{"write with base", []string{"--fleet", fleetDir, "--write", "--base", "HEAD", "-f", models}, "`--write` cannot be used with `--base`"},
+		{"write with base", []string{"--fleet", fleet, "--write", "--base", "HEAD", "-f", models}, "`--write` cannot be used with `--base`"},
 		{"no capability file", []string{"--fleet", models, "-f", models}, "holds no ClusterCapabilities: `--fleet` must name a directory with one capability file per cluster"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -253,7 +273,7 @@ func TestFleetPlanErrors(t *testing.T) {
 	t.Run("unknown cluster", func(t *testing.T) {
 		writeFile(t, filepath.Join(models, "lost.yaml"), fleetModel("lost", 1, "gpu-north"))
 		defer os.Remove(filepath.Join(models, "lost.yaml"))
-		out, stderr, code := run(t, "", "plan", "--fleet", fleetDir, "-f", models)
+		out, stderr, code := run(t, "", "plan", "--fleet", fleet, "-f", models)
 		require.Equal(t, 1, code)
 		require.Empty(t, out)
 		require.Contains(t, stderr, `ModelDeployment inference/lost is assigned to cluster "gpu-north" (annotation airunway.ai/cluster), which the fleet does not have: must be one of "gpu-east", "gpu-west"`)
@@ -262,7 +282,7 @@ func TestFleetPlanErrors(t *testing.T) {
 	t.Run("invalid model is an input error, not a shortage", func(t *testing.T) {
 		writeFile(t, filepath.Join(models, "bad.yaml"), "apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata: {name: bad, namespace: inference}\nspec: {engine: {type: vllm}}\n")
 		defer os.Remove(filepath.Join(models, "bad.yaml"))
-		out, stderr, code := run(t, "", "plan", "--fleet", fleetDir, "-f", models)
+		out, stderr, code := run(t, "", "plan", "--fleet", fleet, "-f", models)
 		require.Equal(t, 1, code)
 		require.Empty(t, out)
 		require.Contains(t, stderr, "spec.model")
@@ -270,7 +290,7 @@ func TestFleetPlanErrors(t *testing.T) {
 
 	t.Run("two capability files of one cluster", func(t *testing.T) {
 		dir := t.TempDir()
-		data, err := os.ReadFile(filepath.Join(fleetDir, "gpu-east", "capabilities.yaml"))
+		data, err := os.ReadFile(filepath.Join(fleet, "gpu-east", "capabilities.yaml"))
 		require.NoError(t, err)
 		writeFile(t, filepath.Join(dir, "a.yaml"), string(data))
 		writeFile(t, filepath.Join(dir, "b.yaml"), string(data))
@@ -282,7 +302,7 @@ func TestFleetPlanErrors(t *testing.T) {
 	t.Run("two currencies", func(t *testing.T) {
 		dir := t.TempDir()
 		for _, c := range []string{"gpu-east", "gpu-west"} {
-			data, err := os.ReadFile(filepath.Join(fleetDir, c, "capabilities.yaml"))
+			data, err := os.ReadFile(filepath.Join(fleet, c, "capabilities.yaml"))
 			require.NoError(t, err)
 			text := string(data)
 			if c == "gpu-west" {
@@ -381,11 +401,11 @@ func TestFleetBuild(t *testing.T) {
 // link out of them is refused as migrate refuses it, and nothing is
 // written.
 func TestFleetPlanWriteStaysInside(t *testing.T) {
-	models := copyFleetModels(t, true)
+	fleet, models := copyFleet(t, true)
 	outside := filepath.Join(t.TempDir(), "outside.yaml")
 	writeFile(t, outside, fleetModel("outside", 1, ""))
 	require.NoError(t, os.Symlink(outside, filepath.Join(models, "link.yaml")))
-	_, stderr, code := run(t, "", "plan", "--fleet", fleetDir, "-f", models, "--write")
+	_, stderr, code := run(t, "", "plan", "--fleet", fleet, "-f", models, "--write")
 	require.Equal(t, 1, code, stderr)
 	data, err := os.ReadFile(outside)
 	require.NoError(t, err)

@@ -50,6 +50,7 @@ var (
 	GatedModel          = Code{"gated-model"}
 	LLMDWithoutGateway  = Code{"llmd-without-gateway"}
 	NoModelCache        = Code{"no-model-cache"}
+	UnplannedModels     = Code{"unplanned-models"}
 )
 
 // FleetSkipped marks the note of a render for one cluster of a fleet that
@@ -95,6 +96,7 @@ var Codes = []struct {
 	{GatedModel, "a gated Hugging Face model without a token, whose weights only a model cache volume may already hold (without one, an error)"},
 	{LLMDWithoutGateway, "the llmd provider without a gateway renders plain vLLM Deployments: none of llm-d's routing runs"},
 	{NoModelCache, "each start of a replica downloads the weights for more than a quarter of an hour, and no model cache volume keeps them"},
+	{UnplannedModels, "`plan --fleet`: a cluster's kustomization deploys models the planned paths do not hold, whose GPUs and costs the plan leaves out"},
 }
 
 // CodeNames lists the codes' names.

@@ -31,15 +31,17 @@ var functionKeys = []string{runtimeutil.FunctionAnnotationKey, "config.k8s.io/fu
 // spelled (escaped, in flow style, in a List), the declaration decided on
 // is the one kustomize would run.
 type declarations struct {
-	// function is the executable every airunway-render declaration runs.
+	// function is the executable every airunway-render declaration runs,
+	// with args (Options.FunctionArgs).
 	function string
+	args     []string
 	factory  *resource.Factory
 	// files caches rewriteFile by path.
 	files map[string]fileRead
 }
 
-func newDeclarations(function string) *declarations {
-	return &declarations{function: function, factory: resource.NewFactory(&hasher.Hasher{}), files: map[string]fileRead{}}
+func newDeclarations(function string, args []string) *declarations {
+	return &declarations{function: function, args: args, factory: resource.NewFactory(&hasher.Hasher{}), files: map[string]fileRead{}}
 }
 
 // decision is what an object in a generator, transformer or validator list
@@ -95,6 +97,12 @@ func (d *declarations) rewrite(node *yaml.RNode, spec *runtimeutil.FunctionSpec)
 		delete(annotations, k)
 	}
 	declaration := fmt.Sprintf("exec:\n  path: %q\n", d.function)
+	for i, a := range d.args {
+		if i == 0 {
+			declaration += "  args:\n"
+		}
+		declaration += fmt.Sprintf("  - %q\n", a)
+	}
 	if spec.DeferFailure {
 		declaration += "deferFailure: true\n"
 	}

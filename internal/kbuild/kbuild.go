@@ -17,6 +17,11 @@ type Options struct {
 	// Function is the executable that runs as the KRM function (the
 	// running airunway-render binary).
 	Function string
+	// FunctionArgs are its arguments: none for the render function;
+	// `migrate` for the models as a kustomization hands them to it,
+	// migrated but not rendered (`plan --fleet` reads each cluster's
+	// overlay so).
+	FunctionArgs []string
 	// Root is the repository: nothing outside it is read.
 	Root string
 }
@@ -42,7 +47,7 @@ func Build(dir string, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	decl := newDeclarations(o.Function)
+	decl := newDeclarations(o.Function, o.FunctionArgs)
 	fsys, err := newRepoFS(top, budget.New(), decl)
 	if err != nil {
 		return Result{}, err

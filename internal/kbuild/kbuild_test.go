@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asFunction) == "1" && len(os.Args) == 1 {
 		os.Exit(fn.Run(os.Stdin, os.Stdout, os.Stderr))
 	}
+	if os.Getenv(asFunction) == "1" && len(os.Args) == 2 && os.Args[1] == "migrate" {
+		os.Exit(fn.RunMigrate(os.Stdin, os.Stdout, os.Stderr, ""))
+	}
 	os.Exit(m.Run())
 }
 
@@ -100,6 +103,24 @@ func TestDeclarationsRunThisBinary(t *testing.T) {
 	}
 	require.Equal(t, outs[0], outs[1])
 	require.Equal(t, outs[0], outs[2])
+}
+
+// TestFunctionArgs: the arguments Build is given reach the function (with
+// `migrate`, the models come out unrendered), and those a declaration in
+// Git names never do.
+func TestFunctionArgs(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, overlay("      exec:\n        path: airunway-render\n        args: [\"--evil\"]\n"))
+	t.Setenv(asFunction, "1")
+	self, err := os.Executable()
+	require.NoError(t, err)
+	res, err := kbuild.Build(filepath.Join(dir, "app"), kbuild.Options{Function: self, FunctionArgs: []string{"migrate"}, Root: dir})
+	require.NoError(t, err)
+	require.Contains(t, string(res.YAML), "kind: ModelDeployment")
+	require.NotContains(t, string(res.YAML), "kind: DynamoGraphDeployment", "migrate renders nothing")
+	out, err := build(t, filepath.Join(dir, "app"), dir)
+	require.NoError(t, err, "the declaration's own --evil is dropped")
+	require.Contains(t, out, "kind: DynamoGraphDeployment")
 }
 
 // TestOtherFunctionsRefused: a kustomization that declares another
