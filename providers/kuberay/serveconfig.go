@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 )
@@ -29,9 +29,11 @@ const ApplicationName = "llm"
 // python/ray/llm/_internal/serve/core/server/llm_server.py).
 const replicaActorCPUs = 1
 
-// The Serve config in the order a reader expects it; the YAML encoder
-// (kyaml's, go-yaml v3) keeps a struct's field order and sorts map keys,
-// so the text never depends on map iteration.
+// The Serve config in the order a reader expects it; go-yaml v3 keeps a
+// struct's field order and sorts map keys, so the text never depends on
+// map iteration. Not kyaml's encoder (the same go-yaml): the status
+// reporter links this package, and must not link the render engine's
+// YAML library.
 type serveConfig struct {
 	Applications []serveApp `yaml:"applications"`
 }
@@ -121,7 +123,8 @@ func ServeConfig(md *hub.ModelDeployment, kwargs map[string]any) string {
 		Args: serveArgs{LLMConfigs: []llmConfig{c}},
 	}}}
 	var b bytes.Buffer
-	enc := yaml.NewEncoderWithOptions(&b, &yaml.EncoderOptions{SeqIndent: yaml.WideSequenceStyle})
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
 	if err := enc.Encode(config); err != nil {
 		// Strings, numbers, booleans and the maps and lists of decoded
 		// JSON always encode.
