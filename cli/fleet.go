@@ -142,6 +142,12 @@ func fleetDeclarations(clusters []plan.Cluster) diag.List {
 	return l
 }
 
+// isSourceModel: n is a ModelDeployment someone wrote, not one the
+// renderer passed through with its output (generated-from).
+func isSourceModel(n *yaml.RNode) bool {
+	return n.GetKind() == hub.KindModelDeployment && strings.HasPrefix(n.GetApiVersion(), hub.Group+"/") && n.GetAnnotations()[hub.AnnotationGeneratedFrom] == ""
+}
+
 // inputModel is one model of the input and its decoded form.
 type inputModel struct {
 	node *yaml.RNode
@@ -156,7 +162,7 @@ func fleetModels(items []*yaml.RNode, source func(*yaml.RNode) string, in *fleet
 	var models []inputModel
 	var l diag.List
 	for _, n := range items {
-		if n.GetKind() != hub.KindModelDeployment || !strings.HasPrefix(n.GetApiVersion(), hub.Group+"/") || n.GetAnnotations()[hub.AnnotationGeneratedFrom] != "" {
+		if !isSourceModel(n) {
 			continue
 		}
 		ref := diag.Resource{APIVersion: n.GetApiVersion(), Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()}

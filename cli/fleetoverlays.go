@@ -7,12 +7,10 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/plan"
 )
@@ -66,7 +64,7 @@ func overlayModels(out []byte) (map[[2]string]*yaml.RNode, error) {
 	}
 	models := map[[2]string]*yaml.RNode{}
 	for _, n := range nodes {
-		if n.GetKind() == hub.KindModelDeployment && strings.HasPrefix(n.GetApiVersion(), hub.Group+"/") && n.GetAnnotations()[hub.AnnotationGeneratedFrom] == "" {
+		if isSourceModel(n) {
 			models[[2]string{n.GetNamespace(), n.GetName()}] = n
 		}
 	}

@@ -118,6 +118,11 @@ func (c *CommandLine) AddModelFlags(md *hub.ModelDeployment) {
 	}
 }
 
+// Derived is the tokens so far: the leading ones and the derived flags,
+// without `engine.args` and `engine.extraArgs`, for a provider that passes
+// those another way (KubeRay's engine_kwargs).
+func (c *CommandLine) Derived() []string { return c.args }
+
 // Finish appends `engine.args` sorted by key, then `engine.extraArgs`
 // verbatim, both escaped (EscapeExpansion), and returns the tokens.
 func (c *CommandLine) Finish() []string {

@@ -34,6 +34,12 @@ var reservedKwargs = map[string]string{
 // field the user wrote it.
 type kwargsProblem struct{ field, message string }
 
+// kwargsBuilder collects engine_kwargs and what cannot become one.
+type kwargsBuilder struct {
+	values   map[string]any
+	problems []kwargsProblem
+}
+
 // EngineKwargs is the engine_kwargs of md's Serve config and what cannot
 // become one: the flags derived from the spec (--max-model-len,
 // --trust-remote-code, --enforce-eager, prefix caching, the tensor
@@ -42,84 +48,43 @@ type kwargsProblem struct{ field, message string }
 // name, as a later flag does on vLLM's command line, and a derived flag
 // steps aside when the user sets it.
 func EngineKwargs(md *hub.ModelDeployment) (map[string]any, []kwargsProblem) {
-	kw := map[string]any{}
-	var problems []kwargsProblem
-	set := func(field, flag string, value any) {
-		key, problem := kwargKey(flag)
-		if problem == "" {
-			key, value = negated(key, value)
-			problem = reservedProblem(key, value)
+	k := &kwargsBuilder{values: map[string]any{}}
+	k.tokens(derivedFlags(md), func(int) string { return "" })
+	if e := md.Spec.Engine; e != nil {
+		for _, key := range slices.Sorted(maps.Keys(e.Args)) {
+			if providers.ValidArgKey(key) { // Check refuses the others
+				k.set("spec.engine.args."+key, key, kwargValue(e.Args[key]))
+			}
 		}
-		if problem != "" {
-			problems = append(problems, kwargsProblem{field, problem})
-			return
-		}
-		kw[key] = value
+		k.tokens(e.ExtraArgs, func(i int) string { return fmt.Sprintf("spec.engine.extraArgs[%d]", i) })
 	}
-	derived := derivedFlags(md)
-	for i := 0; i < len(derived); i++ {
-		flag, value := derived[i], any(true)
-		if i+1 < len(derived) && !strings.HasPrefix(derived[i+1], "-") {
-			value, i = kwargValue(derived[i+1]), i+1
-		}
-		set("", flag, value)
-	}
-	e := md.Spec.Engine
-	if e == nil {
-		return kw, problems
-	}
-	for _, k := range slices.Sorted(maps.Keys(e.Args)) {
-		if providers.ValidArgKey(k) { // Check refuses the others
-			set("spec.engine.args."+k, k, kwargValue(e.Args[k]))
-		}
-	}
-	extraKwargs(e.ExtraArgs, set, &problems)
-	return kw, problems
+	return k.values, k.problems
 }
 
-// derivedFlags are the flags the spec implies, in upstream's order, each
-// stepping aside when the user sets it.
-func derivedFlags(md *hub.ModelDeployment) []string {
-	s := &md.Spec
-	e := s.Engine
-	if e == nil {
-		e = &hub.EngineSpec{}
+// set records one argument, or why it cannot be one.
+func (k *kwargsBuilder) set(field, flag string, value any) {
+	key, problem := kwargKey(flag)
+	if problem == "" {
+		key, value = negated(key, value)
+		problem = reservedProblem(key, value)
 	}
-	user := providers.UserFlags(e)
-	var args []string
-	add := func(flag string, value ...string) {
-		if !user[flag] {
-			args = append(append(args, "--"+flag), value...)
-		}
+	if problem != "" {
+		k.problems = append(k.problems, kwargsProblem{field, problem})
+		return
 	}
-	if e.ContextLength != nil {
-		add("max-model-len", strconv.Itoa(int(*e.ContextLength)))
-	}
-	if hub.Bool(e.TrustRemoteCode) {
-		add("trust-remote-code")
-	}
-	if hub.Bool(e.EnforceEager) {
-		add("enforce-eager")
-	}
-	if e.EnablePrefixCaching != nil && !user["enable-prefix-caching"] && !user["no-enable-prefix-caching"] {
-		if *e.EnablePrefixCaching {
-			add("enable-prefix-caching")
-		} else {
-			add("no-enable-prefix-caching")
-		}
-	}
-	return append(args, providers.ParallelArgs(e, providers.VLLMParallelFlags, providers.OnePod(ReplicaGPUs(s), ""))...)
+	k.values[key] = value
 }
 
-// extraKwargs reads engine.extraArgs as vLLM's parser would: `--name=value`,
+// tokens reads command-line tokens as vLLM's parser would: `--name=value`,
 // `--name value`, or `--name` alone (true); `-tp`/`-pp` are the short
 // names of the parallel sizes. A token that is neither a flag nor the one
-// value after one cannot become an argument.
-func extraKwargs(tokens []string, set func(field, flag string, value any), problems *[]kwargsProblem) {
+// value after one cannot become an argument; field names each token's
+// place.
+func (k *kwargsBuilder) tokens(tokens []string, field func(i int) string) {
 	for i := 0; i < len(tokens); i++ {
-		field, tok := fmt.Sprintf("spec.engine.extraArgs[%d]", i), tokens[i]
+		at, tok := field(i), tokens[i]
 		if !isFlag(tok) {
-			*problems = append(*problems, kwargsProblem{field, fmt.Sprintf("%q is not a flag or the value of one: Ray Serve LLM takes each engine argument as one keyword (engine_kwargs), so write `--name value`, `--name=value`, or a list value as JSON (`--name [\"a\",\"b\"]`)", tok)})
+			k.problems = append(k.problems, kwargsProblem{at, fmt.Sprintf("%q is not a flag or the value of one: Ray Serve LLM takes each engine argument as one keyword (engine_kwargs), so write `--name value`, `--name=value`, or a list value as JSON (`--name [\"a\",\"b\"]`)", tok)})
 			continue
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(tok, "-"), "=")
@@ -130,8 +95,33 @@ func extraKwargs(tokens []string, set func(field, flag string, value any), probl
 		case i+1 < len(tokens) && !isFlag(tokens[i+1]):
 			v, i = kwargValue(tokens[i+1]), i+1
 		}
-		set(field, name, v)
+		k.set(at, name, v)
 	}
+}
+
+// derivedFlags are the flags the spec implies, in upstream's order, each
+// stepping aside when the user sets it (providers.CommandLine).
+func derivedFlags(md *hub.ModelDeployment) []string {
+	c := providers.NewCommandLine(md)
+	e := c.Engine()
+	if e.ContextLength != nil {
+		c.Add("max-model-len", strconv.Itoa(int(*e.ContextLength)))
+	}
+	if hub.Bool(e.TrustRemoteCode) {
+		c.Add("trust-remote-code")
+	}
+	if hub.Bool(e.EnforceEager) {
+		c.Add("enforce-eager")
+	}
+	if e.EnablePrefixCaching != nil && !c.UserSet("no-enable-prefix-caching") {
+		if *e.EnablePrefixCaching {
+			c.Add("enable-prefix-caching")
+		} else {
+			c.Add("no-enable-prefix-caching")
+		}
+	}
+	c.AddParallelism(providers.OnePod(ReplicaGPUs(&md.Spec), ""))
+	return c.Derived()
 }
 
 // isFlag: a token that starts with "-" and is not a negative number.

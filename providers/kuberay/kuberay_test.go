@@ -465,7 +465,6 @@ func TestServeConfig(t *testing.T) {
           deployment_config:
             num_replicas: 2
 `, rs.Spec.ServeConfigV2)
-	require.Equal(t, ImportPath, "ray.serve.llm:build_openai_app")
 }
 
 // TestSchemaAtEachRelease validates the output against the RayService
