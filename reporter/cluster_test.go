@@ -52,6 +52,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	reporter.ServeWebhookChildIfAsked()
 	// The reporters under test log through Options.Logger (discarded);
 	// this silences client-go's fallback to controller-runtime's logger.
 	ctrllog.SetLogger(logr.Discard())

@@ -133,10 +133,16 @@ func certDirWatcher(dir string, serving *servingCert) (*certwatcher.CertWatcher,
 // which the API server's client retries (client-go retries a 429 or 5xx
 // that says Retry-After, up to 10 times).
 //
-// The connection's own bounds are controller-runtime's webhook server's:
-// 32 seconds for the TLS handshake and the headers, headers of at most 1
-// MiB, an idle connection closed after 90 seconds. The handler bounds
-// each review's body and answer (withDeadlines).
+// The connection's bounds are the reporter's own server's
+// (webhookHTTPServer), since a client can hold memory before any handler
+// runs: controller-runtime's server lets each connection send 1 MiB of
+// headers for 32 seconds, and accepts any number of connections, so 600
+// connections trickling headers took 2.27 GB. Here a replica holds at most
+// webhookMaxConnections connections; each has webhookHeaderTimeout for its
+// TLS handshake and its headers, which may be at most webhookMaxHeaderBytes;
+// one more waits in the kernel's accept queue, costing the reporter nothing.
+// TestWebhookConnectionFlood floods a replica in a process of its own and
+// checks its resident memory.
 const (
 	// webhookConcurrentReviews is how many reviews a replica reads and
 	// converts at once. The API server's reviews carry one object and take
@@ -151,9 +157,31 @@ const (
 	// the answer: the API server gives up on a webhook after 30 seconds
 	// (k8s.io/apiserver/pkg/util/webhook), so nobody reads one later.
 	webhookWriteTimeout = 30 * time.Second
+	// webhookMaxConnections is how many connections a replica holds at
+	// once: each costs at most about 100 KiB while it sends its headers
+	// (TLS record buffers, the header bytes, a goroutine), so all of them
+	// about 50 MiB. The API server keeps a few per replica.
+	webhookMaxConnections = 1024
+	// webhookHeaderTimeout bounds a connection's TLS handshake and each
+	// request's headers, which the API server sends in one go.
+	webhookHeaderTimeout = 3 * time.Second
+	// webhookMaxHeaderBytes bounds a request's headers (net/http allows
+	// 4 KiB more); the API server's are a few hundred bytes.
+	webhookMaxHeaderBytes = 8 << 10
+	// webhookIdleTimeout closes a kept-alive connection with no request:
+	// the keep-alive of Go's and the API server's clients.
+	webhookIdleTimeout = 90 * time.Second
+	// webhookMaxStreams bounds the requests one HTTP/2 connection has in
+	// flight (with --enable-http2).
+	webhookMaxStreams = 2 * webhookConcurrentReviews
 	// webhookHeapBudget is the most heap the webhook may take at its
 	// bound, half the pod's memory limit; TestWebhookMemoryBound checks it.
 	webhookHeapBudget = 256 << 20
+	// webhookConnectionBudget is the most resident memory a replica may
+	// take while floods of connections (webhookMaxConnections at a time)
+	// hold it, the reporter's own baseline included: the other half of
+	// the pod's limit. TestWebhookConnectionFlood checks it.
+	webhookConnectionBudget = 256 << 20
 )
 
 // webhookLimits are the webhook handler's bounds; tests shorten them.
@@ -162,6 +190,8 @@ type webhookLimits struct {
 	concurrentReviews         int
 	admissionWait             time.Duration
 	readTimeout, writeTimeout time.Duration
+	maxConnections            int
+	headerTimeout             time.Duration
 }
 
 // defaultWebhookLimits are the bounds the reporter serves with.
@@ -169,6 +199,7 @@ func defaultWebhookLimits() webhookLimits {
 	return webhookLimits{
 		maxReviewBytes: maxReviewBytes, concurrentReviews: webhookConcurrentReviews, admissionWait: webhookAdmissionWait,
 		readTimeout: webhookReadTimeout, writeTimeout: webhookWriteTimeout,
+		maxConnections: webhookMaxConnections, headerTimeout: webhookHeaderTimeout,
 	}
 }
 
@@ -182,9 +213,8 @@ var webhookCipherSuites = []uint16{
 	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
 }
 
-// newWebhookServer is controller-runtime's webhook server on addr
-// (host:port), serving ConversionPath within limits, with serving's
-// certificate.
+// newWebhookServer is the webhook server on addr (host:port), serving
+// ConversionPath within limits, with serving's certificate.
 func newWebhookServer(addr string, serving *servingCert, limits webhookLimits, http2 bool) (webhook.Server, error) {
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -194,7 +224,7 @@ func newWebhookServer(addr string, serving *servingCert, limits webhookLimits, h
 	if err != nil || port < 1 || port > 65535 {
 		return nil, fmt.Errorf("the conversion webhook's address %q must name a port from 1 to 65535", addr)
 	}
-	server := webhook.NewServer(webhook.Options{Host: host, Port: port, TLSOpts: []func(*tls.Config){webhookTLS(serving, http2)}})
+	server := &webhookHTTPServer{addr: net.JoinHostPort(host, strconv.Itoa(port)), tls: webhookTLS(serving, http2), limits: limits, mux: http.NewServeMux()}
 	server.Register(ConversionPath, withDeadlines(limitConcurrency(conversionHandler(limits.maxReviewBytes), limits.concurrentReviews, limits.admissionWait), limits.readTimeout, limits.writeTimeout))
 	return server, nil
 }

@@ -178,6 +178,7 @@ func testLimits() webhookLimits {
 	l := defaultWebhookLimits()
 	l.admissionWait = 100 * time.Millisecond
 	l.readTimeout, l.writeTimeout = 400*time.Millisecond, 800*time.Millisecond
+	l.headerTimeout = time.Second
 	return l
 }
 
@@ -320,7 +321,7 @@ func rsaCertificate(t *testing.T) *tls.Certificate {
 // TestWebhookBodyLimit: a review larger than maxReviewBytes gets HTTP 413
 // with a message saying the limit, whether it says its length or is sent
 // in chunks (read up to the limit, then refused); headers larger than
-// controller-runtime's webhook server reads (1 MiB) get HTTP 431; an object larger than the API server
+// webhookMaxHeaderBytes get HTTP 431; an object larger than the API server
 // could send fails the review, naming it; and the server keeps converting.
 func TestWebhookBodyLimit(t *testing.T) {
 	limits := testLimits()
@@ -345,7 +346,7 @@ func TestWebhookBodyLimit(t *testing.T) {
 
 	req, err := http.NewRequest(http.MethodPost, "https://"+w.addr+ConversionPath, bytes.NewReader(reviewOf(smallModel)))
 	require.NoError(t, err)
-	req.Header.Set("X-Large", strings.Repeat("x", serverMaxHeaderBytes+8192)) // net/http allows 4 KiB over
+	req.Header.Set("X-Large", strings.Repeat("x", webhookMaxHeaderBytes+8192)) // net/http allows 4 KiB over
 	resp, err = c.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
@@ -360,10 +361,6 @@ func TestWebhookBodyLimit(t *testing.T) {
 	require.Contains(t, body, fmt.Sprintf("`request.objects[1]` is %d bytes: an object the API server converts is at most 3 MiB (3145728 bytes)", len(huge)))
 	w.requireConverts(t)
 }
-
-// serverMaxHeaderBytes bounds a request's headers in controller-runtime's
-// webhook server (its http.Server's MaxHeaderBytes).
-const serverMaxHeaderBytes = 1 << 20
 
 // holdSlot starts a review that holds one of the webhook's slots: its
 // headers promise a body that never comes (until the read timeout).
@@ -466,9 +463,9 @@ func mib(n int) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // TestWebhookSlowClients: clients that trickle their body or read the
 // answer too slowly are cut off by the handler's deadlines (shortened
-// here), and the slots they held serve again. Trickled headers and idle
-// connections meet controller-runtime's server's timeouts (32 and 90
-// seconds), too long to wait for here.
+// here), and the slots they held serve again; so are clients that
+// trickle their headers or never start the TLS handshake, by the header
+// timeout. (TestWebhookConnectionFlood floods the server with them.)
 func TestWebhookSlowClients(t *testing.T) {
 	limits := testLimits()
 	limits.concurrentReviews = 1
@@ -494,6 +491,20 @@ func TestWebhookSlowClients(t *testing.T) {
 			_, _ = conn.Write([]byte{send[i%len(send)]})
 		}
 	}
+	t.Run("headers", func(t *testing.T) {
+		conn := w.dial(t)
+		_, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\n", ConversionPath)
+		require.NoError(t, err)
+		took := closedWithin(t, conn, "X")
+		t.Logf("cut off after %s", took)
+	})
+	t.Run("no handshake", func(t *testing.T) {
+		conn, err := net.Dial("tcp", w.addr)
+		require.NoError(t, err)
+		defer conn.Close()
+		_, err = io.Copy(io.Discard, conn) // ends when the server closes
+		require.NoError(t, err)
+	})
 	t.Run("body", func(t *testing.T) {
 		conn := w.dial(t)
 		_, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", ConversionPath)
