@@ -524,12 +524,10 @@ func TestRuleMatches(t *testing.T) {
 		{"kuberay rule with one GPU", "has(spec.resources.gpu) && spec.resources.gpu.count > 1 && spec.engine.type == 'vllm'", `{"engine":{"type":"vllm"},"resources":{"gpu":{"count":1}}}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			prg, err := CompileRule(tc.condition)
-			require.NoError(t, err)
 			var spec map[string]any
 			require.NoError(t, json.Unmarshal([]byte(tc.spec), &spec))
-			r := Rule{Condition: tc.condition, Priority: 5, Program: prg}
-			match, err := r.Matches(spec)
+			resolved, r := ruleOf(t, tc.condition)
+			match, err := resolved.Match(r, spec)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, match)
 		})
@@ -552,15 +550,27 @@ func TestRuleCostLimit(t *testing.T) {
 	r := resolved.Rules("vllm")[0]
 	require.Equal(t, "spec.providers[0].selectionRules[0].condition", r.Field)
 	for range 2 {
-		match, err := r.Matches(map[string]any{})
+		match, err := resolved.Match(r, map[string]any{})
 		require.ErrorIs(t, err, ErrRuleTooCostly)
 		require.False(t, match)
 	}
-	cheap, err := CompileRule(list + ".all(a, a > 0)")
-	require.NoError(t, err)
-	match, err := Rule{Program: cheap}.Matches(nil)
+	spent := resolved.cost.spent.Load()
+	require.True(t, spent >= RuleCostLimit && spent < 2*RuleCostLimit, "paid for once: %d", spent)
+	resolved, cheap := ruleOf(t, list+".all(a, a > 0)")
+	match, err := resolved.Match(cheap, nil)
 	require.NoError(t, err)
 	require.True(t, match, "a small comprehension stays well under the limit")
+}
+
+// ruleOf is a capability file of one rule, resolved, and its rule.
+func ruleOf(t testing.TB, condition string) (*Resolved, Rule) {
+	t.Helper()
+	c := &hub.ClusterCapabilities{}
+	c.Kind, c.Name = hub.KindClusterCapabilities, "c"
+	c.Spec.Providers = []hub.ProviderCapability{{Name: "vllm", SelectionRules: []hub.SelectionRule{{Condition: condition, Priority: 5}}}}
+	resolved, l := Resolve(c)
+	require.False(t, l.HasErrors(), "%v", l)
+	return resolved, resolved.Rules("vllm")[0]
 }
 
 func TestCompileRuleErrors(t *testing.T) {
@@ -675,4 +685,117 @@ func TestClusterLabels(t *testing.T) {
 	require.True(t, problems.HasErrors())
 	require.Equal(t, "metadata.labels", problems.Errors()[0].Field)
 	require.Contains(t, problems.Errors()[0].Message, `Invalid value: "us east"`)
+}
+
+// heavyRule is a rule that costs about a tenth of RuleCostLimit and reads
+// spec.model.id, so that models with distinct ids each evaluate it.
+const heavyRule = "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, a+b+c+d > 0)))) && spec.model.id != ''"
+
+// TestRunRuleCost: the rules of a run spend from one RunRuleCostLimit;
+// the evaluation that crosses it fails with an error naming the rule, its
+// field and the limit, and every later one fails at once. Two files that
+// share the cost (a fleet's) spend from the same limit.
+func TestRunRuleCost(t *testing.T) {
+	resolved, rule := ruleOf(t, heavyRule)
+	var err error
+	evaluations := 0
+	for ; err == nil && evaluations < 10_000; evaluations++ {
+		_, err = resolved.Match(rule, map[string]any{"model": map[string]any{"id": fmt.Sprint(evaluations)}})
+	}
+	var exceeded *RunCostExceeded
+	require.ErrorAs(t, err, &exceeded)
+	t.Logf("%d evaluations; %v", evaluations, err)
+	require.Greater(t, evaluations, 10, "a run affords many evaluations of a costly rule")
+	require.Contains(t, err.Error(), "past the 10000000 one run may spend, while evaluating rule")
+	require.Contains(t, err.Error(), "at `spec.providers[0].selectionRules[0].condition`")
+	_, err = resolved.Match(rule, map[string]any{"model": map[string]any{"id": "next"}})
+	require.ErrorAs(t, err, &exceeded)
+
+	a, ruleA := ruleOf(t, heavyRule)
+	b, ruleB := ruleOf(t, heavyRule+" && true") // not the same rule, whose result the files would share
+	ShareRuleCost(a, b)
+	for i := 0; ; i++ {
+		_, errA := a.Match(ruleA, map[string]any{"model": map[string]any{"id": fmt.Sprint(i)}})
+		_, errB := b.Match(ruleB, map[string]any{"model": map[string]any{"id": fmt.Sprint(i)}})
+		if errA != nil || errB != nil {
+			require.InDelta(t, evaluations, 2*i+1, 2, "two shared files afford together what one does")
+			break
+		}
+	}
+}
+
+// TestRuleResultCache: a rule is evaluated once per distinct value of the
+// fields it reads: models that differ elsewhere cost nothing more, and a
+// field that is absent, null or set is told apart.
+func TestRuleResultCache(t *testing.T) {
+	resolved, rule := ruleOf(t, "has(spec.engine.type) && spec.engine.type == 'vllm' && spec.resources.gpu.count > 1")
+	spec := func(id string, engine any, count int) map[string]any {
+		return map[string]any{"model": map[string]any{"id": id}, "engine": map[string]any{"type": engine}, "resources": map[string]any{"gpu": map[string]any{"count": count}}}
+	}
+	match, err := resolved.Match(rule, spec("a", "vllm", 2))
+	require.NoError(t, err)
+	require.True(t, match)
+	once := resolved.cost.spent.Load()
+	for i := range 1000 {
+		match, err := resolved.Match(rule, spec(fmt.Sprint(i), "vllm", 2))
+		require.NoError(t, err)
+		require.True(t, match)
+	}
+	require.Equal(t, once, resolved.cost.spent.Load(), "models differing only in a field the rule does not read share its result")
+	for _, tc := range []struct {
+		spec map[string]any
+		want bool
+	}{
+		{spec("a", "vllm", 1), false},
+		{spec("a", "sglang", 2), false},
+		{spec("a", nil, 2), false},
+		{map[string]any{"engine": map[string]any{}, "resources": map[string]any{"gpu": map[string]any{"count": 2}}}, false},
+	} {
+		match, err := resolved.Match(rule, tc.spec)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, match, "%v", tc.spec)
+	}
+}
+
+// TestRuleInputs: the fields a rule reads, found in its checked
+// expression; any other use of spec reads all of it.
+func TestRuleInputs(t *testing.T) {
+	for _, tc := range []struct {
+		condition string
+		paths     [][]string
+		whole     bool
+	}{
+		{"spec.engine.type == 'vllm'", [][]string{{"engine", "type"}}, false},
+		{"has(spec.resources.gpu) && spec.resources.gpu.count > 1", [][]string{{"resources", "gpu"}, {"resources", "gpu", "count"}}, false},
+		{"spec.adapters.exists(a, a.name == 'x')", [][]string{{"adapters"}}, false},
+		{"size(spec) > 2", nil, true},
+		{"spec['engine'].type == 'vllm'", nil, true},
+		{"[1].all(spec, spec > 0) && spec.model.id == 'x'", [][]string{{"model", "id"}}, true},
+		{"true", nil, false},
+	} {
+		c, err := compileRule(tc.condition)
+		require.NoError(t, err, tc.condition)
+		require.Equal(t, tc.paths, c.inputs.paths, tc.condition)
+		require.Equal(t, tc.whole, c.inputs.whole, tc.condition)
+	}
+}
+
+// TestMaxSelectionRules: a file of more rules than MaxSelectionRules is
+// refused at the provider whose rules cross the bound, before any is
+// compiled.
+func TestMaxSelectionRules(t *testing.T) {
+	c := &hub.ClusterCapabilities{}
+	c.Kind, c.Name = hub.KindClusterCapabilities, "c"
+	for _, name := range []string{"vllm", "kuberay"} {
+		p := hub.ProviderCapability{Name: name}
+		for range MaxSelectionRules/2 + 1 {
+			p.SelectionRules = append(p.SelectionRules, hub.SelectionRule{Condition: "spec.engine.type ==", Priority: 1})
+		}
+		c.Spec.Providers = append(c.Spec.Providers, p)
+	}
+	_, l := Resolve(c)
+	l = l.Errors()
+	require.Len(t, l, 1, "no rule is compiled: %v", l)
+	require.Equal(t, "spec.providers[1].selectionRules", l[0].Field)
+	require.Contains(t, l[0].Message, "brings the file's selection rules to 102; a capability file may list at most 100")
 }

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/google/cel-go/cel"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -50,6 +49,9 @@ type Resolved struct {
 	// embedded: the built-in default, which describes no cluster of a
 	// fleet.
 	embedded bool
+	// cost is what the run's rules have spent (nil for the embedded
+	// default, whose built-in rules are trusted).
+	cost *ruleCost
 }
 
 // Embedded reports whether this is the embedded default capability file
@@ -61,13 +63,13 @@ func (r *Resolved) Embedded() bool { return r.embedded }
 // the capability file (or the built-in description) lists them.
 func (r *Resolved) Rules(provider string) []Rule { return r.rules[provider] }
 
-// Rule is a compiled CEL selection rule.
+// Rule is a CEL selection rule of a capability file (or a built-in one).
 type Rule struct {
 	Condition string
 	Priority  int32
-	Program   cel.Program
-	// compile, when Program is nil, compiles it on first use.
-	compile func() (cel.Program, error)
+	// compile returns the compiled rule: compiled when the file was
+	// resolved, or for a built-in rule on first use.
+	compile func() (*compiledRule, error)
 	// Field is where the rule is in the capability file.
 	Field     string
 	tooCostly *atomic.Bool
@@ -91,6 +93,7 @@ func Default() *Resolved {
 		}
 		r.Source = "the embedded default capabilities"
 		r.embedded = true
+		r.cost = nil
 		defaultResolved = r
 	})
 	return defaultResolved
@@ -133,12 +136,14 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 		Labels:               c.Labels,
 		Fleet:                c.Spec.Fleet,
 		rules:                map[string][]Rule{},
+		cost:                 &ruleCost{},
 	}
 	// A model's cluster selector is matched against these labels: a
 	// label the API server would refuse could never be matched as meant.
 	for _, e := range metav1validation.ValidateLabels(c.Labels, field.NewPath("metadata", "labels")) {
 		l.Errorf(e.Field, "%s", e.ErrorBody())
 	}
+	tooManyRules := !checkRuleCount(c, &l)
 	seen := map[string]int{}
 	for i := range c.Spec.Providers {
 		at := fmt.Sprintf("spec.providers[%d]", i)
@@ -150,7 +155,9 @@ func Resolve(c *hub.ClusterCapabilities) (*Resolved, diag.List) {
 		seen[pc.Name] = i
 		if p := resolveProvider(pc, c.Spec.RequireVersions, at, &l); p != nil {
 			r.Providers = append(r.Providers, p)
-			r.rules[p.Name] = resolveRules(pc, at, &l)
+			if !tooManyRules { // compiling costs milliseconds a rule
+				r.rules[p.Name] = resolveRules(pc, at, &l)
+			}
 		}
 	}
 	sort.Slice(r.Providers, func(i, j int) bool { return r.Providers[i].Name < r.Providers[j].Name })
@@ -265,14 +272,29 @@ func resolveRules(pc *hub.ProviderCapability, at string, l *diag.List) []Rule {
 		if sr.Priority < 0 {
 			l.Errorf(ruleAt+".priority", "must be greater than or equal to 0, got %d", sr.Priority)
 		}
-		prg, err := CompileRule(sr.Condition)
+		compiled, err := compileRule(sr.Condition)
 		if err != nil {
 			l.Errorf(ruleAt+".condition", "%q is not a valid CEL expression: %v", sr.Condition, err)
 			continue
 		}
-		out = append(out, Rule{Condition: sr.Condition, Priority: sr.Priority, Program: prg, Field: ruleAt + ".condition", tooCostly: new(atomic.Bool)})
+		out = append(out, Rule{Condition: sr.Condition, Priority: sr.Priority, compile: func() (*compiledRule, error) { return compiled, nil }, Field: ruleAt + ".condition", tooCostly: new(atomic.Bool)})
 	}
 	return out
+}
+
+// checkRuleCount refuses a file of more than MaxSelectionRules rules, at
+// the provider whose rules cross the bound: every rule is evaluated for
+// every model it could select. It reports whether the count is within.
+func checkRuleCount(c *hub.ClusterCapabilities, l *diag.List) bool {
+	total := 0
+	for i, pc := range c.Spec.Providers {
+		total += len(pc.SelectionRules)
+		if total > MaxSelectionRules {
+			l.Errorf(fmt.Sprintf("spec.providers[%d].selectionRules", i), "brings the file's selection rules to %d; a capability file may list at most %d (every rule is evaluated for every model it could select)", total, MaxSelectionRules)
+			return false
+		}
+	}
+	return true
 }
 
 // checkVersion checks a provider's declared operator release and returns

@@ -110,6 +110,12 @@ func readFleet(src files, dir string) ([]plan.Cluster, diag.List) {
 		seen[caps.Name] = file
 		clusters = append(clusters, plan.Cluster{Caps: caps, File: file})
 	}
+	// One run: the clusters' selection rules spend from one budget.
+	files := make([]*capabilities.Resolved, len(clusters))
+	for i, c := range clusters {
+		files[i] = c.Caps
+	}
+	capabilities.ShareRuleCost(files...)
 	if len(clusters) == 0 && !problems.HasErrors() {
 		problems = append(problems, diag.Problem{Severity: diag.Error, File: dir,
 			Message: "holds no ClusterCapabilities: `--fleet` must name a directory with one capability file per cluster (`metadata.name` the cluster, `metadata.labels` its labels)"})

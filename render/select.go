@@ -199,9 +199,9 @@ func selectProvider(md *hub.ModelDeployment, engine string, caps *capabilities.R
 			if r.Priority <= c.priority {
 				continue
 			}
-			match, err := r.Matches(specData)
+			match, err := caps.Match(r, specData)
 			if err != nil && !errors.Is(err, capabilities.ErrRuleTooCostly) {
-				l.Errorf("spec.provider.name", "cannot select a provider: %v", err)
+				l.Errorf("spec.provider.name", "cannot select a provider with the rules of %s: %v", caps.Source, err)
 				return "", ""
 			}
 			if err != nil {

@@ -167,10 +167,10 @@ func TestCELSpecShape(t *testing.T) {
 
 	// KAITO's CPU rule errors on the missing count and so does not match,
 	// exactly as upstream's omitempty JSON makes it.
-	rule := capabilities.BuiltinFor("kaito").Rules[0]
-	prg, err := capabilities.CompileRule(rule.Condition)
-	require.NoError(t, err)
-	match, err := capabilities.Rule{Program: prg}.Matches(got)
+	caps := capabilities.Default()
+	rule := caps.Rules("kaito")[0]
+	require.Equal(t, capabilities.BuiltinFor("kaito").Rules[0].Condition, rule.Condition)
+	match, err := caps.Match(rule, got)
 	require.NoError(t, err)
 	require.False(t, match)
 }
