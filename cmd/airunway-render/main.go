@@ -9,6 +9,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/cli"
 	"github.com/airunway-render/airunway-render/fn"
+	"github.com/airunway-render/airunway-render/internal/parentdeath"
 )
 
 // memoryLimit is the soft memory limit of a run (GOMEMLIMIT's default).
@@ -41,8 +42,13 @@ func main() {
 			os.Exit(1)
 		}
 		// The KRM function runs on every kustomize build and Argo CD
-		// refresh: it starts without building the CLI's command tree.
+		// refresh: it starts without building the CLI's command tree. It
+		// dies with whatever started it (a build stopped at its timeout).
+		parentdeath.Tie()
 		os.Exit(fn.Run(os.Stdin, os.Stdout, os.Stderr))
+	}
+	if len(os.Args) == 2 && os.Args[1] == "migrate" {
+		parentdeath.Tie() // as a function: plan --fleet's overlay builds
 	}
 	os.Exit(cli.Execute(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

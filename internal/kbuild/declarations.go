@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/internal/parentdeath"
 )
 
 // FunctionName is the name by which a declaration is recognised as
@@ -103,6 +105,10 @@ func (d *declarations) rewrite(node *yaml.RNode, spec *runtimeutil.FunctionSpec)
 		}
 		declaration += fmt.Sprintf("  - %q\n", a)
 	}
+	// The function dies with this process (parentdeath.Tie), which it
+	// knows by its PID, even if this process ends before the function
+	// looks.
+	declaration += fmt.Sprintf("  envs:\n  - %q\n", parentdeath.Env())
 	if spec.DeferFailure {
 		declaration += "deferFailure: true\n"
 	}

@@ -8,3 +8,16 @@
 // when its parent dies (PR_SET_PDEATHSIG), so nothing is left behind
 // however the parent ends, even by SIGKILL.
 package parentdeath
+
+import (
+	"os"
+	"strconv"
+)
+
+// ParentEnv names the PID of the process that starts the function, set by
+// that process in the function's environment (`build`'s exec declaration).
+const ParentEnv = "AIRUNWAY_RENDER_PARENT_PID"
+
+// Env is ParentEnv set to this process, for the environment of a child
+// that will Tie itself to it.
+func Env() string { return ParentEnv + "=" + strconv.Itoa(os.Getpid()) }
