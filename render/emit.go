@@ -18,6 +18,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/budget"
 	"github.com/airunway-render/airunway-render/internal/nearest"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/providers"
@@ -448,6 +449,21 @@ type output struct {
 	ids     []outputID
 	nodes   []*yaml.RNode
 	encoded []Encoded
+	// written is the encoded output's bytes so far; over is set once the
+	// output passed its budget (budget.MaxOutputBytes and
+	// MaxOutputDocuments), after which nothing more is encoded.
+	written int
+	over    bool
+}
+
+// overBudget reports the output past its budget, once.
+func (o *output) overBudget(id outputID, what string) diag.List {
+	if o.over {
+		return nil
+	}
+	o.over = true
+	return diag.List{{Severity: diag.Error, Resource: id.resource, File: id.file,
+		Message: fmt.Sprintf("brings the output past %s; one run may write at most what one run can read again (kpt runs the function over its own output): render fewer models per run, or split the package", what)}}
 }
 
 // outputID is what collisions needs of an output object.
@@ -461,7 +477,10 @@ func (o *output) add(n *yaml.RNode) diag.List {
 	annotations := n.GetAnnotations()
 	id := outputID{resource: identity(n), generatedFrom: annotations[hub.AnnotationGeneratedFrom], file: fileIn(annotations)}
 	o.ids = append(o.ids, id)
-	if o.encode == nil {
+	if len(o.ids) > budget.MaxOutputDocuments {
+		return o.overBudget(id, fmt.Sprintf("%d objects", budget.MaxOutputDocuments))
+	}
+	if o.encode == nil || o.over {
 		o.nodes = append(o.nodes, n)
 		return nil
 	}
@@ -475,6 +494,9 @@ func (o *output) add(n *yaml.RNode) diag.List {
 	}
 	if b == nil {
 		return nil // left out of the output by Encode; it still counts for collisions
+	}
+	if o.written += len(b); o.written > budget.MaxOutputBytes {
+		return o.overBudget(id, hub.FormatBytes(budget.MaxOutputBytes))
 	}
 	r := id.resource
 	o.encoded = append(o.encoded, Encoded{SortKey: r.APIVersion + " " + r.Kind + " " + r.Namespace + " " + r.Name, CallerKey: key, YAML: b})

@@ -29,6 +29,17 @@ const (
 	MaxDocumentBytes = hub.MaxInputDocumentBytes
 )
 
+// The limits of one run's output: the objects a build or a render writes.
+// They are the input's, because what one run writes the next must read:
+// kpt runs the function over its own output, and a build's objects are
+// the function's input.
+const (
+	// MaxOutputBytes bounds the bytes one run writes.
+	MaxOutputBytes = MaxBytes
+	// MaxOutputDocuments bounds the objects one run writes.
+	MaxOutputDocuments = MaxDocuments
+)
+
 // The limits an Exceeded names.
 const (
 	LimitBytes         = "bytes"
