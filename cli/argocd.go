@@ -83,7 +83,7 @@ func argoGenerate(stdout, stderr io.Writer) error {
 	defer stop()
 	app, caps, err := argoFiles()
 	if err != nil {
-		fmt.Fprintf(stderr, "[error] %v\n", err)
+		reportError(stderr, err)
 		return exitCode(1)
 	}
 	defer app.root.Close()
@@ -96,7 +96,7 @@ func argoGenerate(stdout, stderr io.Writer) error {
 		return exitCode(1)
 	}
 	if _, err := stdout.Write(out); err != nil {
-		fmt.Fprintf(stderr, "[error] %v\n", err)
+		reportError(stderr, err)
 		return exitCode(1)
 	}
 	return nil
@@ -118,7 +118,7 @@ func argoObjects(app rootFiles, caps string, stderr io.Writer) ([]byte, bool) {
 		files, err = yamlFiles(app, ".")
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "[error] %v\n", err)
+		reportError(stderr, err)
 		return nil, false
 	}
 	return renderStream(app, caps, files, stderr)
@@ -143,7 +143,7 @@ func argoBuild(app rootFiles, caps string, stderr io.Writer) ([]byte, bool) {
 	res, err := buildKustomization(filepath.Join(top, filepath.FromSlash(app.dir)), top)
 	switch {
 	case err != nil:
-		fmt.Fprintf(stderr, "[error] kustomize build of the application's directory: %v\n", err)
+		reportError(stderr, fmt.Errorf("kustomize build of the application's directory: %w", err))
 		return nil, false
 	case res.RunsFunction && caps != "":
 		fmt.Fprintf(stderr, "[error] `%s` is set, but the application's kustomization runs airunway-render itself, with the capability file it lists: remove CAPABILITIES from the Application's `spec.source.plugin.env`\n", envCapabilities)

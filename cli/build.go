@@ -18,6 +18,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/kbuild"
+	"github.com/airunway-render/airunway-render/internal/termsafe"
 	"github.com/airunway-render/airunway-render/render"
 )
 
@@ -94,7 +95,7 @@ renderer's own follow the capability file's ` + "`spec.warnings`" + `.`,
 				err = fmt.Errorf("%w (the default root; name a wider one with `--root DIR`)", err)
 			}
 			if err != nil {
-				fmt.Fprintf(s.errOut, "[error] %v\n", err)
+				reportError(s.errOut, err)
 				return exitCode(1)
 			}
 			if !res.RunsFunction {
@@ -213,11 +214,11 @@ func stopAfter(d time.Duration, stderr io.Writer, what string) (stop func()) {
 	var t *time.Timer
 	if d > 0 {
 		t = time.AfterFunc(d, func() {
-			fmt.Fprintf(stderr, "[error] the %s took longer than %s and was stopped; a kustomization's objects cost time with the square of their number, so split it (or raise `--timeout`)\n", what, d)
+			fmt.Fprintf(stderr, "[error] the %s took longer than %s and was stopped; a kustomization's objects cost time with the square of their number, so split it (or raise `--timeout`)\n", termsafe.Escape(what), d)
 			exit(1)
 		})
 	}
-	go watchHeap(done, stderr, what)
+	go watchHeap(done, stderr, what, buildLiveHeapLimit, exit)
 	return func() {
 		if t != nil {
 			t.Stop()
@@ -226,9 +227,9 @@ func stopAfter(d time.Duration, stderr io.Writer, what string) (stop func()) {
 	}
 }
 
-// watchHeap stops the process with an error when the live heap passes
-// buildLiveHeapLimit, until done closes.
-func watchHeap(done <-chan struct{}, stderr io.Writer, what string) {
+// watchHeap stops the process (exit) with an error when the live heap
+// passes limit, until done closes.
+func watchHeap(done <-chan struct{}, stderr io.Writer, what string, limit uint64, exit func(int)) {
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	tick := time.NewTicker(heapCheckInterval)
 	defer tick.Stop()
@@ -239,8 +240,8 @@ func watchHeap(done <-chan struct{}, stderr io.Writer, what string) {
 		case <-tick.C:
 		}
 		metrics.Read(live)
-		if live[0].Value.Kind() == metrics.KindUint64 && live[0].Value.Uint64() > buildLiveHeapLimit {
-			fmt.Fprintf(stderr, "[error] the %s held more than %s of objects in memory and was stopped; kustomize copies what a transformer sets (commonAnnotations, commonLabels, replacements, patches with a target) onto every object it selects: set it on fewer objects, or split the kustomization\n", what, hub.FormatBytes(buildLiveHeapLimit))
+		if live[0].Value.Kind() == metrics.KindUint64 && live[0].Value.Uint64() > limit {
+			fmt.Fprintf(stderr, "[error] the %s held more than %s of objects in memory and was stopped; kustomize copies what a transformer sets (commonAnnotations, commonLabels, replacements, patches with a target) onto every object it selects: set it on fewer objects, or split the kustomization\n", termsafe.Escape(what), hub.FormatBytes(int(limit)))
 			exit(1)
 			return
 		}

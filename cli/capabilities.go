@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -76,7 +74,7 @@ cluster to see where rendered models would be scheduled.`,
 			}
 			items, err := simulatedObjects(objs)
 			if err != nil {
-				fmt.Fprintf(s.errOut, "[error] %v\n", err)
+				reportError(s.errOut, err)
 				return exitCode(1)
 			}
 			if output == "json" {

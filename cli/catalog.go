@@ -25,6 +25,7 @@ import (
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/internal/safefile"
+	"github.com/airunway-render/airunway-render/internal/termsafe"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/render"
 )
@@ -172,13 +173,13 @@ func runCatalogAdd(cmd *cobra.Command, id string, o catalogAddOptions, s streams
 		row, err = localRow(id, o.modelDir)
 	}
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		fmt.Fprintf(s.errOut, "airunway-render catalog add: nothing was written\n")
 		return exitCode(1)
 	}
 	if problems := rowProblems(id, &row); len(problems) > 0 {
 		for _, p := range problems {
-			fmt.Fprintf(s.errOut, "[error] %s\n", p)
+			fmt.Fprintf(s.errOut, "[error] %s\n", termsafe.Escape(p))
 		}
 		fmt.Fprintf(s.errOut, "airunway-render catalog add: nothing was written\n")
 		return exitCode(1)
@@ -342,7 +343,7 @@ func addRow(file string, row *hub.CatalogModel, s streams) error {
 	}
 	scope, err := newNamedScope([]string{file})
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	defer scope.close()

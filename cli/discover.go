@@ -63,7 +63,7 @@ else ~/.kube/config, else the in-cluster service account.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkNodeSelector(nodeSelector, mergeFile); err != nil {
-				fmt.Fprintf(s.errOut, "[error] %v\n", err)
+				reportError(s.errOut, err)
 				return exitCode(1)
 			}
 			var text []byte
@@ -78,20 +78,20 @@ else ~/.kube/config, else the in-cluster service account.`,
 			}
 			cfg, contextName, err := clientConfig(kubeconfig, kubeContext)
 			if err != nil {
-				fmt.Fprintf(s.errOut, "[error] %v\n", err)
+				reportError(s.errOut, err)
 				return exitCode(1)
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), discoverTimeout)
 			defer cancel()
 			cluster, err := discover.ReadNodes(ctx, cfg, nodeSelector)
 			if err != nil {
-				fmt.Fprintf(s.errOut, "[error] reading the cluster (context %q): %v\n", contextName, err)
+				reportError(s.errOut, fmt.Errorf("reading the cluster (context %q): %w", contextName, err))
 				return exitCode(1)
 			}
 			if declared != nil {
 				out, changes, err := capsfile.Merge(text, declared, cluster)
 				if err != nil {
-					fmt.Fprintf(s.errOut, "[error] merging into %s: %v\n", mergeFile, err)
+					reportError(s.errOut, fmt.Errorf("merging into %s: %w", mergeFile, err))
 					return exitCode(1)
 				}
 				for _, c := range changes {
@@ -114,7 +114,7 @@ else ~/.kube/config, else the in-cluster service account.`,
 				if errors.As(err, new(*capsfile.TooLargeError)) {
 					hint = ", or read only the nodes the renderer places on (`--node-selector LABELS`)"
 				}
-				fmt.Fprintf(s.errOut, "[error] %v%s\n", err, hint)
+				reportError(s.errOut, fmt.Errorf("%w%s", err, hint))
 				return exitCode(1)
 			}
 			_, err = s.out.Write(out)

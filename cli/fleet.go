@@ -275,7 +275,7 @@ func runFleetPlan(o planOptions, paths []string, s streams) error {
 	}
 	src, closeScope, err := namedHostFiles(s.in, slices.Concat(paths, []string{o.fleet})...)
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	defer closeScope()
@@ -283,13 +283,13 @@ func runFleetPlan(o planOptions, paths []string, s streams) error {
 	problems.Report(s.errOut, "nothing was planned")
 	switch {
 	case err != nil:
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	case problems.HasErrors():
 		return exitCode(1)
 	}
 	if err := writeFleet(s.out, f, o.output); err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	if o.write {
@@ -433,19 +433,19 @@ func runFleetDiff(o planOptions, paths []string, s streams) error {
 	}
 	sides, err := openSides(o.dir, o.fleet, paths, "--base", o.base, "", "", "the working tree")
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	base := policy
 	base.AsErrors = false // the target branch's warnings are not the change's
 	before, failedBefore, err := fleetSide(sides.repo, sides.old, sides.caps, sides.oldPaths, base, o.models, s.errOut)
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	after, failedAfter, err := fleetSide(sides.repo, sides.new, sides.caps, sides.newPaths, policy, o.models, s.errOut)
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	if failedBefore || failedAfter {
@@ -453,7 +453,7 @@ func runFleetDiff(o planOptions, paths []string, s streams) error {
 	}
 	moves := plan.CompareFleets(before, after)
 	if err := writeFleetDelta(s.out, moves, o.base, o.output); err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	return planExit(after.Fits, rolloutsProceed(after))
@@ -484,7 +484,7 @@ func fleetSide(repo *gitsnap.Repo, side gitsnap.Side, dir string, paths []string
 	problems.Report(&b, "nothing was planned")
 	if err != nil || problems.HasErrors() {
 		if err != nil {
-			fmt.Fprintf(&b, "[error] %v\n", err)
+			reportError(&b, err)
 		}
 		return nil, true, nil
 	}

@@ -41,7 +41,7 @@ func writeAssignments(f *plan.Fleet, in *fleetInputs, paths []string, s streams)
 	}
 	scope, err := newNamedScope(paths)
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	defer scope.close()

@@ -83,12 +83,12 @@ stdin.`,
 func migrateFiles(paths []string, check bool, to string, stdout, stderr io.Writer) error {
 	names, err := migrateInputs(paths)
 	if err != nil {
-		fmt.Fprintf(stderr, "[error] %v\n", err)
+		reportError(stderr, err)
 		return exitCode(1)
 	}
 	scope, err := newNamedScope(paths)
 	if err != nil {
-		fmt.Fprintf(stderr, "[error] %v\n", err)
+		reportError(stderr, err)
 		return exitCode(1)
 	}
 	defer scope.close()

@@ -119,7 +119,7 @@ stdout then).`,
 				return usagef("`-o` must be one of %s, got %q", strings.Join(planFormats, ", "), o.output)
 			}
 			if o.models, err = readModelDirs(o.modelDirs); err != nil {
-				fmt.Fprintf(s.errOut, "[error] %v\n", err)
+				reportError(s.errOut, err)
 				return exitCode(1)
 			}
 			if o.base != "" && o.fleet != "" {
@@ -174,7 +174,7 @@ func runPlan(o planOptions, paths []string, s streams) error {
 	}
 	src, closeScope, err := namedHostFiles(s.in, slices.Concat(paths, []string{o.capsFile})...)
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	defer closeScope()
@@ -187,7 +187,7 @@ func runPlan(o planOptions, paths []string, s streams) error {
 	}
 	p, err := plan.Compute(res.Items, caps)
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	p.Memory = plan.MemoryOf(res.Fits)
@@ -205,7 +205,7 @@ func runPlan(o planOptions, paths []string, s streams) error {
 		err = writePlanTable(s.out, p, warnings)
 	}
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	return planExit(p.Fits, p.RolloutsProceed)

@@ -26,7 +26,7 @@ func runPlanDiff(o planOptions, paths []string, s streams) error {
 	}
 	delta, after, failed, err := planRefs(o, paths, s.errOut)
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	if failed {
@@ -51,7 +51,7 @@ func runPlanDiff(o planOptions, paths []string, s streams) error {
 		err = writeDeltaTable(s.out, delta, o.base, warnings)
 	}
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	return planExit(delta.After.Fits, delta.After.RolloutsProceed)

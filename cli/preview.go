@@ -81,7 +81,7 @@ and its output rendered under each capability file.`,
 func runPreview(o previewOptions, paths []string, s streams) error {
 	models, err := readModelDirs(o.modelDirs)
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	var sides [2][]*yaml.RNode
@@ -99,7 +99,7 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 			return exitCode(1)
 		}
 		if err != nil {
-			fmt.Fprintf(s.errOut, "[error] cannot read stdin: %v\n", err)
+			reportError(s.errOut, fmt.Errorf("cannot read stdin: %w", err))
 			return exitCode(1)
 		}
 	}
@@ -112,7 +112,7 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 	for i, caps := range []string{o.from, o.to} {
 		src, closeScope, err := namedHostFiles(bytes.NewReader(stdin), slices.Concat(paths, []string{caps})...)
 		if err != nil {
-			fmt.Fprintf(s.errOut, "[error] %v\n", err)
+			reportError(s.errOut, err)
 			return exitCode(1)
 		}
 		res, problems := renderFilesWith(withBuilt(src, built), caps, paths, nil, diag.Policy{}, models)

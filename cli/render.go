@@ -89,13 +89,13 @@ func runRender(o renderOptions, paths []string, s streams) error {
 	}
 	src, closeScope, err := namedHostFiles(s.in, slices.Concat(paths, []string{o.capsFile})...)
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	defer closeScope()
 	models, err := readModelDirs(o.modelDirs)
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	objects, ok := renderPaths(src, o.capsFile, paths, policy, models, s.errOut)
@@ -104,7 +104,7 @@ func runRender(o renderOptions, paths []string, s streams) error {
 	}
 	if o.kustomization && len(objects) == 0 {
 		// Flux or Argo CD would prune everything the directory held before.
-		fmt.Fprintf(s.errOut, "[error] nothing was rendered from %q; `--kustomization` must not write an empty directory that Flux or Argo CD would apply (and prune everything)\n", paths)
+		reportError(s.errOut, fmt.Errorf("nothing was rendered from %q; `--kustomization` must not write an empty directory that Flux or Argo CD would apply (and prune everything)", paths))
 		return exitCode(1)
 	}
 	switch {
@@ -116,7 +116,7 @@ func runRender(o renderOptions, paths []string, s streams) error {
 		err = writeStream(s.out, objects)
 	}
 	if err != nil {
-		fmt.Fprintf(s.errOut, "[error] %v\n", err)
+		reportError(s.errOut, err)
 		return exitCode(1)
 	}
 	return nil

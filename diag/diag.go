@@ -5,6 +5,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/airunway-render/airunway-render/internal/termsafe"
 )
 
 // Severity of a problem. Errors fail the whole run; warnings are reported and
@@ -70,7 +72,9 @@ func (p Problem) String() string {
 	}
 	b.WriteString(": " + p.Message)
 	b.WriteString(p.where())
-	return b.String()
+	// Names, namespaces, files and the values messages quote come from a
+	// repository: a problem is one line, with nothing a terminal acts on.
+	return termsafe.Escape(b.String())
 }
 
 // where is the problem's place in its file: ` (file F, line N)`, ` (file

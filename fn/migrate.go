@@ -12,6 +12,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/migrations"
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/termsafe"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/render"
 )
@@ -29,7 +30,7 @@ func RunMigrate(stdin io.Reader, stdout, stderr io.Writer, to string) int {
 	}
 	rl, err := readResourceList(in)
 	if err != nil {
-		fmt.Fprintf(stderr, "[error] stdin: cannot read the ResourceList: %v\n", err)
+		fmt.Fprintf(stderr, "[error] stdin: cannot read the ResourceList: %s\n", termsafe.Escape(err.Error()))
 		return 1
 	}
 	var problems diag.List
@@ -53,7 +54,7 @@ func RunMigrate(stdin io.Reader, stdout, stderr io.Writer, to string) int {
 	for _, n := range items {
 		b, key, err := encodeItem(n)
 		if err != nil {
-			fmt.Fprintf(stderr, "[error] %v\n", err)
+			fmt.Fprintf(stderr, "[error] %s\n", termsafe.Escape(err.Error()))
 			return 1
 		}
 		w.items = append(w.items, render.Encoded{CallerKey: key, YAML: b})
@@ -63,7 +64,7 @@ func RunMigrate(stdin io.Reader, stdout, stderr io.Writer, to string) int {
 		_, err = stdout.Write(out)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "[error] %v\n", err)
+		fmt.Fprintf(stderr, "[error] %s\n", termsafe.Escape(err.Error()))
 		return 1
 	}
 	problems.Report(stderr, "nothing was migrated")

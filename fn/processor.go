@@ -9,6 +9,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/termsafe"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/render"
 )
@@ -150,15 +151,17 @@ func functionConfigCapabilities(cfg *yaml.Node) (*capabilities.Resolved, diag.Li
 }
 
 func toResult(p diag.Problem) *result {
-	r := &result{Message: p.Message, Severity: string(p.Severity)}
+	// kpt prints results to a terminal: what a repository wrote in them is
+	// escaped, as on stderr.
+	r := &result{Message: termsafe.Escape(p.Message), Severity: string(p.Severity)}
 	if p.Resource != (diag.Resource{}) {
-		r.ResourceRef = &resultRef{APIVersion: p.Resource.APIVersion, Kind: p.Resource.Kind, Name: p.Resource.Name, Namespace: p.Resource.Namespace}
+		r.ResourceRef = &resultRef{APIVersion: p.Resource.APIVersion, Kind: p.Resource.Kind, Name: termsafe.Escape(p.Resource.Name), Namespace: termsafe.Escape(p.Resource.Namespace)}
 		if p.Field != "" {
 			r.Field = &resultField{Path: p.Field}
 		}
 	}
 	if p.File != "" {
-		r.File = &resultFile{Path: p.File}
+		r.File = &resultFile{Path: termsafe.Escape(p.File)}
 	}
 	if p.Code != (diag.Code{}) {
 		r.Tags = map[string]string{"code": p.Code.String()}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/internal/budget"
+	"github.com/airunway-render/airunway-render/internal/termsafe"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
 
@@ -37,12 +38,12 @@ func Run(stdin io.Reader, stdout, stderr io.Writer) int {
 	if runErr != nil {
 		if budget.IsExceeded(runErr) {
 			// Refused before the items were built: nothing was written.
-			fmt.Fprintf(stderr, "[error] stdin: %v\n", runErr)
+			fmt.Fprintf(stderr, "[error] stdin: %s\n", termsafe.Escape(runErr.Error()))
 			return 1
 		}
 		if !p.Problems.HasErrors() {
 			// The input was not a ResourceList at all.
-			fmt.Fprintf(stderr, "[error] stdin: cannot read the ResourceList: %s\n", yamlerr.Describe(runErr))
+			fmt.Fprintf(stderr, "[error] stdin: cannot read the ResourceList: %s\n", termsafe.Escape(yamlerr.Describe(runErr)))
 		}
 		return 1
 	}

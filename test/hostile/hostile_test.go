@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/internal/termsafe"
 )
 
 // The bounds every entry point runs under, on every case. They are the
@@ -219,6 +221,11 @@ func (s *sandbox) check(t *testing.T, entry string, c hostileCase, res result) {
 	require.Contains(t, []int{0, 1}, res.exit, "exit %d (a crash, a signal or the memory bound)\nstderr: %s", res.exit, res.stderr)
 	if res.exit == 1 {
 		require.NotEmpty(t, strings.TrimSpace(res.stderr), "a failure says why")
+	}
+	// What a repository wrote reaches stderr escaped: nothing a terminal
+	// acts on, and no line the repository began.
+	for _, line := range strings.Split(res.stderr, "\n") {
+		require.Equal(t, termsafe.Escape(line), line, "stderr holds a character a terminal acts on")
 	}
 	// The output of each entry point: --output-dir for render, the
 	// directory it migrates for migrate, stdout for the rest.
