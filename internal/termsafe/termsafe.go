@@ -70,7 +70,7 @@ func unsafe(r rune) bool {
 	case r >= 0x200b && r <= 0x200f, // zero-width spaces and joiners, marks
 		r >= 0x202a && r <= 0x202e, // embeddings and overrides
 		r >= 0x2066 && r <= 0x2069, // isolates
-		r == 0x2028, r == 0x2029, // line and paragraph separators
+		r == 0x2028, r == 0x2029,   // line and paragraph separators
 		r == 0xfeff: // zero-width no-break space
 		return true
 	}
