@@ -18,6 +18,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/safefile"
 )
 
 // The Argo CD Config Management Plugin command (examples/argocd/plugin.yaml).
@@ -196,7 +197,7 @@ func argoFiles() (app rootFiles, caps string, err error) {
 
 // outsideOrMissing words an os.Root error for the user.
 func outsideOrMissing(err error) string {
-	if escapes(err) {
+	if safefile.Escapes(err) {
 		return escapeMessage
 	}
 	return fmt.Sprintf("cannot read it: %v", err)

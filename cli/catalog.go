@@ -24,6 +24,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
+	"github.com/airunway-render/airunway-render/internal/budget"
 	"github.com/airunway-render/airunway-render/internal/safefile"
 	"github.com/airunway-render/airunway-render/internal/termsafe"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
@@ -245,12 +246,12 @@ func fileSHA256(path string) (string, error) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, maxModelFileLen+1))
+	_, err = safefile.CopyAtMost(h, f, maxModelFileLen)
+	if tooLarge := (*safefile.TooLarge)(nil); errors.As(err, &tooLarge) {
+		return "", fmt.Errorf("%s: larger than %d MiB, not a model's configuration", path, maxModelFileLen>>20)
+	}
 	if err != nil {
 		return "", err
-	}
-	if n > maxModelFileLen {
-		return "", fmt.Errorf("%s: larger than %d MiB, not a model's configuration", path, maxModelFileLen>>20)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -347,8 +348,7 @@ func addRow(file string, row *hub.CatalogModel, s streams) error {
 		return exitCode(1)
 	}
 	defer scope.close()
-	budget := hub.MaxInputBytes
-	m, err := readForMigration(scope, file, map[fileID]bool{}, &budget)
+	m, err := readForMigration(scope, file, map[fileID]bool{}, budget.New())
 	if err != nil {
 		diag.List{fileProblem(file, "cannot read", err)}.Report(s.errOut, "no file was changed")
 		return exitCode(1)

@@ -1,12 +1,13 @@
 package cli
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/airunway-render/airunway-render/internal/safefile"
 )
 
 // createFile creates file with data, through an os.Root of its directory
@@ -26,8 +27,7 @@ func createFile(file string, data []byte) error {
 		return err
 	}
 	defer root.Close()
-	tmpName := ".airunway-render-catalog-" + rand.Text()
-	tmp, err := root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666) // the umask decides
+	tmp, tmpName, err := safefile.CreateTemp(root, ".", "airunway-render-catalog", 0o666) // the umask decides
 	if err != nil {
 		return err
 	}
@@ -55,12 +55,7 @@ func createFile(file string, data []byte) error {
 			return err
 		}
 	}
-	d, err := root.Open(".")
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := syncFile(d); err != nil {
+	if err := syncDir(root, "."); err != nil {
 		return fmt.Errorf("was created, but its directory could not be synced, so it may not survive a crash: %w", err)
 	}
 	return nil

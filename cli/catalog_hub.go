@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -147,17 +146,12 @@ func loopback(host string) bool {
 func hubToken(file, env string) (string, error) {
 	token, from := env, "HF_TOKEN"
 	if file != "" {
-		f, _, err := safefile.Open(file, os.O_RDONLY)
-		if err != nil {
-			return "", fmt.Errorf("--token-file: %v", err)
-		}
-		defer f.Close()
-		data, err := io.ReadAll(io.LimitReader(f, maxTokenFileBytes+1))
-		if err != nil {
-			return "", fmt.Errorf("--token-file: %v", err)
-		}
-		if len(data) > maxTokenFileBytes {
+		data, err := safefile.ReadFileAtMost(file, maxTokenFileBytes)
+		if tooLarge := (*safefile.TooLarge)(nil); errors.As(err, &tooLarge) {
 			return "", fmt.Errorf("--token-file %s: larger than %d KiB, not a token", file, maxTokenFileBytes>>10)
+		}
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %v", err)
 		}
 		token, from = string(data), "--token-file "+file
 		if strings.TrimSpace(token) == "" {
@@ -339,12 +333,12 @@ func (h *hubClient) get(ctx context.Context, id, what string, segments []string)
 	if resp.ContentLength > maxModelFileLen {
 		return nil, "", h.tooLarge(what, resp.ContentLength)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxModelFileLen+1))
+	body, err := safefile.ReadAtMost(resp.Body, maxModelFileLen)
+	if tooLarge := (*safefile.TooLarge)(nil); errors.As(err, &tooLarge) {
+		return nil, "", h.tooLarge(what, maxModelFileLen+1)
+	}
 	if err != nil {
 		return nil, "", h.failed(id, what, err)
-	}
-	if len(body) > maxModelFileLen {
-		return nil, "", h.tooLarge(what, int64(len(body)))
 	}
 	commit := resp.Header.Get("X-Repo-Commit")
 	if !commitRe.MatchString(commit) {

@@ -211,7 +211,7 @@ func readCapabilitiesText(src files, file string) ([]byte, diag.List) {
 	case errors.Is(err, errTooLarge):
 		l.Errorf("", "is larger than %s; a capability file must be at most %s", hub.FormatBytes(hub.MaxObjectBytes), hub.FormatBytes(hub.MaxObjectBytes))
 		return nil, l.Attach(diag.Resource{}, file)
-	case escapes(err):
+	case safefile.Escapes(err):
 		l.Errorf("", "%s", escapeMessage)
 		return nil, l.Attach(diag.Resource{}, file)
 	case err != nil:
@@ -253,7 +253,7 @@ func readInputs(src files, paths []string) (items []*yaml.RNode, source func(*ya
 	for _, p := range paths {
 		found, err := yamlFiles(src, p)
 		switch {
-		case escapes(err):
+		case safefile.Escapes(err):
 			l = append(l, diag.Problem{Severity: diag.Error, File: p, Message: escapeMessage})
 		case err != nil:
 			l = append(l, diag.Problem{Severity: diag.Error, File: p, Message: err.Error()})
@@ -283,7 +283,7 @@ func readInputs(src files, paths []string) (items []*yaml.RNode, source func(*ya
 			return nil, source, l // the budget is spent: nothing after it is read
 		case errors.As(err, &nr):
 			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: nr.Error()})
-		case escapes(err):
+		case safefile.Escapes(err):
 			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: escapeMessage})
 		case err != nil:
 			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: "cannot read YAML: " + yamlerr.Describe(err)})
@@ -302,12 +302,6 @@ func exceededMessage(e *budget.Exceeded) string {
 
 // escapeMessage says why a file read through an os.Root was refused.
 const escapeMessage = "must stay inside the repository, but it leads outside the repository (a symbolic link out of it, or `..`); only files of the repository are read"
-
-// escapes reports an os.Root refusal of a name that leads out of the root.
-// os.Root's error for it is not exported; its text is stable.
-func escapes(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
-}
 
 // errTooLarge reports an input past its byte limit.
 var errTooLarge = errors.New("input too large")
@@ -332,14 +326,11 @@ func readObjectFile(src files, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, hub.MaxObjectBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > hub.MaxObjectBytes {
+	data, err := safefile.ReadAtMost(f, hub.MaxObjectBytes)
+	if tooLarge := (*safefile.TooLarge)(nil); errors.As(err, &tooLarge) {
 		return nil, errTooLarge
 	}
-	return data, nil
+	return data, err
 }
 
 // stripGeneratedHeader removes the header an earlier --output-dir run put

@@ -17,6 +17,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fn"
+	"github.com/airunway-render/airunway-render/internal/budget"
 )
 
 // `airunway-render migrate` rewrites ModelDeployments to the newest form of
@@ -121,19 +122,20 @@ type migration struct {
 	data   []byte // what was read, until it is migrated
 }
 
-// planMigration reads and migrates the files named, writing nothing; the
+// planEdits reads and migrates the files named, writing nothing; the
 // files to write must also be writable when forWrite. The files together
-// are read within hub.MaxInputBytes, as render reads them.
+// are read within one input budget, as render reads them: their bytes, and
+// their documents and nodes, each file's charged before it is migrated.
 func planEdits(scope *namedScope, names []string, edit itemEdit, forWrite bool) ([]migration, diag.List) {
 	var pending []migration
 	var problems diag.List
 	seen := map[fileID]bool{}
-	budget := hub.MaxInputBytes
+	b := budget.New()
 	for _, name := range names {
-		m, err := readForMigration(scope, name, seen, &budget)
+		m, err := readForMigration(scope, name, seen, b)
 		if err != nil {
 			problems = append(problems, fileProblem(name, "cannot read", err))
-			if errors.Is(err, errTooLarge) {
+			if budget.IsExceeded(err) {
 				break // the budget is spent: the files after it are not read
 			}
 			continue
@@ -161,7 +163,7 @@ func planEdits(scope *namedScope, names []string, edit itemEdit, forWrite bool) 
 
 // readForMigration reads one file of the scope; nil when the file was read
 // already under another name (a link to it, a hard link).
-func readForMigration(scope *namedScope, name string, seen map[fileID]bool, budget *int) (*migration, error) {
+func readForMigration(scope *namedScope, name string, seen map[fileID]bool, b *budget.Budget) (*migration, error) {
 	target, err := scope.locate(name)
 	if err != nil {
 		return nil, err
@@ -178,7 +180,10 @@ func readForMigration(scope *namedScope, name string, seen map[fileID]bool, budg
 	if id != (fileID{}) { // the zero id: the system does not say
 		seen[id] = true
 	}
-	data, err := readBounded(f, info, budget)
+	data, err := b.ReadAll(f)
+	if err == nil {
+		err = b.Stream(data)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -190,11 +195,14 @@ func readForMigration(scope *namedScope, name string, seen map[fileID]bool, budg
 func fileProblem(file, what string, err error) diag.Problem {
 	msg := what + ": " + err.Error()
 	var r refusal
+	var exceeded *budget.Exceeded
 	switch {
 	case errors.As(err, &r):
 		msg = r.msg
-	case errors.Is(err, errTooLarge):
+	case errors.As(err, &exceeded) && exceeded.Limit == budget.LimitBytes:
 		msg = fmt.Sprintf("brings the input past %s; the files given to one run must hold at most %s together (migrate fewer paths per run)", hub.FormatBytes(hub.MaxInputBytes), hub.FormatBytes(hub.MaxInputBytes))
+	case errors.As(err, &exceeded):
+		msg = exceeded.Error()
 	}
 	return diag.Problem{Severity: diag.Error, File: file, Message: msg}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/airunway-render/airunway-render/internal/safefile"
 )
 
 // How `migrate` reads and rewrites files. It runs on anyone's commit, so
@@ -71,23 +72,6 @@ var (
 	syncFile             = (*os.File).Sync
 )
 
-// readBounded reads the open file, charging its size to budget, and fails
-// with errTooLarge rather than reading past what is left.
-func readBounded(f *os.File, info fs.FileInfo, budget *int) ([]byte, error) {
-	if info.Size() > int64(*budget) {
-		return nil, errTooLarge
-	}
-	data, err := io.ReadAll(io.LimitReader(f, int64(*budget)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > *budget {
-		return nil, errTooLarge
-	}
-	*budget -= len(data)
-	return data, nil
-}
-
 func snapshotOf(info fs.FileInfo, data []byte) fileSnapshot {
 	s := fileSnapshot{perm: info.Mode().Perm(), size: info.Size(), modTime: info.ModTime(), sum: sha256.Sum256(data)}
 	s.dev, s.ino, s.links, s.uid, s.gid = fileIdentity(info)
@@ -140,8 +124,7 @@ func (t namedFile) write(s fileSnapshot, data []byte) (writeOutcome, error) {
 
 func (t namedFile) replace(s fileSnapshot, data []byte) (writeOutcome, error) {
 	dir := filepath.Dir(t.rel)
-	tmpName := filepath.Join(dir, ".airunway-render-migrate-"+rand.Text())
-	tmp, err := t.root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	tmp, tmpName, err := safefile.CreateTemp(t.root, dir, "airunway-render-migrate", 0o600)
 	if errors.Is(err, fs.ErrPermission) {
 		return notWritten, errCannotReplace
 	}
@@ -170,7 +153,7 @@ func (t namedFile) replace(s fileSnapshot, data []byte) (writeOutcome, error) {
 		return notWritten, err
 	}
 	renamed = true
-	if err := t.syncDir(dir); err != nil {
+	if err := syncDir(t.root, dir); err != nil {
 		return written, fmt.Errorf("was changed, but its directory could not be synced, so the change may not survive a crash: %w", err)
 	}
 	return written, nil
@@ -205,8 +188,10 @@ func keepOwner(tmp *os.File, s fileSnapshot) error {
 	return err
 }
 
-func (t namedFile) syncDir(dir string) error {
-	d, err := t.root.Open(dir)
+// syncDir makes a rename or a link in dir of root durable, through
+// syncFile (which tests fail on purpose).
+func syncDir(root *os.Root, dir string) error {
+	d, err := root.Open(dir)
 	if err != nil {
 		return err
 	}

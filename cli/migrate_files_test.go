@@ -480,10 +480,9 @@ func TestMigrateRefusesNonRegularFiles(t *testing.T) {
 	}
 }
 
-// TestMigrateInputBudget: the files of one run are read within
-// hub.MaxInputBytes together; a file past it is refused from its size,
-// before it is read. Negative control: without the budget in readBounded
-// (a plain io.ReadAll), the test fails.
+// TestMigrateInputBudget: the files of one run are read within one input
+// budget, as render reads them: their bytes together, a file past it
+// refused from its size, before it is read; and their YAML documents.
 func TestMigrateInputBudget(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a.yaml"), legacyModel)
@@ -495,6 +494,14 @@ func TestMigrateInputBudget(t *testing.T) {
 	code, _, stderr := mainArgs("migrate", dir)
 	require.Equal(t, 1, code, stderr)
 	requireProblem(t, stderr, big, "brings the input past 64 MiB; the files given to one run must hold at most 64 MiB together")
+	require.Equal(t, legacyModel, readFile(t, filepath.Join(dir, "a.yaml")))
+
+	require.NoError(t, os.Remove(big))
+	many := filepath.Join(dir, "many.yaml")
+	writeFile(t, many, strings.Repeat("---\na: b\n", hub.MaxInputDocuments))
+	code, _, stderr = mainArgs("migrate", dir)
+	require.Equal(t, 1, code, stderr)
+	requireProblem(t, stderr, many, "brings the input past 50000 YAML documents")
 	require.Equal(t, legacyModel, readFile(t, filepath.Join(dir, "a.yaml")))
 }
 

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -16,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/airunway-render/airunway-render/internal/safefile"
 	"github.com/airunway-render/airunway-render/render"
 )
 
@@ -136,14 +135,14 @@ func writeDir(dir string, items []render.Encoded, withKustomization bool) error 
 		changed = append(changed, name)
 	}
 	if err := removeStale(root, want); err != nil {
-		if escapes(err) {
+		if safefile.Escapes(err) {
 			return fmt.Errorf("%s: a symbolic link in the directory leads outside it; --output-dir reads and removes only inside it", dir)
 		}
 		return err
 	}
 	for _, name := range changed {
-		if err := writeFileAtomic(root, name, want[name]); err != nil {
-			if escapes(err) {
+		if err := safefile.WriteAtomic(root, name, want[name], 0o644); err != nil {
+			if safefile.Escapes(err) {
 				return fmt.Errorf("%s: a symbolic link in the directory leads outside it; --output-dir writes only inside %s", filepath.Join(dir, name), dir)
 			}
 			return fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
@@ -193,61 +192,6 @@ func removeStale(root *os.Root, want map[string][]byte) error {
 	})
 }
 
-// writeFileAtomic replaces name in root: a temporary file beside it, made
-// durable before the rename, and the directory after it, so a crash leaves
-// the old file or the new one, never a part.
-func writeFileAtomic(root *os.Root, name string, data []byte) error {
-	dir := path.Dir(name)
-	if err := root.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, tmpName, err := createTemp(root, dir)
-	if err != nil {
-		return err
-	}
-	err = writeAndSync(tmp, data)
-	if err == nil {
-		err = root.Rename(tmpName, name)
-	}
-	if err != nil {
-		_ = root.Remove(tmpName)
-		return err
-	}
-	return syncDir(root, dir)
-}
-
-// createTemp creates a new file in dir of root, with a name of its own.
-func createTemp(root *os.Root, dir string) (*os.File, string, error) {
-	for range 100 {
-		name := path.Join(dir, ".airunway-render-"+rand.Text()[:12])
-		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		return f, name, err
-	}
-	return nil, "", errors.New("cannot create a temporary file")
-}
-
-func writeAndSync(f *os.File, data []byte) error {
-	_, err := f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func syncDir(root *os.Root, dir string) error {
-	d, err := root.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
 func sortedNames(m map[string][]byte) []string {
 	names := make([]string, 0, len(m))
 	for k := range m {

@@ -133,7 +133,7 @@ func inside(dir, p string) (string, bool) {
 // open opens t, and only a regular file (safefile).
 func (t namedFile) open(flag int) (*os.File, fs.FileInfo, error) {
 	f, info, err := safefile.OpenIn(t.root, t.rel, flag)
-	if escapes(err) {
+	if safefile.Escapes(err) {
 		return nil, nil, refusef("leads outside the paths named on the command line; %s", outsideScope)
 	}
 	return f, info, err

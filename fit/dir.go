@@ -3,9 +3,7 @@ package fit
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/airunway-render/airunway-render/internal/safefile"
@@ -56,17 +54,9 @@ func ReadDir(id, dir string) (Model, error) {
 
 func readBounded(path string) ([]byte, error) {
 	// Only a regular file: a named pipe or a device would block the run.
-	f, _, err := safefile.Open(path, os.O_RDONLY)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFileBytes {
+	data, err := safefile.ReadFileAtMost(path, maxFileBytes)
+	if tooLarge := (*safefile.TooLarge)(nil); errors.As(err, &tooLarge) {
 		return nil, fmt.Errorf("%s: larger than %d MiB, not a model's configuration", path, maxFileBytes>>20)
 	}
-	return data, nil
+	return data, err
 }

@@ -90,12 +90,16 @@ func IsExceeded(err error) bool {
 // ReadAll reads r to its end, charging its bytes, and reads no more than
 // one byte past what is left: a hostile file cannot exhaust memory before
 // the limit is checked. A reader that knows its size (an open file) is
-// read into a buffer of that size, allocated once.
+// refused from it when it is larger than what is left, before it is read,
+// and otherwise read into a buffer of that size, allocated once.
 func (b *Budget) ReadAll(r io.Reader) ([]byte, error) {
 	limit := int64(b.bytes) + 1
 	var buf bytes.Buffer
 	if s, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
-		if info, err := s.Stat(); err == nil && info.Size() > 0 {
+		if info, err := s.Stat(); err == nil && info.Size() > int64(b.bytes) {
+			b.bytes = 0
+			return nil, &Exceeded{Limit: LimitBytes}
+		} else if err == nil && info.Size() > 0 {
 			// MinRead more, so that ReadFrom reaches the end of the file
 			// without growing the buffer.
 			buf.Grow(int(min(info.Size(), limit)) + bytes.MinRead)

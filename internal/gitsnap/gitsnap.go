@@ -26,6 +26,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/airunway-render/airunway-render/internal/safefile"
 )
 
 // Repo is the git work tree a command runs in.
@@ -281,12 +283,12 @@ func (r *Repo) archive(s Side, root *os.Root, paths []string) ([]string, error) 
 	}
 	err = r.readBlobs(blobs, func(e treeEntry, content io.Reader) error {
 		if e.mode == "120000" { // a symbolic link's blob is its target
-			to, err := io.ReadAll(io.LimitReader(content, maxLinkTarget+1))
+			to, err := safefile.ReadAtMost(content, maxLinkTarget)
+			if tooLarge := (*safefile.TooLarge)(nil); errors.As(err, &tooLarge) {
+				return fmt.Errorf("symbolic link %q has a target longer than %d bytes", e.path, maxLinkTarget)
+			}
 			if err != nil {
 				return err
-			}
-			if len(to) > maxLinkTarget {
-				return fmt.Errorf("symbolic link %q has a target longer than %d bytes", e.path, maxLinkTarget)
 			}
 			targets[e.path] = string(to)
 			return nil

@@ -186,16 +186,10 @@ func (f *repoFS) load(abs string) ([]byte, error) {
 
 // describe words an os.Root error: an escape names the repository.
 func (f *repoFS) describe(p string, err error) error {
-	if escapes(err) {
+	if safefile.Escapes(err) {
 		return &OutsideError{path: p, top: f.top}
 	}
 	return err
-}
-
-// escapes reports an os.Root refusal of a name that leads out of the root.
-// os.Root's error for it is not exported; its text is stable.
-func escapes(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
 }
 
 // resolveFile is p's absolute path with symbolic links resolved, inside
