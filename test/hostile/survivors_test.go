@@ -29,23 +29,45 @@ import (
 func TestBuildLeavesNoFunctionBehind(t *testing.T) {
 	require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
 	t.Cleanup(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
+	buildWith := func(timeout string) func(bin, repo string) *exec.Cmd {
+		return func(bin, repo string) *exec.Cmd {
+			return exec.Command(bin, "build", filepath.Join(repo, "app"), "--root", repo, "--timeout", timeout)
+		}
+	}
+	kill := func(t *testing.T, build *exec.Cmd) { require.NoError(t, build.Process.Kill()) }
 	for _, tc := range []struct {
-		name string
+		name    string
+		command func(bin, repo string) *exec.Cmd
 		// end makes the build end, once its function is stopped.
-		end func(t *testing.T, build *exec.Cmd)
-		// timeout is the build's --timeout.
-		timeout string
-		stderr  string
+		end    func(t *testing.T, build *exec.Cmd)
+		stderr string
+		// working: the repository's function works for a second or so
+		// (selection-rules-multiply) and is stopped only once it has read
+		// its input, long after it tied itself: the kernel must kill it.
+		working bool
 	}{
-		{"stopped at its timeout", func(*testing.T, *exec.Cmd) {}, "5s", "[error] the build took longer than 5s and was stopped"},
-		{"killed", func(t *testing.T, build *exec.Cmd) { require.NoError(t, build.Process.Kill()) }, "10m", ""},
+		{"build stopped at its timeout", buildWith("5s"), func(*testing.T, *exec.Cmd) {}, "[error] the build took longer than 5s and was stopped", false},
+		{"build killed", buildWith("10m"), kill, "", false},
+		{"the Argo CD plugin killed", func(bin, repo string) *exec.Cmd {
+			// As argocd-cmp-server runs the plugin's generate: in the
+			// application's directory, which it names.
+			cmd := exec.Command(bin, "argocd", "generate")
+			cmd.Dir = filepath.Join(repo, "app")
+			cmd.Env = append(os.Environ(), "ARGOCD_APP_SOURCE_PATH=app")
+			return cmd
+		}, kill, "", false},
+		{"build killed while its function works", buildWith("10m"), kill, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := filepath.Join(t.TempDir(), "airunway-render")
 			copyFile(t, renderBin(t), bin)
 			repo := filepath.Join(t.TempDir(), "repo")
-			require.NoError(t, copyTree(filepath.Join(cases, "served-name-reads-the-token", "repo"), repo, strings.NewReplacer()))
-			build := exec.Command(bin, "build", filepath.Join(repo, "app"), "--root", repo, "--timeout", tc.timeout)
+			source := "served-name-reads-the-token"
+			if tc.working {
+				source = "selection-rules-multiply"
+			}
+			require.NoError(t, copyTree(filepath.Join(cases, source, "repo"), repo, strings.NewReplacer()))
+			build := tc.command(bin, repo)
 			var stderr bytes.Buffer
 			build.Stderr = &stderr
 			require.NoError(t, build.Start())
@@ -58,6 +80,9 @@ func TestBuildLeavesNoFunctionBehind(t *testing.T) {
 					return false
 				}
 				function = pids[0]
+				if tc.working && readBytes(function) < 4096 {
+					return false // not yet past reading its input
+				}
 				return syscall.Kill(function, syscall.SIGSTOP) == nil
 			}, time.Minute, time.Millisecond, "build never started the function")
 			t.Cleanup(func() { _ = syscall.Kill(function, syscall.SIGKILL) })
@@ -75,14 +100,35 @@ func TestBuildLeavesNoFunctionBehind(t *testing.T) {
 			}()
 			select {
 			case ws := <-ended:
-				t.Logf("the function ended: killed by %v: %t; exit status %d", ws.Signal(), ws.Signaled(), ws.ExitStatus())
-				require.True(t, (ws.Signaled() && ws.Signal() == syscall.SIGKILL) || (ws.Exited() && ws.ExitStatus() == 1), "%#v", ws)
+				if ws.Signaled() {
+					t.Logf("the function ended by the signal %v", ws.Signal())
+				} else {
+					t.Logf("the function ended with exit status %d", ws.ExitStatus())
+				}
+				killed := ws.Signaled() && ws.Signal() == syscall.SIGKILL
+				require.True(t, killed || (!tc.working && ws.Exited() && ws.ExitStatus() == 1), "%#v", ws)
 			case <-time.After(30 * time.Second): // only catches a function that never ends
 				t.Fatalf("the function %d outlived the build", function)
 			}
 			require.Contains(t, stderr.String(), tc.stderr)
 		})
 	}
+}
+
+// readBytes is what process pid has read so far (rchar of /proc/pid/io):
+// the Go runtime reads a few bytes as it starts, the function its input.
+func readBytes(pid int) int {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "io"))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "rchar: "); ok {
+			n, _ := strconv.Atoi(rest)
+			return n
+		}
+	}
+	return 0
 }
 
 // functionsOf lists the live processes that run bin as the KRM function
