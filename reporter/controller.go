@@ -19,6 +19,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/internal/termsafe"
 	"github.com/airunway-render/airunway-render/providers"
 )
 
@@ -117,7 +118,9 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case write:
 		r.recent.put(req.NamespacedName, md.GetResourceVersion(), status)
 		if status.Conditions[0].Reason == ReasonUnreadable {
-			log.FromContext(ctx).Info("cannot read the provider object's status", "message", status.Message)
+			// The message quotes the provider object's status, which
+			// whoever may write it wrote: escaped for the log.
+			log.FromContext(ctx).Info("cannot read the provider object's status", "message", termsafe.Escape(status.Message))
 		}
 		log.FromContext(ctx).V(1).Info("status written", "phase", status.Phase)
 	}
@@ -155,7 +158,7 @@ func (r *reconciler) observe(ctx context.Context, md *unstructured.Unstructured,
 	o := Observation{Generation: md.GetGeneration(), Annotations: md.GetAnnotations(), Now: r.now(), StaleAfter: r.staleAfter}
 	prev, err := previousStatus(md)
 	if err != nil {
-		log.FromContext(ctx).Info("ignoring unreadable status", "error", err.Error())
+		log.FromContext(ctx).Info("ignoring unreadable status", "error", termsafe.Escape(err.Error()))
 	}
 	o.Previous = prev
 	if r.drift != nil {
