@@ -156,13 +156,18 @@ func nodeJSON(node *yaml.RNode) ([]byte, error) {
 }
 
 // plainKeys reports whether every mapping key below n is a string scalar
-// without an anchor.
+// without an anchor, and no flow mapping holds an empty null value: kyaml
+// writes `{a}` or `{a: }` out and reads the value back as "" (found by
+// FuzzObjectJSON), where decoding the node gives null.
 func plainKeys(n *yaml.Node) bool {
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i < len(n.Content); i += 2 {
 			// ShortTag resolves an untagged key (kyaml adds annotation
 			// keys without a tag) as the parser would.
 			if k := n.Content[i]; k.Kind != yaml.ScalarNode || k.ShortTag() != yaml.NodeTagString || k.Anchor != "" {
+				return false
+			}
+			if v := n.Content[i+1]; n.Style&yaml.FlowStyle != 0 && v.Kind == yaml.ScalarNode && v.Value == "" && v.ShortTag() == yaml.NodeTagNull {
 				return false
 			}
 		}
