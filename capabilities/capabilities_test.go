@@ -128,7 +128,7 @@ func TestBuiltins(t *testing.T) {
 			// skip the checks of a capability file's rules: they are
 			// checked here instead.
 			for _, r := range b.Rules {
-				_, err := CompileRule(r.Condition)
+				_, err := compileRule(r.Condition)
 				require.NoError(t, err, r.Condition)
 				require.GreaterOrEqual(t, r.Priority, int32(0), r.Condition)
 			}
@@ -583,7 +583,7 @@ func TestCompileRuleErrors(t *testing.T) {
 		{"spec.engine.type.startsWith(1)", "found no matching overload"},
 	} {
 		t.Run(tc.condition, func(t *testing.T) {
-			_, err := CompileRule(tc.condition)
+			_, err := compileRule(tc.condition)
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.msg)
 		})

@@ -74,16 +74,9 @@ type compiledRule struct {
 	inputs  ruleInputs
 }
 
-// CompileRule compiles a selection-rule condition into a program whose
-// evaluation stops at RuleCostLimit.
-func CompileRule(condition string) (cel.Program, error) {
-	c, err := compileRule(condition)
-	if err != nil {
-		return nil, err
-	}
-	return c.program, nil
-}
-
+// compileRule compiles a selection-rule condition into a program whose
+// evaluation stops at RuleCostLimit and tracks its cost, with the fields
+// of spec it reads.
 func compileRule(condition string) (*compiledRule, error) {
 	e, err := env()
 	if err != nil {

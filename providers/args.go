@@ -110,11 +110,32 @@ func (c *CommandLine) AddModelFlags(md *hub.ModelDeployment) {
 	if name := md.Spec.Model.ServedName; name != "" {
 		c.Add("served-model-name", EscapeExpansion(name))
 	}
+	c.AddContextFlags()
+}
+
+// AddContextFlags adds `--max-model-len` and `--trust-remote-code` from the
+// engine spec: the model flags a provider that names the model another way
+// (KubeRay's model_loading_config) still passes.
+func (c *CommandLine) AddContextFlags() {
 	if c.engine.ContextLength != nil {
 		c.Add("max-model-len", strconv.Itoa(int(*c.engine.ContextLength)))
 	}
 	if hub.Bool(c.engine.TrustRemoteCode) {
 		c.Add("trust-remote-code")
+	}
+}
+
+// AddPrefixCaching adds vLLM's `--enable-prefix-caching` or
+// `--no-enable-prefix-caching` when the engine spec sets it, unless the
+// user's own arguments already say `--no-enable-prefix-caching`.
+func (c *CommandLine) AddPrefixCaching() {
+	if c.engine.EnablePrefixCaching == nil || c.UserSet("no-enable-prefix-caching") {
+		return
+	}
+	if *c.engine.EnablePrefixCaching {
+		c.Add("enable-prefix-caching")
+	} else {
+		c.Add("no-enable-prefix-caching")
 	}
 }
 

@@ -103,23 +103,11 @@ func (k *kwargsBuilder) tokens(tokens []string, field func(i int) string) {
 // stepping aside when the user sets it (providers.CommandLine).
 func derivedFlags(md *hub.ModelDeployment) []string {
 	c := providers.NewCommandLine(md)
-	e := c.Engine()
-	if e.ContextLength != nil {
-		c.Add("max-model-len", strconv.Itoa(int(*e.ContextLength)))
-	}
-	if hub.Bool(e.TrustRemoteCode) {
-		c.Add("trust-remote-code")
-	}
-	if hub.Bool(e.EnforceEager) {
+	c.AddContextFlags()
+	if hub.Bool(c.Engine().EnforceEager) {
 		c.Add("enforce-eager")
 	}
-	if e.EnablePrefixCaching != nil && !c.UserSet("no-enable-prefix-caching") {
-		if *e.EnablePrefixCaching {
-			c.Add("enable-prefix-caching")
-		} else {
-			c.Add("no-enable-prefix-caching")
-		}
-	}
+	c.AddPrefixCaching()
 	c.AddParallelism(providers.OnePod(ReplicaGPUs(&md.Spec), ""))
 	return c.Derived()
 }

@@ -132,13 +132,7 @@ func Args(md *hub.ModelDeployment) []string {
 	if hub.Bool(e.EnforceEager) {
 		c.Add("enforce-eager")
 	}
-	if e.EnablePrefixCaching != nil && !c.UserSet("no-enable-prefix-caching") {
-		if *e.EnablePrefixCaching {
-			c.Add("enable-prefix-caching")
-		} else {
-			c.Add("no-enable-prefix-caching")
-		}
-	}
+	c.AddPrefixCaching()
 	c.AddParallelism(providers.OnePod(md.Spec.GPUCount(), ""))
 	c.AddLoRA(md)
 	return c.Finish()
