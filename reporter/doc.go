@@ -83,9 +83,11 @@
 //   - a review is at most 8 MiB (HTTP 413 beyond) and an object in it at
 //     most 3 MiB; three reviews are converted at once, and one more waits
 //     a second for a slot, then gets HTTP 429 with Retry-After; a review's
-//     body and answer have deadlines, and headers and idle connections
-//     the timeouts of controller-runtime's webhook server, which serves
-//     it. The heap at that bound is measured (TestWebhookMemoryBound): at
+//     body and answer have deadlines. The reporter's own server
+//     (webhookHTTPServer) holds at most 1,024 connections, each with 3 s
+//     for its handshake and headers of at most 8 KiB. The heap at the
+//     review bound (TestWebhookMemoryBound) and the resident memory under
+//     connection floods (TestWebhookConnectionFlood) are measured: each at
 //     most half the pod's memory limit.
 //   - it speaks TLS 1.3, or TLS 1.2 with ECDHE and an AEAD cipher only,
 //     and HTTP/1.1 only unless --enable-http2 (Options.Conversion's
