@@ -278,15 +278,20 @@ func lastWrite(obj *unstructured.Unstructured) time.Time {
 	return last
 }
 
-// setCondition adds a condition with the observation's generation, keeping
-// the previous transition time while the status stays the same.
+// setCondition adds a condition with the observation's generation. The
+// previous condition of its type, if any, is what meta.SetStatusCondition
+// updates, so its transition time is kept while its status stays the same.
+// Conditions are appended in the order Compute sets them, never in the
+// previous status's order, so the result depends on the observation alone.
 func setCondition(s *v1.ModelDeploymentStatus, o Observation, c metav1.Condition) {
 	c.ObservedGeneration = o.Generation
 	c.LastTransitionTime = metav1.NewTime(o.Now.UTC().Truncate(time.Second))
+	conditions := make([]metav1.Condition, 0, 1)
 	if o.Previous != nil {
-		if prev := meta.FindStatusCondition(o.Previous.Conditions, c.Type); prev != nil && prev.Status == c.Status {
-			c.LastTransitionTime = prev.LastTransitionTime
+		if prev := meta.FindStatusCondition(o.Previous.Conditions, c.Type); prev != nil {
+			conditions = append(conditions, *prev)
 		}
 	}
-	s.Conditions = append(s.Conditions, c)
+	meta.SetStatusCondition(&conditions, c)
+	s.Conditions = append(s.Conditions, conditions...)
 }

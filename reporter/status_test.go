@@ -1,6 +1,7 @@
 package reporter
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -127,6 +128,22 @@ func TestTransitionTimeMovesOnlyOnAFlip(t *testing.T) {
 	available := deployment(t, created.Add(2*time.Minute), "status: {conditions: [{type: Available, status: \"True\"}]}")
 	second := Compute(observe(available, created.Add(3*time.Minute), &first))
 	require.Equal(t, created.Add(3*time.Minute), meta.FindStatusCondition(second.Conditions, ConditionReady).LastTransitionTime.Time)
+}
+
+// TestConditionsKeepComputesOrder: the previous status lends its
+// conditions' transition times only. The order is Compute's whatever order
+// the previous status has them in, and the previous status is left as it
+// was.
+func TestConditionsKeepComputesOrder(t *testing.T) {
+	obj := deployment(t, created, "status: {conditions: [{type: Progressing, status: \"True\"}]}")
+	first := Compute(observe(obj, created.Add(time.Minute), nil))
+	require.Len(t, first.Conditions, 2)
+	previous := first
+	previous.Conditions = slices.Clone(first.Conditions)
+	slices.Reverse(previous.Conditions)
+	asGiven := slices.Clone(previous.Conditions)
+	require.Equal(t, first, Compute(observe(obj, created.Add(2*time.Minute), &previous)))
+	require.Equal(t, asGiven, previous.Conditions, "Compute changed the previous status")
 }
 
 func TestCRDMissing(t *testing.T) {
