@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"net"
 	"net/http"
@@ -25,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -414,16 +416,14 @@ type certManager struct {
 func (m *certManager) NeedLeaderElection() bool { return m.leader }
 
 func (m *certManager) Start(ctx context.Context) error {
-	retry := time.Second
+	retry := certRetry()
 	for {
 		next := certRefresh
 		if err := m.sync(ctx); err != nil {
-			// Retry soon (an API server that is restarting), backing off
-			// to certRefresh.
-			m.log.Error(err, "keeping the conversion webhook's certificate", "retryIn", retry)
-			next, retry = retry, min(2*retry, certRefresh)
+			next = retry.Step()
+			m.log.Error(err, "keeping the conversion webhook's certificate", "retryIn", next)
 		} else {
-			retry = time.Second
+			retry = certRetry()
 		}
 		select {
 		case <-ctx.Done():
@@ -431,6 +431,13 @@ func (m *certManager) Start(ctx context.Context) error {
 		case <-time.After(next):
 		}
 	}
+}
+
+// certRetry is the back-off after a failed sync: soon at first (an API
+// server that is restarting), doubling from a second up to certRefresh.
+// Cap ends the doubling; Steps, unbounded, never does.
+func certRetry() wait.Backoff {
+	return wait.Backoff{Duration: time.Second, Factor: 2, Cap: certRefresh, Steps: math.MaxInt}
 }
 
 func (m *certManager) sync(ctx context.Context) error {

@@ -86,6 +86,19 @@ func TestCertificateReadiness(t *testing.T) {
 	}
 }
 
+// TestCertRetryBacksOff: a failed sync is retried after a second, then
+// twice as long each time up to certRefresh.
+func TestCertRetryBacksOff(t *testing.T) {
+	t.Parallel()
+	retry := certRetry()
+	var delays []time.Duration
+	for range 9 {
+		delays = append(delays, retry.Step())
+	}
+	s := time.Second
+	require.Equal(t, []time.Duration{s, 2 * s, 4 * s, 8 * s, 16 * s, 32 * s, certRefresh, certRefresh, certRefresh}, delays)
+}
+
 // TestExpiredCertificateServed: a webhook serving an expired certificate
 // is refused by a TLS client that checks it, as the API server does, and
 // reports not ready meanwhile.
