@@ -211,8 +211,23 @@ func (d *drift) Start(ctx context.Context) error {
 			return nil
 		case <-retry:
 		case <-d.poked:
-			time.Sleep(driftDebounce)
+			if !waitOrDone(ctx, driftDebounce) {
+				return nil
+			}
 		}
+	}
+}
+
+// waitOrDone waits for d, false if ctx ends first: a manager that is
+// stopping must not wait out a debounce.
+func waitOrDone(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

@@ -1,6 +1,7 @@
 package reporter
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -13,6 +14,17 @@ import (
 	"github.com/airunway-render/airunway-render/discover"
 	"github.com/airunway-render/airunway-render/providers"
 )
+
+// TestWaitOrDone: the drift loop's debounce ends with its context, so a
+// stopping manager does not wait it out (an hour here: a sleep would hang
+// the test).
+func TestWaitOrDone(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.False(t, waitOrDone(ctx, time.Hour))
+	require.True(t, waitOrDone(context.Background(), time.Millisecond))
+}
 
 func TestModelPools(t *testing.T) {
 	require.Equal(t, []string{"l4"}, modelPools("l4"))
