@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/airunway-render/airunway-render/fit"
+	"github.com/airunway-render/airunway-render/internal/wording"
 	"github.com/airunway-render/airunway-render/plan"
 )
 
@@ -59,7 +60,7 @@ func mib(v *int64) string {
 	if v == nil {
 		return "-"
 	}
-	return thousands(*v)
+	return wording.Thousands(*v)
 }
 
 func headroom(m *plan.Memory) string {
@@ -75,7 +76,7 @@ func kvTokens(m *plan.Memory) string {
 	if m == nil || m.KVCacheTokens <= 0 {
 		return "-"
 	}
-	return thousands(m.KVCacheTokens)
+	return wording.Thousands(m.KVCacheTokens)
 }
 
 // concurrency is how many requests of the context length the KV cache
@@ -84,7 +85,7 @@ func concurrency(m *plan.Memory) string {
 	if m == nil || m.MaxConcurrency <= 0 || m.ContextLength <= 0 {
 		return "-"
 	}
-	return strconv.FormatFloat(m.MaxConcurrency, 'f', 2, 64) + "× " + thousands(int64(m.ContextLength))
+	return strconv.FormatFloat(m.MaxConcurrency, 'f', 2, 64) + "× " + wording.Thousands(int64(m.ContextLength))
 }
 
 // fitWord is the FIT column: yes, tight, short context, no, or "-" with
@@ -104,18 +105,6 @@ func fitWord(m *plan.Memory) string {
 		return "no"
 	}
 	return "- (" + m.Reason + ")"
-}
-
-// thousands writes 176555 as 176,555.
-func thousands(n int64) string {
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // The plan diff's memory table: the components whose fit changed, before

@@ -19,6 +19,7 @@ import (
 	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/internal/budget"
 	"github.com/airunway-render/airunway-render/internal/objdiff"
+	"github.com/airunway-render/airunway-render/internal/wording"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/builtin"
 )
@@ -457,16 +458,16 @@ func fitFindings(before, after []fit.Verdict) []finding {
 		if a.Component != "" {
 			what = "one " + a.Component + " replica"
 		}
-		where := fmt.Sprintf("%s of pool %q", plural(a.GPUs, "GPU"), a.Pool)
+		where := fmt.Sprintf("%s of pool %q", wording.Count(a.GPUs, "GPU"), a.Pool)
 		if a.Pool != b.Pool || a.GPUs != b.GPUs {
-			where = fmt.Sprintf("%s of pool %q → %s of pool %q", plural(b.GPUs, "GPU"), b.Pool, plural(a.GPUs, "GPU"), a.Pool)
+			where = fmt.Sprintf("%s of pool %q → %s of pool %q", wording.Count(b.GPUs, "GPU"), b.Pool, wording.Count(a.GPUs, "GPU"), a.Pool)
 		}
 		kv := ""
 		// Both sides' vLLM arithmetic: another engine's estimate (KAITO's
 		// preset, after a provider switch) gives no KV cache to compare.
 		if a.Engine != "" && b.Engine != "" && (a.KVCacheTokens > 0 || b.KVCacheTokens > 0) {
 			kv = fmt.Sprintf("; its KV cache holds %s tokens (%s requests of %s tokens at once)", change(b.KVCacheTokens, a.KVCacheTokens, ""),
-				changeFloat(b.MaxConcurrency, a.MaxConcurrency), thousands(int64(a.ContextLength)))
+				changeFloat(b.MaxConcurrency, a.MaxConcurrency), wording.Thousands(int64(a.ContextLength)))
 		}
 		msg := fmt.Sprintf("%s of %s on %s needs %s and gets %s MiB (headroom %d%% → %d%%, model facts from the %s)%s",
 			what, a.ModelID, where, change(b.NeededMiB, a.NeededMiB, " MiB"), change(b.AvailableMiB, a.AvailableMiB, ""), b.HeadroomPercent(), a.HeadroomPercent(), a.Source, kv)
@@ -497,18 +498,10 @@ func fitRank(s fit.Status) int {
 	return map[fit.Status]int{fit.StatusFits: 0, fit.StatusTight: 1, fit.StatusShortContext: 2, fit.StatusDoesNotFit: 3}[s]
 }
 
-// plural is "1 GPU", "4 GPUs".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
 // change is "73,728" or "73,728 → 7,020", with unit after each figure.
 func change(before, after int64, unit string) string {
 	if before == after {
-		return thousands(after) + unit
+		return wording.Thousands(after) + unit
 	}
-	return thousands(before) + unit + " → " + thousands(after) + unit
+	return wording.Thousands(before) + unit + " → " + wording.Thousands(after) + unit
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/internal/wording"
 )
 
 // CalibrationFile is the calibration table: public vLLM start-up logs,
@@ -153,7 +155,7 @@ func (r *LogRow) CheckExcerpt() error {
 	num("concurrency", r.Printed.Concurrency)
 	num("cudaGraphGiB", r.Printed.CUDAGraphGiB)
 	if r.Printed.KVTokens != 0 {
-		has("kvTokens", commaInt(r.Printed.KVTokens))
+		has("kvTokens", wording.Thousands(r.Printed.KVTokens))
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%s: the excerpt does not show %s", r.ID, strings.Join(missing, ", "))

@@ -3,6 +3,8 @@ package fit
 import (
 	"fmt"
 	"strings"
+
+	"github.com/airunway-render/airunway-render/internal/wording"
 )
 
 // GPU is one GPU of a pool as the engine sees it.
@@ -98,24 +100,12 @@ func NewGPU(product string, labelMiB int64) GPU {
 	why := "no start-up log of this GPU is known"
 	switch {
 	case known:
-		why = fmt.Sprintf("a whole %s shows %s MiB: a label of %s MiB is a slice of it (MIG) or not this product", product, commaInt(int64(t.gib*1024)), commaInt(labelMiB))
+		why = fmt.Sprintf("a whole %s shows %s MiB: a label of %s MiB is a slice of it (MIG) or not this product", product, wording.Thousands(int64(t.gib*1024)), wording.Thousands(labelMiB))
 	case product != "":
 		why = "no start-up log of " + product + " is known"
 	}
-	g.TotalFrom = fmt.Sprintf("assumed: %s MiB, the label less %d MiB the driver keeps (%s)", commaInt(labelMiB-assumedReserveMiB), assumedReserveMiB, why)
+	g.TotalFrom = fmt.Sprintf("assumed: %s MiB, the label less %d MiB the driver keeps (%s)", wording.Thousands(labelMiB-assumedReserveMiB), assumedReserveMiB, why)
 	return g
 }
 
 const gib = 1 << 30
-
-// commaInt writes 176555 as 176,555.
-func commaInt(n int64) string {
-	if n < 0 {
-		return "-" + commaInt(-n)
-	}
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}

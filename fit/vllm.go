@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/airunway-render/airunway-render/internal/wording"
 )
 
 // Launch is how vLLM is started for one replica: what its command line
@@ -112,7 +114,7 @@ func (r *VLLMRules) StartUp(m Model, l Launch, g GPU) Startup {
 		s.Notes = append(s.Notes, "the GPU's total memory is "+g.TotalFrom)
 	}
 	if m.Vocab == 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("the model's facts give no vocabulary: the profiling run's sampler is assumed at %s entries", commaInt(assumedVocab)))
+		s.Notes = append(s.Notes, fmt.Sprintf("the model's facts give no vocabulary: the profiling run's sampler is assumed at %s entries", wording.Thousands(assumedVocab)))
 	}
 	derived := m.DerivedMaxLen()
 	s.MaxModelLen = l.MaxModelLen

@@ -2,13 +2,13 @@ package render
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
+	"github.com/airunway-render/airunway-render/internal/wording"
 	"github.com/airunway-render/airunway-render/providers"
 )
 
@@ -17,8 +17,9 @@ import (
 // numbers and the fewest GPUs, and the pool, that would hold it; a
 // tight-fit warning near the limit (a tight fit of a model sized from its
 // id included); a note when the facts were assumed from the size in the
-// id; an unknown-model warning when there are none. KAITO presets are held
-// to KAITO's own node estimator instead (checkKAITOFit). It checks nothing
+// id; an unknown-model warning when there are none. A provider whose
+// operator sizes the nodes itself is held to its own sizing instead
+// (providers.MemoryFitter: KAITO's node estimator). It checks nothing
 // for the Dynamo mocker (no model), llama.cpp (GGUF weights that
 // the engine may keep in host memory), CPU-only components and pools
 // whose GPU memory the capability file does not state.
@@ -46,6 +47,7 @@ func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabiliti
 		}
 		return out
 	}
+	fitter, _ := p.(providers.MemoryFitter)
 	switch {
 	case pl == nil || len(pl.Components) == 0:
 		return nil
@@ -53,8 +55,11 @@ func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabiliti
 		return notChecked("the Dynamo mocker loads no model")
 	case engine == hub.EngineLlamaCpp:
 		return notChecked("llama.cpp may keep GGUF weights in host memory")
-	case provider == hub.ProviderKAITO:
-		return checkKAITOFit(md, caps, pl, models, l)
+	case fitter != nil:
+		req := &providers.Request{MD: md, Engine: engine, Provider: caps.Provider(provider), Caps: &caps.ResolvedCapabilities, Placement: pl}
+		verdicts, fl := fitter.CheckFit(req, func(id string) (fit.Model, string, bool) { return modelFacts(id, models) })
+		*l = append(*l, fl...)
+		return verdicts
 	case s.Model.ID == "":
 		return notChecked("no spec.model.id")
 	case engine == hub.EngineVLLM:
@@ -81,7 +86,7 @@ func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabiliti
 		}
 		v := verdict(w)
 		v.Status = fit.StatusNotChecked
-		pool := poolNamed(caps.NodePools, pp.Pool)
+		pool := caps.NodePool(pp.Pool)
 		if pool == nil || pool.GPU == nil || pool.GPU.MemoryMiB <= 0 {
 			v.Reason = fmt.Sprintf("pool %q states no gpu.memoryMiB", pp.Pool)
 			out = append(out, v)
@@ -105,35 +110,35 @@ func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabiliti
 		v.GPUs, v.NeededMiB, v.AvailableMiB, v.Source, v.Status = gpus, est.Needed, est.Available, origin, fit.StatusFits
 		if model.FromID && !warned {
 			l.Infof("spec.model.id", "%q is not in the model catalog: its memory needs are assumed from %s, without a KV cache; one replica needs about %s MiB of the %s MiB it gets",
-				s.Model.ID, model.Source, comma(est.Needed), comma(est.Available))
+				s.Model.ID, model.Source, wording.Thousands(est.Needed), wording.Thousands(est.Available))
 			warned = true
 		}
 		field := w.field + ".gpu.count"
-		what := fmt.Sprintf("%d %s of pool %q (%s MiB each)", gpus, plural(gpus, "GPU"), pool.Name, comma(pool.GPU.MemoryMiB))
+		what := fmt.Sprintf("%d %s of pool %q (%s MiB each)", gpus, wording.Plural(gpus, "GPU"), pool.Name, wording.Thousands(pool.GPU.MemoryMiB))
 		weightsOnly := est
 		weightsOnly.Needed -= est.KV
 		switch {
 		case !weightsOnly.Fits() || !est.Fits() && engine == hub.EngineVLLM:
 			v.Status = fit.StatusDoesNotFit
 			msg := fmt.Sprintf("%s does not fit %s: one replica needs about %s MiB (%s), and gets %s MiB (%s)",
-				s.Model.ID, what, comma(est.Needed), breakdown(model, est), comma(est.Available), gets(gpus, pool.GPU.MemoryMiB, settings))
+				s.Model.ID, what, wording.Thousands(est.Needed), breakdown(model, est), wording.Thousands(est.Available), gets(gpus, pool.GPU.MemoryMiB, settings))
 			msg += "; " + suggest(md, caps, w, "fit", func(pool *hub.NodePool, n int32) bool {
 				return fit.Compute(model, settings, context, int(n*nodes), pool.GPU.MemoryMiB).Fits()
 			})
 			if weightsOnly.Fits() && est.KVKnown {
 				if n := maxContext(model, settings, est); n > 0 {
-					msg += fmt.Sprintf(", or serve at most %s tokens (`spec.engine.contextLength`; vLLM refuses to start when its KV cache cannot hold one sequence)", comma(int64(n)))
+					msg += fmt.Sprintf(", or serve at most %s tokens (`spec.engine.contextLength`; vLLM refuses to start when its KV cache cannot hold one sequence)", wording.Thousands(int64(n)))
 				}
 			}
 			l.Errorf(field, "%s (model facts from %s)", msg, model.Source)
 		case !est.Fits():
 			v.Status = fit.StatusShortContext
 			l.Warnf(diag.TightFit, field, "%s on %s: the weights fit, but a KV cache for one sequence of %s tokens does not (%s MiB needed, %s MiB available): the engine will serve shorter sequences (model facts from %s)",
-				s.Model.ID, what, comma(int64(est.Context)), comma(est.Needed), comma(est.Available), model.Source)
+				s.Model.ID, what, wording.Thousands(int64(est.Context)), wording.Thousands(est.Needed), wording.Thousands(est.Available), model.Source)
 		case est.IsTight():
 			v.Status = fit.StatusTight
 			l.Warnf(diag.TightFit, field, "%s on %s is a tight fit: one replica needs about %s MiB (%s), more than %d%% of the %s MiB it gets (%s); the engine's real overhead may exceed the estimate (model facts from %s)",
-				s.Model.ID, what, comma(est.Needed), breakdown(model, est), int(fit.Tight*100), comma(est.Available), gets(gpus, pool.GPU.MemoryMiB, settings), model.Source)
+				s.Model.ID, what, wording.Thousands(est.Needed), breakdown(model, est), int(fit.Tight*100), wording.Thousands(est.Available), gets(gpus, pool.GPU.MemoryMiB, settings), model.Source)
 		}
 		out = append(out, v)
 	}
@@ -167,15 +172,6 @@ func modelFacts(id string, models map[string]fit.Model) (m fit.Model, origin str
 	}
 	m, ok = fit.FromID(id)
 	return m, "id", ok
-}
-
-func poolNamed(pools []hub.NodePool, name string) *hub.NodePool {
-	for i := range pools {
-		if pools[i].Name == name {
-			return &pools[i]
-		}
-	}
-	return nil
 }
 
 // suggest names the fewest GPUs of one node (1, 2, 4, ... up to the
@@ -212,7 +208,7 @@ func suggest(md *hub.ModelDeployment, caps *capabilities.Resolved, w workload, v
 	if best == nil {
 		return "it does not " + verb + " on the GPUs of one node of any pool of the capability file"
 	}
-	msg := fmt.Sprintf("the fewest that %s it are %d %s of pool %q", verb, best.gpus, plural(int(best.gpus), "GPU"), best.pool.Name)
+	msg := fmt.Sprintf("the fewest that %s it are %d %s of pool %q", verb, best.gpus, wording.Plural(int(best.gpus), "GPU"), best.pool.Name)
 	c := w
 	c.gpus = best.gpus
 	if why := rejects(md, best.pool, c, best.gpus, len(cpuPools(caps.NodePools)) > 0); why != "" {
@@ -242,36 +238,13 @@ func breakdown(m fit.Model, e fit.Estimate) string {
 	if m.WeightBytes > 0 {
 		weights = "(the checkpoint's size)"
 	}
-	s := fmt.Sprintf("weights %s MiB %s + engine overhead %s MiB", comma(e.Weights), weights, comma(e.Overhead))
+	s := fmt.Sprintf("weights %s MiB %s + engine overhead %s MiB", wording.Thousands(e.Weights), weights, wording.Thousands(e.Overhead))
 	if e.KVKnown {
-		s += fmt.Sprintf(" + KV cache %s MiB for one sequence of %s tokens", comma(e.KV), comma(int64(e.Context)))
+		s += fmt.Sprintf(" + KV cache %s MiB for one sequence of %s tokens", wording.Thousands(e.KV), wording.Thousands(int64(e.Context)))
 	}
 	return s
 }
 
 func gets(gpus int, memoryMiB int64, s fit.Settings) string {
-	return fmt.Sprintf("%d × %s MiB × %s", gpus, comma(memoryMiB), s.UtilizationFrom)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
-}
-
-// comma writes 176555 as 176,555.
-func comma(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + comma(-n)
-	}
-	var parts []string
-	for len(s) > 3 {
-		parts = append(parts, s[len(s)-3:])
-		s = s[:len(s)-3]
-	}
-	parts = append(parts, s)
-	slices.Reverse(parts)
-	return strings.Join(parts, ",")
+	return fmt.Sprintf("%d × %s MiB × %s", gpus, wording.Thousands(memoryMiB), s.UtilizationFrom)
 }

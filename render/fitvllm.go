@@ -8,6 +8,7 @@ import (
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
+	"github.com/airunway-render/airunway-render/internal/wording"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/engineargs"
 )
@@ -29,7 +30,7 @@ func checkVLLMFit(md *hub.ModelDeployment, provider string, caps *capabilities.R
 	if e.ContextLength != nil {
 		launch.MaxModelLen = int(*e.ContextLength)
 	}
-	rules, ruleNote := vllmRules(md, provider, caps)
+	rules, ruleNote := vllmRules(md, p, caps)
 	model, origin, known := modelFacts(s.Model.ID, models)
 	var out []fit.Verdict
 	warned, warnedUnfollowed := false, false
@@ -39,7 +40,7 @@ func checkVLLMFit(md *hub.ModelDeployment, provider string, caps *capabilities.R
 			continue
 		}
 		v := fit.Verdict{Namespace: md.Namespace, Name: md.Name, ModelID: s.Model.ID, Component: w.component, Pool: pp.Pool, GPUs: int(w.gpus), Status: fit.StatusNotChecked}
-		pool := poolNamed(caps.NodePools, pp.Pool)
+		pool := caps.NodePool(pp.Pool)
 		if pool == nil || pool.GPU == nil || pool.GPU.MemoryMiB <= 0 {
 			v.Reason = fmt.Sprintf("pool %q states no gpu.memoryMiB", pp.Pool)
 			out = append(out, v)
@@ -78,7 +79,7 @@ func checkVLLMFit(md *hub.ModelDeployment, provider string, caps *capabilities.R
 		st := rules.StartUp(model, lc, gpu)
 		v.Source, v.Engine = origin, rules.Name
 		fillStartup(&v, st, gpus)
-		what := fmt.Sprintf("%d %s of pool %q (%s MiB each)", gpus, plural(gpus, "GPU"), pool.Name, comma(pool.GPU.MemoryMiB))
+		what := fmt.Sprintf("%d %s of pool %q (%s MiB each)", gpus, wording.Plural(gpus, "GPU"), pool.Name, wording.Thousands(pool.GPU.MemoryMiB))
 		notes := append(append([]string{}, st.Notes...), ruleNote...)
 		unfollowed := unmodelled
 		if lc.UnfollowedQuantization(model) {
@@ -96,7 +97,7 @@ func checkVLLMFit(md *hub.ModelDeployment, provider string, caps *capabilities.R
 		case isTight(st, lc):
 			v.Status = fit.StatusTight
 			l.Warnf(diag.TightFit, w.field+".gpu.count", "%s on %s is a tight fit: %s, and one sequence of %s tokens needs %s MiB of it; the estimate's measured error (docs/will-it-run.md) is larger than what is left, and vLLM may refuse to start%s",
-				s.Model.ID, what, startupLine(st, lc, rules), comma(int64(st.MaxModelLen)), comma(sequenceMiB(st)), suffix)
+				s.Model.ID, what, startupLine(st, lc, rules), wording.Thousands(int64(st.MaxModelLen)), wording.Thousands(sequenceMiB(st)), suffix)
 		case len(unfollowed) > 0 && !warnedUnfollowed:
 			// A "fits" that leaves out what these flags keep in GPU
 			// memory (a draft model, LoRA slots, offloading) is no yes.
@@ -116,15 +117,15 @@ const giveFacts = "Give its facts in a ModelCatalog kept beside the models (`air
 // the image named by the model, the capability file or the provider's
 // default; the newest rules, with a note, when its release cannot be
 // known or is not one whose arithmetic is derived.
-func vllmRules(md *hub.ModelDeployment, provider string, caps *capabilities.Resolved) (*fit.VLLMRules, []string) {
+func vllmRules(md *hub.ModelDeployment, p providers.Provider, caps *capabilities.Resolved) (*fit.VLLMRules, []string) {
 	image := md.Spec.EngineImage()
 	if image == "" && caps != nil {
-		if pc := caps.Provider(provider); pc != nil {
+		if pc := caps.Provider(p.Name()); pc != nil {
 			image = pc.Images[hub.EngineVLLM]
 		}
 	}
-	if image == "" {
-		image = serverDefaults[provider]
+	if def, ok := serverImage(p); image == "" && ok {
+		image = def.Default
 	}
 	engine, release, ok, why := engineargs.ReleaseOf(image)
 	if !ok || engine != hub.EngineVLLM {
@@ -186,20 +187,20 @@ func isTight(st fit.Startup, l fit.Launch) bool {
 func startupLine(st fit.Startup, l fit.Launch, rules *fit.VLLMRules) string {
 	p := st.PerGPU.MiB()
 	s := fmt.Sprintf("of each GPU, %s MiB as torch sees it, vLLM uses %s MiB (× %s): weights %s MiB + outside torch %s MiB + the profiling run's activations %s MiB",
-		comma(p.TotalMiB), comma(p.UsableMiB), utilization(l, rules), comma(p.WeightsMiB), comma(p.NonTorchMiB), comma(p.ActivationMiB))
+		wording.Thousands(p.TotalMiB), wording.Thousands(p.UsableMiB), utilization(l, rules), wording.Thousands(p.WeightsMiB), wording.Thousands(p.NonTorchMiB), wording.Thousands(p.ActivationMiB))
 	if p.CUDAGraphSubtracted {
-		s += fmt.Sprintf(" + CUDA graphs %s MiB", comma(p.CUDAGraphMiB))
+		s += fmt.Sprintf(" + CUDA graphs %s MiB", wording.Thousands(p.CUDAGraphMiB))
 	}
 	if p.KVCacheMiB <= 0 {
 		s += " leave nothing for the KV cache"
 		if p.KVCacheMiB < 0 {
-			s += fmt.Sprintf(" (%s MiB short)", comma(-p.KVCacheMiB))
+			s += fmt.Sprintf(" (%s MiB short)", wording.Thousands(-p.KVCacheMiB))
 		}
 		return s
 	}
-	s += fmt.Sprintf(" leave %s MiB of KV cache", comma(p.KVCacheMiB))
+	s += fmt.Sprintf(" leave %s MiB of KV cache", wording.Thousands(p.KVCacheMiB))
 	if st.KVTokens > 0 {
-		s += fmt.Sprintf(" (%s tokens)", comma(st.KVTokens))
+		s += fmt.Sprintf(" (%s tokens)", wording.Thousands(st.KVTokens))
 	}
 	return s
 }
@@ -220,7 +221,7 @@ func refusalMessage(md *hub.ModelDeployment, w workload, st fit.Startup, m fit.M
 	r := st.Refusal
 	switch r.Reason {
 	case fit.RefusedMaxModelLen:
-		return contextField(md), fmt.Sprintf("vLLM refuses %s at a context of %s tokens: %s; serve at most %s tokens", id, comma(int64(l.MaxModelLen)), r.Quoted(), comma(int64(m.DerivedMaxLen())))
+		return contextField(md), fmt.Sprintf("vLLM refuses %s at a context of %s tokens: %s; serve at most %s tokens", id, wording.Thousands(int64(l.MaxModelLen)), r.Quoted(), wording.Thousands(int64(m.DerivedMaxLen())))
 	case fit.RefusedHeads, fit.RefusedKVHeads, fit.RefusedVocabulary, fit.RefusedPipeline:
 		ok := acceptedTP(m, rules, l)
 		return w.field + ".gpu.count", fmt.Sprintf("vLLM refuses %s on %s (tensor parallel %d, pipeline parallel %d): %s; the tensor parallel sizes it accepts are %s", id, what, l.TP, l.PP, r.Quoted(), ok)
@@ -234,7 +235,7 @@ func refusalMessage(md *hub.ModelDeployment, w workload, st fit.Startup, m fit.M
 		msg += "; " + sug
 	}
 	if r.Reason == fit.RefusedOneSequence && st.MaxServable > 0 {
-		msg += fmt.Sprintf(", or serve at most %s tokens (`spec.engine.contextLength`)", comma(int64(roundDown(st.MaxServable, 256))))
+		msg += fmt.Sprintf(", or serve at most %s tokens (`spec.engine.contextLength`)", wording.Thousands(int64(roundDown(st.MaxServable, 256))))
 	}
 	return w.field + ".gpu.count", msg
 }
@@ -273,18 +274,18 @@ func idSizedVerdict(v fit.Verdict, md *hub.ModelDeployment, w workload, m fit.Mo
 	st := rules.StartUp(m, l, gpu)
 	v.Source, v.Engine = "id", rules.Name
 	gpus := l.TP * l.PP
-	what := fmt.Sprintf("%d %s of pool %q (%s MiB each)", gpus, plural(gpus, "GPU"), pool.Name, comma(pool.GPU.MemoryMiB))
+	what := fmt.Sprintf("%d %s of pool %q (%s MiB each)", gpus, wording.Plural(gpus, "GPU"), pool.Name, wording.Thousands(pool.GPU.MemoryMiB))
 	if st.Refusal != nil && st.Refusal.Reason == fit.RefusedNoMemory && st.PerGPU.Weights > st.PerGPU.Usable {
 		v.Status, v.Reason = fit.StatusDoesNotFit, fit.RefusedNoMemory
 		v.PerGPU = st.PerGPU.MiB()
 		dl.Errorf(w.field+".gpu.count", "%s does not fit %s: its weights alone, assumed from %s, take %s MiB of each GPU, more than the %s MiB vLLM uses of it; %s",
-			md.Spec.Model.ID, what, m.Source, comma(st.PerGPU.Weights>>20), comma(st.PerGPU.Usable>>20), giveFacts)
+			md.Spec.Model.ID, what, m.Source, wording.Thousands(st.PerGPU.Weights>>20), wording.Thousands(st.PerGPU.Usable>>20), giveFacts)
 		return v
 	}
 	v.Reason = "unknown model: only its weights were assumed, from the size in its id"
 	if warn {
 		dl.Warnf(diag.UnknownModel, "spec.model.id", "memory fit not checked: %q is not in the model catalog; its weights are assumed from %s (about %s MiB of each of %s), but its KV cache, its context length and vLLM's refusals are unknown. %s",
-			md.Spec.Model.ID, m.Source, comma(st.PerGPU.Weights>>20), what, giveFacts)
+			md.Spec.Model.ID, m.Source, wording.Thousands(st.PerGPU.Weights>>20), what, giveFacts)
 	}
 	return v
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
+	"github.com/airunway-render/airunway-render/internal/wording"
 )
 
 // A model server starts by downloading its weights, loading them into the
@@ -50,7 +51,7 @@ func startupSeconds(md *hub.ModelDeployment, caps *hub.ResolvedCapabilities, mod
 	download := weightsMiB / rate
 	if download > slowDownloadSeconds && !hasModelCache(md) {
 		l.Warnf(diag.NoModelCache, "spec.model.storage", "has no model cache volume: every start of a replica (a restart, a rollout, a new node) downloads the %s GiB of %s again, about %d minutes at %d MiB/s (the capability file's `spec.modelDownload.mibPerSecond`); a volume with purpose modelCache keeps the weights between starts (upstream AI Runway #77)",
-			comma(weightsMiB>>10), s.Model.ID, download/60, rate)
+			wording.Thousands(weightsMiB>>10), s.Model.ID, download/60, rate)
 	}
 	return int32(min(download+weightsMiB/loadMiBPerSecond+engineStartSeconds, 24*3600))
 }
