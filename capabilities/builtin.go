@@ -31,6 +31,9 @@ type Builtin struct {
 	// render engine refuses a model outside them in Refusals' words.
 	Engines []hub.EngineCapability
 	Rules   []hub.SelectionRule
+	// NodeAutoProvisioning: the operator provisions nodes itself, so a
+	// capability file may declare `nodeAutoProvisioning` for it.
+	NodeAutoProvisioning bool
 	// Refusals words what the provider refuses, as upstream's provider
 	// controller does (its validateCompatibility).
 	Refusals Refusals
@@ -105,7 +108,7 @@ var Builtins = []Builtin{
 	},
 	{
 		Name: hub.ProviderKAITO, Versions: ptr(hub.MustVersionRange("0.6.0", "0.13.0")), DefaultVersion: "0.10.0", NewestVersion: "0.12.0",
-		Renders: "kaito.sh/v1beta1 Workspace",
+		Renders: "kaito.sh/v1beta1 Workspace", NodeAutoProvisioning: true,
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggregated, GPUSupport: true},
 			{Name: hub.EngineLlamaCpp, ServingModes: aggregated, GPUSupport: true, CPUSupport: true, Gateway: &hub.GatewayCapabilities{IgnoresServedName: true}},

@@ -13,6 +13,7 @@ import (
 	dracel "k8s.io/dynamic-resource-allocation/cel"
 
 	"github.com/airunway-render/airunway-render/api/dra"
+	"github.com/airunway-render/airunway-render/api/gpus"
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 )
@@ -36,8 +37,8 @@ func checkDevices(pool *hub.NodePool, at string, l *diag.List) {
 	if msgs := utilvalidation.IsDNS1123Subdomain(g.DeviceClassName); len(msgs) > 0 {
 		l.Errorf(at+".deviceClassName", "%q is not a valid DeviceClass name: %s", g.DeviceClassName, strings.Join(msgs, "; "))
 	}
-	if what, refused := dra.RefusedClasses[g.DeviceClassName]; refused {
-		l.Errorf(at+".deviceClassName", "%q is not supported: its devices are %s, and the renderer claims whole GPUs only, each allocated to one pod; use the DeviceClass of whole GPUs (%q)", g.DeviceClassName, what, "gpu.nvidia.com")
+	if what, instead, refused := gpus.RefusedClass(g.DeviceClassName); refused {
+		l.Errorf(at+".deviceClassName", "%q is not supported: its devices are %s, and the renderer claims whole GPUs only, each allocated to one pod; use the DeviceClass of whole GPUs (%q)", g.DeviceClassName, what, instead)
 	}
 	if len(g.Selectors) > resourcev1.DeviceSelectorsMaxSize {
 		l.Errorf(at+".selectors", "has %d expressions: must have at most %d, the API server's limit per device request", len(g.Selectors), resourcev1.DeviceSelectorsMaxSize)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/airunway-render/airunway-render/api/gpus"
 	"github.com/airunway-render/airunway-render/api/hub"
 )
 
@@ -91,15 +92,15 @@ func poolNode(p hub.NodePool, i int32) corev1.Node {
 			// no nvidia.com/gpu to allocate.
 			allocatable[corev1.ResourceName(resourceName)] = *resource.NewQuantity(int64(perNode), resource.DecimalSI)
 		}
-		if resourceName == hub.DefaultGPUResource {
-			// NVIDIA GPU Feature Discovery and the GPU Operator.
-			labels["nvidia.com/gpu.present"] = "true"
-			labels["nvidia.com/gpu.count"] = strconv.Itoa(int(perNode))
-			if g.Product != "" {
-				labels["nvidia.com/gpu.product"] = g.Product
-			}
+		if v := gpus.ForResource(resourceName); v != nil && v.Resources[0] == resourceName {
+			// The vendor's node labeller (NVIDIA's GPU Feature Discovery
+			// and GPU Operator) on nodes of whole GPUs, as package gpus
+			// describes it.
+			setLabel(labels, v.PresentLabel, "true")
+			setLabel(labels, v.CountLabel, strconv.Itoa(int(perNode)))
+			setLabel(labels, v.ProductLabel, g.Product)
 			if g.MemoryMiB > 0 {
-				labels["nvidia.com/gpu.memory"] = strconv.FormatInt(g.MemoryMiB, 10)
+				setLabel(labels, v.MemoryLabel, strconv.FormatInt(g.MemoryMiB, 10))
 			}
 		}
 	}
@@ -134,5 +135,12 @@ func poolNode(p hub.NodePool, i int32) corev1.Node {
 			Allocatable: allocatable,
 			Addresses:   []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: NodeAddress}, {Type: corev1.NodeHostName, Address: name}},
 		},
+	}
+}
+
+// setLabel sets a label the vendor has, to a value that is known.
+func setLabel(labels map[string]string, key, value string) {
+	if key != "" && value != "" {
+		labels[key] = value
 	}
 }

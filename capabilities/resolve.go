@@ -234,8 +234,8 @@ func resolveProvider(pc *hub.ProviderCapability, requireVersions bool, at string
 	version := checkVersion(b, pc.Version, requireVersions, at+".version", l)
 	p := &hub.ResolvedProvider{Name: pc.Name, Version: version, Ready: pc.IsReady(), Engines: b.Engines, Images: pc.Images, NodeAutoProvisioning: pc.NodeAutoProvisioning}
 	if nap := pc.NodeAutoProvisioning; nap != nil {
-		if pc.Name != hub.ProviderKAITO {
-			l.Errorf(at+".nodeAutoProvisioning", "is only supported for the %q provider", hub.ProviderKAITO)
+		if !b.NodeAutoProvisioning {
+			l.Errorf(at+".nodeAutoProvisioning", "is only supported for %s", nodeAutoProvisioners())
 		} else if nap.GPUInstanceType == "" && nap.CPUInstanceType == "" {
 			l.Errorf(at+".nodeAutoProvisioning", "must name `gpuInstanceType`, `cpuInstanceType` or both")
 		}
@@ -538,4 +538,19 @@ func ResolveNode(node *kyaml.RNode) (*Resolved, diag.List) {
 		return nil, l
 	}
 	return r, l
+}
+
+// nodeAutoProvisioners names the providers whose operator provisions
+// nodes itself: `the "kaito" provider`.
+func nodeAutoProvisioners() string {
+	var names []string
+	for _, b := range Builtins {
+		if b.NodeAutoProvisioning {
+			names = append(names, b.Name)
+		}
+	}
+	if len(names) == 1 {
+		return fmt.Sprintf("the %q provider", names[0])
+	}
+	return "the providers " + hub.QuoteList(names)
 }

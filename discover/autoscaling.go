@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/providers"
 )
 
 // What says a cluster can autoscale a model server.
@@ -20,7 +21,7 @@ const (
 )
 
 // keda is KEDA's operator, as its Helm chart deploys it.
-var keda = operator{crd: kedaCRD, images: []string{"/kedacore/keda"}, names: []string{"keda-operator"}, chart: "keda"}
+var keda = operator{provider: "keda", Detection: providers.Detection{CRD: kedaCRD, Images: []string{"/kedacore/keda"}, Names: []string{"keda-operator"}, Chart: "keda"}}
 
 // discoverAutoscaling finds KEDA (its ScaledObject CRD, the release from
 // its operator's Deployment) and a custom metrics API (its APIService).

@@ -145,9 +145,9 @@ func compareGPUs(p *hub.NodePool, nodes []*corev1.Node, diff func(sub, declared,
 			out = append(out, diff(".gpu.product", want, live.String(), "label %s differs from the file's %s: %s", productLabel, want, live))
 		}
 	}
-	if want := p.GPU.MemoryMiB; want > 0 && strings.HasPrefix(res, "nvidia.com/") {
-		if live := byNode(nodes, labelOf(labelNVIDIAMemory)); live.differsFrom(strconv.FormatInt(want, 10)) {
-			out = append(out, diff(".gpu.memoryMiB", strconv.FormatInt(want, 10), live.String(), "label %s differs from the file's %d: %s", labelNVIDIAMemory, want, live))
+	if want, label := p.GPU.MemoryMiB, memoryLabelOf(res); want > 0 && label != "" {
+		if live := byNode(nodes, labelOf(label)); live.differsFrom(strconv.FormatInt(want, 10)) {
+			out = append(out, diff(".gpu.memoryMiB", strconv.FormatInt(want, 10), live.String(), "label %s differs from the file's %d: %s", label, want, live))
 		}
 	}
 	return out
@@ -200,13 +200,13 @@ func (p perNode) String() string {
 
 func compareProvider(p *hub.ProviderCapability, c *Cluster) []Difference {
 	o, ok := operatorFor(p.Name)
-	if !ok || o.crd == "" {
+	if !ok || o.CRD == "" {
 		return nil // vLLM and llm-d: nothing installed to hold the file against
 	}
 	field := fmt.Sprintf("spec.providers[%s]", p.Name)
-	if !c.HasCRD(o.crd) {
-		return []Difference{{Field: field, Declared: "installed", Live: "no CRD " + o.crd, Provider: p.Name,
-			Message: fmt.Sprintf("provider %q: CRD %s is not installed", p.Name, o.crd)}}
+	if !c.HasCRD(o.CRD) {
+		return []Difference{{Field: field, Declared: "installed", Live: "no CRD " + o.CRD, Provider: p.Name,
+			Message: fmt.Sprintf("provider %q: CRD %s is not installed", p.Name, o.CRD)}}
 	}
 	found, r, _ := o.findRelease(c.Deployments)
 	if !found || r.version == "" || p.Version == "" || SameRelease(p.Version, r.version) {

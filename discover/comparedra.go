@@ -133,8 +133,9 @@ func compareDevices(p *hub.NodePool, nodes []*corev1.Node, l *liveDevices, diff 
 		}
 	}
 	if want := g.Product; want != "" {
-		if live := byNode(nodes, labelOf(labelNVIDIAProduct)); live.differsFrom(want) {
-			out = append(out, diff(".gpu.product", want, live.String(), "label %s differs from the file's %s: %s", labelNVIDIAProduct, want, live))
+		label := productLabelOf(g.ResourceName)
+		if live := byNode(nodes, labelOf(label)); live.differsFrom(want) {
+			out = append(out, diff(".gpu.product", want, live.String(), "label %s differs from the file's %s: %s", label, want, live))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(g.Attributes)) {

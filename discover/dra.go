@@ -17,6 +17,7 @@ import (
 	dracel "k8s.io/dynamic-resource-allocation/cel"
 
 	pooldev "github.com/airunway-render/airunway-render/api/dra"
+	"github.com/airunway-render/airunway-render/api/gpus"
 	"github.com/airunway-render/airunway-render/api/hub"
 )
 
@@ -37,19 +38,16 @@ var (
 	resourceSlicesResource = schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices"}
 )
 
-// gpuDrivers are the DRA drivers whose devices are GPUs, and the extended
-// resource a pool of them serves (spec.resources.gpu.type): "" is the
-// default, nvidia.com/gpu. A device of another driver (a NIC, an FPGA) is
-// never a pool's GPU, whatever class picks it.
-var gpuDrivers = map[string]string{"gpu.nvidia.com": ""}
-
-// wholeGPUType is the value of a driver's attribute `type` on a whole GPU:
-// NVIDIA's driver publishes MIG devices and GPUs bound for virtual
-// machines as devices of the same driver with type "mig" and "vfio"
-// (deviceinfo.go), which a DeviceClass written by hand, say on
-// productName alone, would pick too. A device without the attribute is
-// judged by its classes alone.
-var wholeGPUType = map[string]string{"gpu.nvidia.com": "gpu"}
+// draResource is the extended resource a pool of a GPU driver's devices
+// serves (spec.resources.gpu.type): "" for the default, nvidia.com/gpu.
+// A device of a driver that is no vendor's (a NIC, an FPGA) is never a
+// pool's GPU, whatever class picks it (gpus.ForDriver).
+func draResource(driver string) string {
+	if v := gpus.ForDriver(driver); v != nil && v.Resources[0] != hub.DefaultGPUResource {
+		return v.Resources[0]
+	}
+	return ""
+}
 
 // identityAttributes name one device rather than a kind of device (NVIDIA
 // publishes uuid; older releases index and minor; the PCI attributes are
@@ -317,13 +315,18 @@ func matches(exprs []string, driver string, d *Devices) (bool, error) {
 }
 
 // wholeGPU reports whether a device of a GPU driver is a whole GPU by its
-// type attribute (wholeGPUType), when it has one.
+// type attribute (gpus.Vendor.WholeGPUType), when it has one: NVIDIA's
+// driver publishes MIG devices and GPUs bound for virtual machines under
+// the same driver, with type "mig" and "vfio", which a DeviceClass written
+// by hand, say on productName alone, would pick too. A device without the
+// attribute is judged by its classes alone.
 func wholeGPU(driver string, d *Devices) bool {
-	if _, gpu := gpuDrivers[driver]; !gpu {
+	v := gpus.ForDriver(driver)
+	if v == nil {
 		return false
 	}
 	t, ok := lookupAttribute(d.Attributes, driver, "type")
-	return !ok || t.StringValue == nil || wholeGPUType[driver] == "" || *t.StringValue == wholeGPUType[driver]
+	return !ok || t.StringValue == nil || v.WholeGPUType == "" || *t.StringValue == v.WholeGPUType
 }
 
 // nodeGPU is one kind of DRA GPU on a node: devices of one class, product
@@ -352,7 +355,7 @@ type draIndex map[string]*draNode
 func gpuClass(classes []DeviceClass, driver string, d *Devices) string {
 	var found []string
 	for _, cl := range classes {
-		if _, refused := pooldev.RefusedClasses[cl.Name]; refused {
+		if _, _, refused := gpus.RefusedClass(cl.Name); refused {
 			continue
 		}
 		if ok, _ := matches(cl.Selectors, driver, d); ok {
@@ -386,7 +389,7 @@ func indexDRA(c *Cluster) draIndex {
 		if s.Node == "" {
 			continue
 		}
-		if _, gpu := gpuDrivers[s.Driver]; !gpu {
+		if gpus.ForDriver(s.Driver) == nil {
 			continue
 		}
 		for i := range s.Devices {
@@ -577,7 +580,7 @@ func draNotes(c *Cluster, dra draIndex) []Note {
 	var notes []Note
 	var spread []string
 	for _, s := range c.ResourceSlices {
-		if _, gpu := gpuDrivers[s.Driver]; gpu && s.Node == "" {
+		if gpus.ForDriver(s.Driver) != nil && s.Node == "" {
 			spread = append(spread, fmt.Sprintf("%s (%s)", s.Name, s.Spread))
 		}
 	}
@@ -591,7 +594,7 @@ func draNotes(c *Cluster, dra draIndex) []Note {
 		switch {
 		case res != "" && dra[n.Name] != nil:
 			both = append(both, n.Name)
-		case res == "" && !c.DRA && (n.Labels["nvidia.com/gpu.present"] == "true" || n.Labels[labelNVIDIAProduct] != ""):
+		case res == "" && !c.DRA && gpus.HasGPUs(n.Labels):
 			unserved = append(unserved, n.Name)
 		}
 	}

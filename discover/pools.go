@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/airunway-render/airunway-render/api/gpus"
 	"github.com/airunway-render/airunway-render/api/hub"
 )
 
@@ -32,30 +33,25 @@ var poolLabels = []string{
 	"karpenter.sh/provisioner-name",
 }
 
-// gpuResources are the extended resources that count GPUs, in the order a
-// node offering several is read: whole NVIDIA GPUs, time-sliced ones the
-// device plugin renamed, AMD GPUs. NVIDIA's MIG slices of the mixed
-// strategy (nvidia.com/mig-*) come after them.
-var gpuResources = []string{hub.DefaultGPUResource, "nvidia.com/gpu.shared", "amd.com/gpu"}
-
-const migResourcePrefix = "nvidia.com/mig-"
-
-// GPU labels: NVIDIA GPU Feature Discovery's, and AMD's node labeller's.
-const (
-	labelNVIDIAProduct  = "nvidia.com/gpu.product"
-	labelNVIDIAMemory   = "nvidia.com/gpu.memory"
-	labelNVIDIAReplicas = "nvidia.com/gpu.replicas"
-	labelAMDProduct     = "amd.com/gpu.product-name"
-	labelOS             = "kubernetes.io/os"
-)
+const labelOS = "kubernetes.io/os"
 
 // productLabelOf is the node label that names the GPU product of a GPU
-// resource: AMD's node labeller's, else GPU Feature Discovery's.
+// resource: its vendor's (package gpus), else NVIDIA's.
 func productLabelOf(resource string) string {
-	if resource == "amd.com/gpu" {
-		return labelAMDProduct
+	if v := gpus.ForResource(resource); v != nil {
+		return v.ProductLabel
 	}
-	return labelNVIDIAProduct
+	return gpus.Vendors[0].ProductLabel
+}
+
+// memoryLabelOf is the node label that gives a whole GPU's memory in MiB
+// for a GPU resource; "" for a slice's (its memory is in its name) and for
+// a vendor whose labeller publishes none.
+func memoryLabelOf(resource string) string {
+	if v := gpus.ForResource(resource); v != nil && !gpus.IsSlice(resource) {
+		return v.MemoryLabel
+	}
+	return ""
 }
 
 // transientTaints are put on and taken off by the node lifecycle, the
@@ -113,17 +109,17 @@ func nodeShape(n *corev1.Node, dra draIndex) (shape, []hub.Taint) {
 	}
 	if name, count := gpuResource(n); name != "" {
 		s.gpu = gpuShape{ResourceName: name, PerNode: int32(min(count, 1<<20))}
-		if p := cmp.Or(n.Labels[labelNVIDIAProduct], n.Labels[labelAMDProduct]); p != "" {
-			s.gpu.Product = p
-		}
+		s.gpu.Product = gpus.ProductOf(n.Labels)
 		// The memory label is a whole GPU's; a MIG slice's is in its name.
-		if mib, err := strconv.ParseInt(n.Labels[labelNVIDIAMemory], 10, 64); err == nil && mib > 0 && strings.HasPrefix(name, "nvidia.com/") && !strings.HasPrefix(name, migResourcePrefix) {
-			s.gpu.MemoryMiB = mib
+		if label := memoryLabelOf(name); label != "" {
+			if mib, err := strconv.ParseInt(n.Labels[label], 10, 64); err == nil && mib > 0 {
+				s.gpu.MemoryMiB = mib
+			}
 		}
 	} else if d := dra[n.Name]; d != nil {
 		g := d.gpu
-		s.gpu = gpuShape{ResourceName: gpuDrivers[g.driver], DeviceClass: g.class, Driver: g.driver, DeviceProduct: g.product, MemoryMiB: g.memoryMiB, PerNode: g.count,
-			Product: cmp.Or(n.Labels[labelNVIDIAProduct], n.Labels[labelAMDProduct])}
+		s.gpu = gpuShape{ResourceName: draResource(g.driver), DeviceClass: g.class, Driver: g.driver, DeviceProduct: g.product, MemoryMiB: g.memoryMiB, PerNode: g.count,
+			Product: gpus.ProductOf(n.Labels)}
 	}
 	taints := poolTaints(n.Spec.Taints)
 	s.taints = FormatTaints(taints)
@@ -131,16 +127,16 @@ func nodeShape(n *corev1.Node, dra draIndex) (shape, []hub.Taint) {
 }
 
 // gpuResource is the GPU resource a node offers and how many: the first
-// of gpuResources with a positive allocatable count, else the first MIG
-// slice resource by name.
+// of the vendors' resources (package gpus) with a positive allocatable
+// count, else the first slice resource (NVIDIA's MIG) by name.
 func gpuResource(n *corev1.Node) (string, int64) {
-	for _, name := range gpuResources {
+	for _, name := range gpus.Resources() {
 		if q, ok := n.Status.Allocatable[corev1.ResourceName(name)]; ok && q.Value() > 0 {
 			return name, q.Value()
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(n.Status.Allocatable)) {
-		if q := n.Status.Allocatable[name]; strings.HasPrefix(string(name), migResourcePrefix) && q.Value() > 0 {
+		if q := n.Status.Allocatable[name]; gpus.IsSlice(string(name)) && q.Value() > 0 {
 			return string(name), q.Value()
 		}
 	}
@@ -331,11 +327,14 @@ func (g *group) origin() string {
 // MIG slices.
 func (g *group) gpuNotes(field string) []Note {
 	var notes []Note
-	replicas, _ := strconv.Atoi(g.nodes[0].Labels[labelNVIDIAReplicas])
+	replicas := 0
+	if v := gpus.ForResource(g.gpu.ResourceName); v != nil && v.ReplicasLabel != "" {
+		replicas, _ = strconv.Atoi(g.nodes[0].Labels[v.ReplicasLabel])
+	}
 	switch {
 	case replicas > 1 || strings.HasSuffix(g.gpu.Product, "-SHARED") || g.gpu.ResourceName == "nvidia.com/gpu.shared":
 		notes = append(notes, Note{Field: field + ".gpu.perNode", Text: "shared GPUs (time-slicing or MPS): perNode counts the shares, not physical GPUs"})
-	case strings.Contains(g.gpu.Product, "-MIG-") || strings.HasPrefix(g.gpu.ResourceName, migResourcePrefix):
+	case strings.Contains(g.gpu.Product, "-MIG-") || gpus.IsSlice(g.gpu.ResourceName):
 		notes = append(notes, Note{Field: field + ".gpu.perNode", Text: "MIG slices: perNode counts the slices, not physical GPUs"})
 	}
 	if g.gpu.Product == "" && g.gpu.DeviceClass == "" {

@@ -8,46 +8,42 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/builtin"
 )
 
-// operator is how a provider shows in a cluster: the CRD of the kind the
-// renderer writes for it, and how its operator's Deployment gives away the
-// release.
+// operator is how a provider shows in a cluster (providers.Detector).
 type operator struct {
 	provider string
-	// crd is the CustomResourceDefinition of the rendered kind; empty for
-	// a provider without one.
-	crd string
-	// images are repository suffixes of the operator's image, whose tag is
-	// the release (KAITO's without a leading v, KubeRay's with one).
-	images []string
-	// names are app.kubernetes.io/name values of the operator Deployment.
-	names []string
-	// chart is the Helm chart name, whose helm.sh/chart label ends in the
-	// chart version.
-	chart string
-	// versionArg is an argument of the manager that says the release.
-	versionArg string
+	providers.Detection
 }
 
-// operators are the providers discovery can find, by name. vLLM needs no
-// operator, and llm-d has none: its inference scheduler's image shows it
-// is there, but not which llm-d release it belongs to.
-var operators = []operator{
-	{provider: hub.ProviderDynamo, crd: "dynamographdeployments.nvidia.com",
-		images: []string{"/ai-dynamo/kubernetes-operator"}, chart: "dynamo-operator", versionArg: "--operator-version="},
-	{provider: hub.ProviderKAITO, crd: "workspaces.kaito.sh",
-		images: []string{"/aks/kaito/workspace"}, names: []string{"workspace", "ai-toolchain-operator"}, chart: "workspace"},
-	{provider: hub.ProviderKubeRay, crd: "rayservices.ray.io",
-		images: []string{"/kuberay/operator"}, names: []string{"kuberay-operator"}, chart: "kuberay-operator"},
-	{provider: hub.ProviderLLMD, images: []string{"/llm-d/llm-d-inference-scheduler"}},
+// operators are the providers discovery can find, in name order, from the
+// providers' own detection data; a provider without it needs nothing
+// installed (needsNothing).
+var operators, needsNothing = detections()
+
+func detections() (found []operator, always []string) {
+	for _, p := range builtin.Providers() {
+		if d, ok := p.(providers.Detector); ok {
+			found = append(found, operator{provider: p.Name(), Detection: d.Detection()})
+		} else {
+			always = append(always, p.Name())
+		}
+	}
+	return found, always
 }
+
+// NeedsNothing says a provider renders plain Kubernetes workloads and
+// needs nothing installed (vLLM): discovery lists it in every cluster, so
+// its presence there is a choice, not a fact.
+func NeedsNothing(provider string) bool { return slices.Contains(needsNothing, provider) }
 
 // ProviderCRD names the CRD whose presence says a provider is installed;
-// "" for vLLM and llm-d, which install none.
+// "" for a provider that installs none.
 func ProviderCRD(provider string) string {
 	o, _ := operatorFor(provider)
-	return o.crd
+	return o.CRD
 }
 
 // operatorFor returns the provider's entry in operators.
@@ -87,7 +83,7 @@ func (o operator) findRelease(deployments []appsv1.Deployment) (found bool, r re
 }
 
 func (o operator) matches(d *appsv1.Deployment) bool {
-	if slices.Contains(o.names, d.Labels["app.kubernetes.io/name"]) {
+	if slices.Contains(o.Names, d.Labels["app.kubernetes.io/name"]) {
 		return true
 	}
 	for _, c := range d.Spec.Template.Spec.Containers {
@@ -99,7 +95,7 @@ func (o operator) matches(d *appsv1.Deployment) bool {
 }
 
 func (o operator) isImage(repo string) bool {
-	return slices.ContainsFunc(o.images, func(suffix string) bool { return strings.HasSuffix(repo, suffix) })
+	return slices.ContainsFunc(o.Images, func(suffix string) bool { return strings.HasSuffix(repo, suffix) })
 }
 
 func (o operator) version(d *appsv1.Deployment) string {
@@ -108,10 +104,10 @@ func (o operator) version(d *appsv1.Deployment) string {
 			return strings.TrimPrefix(tag, "v")
 		}
 	}
-	if o.versionArg != "" {
+	if o.VersionArg != "" {
 		for _, c := range d.Spec.Template.Spec.Containers {
 			for _, a := range append(slices.Clone(c.Command), c.Args...) {
-				if v, ok := strings.CutPrefix(a, o.versionArg); ok && looksLikeRelease(v) {
+				if v, ok := strings.CutPrefix(a, o.VersionArg); ok && looksLikeRelease(v) {
 					return strings.TrimPrefix(v, "v")
 				}
 			}
@@ -120,8 +116,8 @@ func (o operator) version(d *appsv1.Deployment) string {
 	if v := d.Labels["app.kubernetes.io/version"]; looksLikeRelease(v) {
 		return strings.TrimPrefix(v, "v")
 	}
-	if o.chart != "" {
-		if v, ok := strings.CutPrefix(d.Labels["helm.sh/chart"], o.chart+"-"); ok && looksLikeRelease(v) {
+	if o.Chart != "" {
+		if v, ok := strings.CutPrefix(d.Labels["helm.sh/chart"], o.Chart+"-"); ok && looksLikeRelease(v) {
 			return strings.TrimPrefix(v, "v")
 		}
 	}
@@ -156,23 +152,23 @@ func looksLikeRelease(s string) bool {
 }
 
 // discoverProviders lists the providers the cluster runs: those whose CRD
-// is installed, llm-d when its scheduler runs, and vLLM, which needs
-// nothing installed.
+// is installed, those without a CRD whose Deployment runs (llm-d's
+// scheduler), and those that need nothing installed (vLLM).
 func discoverProviders(c *Cluster) ([]hub.ProviderCapability, []Note) {
 	var out []hub.ProviderCapability
 	var notes []Note
 	for _, o := range operators {
 		field := fmt.Sprintf("spec.providers[%s]", o.provider)
 		found, r, others := o.findRelease(c.Deployments)
-		if o.crd != "" && !c.HasCRD(o.crd) || o.crd == "" && !found {
+		if o.CRD != "" && !c.HasCRD(o.CRD) || o.CRD == "" && !found {
 			continue
 		}
 		p := hub.ProviderCapability{Name: o.provider}
 		switch {
-		case o.provider == hub.ProviderLLMD:
-			notes = append(notes, Note{Field: field, Text: fmt.Sprintf("llm-d's inference scheduler runs (%s); llm-d has no operator, so its release is not visible: set `version`", r.from)})
+		case o.CRD == "":
+			notes = append(notes, Note{Field: field, Text: fmt.Sprintf("%s runs (%s); %s: set `version`", o.Runs, r.from, o.NoRelease)})
 		case !found:
-			notes = append(notes, Note{Field: field, Text: fmt.Sprintf("CRD %s is installed, but no operator Deployment was recognised: set `version`, or the newest supported release is assumed", o.crd)})
+			notes = append(notes, Note{Field: field, Text: fmt.Sprintf("CRD %s is installed, but no operator Deployment was recognised: set `version`, or the newest supported release is assumed", o.CRD)})
 		case r.version == "":
 			notes = append(notes, Note{Field: field, Text: fmt.Sprintf("%s shows no release (an image by digest or an untagged one): set `version`", r.from)})
 		default:
@@ -184,7 +180,9 @@ func discoverProviders(c *Cluster) ([]hub.ProviderCapability, []Note) {
 		}
 		out = append(out, p)
 	}
-	out = append(out, hub.ProviderCapability{Name: hub.ProviderVLLM})
-	notes = append(notes, Note{Field: "spec.providers[vllm]", Text: "plain Deployments need no operator: remove vllm to keep models on the operators above"})
+	for _, name := range needsNothing {
+		out = append(out, hub.ProviderCapability{Name: name})
+		notes = append(notes, Note{Field: fmt.Sprintf("spec.providers[%s]", name), Text: fmt.Sprintf("renders plain Kubernetes workloads and needs no operator: remove %s to keep models on the operators above", name)})
+	}
 	return out, notes
 }

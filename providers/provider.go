@@ -7,6 +7,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/fit"
 )
 
 // Object is one rendered Kubernetes object.
@@ -43,6 +44,77 @@ type Request struct {
 // one per node, each with the component's GPUs.
 type NodeSpanner interface {
 	NodesPerPod(md *hub.ModelDeployment, component string) int32
+}
+
+// ServerImager is implemented by providers whose model server is the
+// engine image's own entrypoint, fed `spec.engine.args` and
+// `spec.engine.extraArgs` as its command line (vLLM's OpenAI server). The
+// engine checks those arguments against the options of the release the
+// image runs, and sizes the memory by that release's rules, so it must
+// know the image that runs when neither the model nor the capability
+// file names one.
+type ServerImager interface {
+	ServerImage() ServerImage
+}
+
+// ServerImage is the model server image a provider runs by default.
+type ServerImage struct {
+	// Default runs when neither `spec.engine.image` nor the capability
+	// file's `images.vllm` is set.
+	Default string
+	// DefaultWarned: the provider warns itself (floating-image) when
+	// Default runs, so the engine does not say again that its release
+	// cannot be known.
+	DefaultWarned bool
+}
+
+// MemoryFitter is implemented by providers whose operator sizes a model's
+// nodes itself and ignores the GPUs the ModelDeployment asks for (KAITO's
+// node estimator for its presets): the engine then holds the model to the
+// provider's sizing instead of its own GPU-memory arithmetic.
+type MemoryFitter interface {
+	// CheckFit returns the verdict of each GPU component and the problems
+	// that sizing finds, as the operator would report them. facts is the
+	// engine's lookup of a model's facts (ModelCatalogs, --model-dir, the
+	// built-in catalog, the size in the id).
+	CheckFit(req *Request, facts ModelFacts) ([]fit.Verdict, diag.List)
+}
+
+// ModelFacts looks up what the renderer knows of a model by its id:
+// the facts, where they come from ("model-catalog", "model-dir",
+// "catalog", "id") and whether any are known.
+type ModelFacts func(id string) (m fit.Model, origin string, known bool)
+
+// Detector is implemented by providers that `capabilities discover` and
+// the reporter's drift find in a cluster by what is installed: the CRD of
+// the kind they render, else a Deployment of theirs. A provider without it
+// renders plain Kubernetes workloads, needs nothing installed, and is
+// listed in every discovered capability file.
+type Detector interface {
+	Detection() Detection
+}
+
+// Detection is how a provider shows in a cluster.
+type Detection struct {
+	// CRD is the CustomResourceDefinition of the kind the provider
+	// renders, whose presence says the provider is installed; empty for a
+	// provider without one, which is found by its Deployment alone.
+	CRD string
+	// Images are repository suffixes of its Deployment's image, whose tag
+	// is the release (with or without a leading v).
+	Images []string
+	// Names are `app.kubernetes.io/name` values of its Deployment.
+	Names []string
+	// Chart is the Helm chart name; its `helm.sh/chart` label ends in the
+	// chart version, which is the release.
+	Chart string
+	// VersionArg is an argument prefix of the Deployment's containers
+	// whose value is the release ("--operator-version=").
+	VersionArg string
+	// Runs and NoRelease word the note on a provider without a CRD, found
+	// by its Deployment, whose release does not show: "<Runs> runs
+	// (Deployment ns/name); <NoRelease>: set `version`".
+	Runs, NoRelease string
 }
 
 // UpgradeNoter is implemented by providers whose operator, when upgraded,

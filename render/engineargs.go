@@ -11,17 +11,15 @@ import (
 	"github.com/airunway-render/airunway-render/internal/nearest"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/engineargs"
-	"github.com/airunway-render/airunway-render/providers/llmd"
-	"github.com/airunway-render/airunway-render/providers/vllm"
 )
 
-// serverDefaults are the providers whose model server is the image's own
-// entrypoint fed `spec.engine.args` and `spec.engine.extraArgs` as its
-// command line, with the image each runs when neither the model nor the
-// capability file names one.
-var serverDefaults = map[string]string{
-	hub.ProviderVLLM: vllm.DefaultImage,
-	hub.ProviderLLMD: llmd.DefaultImage,
+// serverImage is the provider's default model server image when its
+// server is the image's own entrypoint (providers.ServerImager).
+func serverImage(p providers.Provider) (providers.ServerImage, bool) {
+	if si, ok := p.(providers.ServerImager); ok {
+		return si.ServerImage(), true
+	}
+	return providers.ServerImage{}, false
 }
 
 // checkEngineArgs refuses an engine argument the pinned server release
@@ -30,10 +28,10 @@ var serverDefaults = map[string]string{
 // `spec.engine.extraArgs` against providers/engineargs' table for the
 // release the image runs. When that release cannot be known, or has no
 // table, nothing is refused: an unchecked-engine-args warning says why,
-// except for the vllm provider's own floating default, which the
-// floating-image warning already names.
-func checkEngineArgs(md *hub.ModelDeployment, engine, provider string, pc *hub.ResolvedProvider, l *diag.List) {
-	def, ok := serverDefaults[provider]
+// except for a provider's default the provider already warns about (the
+// vllm provider's floating default).
+func checkEngineArgs(md *hub.ModelDeployment, engine string, p providers.Provider, pc *hub.ResolvedProvider, l *diag.List) {
+	def, ok := serverImage(p)
 	e := md.Spec.Engine
 	if !ok || engine != hub.EngineVLLM || e == nil {
 		return
@@ -58,12 +56,12 @@ func checkEngineArgs(md *hub.ModelDeployment, engine, provider string, pc *hub.R
 		image, from = pc.Images[hub.EngineVLLM], "the capability file's `images.vllm`"
 	}
 	if image == "" {
-		image, from = def, "the "+provider+" provider's default"
+		image, from = def.Default, "the "+p.Name()+" provider's default"
 	}
 	server, why := engineargs.ForImage(image)
 	if server == nil {
-		if image == vllm.DefaultImage && provider == hub.ProviderVLLM {
-			return // the floating-image warning covers it
+		if image == def.Default && def.DefaultWarned {
+			return // the provider's floating-image warning covers it
 		}
 		l.Warnf(diag.UncheckedEngineArgs, "spec.engine", "the engine arguments are not checked against the server's options: %s %q: %s (releases with a table: %s)", from, image, why, strings.Join(engineargs.Releases(), ", "))
 		return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/providers/builtin"
 )
 
 func TestCheckEngineArgs(t *testing.T) {
@@ -16,7 +17,7 @@ func TestCheckEngineArgs(t *testing.T) {
 	}
 	check := func(m *hub.ModelDeployment, provider string, pc *hub.ResolvedProvider) diag.List {
 		var l diag.List
-		checkEngineArgs(m, hub.EngineVLLM, provider, pc, &l)
+		checkEngineArgs(m, hub.EngineVLLM, builtin.ByName()[provider], pc, &l)
 		return l
 	}
 

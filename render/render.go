@@ -244,13 +244,7 @@ func renderDecoded(node *yaml.RNode, md *hub.ModelDeployment, caps *capabilities
 	if b := capabilities.BuiltinFor(d.Provider); b != nil {
 		l = append(l, checkEligible(b, md, d.Engine)...)
 	}
-	if d.Provider == hub.ProviderLLMD && !req.GatewayEnabled {
-		// llm-d is its inference scheduler (the endpoint picker) in front
-		// of vLLM; without the gateway objects only the vLLM Deployments
-		// remain, whatever the llm-d release.
-		l.Warnf(diag.LLMDWithoutGateway, "spec.gateway", "is not enabled (or the capability file declares no gateway), so the llmd provider renders plain vLLM Deployments and Services: no endpoint picker, no InferencePool, none of llm-d's routing; enable the gateway, or use the vllm provider for plain vLLM")
-	}
-	checkEngineArgs(md, d.Engine, d.Provider, req.Provider, &l)
+	checkEngineArgs(md, d.Engine, p, req.Provider, &l)
 	if l = append(l, p.Check(req)...); l.HasErrors() {
 		return nil, fits, l
 	}

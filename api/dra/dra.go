@@ -24,16 +24,6 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 )
 
-// RefusedClasses are the DeviceClasses of NVIDIA's DRA driver whose
-// devices are not whole GPUs a model server can own. A pool naming one is
-// refused: the renderer claims whole GPUs, each allocated to one pod.
-var RefusedClasses = map[string]string{
-	"mig.nvidia.com":                            "MIG partitions of a GPU",
-	"vfio.gpu.nvidia.com":                       "GPUs passed through to virtual machines",
-	"compute-domain-daemon.nvidia.com":          "ComputeDomain daemons (multi-node NVLink)",
-	"compute-domain-default-channel.nvidia.com": "ComputeDomain IMEX channels (multi-node NVLink)",
-}
-
 // CompileSelector compiles a selector in the DRA environment of a new
 // object, with the API server's cost limit.
 func CompileSelector(expr string) dracel.CompilationResult {

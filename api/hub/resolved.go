@@ -34,6 +34,16 @@ func (r *ResolvedCapabilities) Provider(name string) *ResolvedProvider {
 	return nil
 }
 
+// NodePool returns the node pool with that name, nil when absent.
+func (r *ResolvedCapabilities) NodePool(name string) *NodePool {
+	for i := range r.NodePools {
+		if r.NodePools[i].Name == name {
+			return &r.NodePools[i]
+		}
+	}
+	return nil
+}
+
 // ResolvedProvider is one installed provider: the capability file's entry
 // merged over the built-in description.
 type ResolvedProvider struct {

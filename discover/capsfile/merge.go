@@ -117,8 +117,8 @@ func (m *merger) providers(declared, found []hub.ProviderCapability) error {
 		}
 	}
 	for _, f := range found {
-		if f.Name == hub.ProviderVLLM || byName(declared, f.Name) != nil {
-			continue // vLLM is a choice, not a fact
+		if discover.NeedsNothing(f.Name) || byName(declared, f.Name) != nil {
+			continue // a provider that needs nothing installed is a choice, not a fact
 		}
 		if list, err = m.listOf("providers", true); err != nil {
 			return err

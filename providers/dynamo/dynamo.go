@@ -50,6 +50,12 @@ var _ providers.Provider = Provider{}
 // Name implements providers.Provider.
 func (Provider) Name() string { return hub.ProviderDynamo }
 
+// Detection implements providers.Detector: the CRD of the DynamoGraphDeployment and the operator's Deployment, whose image tag, `--operator-version` argument or chart label says the release.
+func (Provider) Detection() providers.Detection {
+	return providers.Detection{CRD: "dynamographdeployments.nvidia.com",
+		Images: []string{"/ai-dynamo/kubernetes-operator"}, Chart: "dynamo-operator", VersionArg: "--operator-version="}
+}
+
 // Check implements providers.Provider with what upstream's compatibility
 // rules (providers/dynamo/controller.go validateCompatibility) say beyond
 // the engines, modes and GPUs of the capability catalogue, which the render

@@ -39,7 +39,7 @@ func checkDevices(req *providers.Request, rel release, l *diag.List) {
 	}
 	switch {
 	case req.Engine != hub.EngineLlamaCpp:
-		l.Errorf("spec.resources.gpu.count", "cannot be served on node pool %q, which claims its GPUs as DRA devices (DeviceClass %q): %s creates the model pods of a preset itself and requests %s for them, which the pool's nodes do not offer, so the pods would stay Pending; use the vllm, llmd, kuberay or dynamo provider, or a pool without `deviceClassName`", placed.Pool, placed.Devices.DeviceClassName, rel, PresetGPUResource)
+		l.Errorf("spec.resources.gpu.count", "cannot be served on node pool %q, which claims its GPUs as DRA devices (DeviceClass %q): %s creates the model pods of a preset itself and requests %s for them, which the pool's nodes do not offer, so the pods would stay Pending; use a provider that writes its own pods' resource claims (docs/placement.md#gpus-as-dra-devices), or a pool without `deviceClassName`", placed.Pool, placed.Devices.DeviceClassName, rel, PresetGPUResource)
 	case !rel.labelBYO:
 		l.Errorf("spec.resources.gpu.count", "cannot be served on node pool %q, which claims its GPUs as DRA devices (DeviceClass %q): %s runs the llama.cpp template on nodes it provisions for the Workspace's instance type, and waits for their %s capacity, which nodes of a DRA pool never offer; declare KAITO 0.8 or later, which selects existing nodes by label, or use another provider or a pool without `deviceClassName`", placed.Pool, placed.Devices.DeviceClassName, rel, PresetGPUResource)
 	case req.Provider != nil && req.Provider.NodeAutoProvisioning != nil:

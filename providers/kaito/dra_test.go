@@ -30,7 +30,7 @@ func TestDRAPresetRefused(t *testing.T) {
 		require.Equal(t, "spec.resources.gpu.count", errs[0].Field)
 		require.Contains(t, errs[0].Message, `node pool "l4", which claims its GPUs as DRA devices (DeviceClass "gpu.nvidia.com")`)
 		require.Contains(t, errs[0].Message, "KAITO "+v+" creates the model pods of a preset itself and requests nvidia.com/gpu")
-		require.Contains(t, errs[0].Message, "use the vllm, llmd, kuberay or dynamo provider")
+		require.Contains(t, errs[0].Message, "use a provider that writes its own pods' resource claims (docs/placement.md#gpus-as-dra-devices)")
 	}
 }
 

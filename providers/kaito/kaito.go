@@ -49,6 +49,12 @@ var _ providers.Provider = Provider{}
 // Name implements providers.Provider.
 func (Provider) Name() string { return hub.ProviderKAITO }
 
+// Detection implements providers.Detector: the CRD of the Workspace and the workspace controller's Deployment (AKS's managed add-on names it ai-toolchain-operator), whose image tag has no leading v.
+func (Provider) Detection() providers.Detection {
+	return providers.Detection{CRD: "workspaces.kaito.sh",
+		Images: []string{"/aks/kaito/workspace"}, Names: []string{"workspace", "ai-toolchain-operator"}, Chart: "workspace"}
+}
+
 // Check implements providers.Provider: upstream's compatibility rules
 // beyond the engines, modes and GPUs of the capability catalogue, which the
 // render engine checks (with the llama.cpp image rule fixed to accept
@@ -77,10 +83,10 @@ func (Provider) Check(req *providers.Request) diag.List {
 		}
 	}
 	if s.Autoscaling() != nil {
-		l.Errorf("spec.scaling.autoscaling", "cannot be rendered for the kaito provider: a Workspace has no scale subresource for KEDA or a HorizontalPodAutoscaler to scale (KAITO abandoned its proposal for one); KAITO's InferenceSet (alpha in 0.8, beta in 0.11) has one, but the renderer does not render InferenceSets yet; set a fixed `spec.scaling.replicas`, or serve the model with the vllm or llmd provider")
+		l.Errorf("spec.scaling.autoscaling", "cannot be rendered for the kaito provider: a Workspace has no scale subresource for KEDA or a HorizontalPodAutoscaler to scale (KAITO abandoned its proposal for one); KAITO's InferenceSet (alpha in 0.8, beta in 0.11) has one, but the renderer does not render InferenceSets yet; set a fixed `spec.scaling.replicas`, or serve the model with a provider that renders a scalable workload (docs/providers.md#autoscaling-specscalingautoscaling-v1alpha2)")
 	}
 	if len(s.Adapters) > 0 {
-		l.Errorf("spec.adapters", "%s cannot load adapters from Hugging Face: a Workspace takes `inference.adapters` only as container images (KAITO 0.6 and later) or volumes (0.10 and later) and refuses URLs; package each adapter as an image and set `inference.adapters` through spec.provider.overrides, or serve the adapters with the vllm or llmd provider", rel)
+		l.Errorf("spec.adapters", "%s cannot load adapters from Hugging Face: a Workspace takes `inference.adapters` only as container images (KAITO 0.6 and later) or volumes (0.10 and later) and refuses URLs; package each adapter as an image and set `inference.adapters` through spec.provider.overrides, or serve the adapters with a provider that loads them from Hugging Face (docs/providers.md#lora-adapters-specadapters-v1alpha2)", rel)
 	}
 	// Other engines and disaggregated serving are refused by the render
 	// engine from the capability catalogue.

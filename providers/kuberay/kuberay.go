@@ -58,6 +58,12 @@ var _ providers.Provider = Provider{}
 // Name implements providers.Provider.
 func (Provider) Name() string { return hub.ProviderKubeRay }
 
+// Detection implements providers.Detector: the CRD of the RayService and the KubeRay operator's Deployment, whose image tag has a leading v.
+func (Provider) Detection() providers.Detection {
+	return providers.Detection{CRD: "rayservices.ray.io",
+		Images: []string{"/kuberay/operator"}, Names: []string{"kuberay-operator"}, Chart: "kuberay-operator"}
+}
+
 // Check implements providers.Provider: the name limits of the declared
 // KubeRay release, and the engine arguments Ray Serve LLM cannot take as
 // engine_kwargs (EngineKwargs). Upstream's engine and GPU rules are the
@@ -73,7 +79,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 		l.Errorf("spec.model.id", "must be set for the kuberay provider: Ray Serve LLM loads the model from model_loading_config.model_source, a Hugging Face id or a path")
 	}
 	if len(s.Adapters) > 0 {
-		l.Errorf("spec.adapters", "cannot be served by the kuberay provider: Ray Serve LLM loads LoRA adapters only from object storage (`lora_config.dynamic_lora_loading_path`, s3:// or gs://), not from Hugging Face; mirror the adapters there and replace `spec.serveConfigV2` through spec.provider.overrides with a Serve config whose LLMConfig sets `lora_config`, or serve them with the vllm or llmd provider")
+		l.Errorf("spec.adapters", "cannot be served by the kuberay provider: Ray Serve LLM loads LoRA adapters only from object storage (`lora_config.dynamic_lora_loading_path`, s3:// or gs://), not from Hugging Face; mirror the adapters there and replace `spec.serveConfigV2` through spec.provider.overrides with a Serve config whose LLMConfig sets `lora_config`, or serve them with a provider that loads them from Hugging Face (docs/providers.md#lora-adapters-specadapters-v1alpha2)")
 	}
 	return l
 }

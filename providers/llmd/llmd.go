@@ -37,6 +37,18 @@ var _ providers.Provider = Provider{}
 // Name implements providers.Provider.
 func (Provider) Name() string { return hub.ProviderLLMD }
 
+// Detection implements providers.Detector: no CRD and no operator: its inference scheduler's Deployment shows llm-d is there, not which llm-d release it belongs to.
+func (Provider) Detection() providers.Detection {
+	return providers.Detection{Images: []string{"/llm-d/llm-d-inference-scheduler"},
+		Runs: "llm-d's inference scheduler", NoRelease: "llm-d has no operator, so its release is not visible"}
+}
+
+// ServerImage implements providers.ServerImager: the model server is
+// vLLM's own entrypoint; its default is a pinned release.
+func (Provider) ServerImage() providers.ServerImage {
+	return providers.ServerImage{Default: DefaultImage, DefaultWarned: false}
+}
+
 // Check implements providers.Provider with what the generated names and
 // engine arguments need. Upstream's compatibility rules (vLLM only, GPUs
 // required) are the capability catalogue's, checked by the render engine.
@@ -44,6 +56,12 @@ func (Provider) Check(req *providers.Request) diag.List {
 	var l diag.List
 	md := req.MD
 	s := &md.Spec
+	if !req.GatewayEnabled {
+		// llm-d is its inference scheduler (the endpoint picker) in front
+		// of vLLM; without the gateway objects only the vLLM Deployments
+		// remain, whatever the llm-d release.
+		l.Warnf(diag.LLMDWithoutGateway, "spec.gateway", "is not enabled (or the capability file declares no gateway), so the llmd provider renders plain vLLM Deployments and Services: no endpoint picker, no InferencePool, none of llm-d's routing; enable the gateway, or render plain vLLM Deployments with the provider made for them (docs/providers.md)")
+	}
 	autoscale.Check(req, &l)
 	// Each Deployment name is also a Service name and the `app` label
 	// value, so it must be a DNS-1035 label; `-prefill` makes it longer.
@@ -233,7 +251,7 @@ func gpuType(g *hub.GPUSpec) string {
 func warnIgnored(md *hub.ModelDeployment, l *diag.List) {
 	s := &md.Spec
 	if s.Model.Storage != nil && len(s.Model.Storage.Volumes) > 0 {
-		l.Warnf(diag.IgnoredField, "spec.model.storage", "is ignored by the llmd provider: like upstream, llm-d model servers mount no volumes and download the model at start-up; use the vllm or dynamo provider to mount model storage")
+		l.Warnf(diag.IgnoredField, "spec.model.storage", "is ignored by the llmd provider: like upstream, llm-d model servers mount no volumes and download the model at start-up; use a provider that mounts model storage (docs/providers.md)")
 	}
 	if s.Mode() == hub.ModeDisaggregated {
 		if r := s.Resources; r != nil {

@@ -504,7 +504,15 @@ func TestCheck(t *testing.T) {
 	t.Run("a 55-character name still fits -prefill", func(t *testing.T) {
 		md := decode(t, disagg+"scaling: {prefill: {gpu: {count: 1}}, decode: {gpu: {count: 1}}}")
 		md.Name = strings.Repeat("a", 55)
-		require.Empty(t, Provider{}.Check(unvalidated(md)))
+		require.Empty(t, Provider{}.Check(unvalidated(md)).Errors())
+	})
+	t.Run("without the gateway, only the vLLM Deployments remain", func(t *testing.T) {
+		req := unvalidated(decode(t, base))
+		l := Provider{}.Check(req)
+		require.Len(t, l, 1, "%v", l)
+		require.Equal(t, diag.LLMDWithoutGateway, l[0].Code)
+		req.GatewayEnabled = true
+		require.Empty(t, Provider{}.Check(req))
 	})
 }
 

@@ -36,6 +36,12 @@ var _ providers.Provider = Provider{}
 // Name implements providers.Provider.
 func (Provider) Name() string { return hub.ProviderVLLM }
 
+// ServerImage implements providers.ServerImager: the model server is
+// vLLM's own entrypoint; it warns itself (floating-image) when its floating default runs.
+func (Provider) ServerImage() providers.ServerImage {
+	return providers.ServerImage{Default: DefaultImage, DefaultWarned: true}
+}
+
 // Check implements providers.Provider with the names and networking flags
 // this provider owns. Upstream's compatibility rules (vLLM only, GPUs,
 // aggregated serving) are the capability catalogue's, checked by the
