@@ -242,11 +242,12 @@ func (t *Twin) checkDRA(assets string) error {
 		}
 	}
 	config := filepath.Join(t.dir, "kube-scheduler-config.yaml")
-	// It listens before it writes the file: on a free port of 127.0.0.1,
-	// not the default 0.0.0.0:10259, which another twin's check (a fleet
-	// starts its twins at once) or another test process may hold.
+	// It would listen before it writes the file, on 0.0.0.0:10259 by
+	// default, which another twin's check (a fleet starts its twins at
+	// once) or another test process may hold: --secure-port 0 serves
+	// nothing.
 	out, err := exec.Command(filepath.Join(assets, "kube-scheduler"), "--kubeconfig", t.Kubeconfig, "--write-config-to", config,
-		"--bind-address", "127.0.0.1", "--secure-port", freePort()).CombinedOutput()
+		"--secure-port", "0").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("kube-scheduler --write-config-to: %w\n%s", err, out)
 	}
@@ -280,27 +281,31 @@ func (t *Twin) checkDRA(assets string) error {
 	return fmt.Errorf("the scheduler's %s profile does not enable the %s plugin:\n%s", corev1.DefaultSchedulerName, DRAPlugin, data)
 }
 
+// The components serve nothing: nothing reads their health or metrics
+// endpoints (--secure-port 0 turns the controller-manager's and the
+// scheduler's off), nor KWOK's kubelet API (served only with
+// --server-address), and a port picked for them in advance could be
+// taken before they bind it.
+
 func (t *Twin) startControllerManager(assets string) error {
 	return t.run("kube-controller-manager", filepath.Join(assets, "kube-controller-manager"),
-		"--kubeconfig", t.Kubeconfig, "--authentication-kubeconfig", t.Kubeconfig, "--authorization-kubeconfig", t.Kubeconfig,
+		"--kubeconfig", t.Kubeconfig,
 		"--controllers", strings.Join(Controllers, ","),
 		"--leader-elect=false", "--use-service-account-credentials=false",
-		"--bind-address", "127.0.0.1", "--secure-port", freePort(),
+		"--secure-port", "0",
 		"--concurrent-deployment-syncs", "10", "--concurrent-replicaset-syncs", "10")
 }
 
 func (t *Twin) startScheduler(assets string) error {
 	return t.run("kube-scheduler", filepath.Join(assets, "kube-scheduler"),
-		"--kubeconfig", t.Kubeconfig, "--authentication-kubeconfig", t.Kubeconfig, "--authorization-kubeconfig", t.Kubeconfig,
-		"--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", freePort())
+		"--kubeconfig", t.Kubeconfig, "--leader-elect=false", "--secure-port", "0")
 }
 
 func (t *Twin) startKWOK(assets string) error {
 	return t.run("kwok", filepath.Join(assets, "kwok"),
 		"--kubeconfig", t.Kubeconfig, "--config", filepath.Join(assets, "stages.yaml"),
 		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector", "kwok.x-k8s.io/node=fake",
-		"--cidr", t.opts.PodCIDR, "--node-ip", "127.0.0.1",
-		"--server-address", "127.0.0.1:"+freePort())
+		"--cidr", t.opts.PodCIDR, "--node-ip", "127.0.0.1")
 }
 
 // StartOperator runs an operator binary against the twin, with the
@@ -330,9 +335,6 @@ func (t *Twin) StopProcess(name string) {
 		t.procs[i].name = name + " (stopped)"
 	}
 }
-
-// FreePort returns a free port on 127.0.0.1, for an operator's endpoints.
-func FreePort() string { return freePort() }
 
 // run starts a component, its output in a log file.
 func (t *Twin) run(name, bin string, args ...string) error {
@@ -365,11 +367,26 @@ func (t *Twin) runEnv(name, bin string, env []string, args ...string) error {
 func (t *Twin) Logs(lines int) string {
 	var b strings.Builder
 	for _, p := range t.procs {
-		data, _ := os.ReadFile(p.log)
-		all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-		fmt.Fprintf(&b, "--- %s (last %d lines)\n%s\n", p.name, lines, strings.Join(all[max(0, len(all)-lines):], "\n"))
+		fmt.Fprintf(&b, "--- %s (last %d lines)\n%s\n", p.name, lines, p.tail(lines))
 	}
 	return b.String()
+}
+
+// tail is the last lines of the process's log.
+func (p *process) tail(lines int) string {
+	data, _ := os.ReadFile(p.log)
+	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
+// running is the program started as name that has not been stopped.
+func (t *Twin) running(name string) (*process, error) {
+	for i := len(t.procs) - 1; i >= 0; i-- {
+		if t.procs[i].name == name {
+			return t.procs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("%s: no such program runs beside twin %s", name, t.Name)
 }
 
 // Stop stops every component and removes the twin's files.
@@ -436,14 +453,14 @@ func writeKubeconfig(cfg *rest.Config, name, path string) (string, error) {
 	return path, clientcmd.WriteToFile(*kubeconfig(cfg, name), path)
 }
 
-// freePort returns a free TCP port on 127.0.0.1.
-func freePort() string {
+// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
+func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "0"
+		return 0, err
 	}
 	defer l.Close()
-	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // StartFleet starts one twin per name at once (FleetOptions gives each its
