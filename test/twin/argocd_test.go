@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,8 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
-
-	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // Argo CD on the twin: its own repo-server, the plugin in a real
@@ -97,23 +97,38 @@ func launchArgoCD(assets, repoURL string) error {
 		"--config-dir-path", config, "--loglevel", "info"); err != nil {
 		return err
 	}
-	repoServer := "127.0.0.1:" + twin.FreePort()
-	argoRepoServer = repoServer
+	// Every port 0: the repo-server says which port it got; nothing reads
+	// the metrics.
 	if err := cluster.StartProcess("argocd-repo-server", bin, append(common,
 		"ARGOCD_BINARY_NAME=argocd-repo-server", "TMPDIR="+filepath.Join(dir, "repo-tmp"), "ARGOCD_ASK_PASS_SOCK="+filepath.Join(dir, "askpass.sock")),
-		"--address", "127.0.0.1", "--port", strings.TrimPrefix(repoServer, "127.0.0.1:"),
-		"--metrics-address", "127.0.0.1", "--metrics-port", twin.FreePort(),
+		"--address", "127.0.0.1", "--port", "0",
+		"--metrics-address", "127.0.0.1", "--metrics-port", "0",
 		"--disable-tls", "--redis", redis, "--loglevel", "info"); err != nil {
 		return err
 	}
-	// The commit server is only dialled for source hydration, which is off.
+	ctx, cancel := context.WithTimeout(context.Background(), startBound)
+	defer cancel()
+	listening, err := cluster.WaitLog(ctx, "argocd-repo-server", repoServerListening)
+	if err != nil {
+		return err
+	}
+	argoRepoServer = listening[1]
+	// The commit server is only dialled for source hydration, which is
+	// off: an address where nothing listens.
 	return cluster.StartProcess("argocd-application-controller", bin, append(common, "ARGOCD_BINARY_NAME=argocd-application-controller"),
 		"--kubeconfig", cluster.Kubeconfig, "--namespace", argoNamespace,
-		"--repo-server", repoServer, "--repo-server-plaintext", "--commit-server", "127.0.0.1:"+twin.FreePort(),
-		"--redis", redis, "--metrics-port", twin.FreePort(),
+		"--repo-server", argoRepoServer, "--repo-server-plaintext", "--commit-server", "127.0.0.1:0",
+		"--redis", redis, "--metrics-port", "0",
 		"--status-processors", "2", "--operation-processors", "2", "--app-resync", "10",
 		"--self-heal-timeout-seconds", "2", "--loglevel", "info")
 }
+
+// repoServerListening is the line where the repo-server says the address
+// it listens on (port 0 given, the one it got).
+var repoServerListening = regexp.MustCompile(`argocd-repo-server is listening on (127\.0\.0\.1:\d+)`)
+
+// startBound only catches a component that never comes up.
+const startBound = 2 * time.Minute
 
 // argoRepoServer is the repo-server's address, once launchArgoCD has run.
 var argoRepoServer string
@@ -136,13 +151,19 @@ var (
 )
 
 // startRedis runs Debian's redis-server on 127.0.0.1, without persistence.
+// Redis must be told its port (port 0 turns TCP off), so it is started
+// again should another process take the port first (StartOnFreePort).
 func startRedis(assets string) (string, error) {
 	redisOnce.Do(func() {
-		port := twin.FreePort()
+		ctx, cancel := context.WithTimeout(context.Background(), startBound)
+		defer cancel()
 		dir := filepath.Join(assets, "redis")
-		redisErr = cluster.StartProcess("redis-server", filepath.Join(dir, "bin", "redis-server"), []string{"LD_LIBRARY_PATH=" + filepath.Join(dir, "lib")},
-			"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", scratch)
-		redisAddr = "127.0.0.1:" + port
+		var port int
+		port, redisErr = cluster.StartOnFreePort(ctx, "redis-server", filepath.Join(dir, "bin", "redis-server"), []string{"LD_LIBRARY_PATH=" + filepath.Join(dir, "lib")},
+			func(port int) []string {
+				return []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", scratch}
+			})
+		redisAddr = "127.0.0.1:" + strconv.Itoa(port)
 	})
 	return redisAddr, redisErr
 }

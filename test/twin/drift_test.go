@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -101,8 +102,14 @@ func TestCapabilitiesDrift(t *testing.T) {
 
 	model := oneModel(t, "qwen3", "  model: {id: Qwen/Qwen3-0.6B}\n  provider: {name: vllm}\n  engine: {type: vllm}\n  resources: {gpu: {count: 1}}\n")
 	ns, _ := deploy(t, render(t, caps, model))
-	metrics := "127.0.0.1:" + twin.FreePort()
-	startReporter(t, ns, "--metrics-bind-address", metrics, "--kubeconfig", reporterServiceAccount(t))
+	// Its metrics on a port of its own choosing, its one port (the
+	// probes are off), which the kernel tells.
+	rep := startReporter(t, ns, "--metrics-bind-address", "127.0.0.1:0", "--kubeconfig", reporterServiceAccount(t))
+	listening, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	port, err := twin.ListeningPort(listening, rep.Pid)
+	require.NoError(t, err, "the reporter's metrics endpoint")
+	metrics := "127.0.0.1:" + strconv.Itoa(port)
 
 	const differences = `airunway_status_reporter_capabilities_differences{clustercapabilities="drift"}`
 	current := func(want string, start time.Time) (time.Duration, *unstructured.Unstructured) {

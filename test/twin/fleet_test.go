@@ -568,8 +568,9 @@ func startApplicationSetController(t *testing.T) {
 			append(argoEnv(), "ARGOCD_BINARY_NAME=argocd-applicationset-controller"),
 			"--kubeconfig", cluster.Kubeconfig, "--namespace", argoNamespace,
 			"--argocd-repo-server", argoRepoServer, "--repo-server-plaintext",
-			"--metrics-addr", "127.0.0.1:"+twin.FreePort(), "--probe-addr", "127.0.0.1:"+twin.FreePort(),
-			"--webhook-addr", "127.0.0.1:"+twin.FreePort(),
+			// No metrics or probes; the Git webhook on a port of its
+			// own choosing, which nothing calls.
+			"--metrics-addr", "0", "--probe-addr", "0", "--webhook-addr", "127.0.0.1:0",
 			"--enable-leader-election=false", "--enable-scm-providers=false", "--loglevel", "info")
 	})
 	require.NoError(t, appsetErr)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,15 +18,16 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
-
-	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // Flux on the twin: its source-controller and kustomize-controller, built
 // by hack/install-gitops.sh and run as processes, apply the rendered
 // directories (examples/flux/rendered) from the platform repository. The
-// source-controller serves its artifacts on 127.0.0.1 and advertises that
-// address, so the kustomize-controller fetches from loopback.
+// source-controller serves its artifacts on 127.0.0.1, on a port of its own
+// choosing, and the kustomize-controller fetches them from there
+// (SOURCE_CONTROLLER_LOCALHOST, which Flux reads to run its controllers
+// outside a cluster, takes the place of the address advertised in each
+// artifact's URL).
 const fluxNamespace = "flux-system"
 
 var (
@@ -54,18 +56,25 @@ func launchFlux(assets string) error {
 			return err
 		}
 	}
-	artifacts := "127.0.0.1:" + twin.FreePort()
 	// No --kubeconfig flag: both read KUBECONFIG, which StartProcess sets.
+	// No metrics or health endpoints ("0"): the artifact server is the
+	// source-controller's one port, which the kernel tells.
 	if err := cluster.StartProcess("source-controller", filepath.Join(assets, "source-controller", "source-controller"),
 		[]string{"TMPDIR=" + filepath.Join(dir, "sc-tmp"), "EVENTS_ADDR=", "HTTP_PROXY=", "HTTPS_PROXY="},
-		"--storage-path", storage, "--storage-addr", artifacts, "--storage-adv-addr", artifacts,
-		"--metrics-addr", "127.0.0.1:"+twin.FreePort(), "--health-addr", "127.0.0.1:"+twin.FreePort(),
+		"--storage-path", storage, "--storage-addr", "127.0.0.1:0", "--storage-adv-addr", "source-controller."+fluxNamespace+".svc.cluster.local.",
+		"--metrics-addr", "0", "--health-addr", "0",
 		"--enable-leader-election=false", "--watch-all-namespaces=true", "--log-encoding", "console"); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), startBound)
+	defer cancel()
+	port, err := cluster.ListeningPort(ctx, "source-controller")
+	if err != nil {
+		return err
+	}
 	return cluster.StartProcess("kustomize-controller", filepath.Join(assets, "kustomize-controller", "kustomize-controller"),
-		[]string{"TMPDIR=" + filepath.Join(dir, "kc-tmp"), "SOURCE_CONTROLLER_LOCALHOST=" + artifacts, "HTTP_PROXY=", "HTTPS_PROXY="},
-		"--metrics-addr", "127.0.0.1:"+twin.FreePort(), "--health-addr", "127.0.0.1:"+twin.FreePort(),
+		[]string{"TMPDIR=" + filepath.Join(dir, "kc-tmp"), "SOURCE_CONTROLLER_LOCALHOST=127.0.0.1:" + strconv.Itoa(port), "HTTP_PROXY=", "HTTPS_PROXY="},
+		"--metrics-addr", "0", "--health-addr", "0",
 		"--enable-leader-election=false", "--watch-all-namespaces=true", "--no-remote-bases=true", "--log-encoding", "console")
 }
 

@@ -14,8 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-
-	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // The KubeRay release the placement golden's capability file declares.
@@ -54,7 +52,7 @@ func useKubeRay(t *testing.T, v string) {
 	dir := filepath.Join(os.Getenv("TWIN_ASSETS"), "kuberay-"+v)
 	require.NoError(t, installCRDDir(filepath.Join(dir, "crds")), "the CRDs of KubeRay v%s (hack/install-twin.sh copies them)", v)
 	require.NoError(t, cluster.StartOperator(kuberayProcess(v), filepath.Join(dir, "kuberay-operator"),
-		"--metrics-addr", "127.0.0.1:"+twin.FreePort(), "--health-probe-bind-address", "127.0.0.1:"+twin.FreePort(),
+		"--metrics-addr", "0", "--health-probe-bind-address", "0", // nothing reads them
 		"--enable-leader-election=false",
 		// Dashboard and Serve-proxy calls go through the API server's
 		// proxy (which refuses loopback pod IPs), not a service DNS

@@ -21,8 +21,9 @@ import (
 
 // startReporter runs the status reporter binary against the twin, as a
 // user would out of cluster: a kubeconfig (leader election then switches
-// itself off) and the test's namespace; endpoints off.
-func startReporter(t *testing.T, ns string, flags ...string) {
+// itself off) and the test's namespace; endpoints off. It returns the
+// process.
+func startReporter(t *testing.T, ns string, flags ...string) *os.Process {
 	t.Helper()
 	bin := os.Getenv("AIRUNWAY_STATUS_REPORTER_BIN")
 	require.NotEmpty(t, bin, "AIRUNWAY_STATUS_REPORTER_BIN must name the status reporter binary (make twin sets it)")
@@ -46,6 +47,7 @@ func startReporter(t *testing.T, ns string, flags ...string) {
 			t.Logf("status reporter log:\n%s", data)
 		}
 	})
+	return cmd.Process
 }
 
 // readyStatus is the model's Ready condition status, "" without one.
