@@ -657,24 +657,39 @@ func overcommit(t *testing.T, work, model, cluster string, p *fleetPlan) *fleetP
 	return short
 }
 
-// requireStillPending holds that the cluster's Pending pods stay Pending a
-// few seconds (a scheduler that binds them late would not agree with
-// the plan after all).
+// requireStillPending holds that the cluster's Pending pods stay Pending:
+// once the scheduler has tried each and marked it unschedulable (its
+// verdict, which only a change of the cluster makes it reconsider), none
+// is bound while the scheduler gets another look (a scheduler that binds
+// them late would not agree with the plan after all).
 func requireStillPending(t *testing.T, name string, want int) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
+	pending := func() ([]corev1.Pod, error) {
 		pods := &corev1.PodList{}
-		require.NoError(t, fleet[name].twin.Client.List(context.Background(), pods, client.InNamespace(exampleNamespace)))
-		pending := 0
+		if err := fleet[name].twin.Client.List(context.Background(), pods, client.InNamespace(exampleNamespace)); err != nil {
+			return nil, err
+		}
+		var out []corev1.Pod
 		for _, p := range pods.Items {
 			if p.Spec.NodeName == "" {
-				pending++
+				out = append(out, p)
 			}
 		}
-		require.Equal(t, want, pending, "%s: pods Pending against the plan\n%s", name, podSummary(pods.Items))
-		time.Sleep(250 * time.Millisecond)
+		return out, nil
 	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		pods, err := pending()
+		require.NoError(c, err)
+		require.Len(c, pods, want, "%s: pods Pending against the plan\n%s", name, podSummary(pods))
+		for _, p := range pods {
+			assert.True(c, podUnschedulable(&p), "%s: the scheduler has not marked pod %s unschedulable: %v", name, p.Name, p.Status.Conditions)
+		}
+	}, time.Minute, 250*time.Millisecond, "%s: the scheduler did not mark the %d Pending pods unschedulable", name, want)
+	// Never runs its condition off the test's goroutine: no t in it.
+	require.Never(t, func() bool {
+		pods, err := pending()
+		return err != nil || len(pods) != want
+	}, 3*time.Second, 250*time.Millisecond, "%s: a pod the scheduler had marked unschedulable was bound against the plan (or the pods could not be listed)", name)
 }
 
 // waitNoFleetApps waits until the ApplicationSet's Applications are gone.
