@@ -118,12 +118,21 @@ var fluxHealth = map[string]string{"True": "Ready", "False": "NotReady", "Unknow
 // message.
 func kustomizationReady(t tb, name string) (string, string, *unstructured.Unstructured) {
 	t.Helper()
+	k, err := getKustomization(name)
+	require.NoError(t, err)
+	return conditionStatus(k, "Ready"), conditionMessage(k, "Ready"), k
+}
+
+func getKustomization(name string) (*unstructured.Unstructured, error) {
 	k := &unstructured.Unstructured{}
 	k.SetAPIVersion("kustomize.toolkit.fluxcd.io/v1")
 	k.SetKind("Kustomization")
-	require.NoError(t, cluster.Client.Get(context.Background(), client.ObjectKey{Namespace: fluxNamespace, Name: name}, k))
-	return conditionStatus(k, "Ready"), conditionMessage(k, "Ready"), k
+	return k, cluster.Client.Get(context.Background(), client.ObjectKey{Namespace: fluxNamespace, Name: name}, k)
 }
+
+// healthCheckFailed is the reason of a Kustomization's Ready=False once
+// its health check (wait: true) has given up on what it applied.
+const healthCheckFailed = "HealthCheckFailed"
 
 // waitKustomization polls the Kustomization's Ready condition until done
 // says so, recording it as health ("Ready", "NotReady", "Unknown").
@@ -179,13 +188,25 @@ func TestGitOpsFlux(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return readyStatusIfAny(t, exampleNamespace, models[0]) == "False"
 	}, time.Minute, 250*time.Millisecond, "the Kustomization did not apply the models")
-	held := time.Now().Add(15 * time.Second)
-	for time.Now().Before(held) {
-		status, msg, _ := kustomizationReady(t, name)
+	// Flux's verdict: the health check, having waited its timeout (30 s)
+	// for the models, fails. A Ready Kustomization ends the wait too, and
+	// fails the test.
+	var status, msg string
+	waitUntil(t, 2*time.Minute, 250*time.Millisecond, func(c *assert.CollectT) {
+		var k *unstructured.Unstructured
+		status, msg, k = kustomizationReady(c, name)
 		h.observe(fluxHealth[status])
-		require.NotEqual(t, "True", status, "the Kustomization is Ready while no model is: %s", msg)
-		time.Sleep(250 * time.Millisecond)
-	}
+		if reason := conditionField(k, "Ready", "reason"); status != "True" && reason != healthCheckFailed {
+			c.Errorf("Kustomization %s: Ready=%q (%s) %q, not yet failed for want of the models", name, status, reason, msg)
+		}
+	}, func() string { return cluster.Logs(20) }, "the Kustomization's health check did not fail with no model Ready")
+	require.NotEqual(t, "True", status, "the Kustomization is Ready while no model is: %s", msg)
+	// Nor is it Ready when it tries again (retryInterval, 5 s). Never runs
+	// its condition off the test's goroutine: no t in it.
+	require.Never(t, func() bool {
+		k, err := getKustomization(name)
+		return err != nil || conditionStatus(k, "Ready") == "True"
+	}, 5*time.Second, 250*time.Millisecond, "the Kustomization turned Ready while no model is (or could not be read)")
 
 	setUnschedulable(t, poolNodes(nodes, pool), false)
 	waitKustomization(t, name, h, 2*time.Minute, func(s string) bool { return s == "True" })
