@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -246,8 +247,9 @@ func exampleApplication(t *testing.T, name, repoURL string) *unstructured.Unstru
 }
 
 // appState is what an Application's status says at one moment: sync and
-// health status, and the last operation's phase, message and start.
-type appState struct{ sync, health, phase, message, started, revision string }
+// health status, and the last operation's phase, message, start and
+// request (requestSync's mark; "" for one it did not request).
+type appState struct{ sync, health, phase, message, started, revision, request string }
 
 func readApp(t tb, name string) (appState, *unstructured.Unstructured) {
 	t.Helper()
@@ -262,6 +264,7 @@ func readApp(t tb, name string) (appState, *unstructured.Unstructured) {
 	s.message, _, _ = unstructured.NestedString(app.Object, "status", "operationState", "message")
 	s.started, _, _ = unstructured.NestedString(app.Object, "status", "operationState", "startedAt")
 	s.revision, _, _ = unstructured.NestedString(app.Object, "status", "sync", "revision")
+	s.request = operationInfo(app, requestInfo)
 	return s, app
 }
 
@@ -438,9 +441,9 @@ func requireNoOpSync(t *testing.T, name string, want []*unstructured.Unstructure
 	t.Helper()
 	before := snapshot(t, want)
 	first, _ := readApp(t, name)
-	requestSync(t, name, first.revision)
+	request := requestSync(t, name, first.revision)
 	s := waitApp(t, name, &healthTimeline{}, time.Minute, func(s appState) bool {
-		return s.started != first.started && s.phase == "Succeeded"
+		return s.request == request && s.phase == "Succeeded"
 	})
 	require.Equal(t, "Synced", s.sync)
 	require.Equal(t, before, snapshot(t, want), "the second sync changed objects")
@@ -448,16 +451,41 @@ func requireNoOpSync(t *testing.T, name string, want []*unstructured.Unstructure
 }
 
 // requestSync asks Argo CD to sync the Application to revision, as the
-// CLI or the UI does: an `operation` on the Application.
-func requestSync(t tb, name, revision string) {
+// CLI or the UI does: an `operation` on the Application. It returns the
+// request's mark, an item of the operation's info (as `argocd app sync
+// --info` adds), which the operation state keeps: the way to tell this
+// sync from any other (its startedAt counts whole seconds, which two syncs
+// may share).
+func requestSync(t tb, name, revision string) string {
 	t.Helper()
+	request := fmt.Sprintf("twin-%d", syncRequests.Add(1))
 	_, app := readApp(t, name)
 	patch := client.MergeFrom(app.DeepCopy())
 	require.NoError(t, unstructured.SetNestedMap(app.Object, map[string]any{
 		"initiatedBy": map[string]any{"username": "twin"},
 		"sync":        map[string]any{"revision": revision},
+		"info":        []any{map[string]any{"name": requestInfo, "value": request}},
 	}, "operation"))
 	require.NoError(t, cluster.Client.Patch(context.Background(), app, patch))
+	return request
+}
+
+// requestInfo names requestSync's mark among an operation's info.
+const requestInfo = "twin-request"
+
+// syncRequests numbers requestSync's marks.
+var syncRequests atomic.Int64
+
+// operationInfo is the value of the last operation's info item name.
+func operationInfo(app *unstructured.Unstructured, name string) string {
+	items, _, _ := unstructured.NestedSlice(app.Object, "status", "operationState", "operation", "info")
+	for _, item := range items {
+		if m, ok := item.(map[string]any); ok && m["name"] == name {
+			v, _ := m["value"].(string)
+			return v
+		}
+	}
+	return ""
 }
 
 // snapshot is each object's generation, labels and annotations: what a
