@@ -79,17 +79,19 @@ func deleteNamespace(t *testing.T, ns *corev1.Namespace) {
 }
 
 // waitPlaced waits until every pod of each model is bound and Ready, and
-// returns them per model. A pod names its model under the model label, or
-// under `kaito.sh/workspace` (KAITO's presets). Past the deadline it fails
-// with the pods still Pending and the scheduler's events.
-func waitPlaced(t *testing.T, ns string, models []*unstructured.Unstructured, want map[string]int, start time.Time, deadline time.Duration) map[string]*placed {
+// returns them per model, each with the time since start (for the table)
+// at which the wait saw them so. A pod names its model under the model
+// label, or under `kaito.sh/workspace` (KAITO's presets). After within,
+// counted from the call (what ran since start is not taken from it), it
+// fails with the pods still Pending and the scheduler's events.
+func waitPlaced(t *testing.T, ns string, models []*unstructured.Unstructured, want map[string]int, start time.Time, within time.Duration) map[string]*placed {
 	t.Helper()
 	ctx := context.Background()
 	out := map[string]*placed{}
 	for _, m := range models {
 		out[m.GetName()] = &placed{model: m.GetName(), pool: m.GetAnnotations()[hub.AnnotationNodePool]}
 	}
-	waitUntil(t, deadline-time.Since(start), 250*time.Millisecond, func(c *assert.CollectT) {
+	waitUntil(t, within, 250*time.Millisecond, func(c *assert.CollectT) {
 		pods := &corev1.PodList{}
 		require.NoError(c, cluster.Client.List(ctx, pods, client.InNamespace(ns)))
 		done := true
@@ -123,7 +125,7 @@ func waitPlaced(t *testing.T, ns string, models []*unstructured.Unstructured, wa
 				p.readyAfter = time.Since(start)
 			}
 		}
-	}, func() string { return schedulerEvents(t, ns) + "\n" + nodeSummary(t) + "\n" + cluster.Logs(15) }, "pods not bound and Ready within %s", deadline)
+	}, func() string { return schedulerEvents(t, ns) + "\n" + nodeSummary(t) + "\n" + cluster.Logs(15) }, "pods not bound and Ready within %s", within)
 	return out
 }
 
