@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/kbuild"
 	"github.com/airunway-render/airunway-render/internal/termsafe"
@@ -135,10 +136,10 @@ func unrenderedModels(built []byte) diag.List {
 	var problems diag.List
 	var models []string
 	for _, n := range nodes {
-		if _, bad := render.CheckShape(n); bad {
+		if _, bad := versions.CheckShape(n); bad {
 			continue
 		}
-		if p, bad := render.CheckAPIVersion(n); bad {
+		if p, bad := versions.CheckAPIVersion(n); bad {
 			problems = append(problems, p)
 			continue
 		}

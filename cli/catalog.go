@@ -18,10 +18,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/filters"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/internal/budget"
@@ -398,7 +400,7 @@ func editCatalog(file string, data []byte, row *hub.CatalogModel) ([]byte, []str
 	var catalogs []*yaml.RNode
 	var others []string
 	for _, n := range nodes {
-		if p, bad := render.CheckShape(n); bad {
+		if p, bad := versions.CheckShape(n); bad {
 			return nil, nil, problemsError{diag.List{withFile(p, file)}}
 		}
 		group, _, _ := strings.Cut(n.GetApiVersion(), "/")
@@ -575,7 +577,7 @@ metadata:
     %s: "true"
 spec:
   models: []
-`, v1alpha1.APIVersion, hub.KindModelCatalog, catalogNameFor(file), render.LocalConfigAnnotation)
+`, v1alpha1.APIVersion, hub.KindModelCatalog, catalogNameFor(file), filters.LocalConfigAnnotation)
 }
 
 // catalogNameFor names a new file's ModelCatalog after the file: its base

@@ -261,13 +261,13 @@ func printNotes(w io.Writer, m migration) {
 }
 
 // itemEdit changes one object of a file in place and says what changed;
-// an error leaves the file unwritten (fn.MigrateProblems reports it).
+// an error leaves the file unwritten (versions.MigrateProblems reports it).
 type itemEdit func(n *yaml.RNode) ([]string, error)
 
 // migrateEdit is migrate's edit: deprecated fields moved, and a
 // conversion to the version to, when given.
 func migrateEdit(to string) itemEdit {
-	return func(n *yaml.RNode) ([]string, error) { return fn.MigrateItem(n, to) }
+	return func(n *yaml.RNode) ([]string, error) { return versions.MigrateItem(n, to) }
 }
 
 // editFile returns the new content of file, whose content is data, with
@@ -285,11 +285,11 @@ func editFile(file string, data []byte, edit itemEdit) ([]byte, []string, diag.L
 	for _, n := range nodes {
 		changes, err := edit(n)
 		if err != nil {
-			l = append(l, fn.MigrateProblems(n, file, err)...)
+			l = append(l, versions.MigrateProblems(n, file, err)...)
 			continue
 		}
 		for _, c := range changes {
-			notes = append(notes, fn.ItemRef(n).String()+": "+c)
+			notes = append(notes, versions.ItemRef(n).String()+": "+c)
 		}
 	}
 	if l.HasErrors() || len(notes) == 0 {

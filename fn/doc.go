@@ -18,7 +18,9 @@
 //
 // RunMigrate is the second function, `airunway-render migrate` without
 // paths: the ModelDeployments among the items move to the newest form of
-// their API (api/versions), each change an info result.
+// their API (versions.MigrateItem, which the command shares), each change
+// an info result. The package exports the two functions and nothing the
+// command line needs besides.
 //
 // The command line (render, diff, preview, migrate with paths, argocd,
 // version) is package cli.

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/termsafe"
@@ -37,7 +38,7 @@ const (
 func fromKpt(items []*yaml.RNode) bool {
 	kpt := false
 	for _, n := range items {
-		if _, bad := render.CheckShape(n); bad {
+		if _, bad := versions.CheckShape(n); bad {
 			continue // GetAnnotations would panic; the render refuses it
 		}
 		a := n.GetAnnotations()
@@ -125,7 +126,7 @@ func danglingAliases(items []*yaml.RNode) diag.List {
 			continue
 		}
 		var ref diag.Resource
-		if _, bad := render.CheckShape(n); !bad { // kyaml's accessors need a sound shape
+		if _, bad := versions.CheckShape(n); !bad { // kyaml's accessors need a sound shape
 			ref = diag.Resource{APIVersion: n.GetApiVersion(), Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()}
 		}
 		l = append(l, diag.Problem{Severity: diag.Error, Resource: ref,

@@ -26,7 +26,7 @@ import (
 func CatalogFacts(items []*yaml.RNode, models map[string]fit.Model, source func(*yaml.RNode) string) (map[string]fit.Model, diag.List) {
 	var catalogs []*yaml.RNode
 	for _, n := range items {
-		if _, bad := CheckShape(n); bad || !isCatalog(n) {
+		if _, bad := versions.CheckShape(n); bad || !isCatalog(n) {
 			continue
 		}
 		catalogs = append(catalogs, n)

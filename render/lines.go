@@ -3,6 +3,7 @@ package render
 import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
@@ -18,7 +19,7 @@ func withLines(l diag.List, items []*yaml.RNode, source func(*yaml.RNode) string
 	}
 	byPlace := map[string]*yaml.RNode{}
 	for _, n := range items {
-		if _, bad := CheckShape(n); bad {
+		if _, bad := versions.CheckShape(n); bad {
 			continue // kyaml's accessors cannot read it
 		}
 		file := fileOf(n)

@@ -9,4 +9,11 @@
 // apiVersion, so an object of a version that is not served is an error
 // naming the versions that are, and adding a version is one entry in
 // Served.
+//
+// It also judges an input item before anything reads it (items.go): a
+// shape kyaml's accessors can read (CheckShape), a Kubernetes object
+// (CheckDocument), and an apiVersion and kind that is ours and served, or
+// not ours at all (CheckAPIVersion); render, build and migrate refuse the
+// same items with the same words. MigrateItem (migrateitem.go) is one
+// item's migration, shared by the `migrate` function and the command.
 package versions

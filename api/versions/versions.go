@@ -130,7 +130,7 @@ func lookupOrNewest(apiVersion, kind string) (Version, diag.List) {
 // served version it is written in, in place, and says what changed.
 // Anything else is left alone: other kinds, and an apiVersion no version
 // serves (rendering reports that). The caller checks first that kyaml's
-// accessors can read the object (render.CheckShape).
+// accessors can read the object (CheckShape).
 func Migrate(obj *yaml.RNode) ([]string, error) {
 	if obj.GetKind() != hub.KindModelDeployment {
 		return nil, nil
