@@ -9,33 +9,26 @@ import (
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/internal/gitsnap"
-	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/plan"
 	"github.com/airunway-render/airunway-render/render"
 )
 
 // `airunway-render plan --fleet DIR`: the models of the paths assigned to
-// the clusters whose capability files DIR holds (plan/fleet.go decides).
-// Here the inputs are read and each model is rendered for each cluster on
-// its own, so that a model that cannot run on one cluster (no provider, no
-// pool, no memory fit) only rules that cluster out.
+// the clusters whose capability files DIR holds. Here the files and each
+// cluster's overlay are read; package plan renders each model for each
+// cluster (plan.RenderFleet) and decides (plan.Assign).
 
 // fleetInputs are what a fleet plan reads.
 type fleetInputs struct {
 	clusters []plan.Cluster
-	models   []plan.Candidate
 	// files: the file each model was read from, for --write.
-	files map[[2]string]string
-	// warnings are each model's render warnings on the cluster it is
-	// assigned to, once the assignment is known.
-	warnings map[[3]string]diag.List
+	files map[types.NamespacedName]string
 	// overlays: what each cluster with a kustomization deploys
 	// (readOverlays).
 	overlays map[string]clusterOverlay
@@ -48,7 +41,7 @@ type fleetInputs struct {
 // file or a model that cannot be read or is invalid, an overlay that does
 // not build) stop it before any assignment.
 func computeFleet(src files, dir string, paths []string, policy diag.Policy, models map[string]fit.Model, where onDisk, stderr io.Writer) (*plan.Fleet, *fleetInputs, diag.List, error) {
-	in := &fleetInputs{files: map[[2]string]string{}, warnings: map[[3]string]diag.List{}}
+	in := &fleetInputs{files: map[types.NamespacedName]string{}}
 	var problems diag.List
 	in.clusters, problems = readFleet(src, dir)
 	items, source, l := readInputs(src, paths)
@@ -56,9 +49,12 @@ func computeFleet(src files, dir string, paths []string, policy diag.Policy, mod
 	if problems.HasErrors() {
 		return nil, nil, problems.Sorted(), nil
 	}
-	nodes, l := fleetModels(items, source, in)
+	sources, l := plan.SourceModels(items, source)
 	if problems = append(problems, l...); problems.HasErrors() {
 		return nil, nil, problems.Sorted(), nil
+	}
+	for _, m := range sources {
+		in.files[types.NamespacedName{Namespace: m.Node.GetNamespace(), Name: m.Node.GetName()}] = m.File
 	}
 	in.overlays, l = readOverlays(src, in.clusters, where, stderr)
 	problems = append(problems, l...)
@@ -69,17 +65,11 @@ func computeFleet(src files, dir string, paths []string, policy diag.Policy, mod
 	if problems = append(problems, l...); problems.HasErrors() {
 		return nil, nil, problems.Sorted(), nil
 	}
-	for _, m := range nodes {
-		in.models = append(in.models, in.candidate(m, policy, models))
-	}
-	f, err := plan.Assign(in.models, in.clusters)
+	f, warnings, err := plan.RenderFleet(in.clusters, sources, plan.FleetOptions{Warnings: policy, Models: models, Deployed: in.modelOn})
 	if err != nil {
 		return nil, nil, problems.Sorted(), err
 	}
-	for _, m := range f.Models {
-		problems = append(problems, in.warnings[[3]string{m.Namespace, m.Name, m.Cluster}]...)
-	}
-	return f, in, problems.Sorted(), nil
+	return f, in, append(problems, warnings...).Sorted(), nil
 }
 
 // readFleet reads every ClusterCapabilities under dir (other objects, a
@@ -89,182 +79,13 @@ func readFleet(src files, dir string) ([]plan.Cluster, diag.List) {
 	if problems.HasErrors() {
 		return nil, problems
 	}
-	var clusters []plan.Cluster
-	seen := map[string]string{}
-	for _, n := range items {
-		if n.GetKind() != hub.KindClusterCapabilities || !strings.HasPrefix(n.GetApiVersion(), hub.Group+"/") {
-			continue
-		}
-		file := source(n)
-		caps, l := capabilities.ResolveNode(n)
-		ref := diag.Resource{APIVersion: n.GetApiVersion(), Kind: n.GetKind(), Name: n.GetName()}
-		problems = append(problems, yamlerr.AddLines(l.Attach(ref, file), n.YNode())...)
-		if caps == nil {
-			continue
-		}
-		if prev, dup := seen[caps.Name]; dup {
-			problems = append(problems, diag.Problem{Severity: diag.Error, Resource: ref, File: file,
-				Message: fmt.Sprintf("names cluster %q, as %s does: each cluster of a fleet must have one capability file, and `metadata.name` is the cluster's name", caps.Name, prev)})
-			continue
-		}
-		seen[caps.Name] = file
-		clusters = append(clusters, plan.Cluster{Caps: caps, File: file})
-	}
-	// One run: the clusters' selection rules spend from one budget.
-	files := make([]*capabilities.Resolved, len(clusters))
-	for i, c := range clusters {
-		files[i] = c.Caps
-	}
-	capabilities.ShareRuleCost(files...)
+	clusters, l := plan.FleetClusters(items, source)
+	problems = append(problems, l...)
 	if len(clusters) == 0 && !problems.HasErrors() {
 		problems = append(problems, diag.Problem{Severity: diag.Error, File: dir,
 			Message: "holds no ClusterCapabilities: `--fleet` must name a directory with one capability file per cluster (`metadata.name` the cluster, `metadata.labels` its labels)"})
 	}
-	return clusters, append(problems, fleetDeclarations(clusters)...)
-}
-
-// fleetDeclarations holds each capability file's `spec.fleet.clusters`,
-// where it declares one, to the clusters of the directory: a build of
-// that cluster refuses assignments to clusters it does not list, so a
-// list that disagrees with the plan would fail builds the plan calls fine.
-func fleetDeclarations(clusters []plan.Cluster) diag.List {
-	var names []string
-	for _, c := range clusters {
-		names = append(names, c.Caps.Name)
-	}
-	slices.Sort(names)
-	var l diag.List
-	for _, c := range clusters {
-		if c.Caps.Fleet == nil {
-			continue
-		}
-		declared := slices.Sorted(slices.Values(c.Caps.Fleet.Clusters))
-		if !slices.Equal(declared, names) {
-			l = append(l, diag.Problem{Severity: diag.Error, File: c.File, Field: "spec.fleet.clusters",
-				Resource: diag.Resource{Kind: hub.KindClusterCapabilities, Name: c.Caps.Name},
-				Message:  fmt.Sprintf("lists %s, but the fleet's directory holds the capability files of %s: list exactly the fleet's clusters", strings.Join(declared, ", "), strings.Join(names, ", "))})
-		}
-	}
-	return l
-}
-
-// isSourceModel: n is a ModelDeployment someone wrote, not one the
-// renderer passed through with its output (generated-from).
-func isSourceModel(n *yaml.RNode) bool {
-	return n.GetKind() == hub.KindModelDeployment && strings.HasPrefix(n.GetApiVersion(), hub.Group+"/") && n.GetAnnotations()[hub.AnnotationGeneratedFrom] == ""
-}
-
-// inputModel is one model of the input and its decoded form.
-type inputModel struct {
-	node *yaml.RNode
-	md   *hub.ModelDeployment
-}
-
-// fleetModels are the ModelDeployments among items, each once, decoded
-// and validated as render does before it reads a capability file
-// (render.DecodeModel): a model that is invalid is an error of the input,
-// not a cluster it does not fit.
-func fleetModels(items []*yaml.RNode, source func(*yaml.RNode) string, in *fleetInputs) ([]inputModel, diag.List) {
-	var models []inputModel
-	var l diag.List
-	for _, n := range items {
-		if !isSourceModel(n) {
-			continue
-		}
-		ref := diag.Resource{APIVersion: n.GetApiVersion(), Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()}
-		key := [2]string{n.GetNamespace(), n.GetName()}
-		if prev, dup := in.files[key]; dup {
-			l = append(l, diag.Problem{Severity: diag.Error, Resource: ref, File: source(n), Message: "is defined twice (also in " + prev + "); each ModelDeployment must appear once"})
-			continue
-		}
-		in.files[key] = source(n)
-		md, dl := render.DecodeModel(n)
-		if dl.HasErrors() {
-			l = append(l, dl.Attach(ref, source(n))...)
-			continue
-		}
-		models = append(models, inputModel{node: n, md: md})
-	}
-	return models, l
-}
-
-// candidate renders one model for each cluster it may run on: all of
-// them, or only its own when Git assigns it one (it is never moved). A
-// model whose render fails on its own cluster is rendered on the others
-// too, so that the plan can name where it would run.
-func (in *fleetInputs) candidate(m inputModel, policy diag.Policy, models map[string]fit.Model) plan.Candidate {
-	c := plan.Candidate{Namespace: m.node.GetNamespace(), Name: m.node.GetName(), Assigned: m.md.AssignedCluster(), Selector: m.md.ClusterSelector(),
-		Items: map[string][]*yaml.RNode{}, Refused: map[string]string{}, Fits: map[string][]fit.Verdict{}}
-	in.renderOn(&c, m, false, policy, models, func(name string) bool { return c.Assigned == "" || c.Assigned == name })
-	if _, refused := c.Refused[c.Assigned]; refused {
-		// Weighed elsewhere as if unassigned: the other clusters' renders
-		// would skip it, being assigned.
-		in.renderOn(&c, m, true, policy, models, func(name string) bool { return name != c.Assigned })
-	}
-	return c
-}
-
-// renderOn renders the model, as each cluster deploys it (modelOn), for
-// each cluster where is true; unassigned clears its cluster assignment.
-func (in *fleetInputs) renderOn(c *plan.Candidate, m inputModel, unassigned bool, policy diag.Policy, models map[string]fit.Model, where func(string) bool) {
-	for _, cl := range in.clusters {
-		name := cl.Caps.Name
-		if !where(name) {
-			continue
-		}
-		node, refused := in.modelOn(name, m)
-		if refused != "" {
-			c.Refused[name] = refused
-			continue
-		}
-		node = node.Copy()
-		if unassigned {
-			if err := node.PipeE(yaml.ClearAnnotation(hub.AnnotationCluster)); err != nil {
-				c.Refused[name] = err.Error()
-				continue
-			}
-		}
-		res := render.Render([]*yaml.RNode{node}, render.Options{Capabilities: cl.Caps, Warnings: policy, Models: models, WeighUnassigned: true})
-		c.Fits[name] = res.Fits
-		if res.Problems.HasErrors() {
-			c.Refused[name] = errorMessages(res.Problems)
-			continue
-		}
-		if len(res.Items) > 0 {
-			c.Items[name] = res.Items
-		}
-		in.warnings[[3]string{c.Namespace, c.Name, name}] = withCluster(res.Problems, name)
-	}
-}
-
-// errorMessages joins the errors of a render, each with its field.
-func errorMessages(l diag.List) string {
-	var out []string
-	for _, p := range l {
-		if p.Severity != diag.Error {
-			continue
-		}
-		msg := p.Message
-		if p.Field != "" {
-			msg = "`" + p.Field + "` " + msg
-		}
-		out = append(out, msg)
-	}
-	return strings.Join(out, "; ")
-}
-
-// withCluster keeps a render's warnings, each saying which cluster's
-// render gave it.
-func withCluster(l diag.List, cluster string) diag.List {
-	var out diag.List
-	for _, p := range l {
-		if p.Severity != diag.Warning {
-			continue
-		}
-		p.Message = fmt.Sprintf("(cluster %q) %s", cluster, p.Message)
-		out = append(out, p)
-	}
-	return out
+	return clusters, problems
 }
 
 // runFleetPlan is `plan --fleet DIR`.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -23,8 +24,8 @@ import (
 
 // clusterOverlay is what one cluster's overlay deploys.
 type clusterOverlay struct {
-	dir    string                    // the overlay's directory, as named
-	models map[[2]string]*yaml.RNode // its ModelDeployments, by namespace and name
+	dir    string                               // the overlay's directory, as named
+	models map[types.NamespacedName]*yaml.RNode // its ModelDeployments, by namespace and name
 }
 
 // readOverlays builds the overlay of every cluster whose capability file
@@ -57,15 +58,15 @@ func readOverlays(src files, clusters []plan.Cluster, where onDisk, stderr io.Wr
 }
 
 // overlayModels are the ModelDeployments of a build's output.
-func overlayModels(out []byte) (map[[2]string]*yaml.RNode, error) {
+func overlayModels(out []byte) (map[types.NamespacedName]*yaml.RNode, error) {
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(out), OmitReaderAnnotations: true}).Read()
 	if err != nil {
 		return nil, err
 	}
-	models := map[[2]string]*yaml.RNode{}
+	models := map[types.NamespacedName]*yaml.RNode{}
 	for _, n := range nodes {
-		if isSourceModel(n) {
-			models[[2]string{n.GetNamespace(), n.GetName()}] = n
+		if plan.IsSourceModel(n) {
+			models[types.NamespacedName{Namespace: n.GetNamespace(), Name: n.GetName()}] = n
 		}
 	}
 	return models, nil
@@ -75,12 +76,12 @@ func overlayModels(out []byte) (map[[2]string]*yaml.RNode, error) {
 // the cluster has an overlay, else the model's file. refused says why a
 // cluster with an overlay can never run the model: the overlay does not
 // include it.
-func (in *fleetInputs) modelOn(cluster string, m inputModel) (node *yaml.RNode, refused string) {
+func (in *fleetInputs) modelOn(cluster string, m plan.SourceModel) (node *yaml.RNode, refused string) {
 	o, ok := in.overlays[cluster]
 	if !ok {
-		return m.node, ""
+		return m.Node, ""
 	}
-	if n, ok := o.models[[2]string{m.node.GetNamespace(), m.node.GetName()}]; ok {
+	if n, ok := o.models[types.NamespacedName{Namespace: m.Node.GetNamespace(), Name: m.Node.GetName()}]; ok {
 		return n, ""
 	}
 	return nil, fmt.Sprintf("the cluster's kustomization (%s) does not include this model, so Argo CD or Flux never deploys it there", o.dir)
@@ -89,14 +90,14 @@ func (in *fleetInputs) modelOn(cluster string, m inputModel) (node *yaml.RNode, 
 // unplannedModels warns about each model a cluster's overlay deploys that
 // is not among the planned paths: the plan cannot weigh it, so that
 // cluster's GPUs and costs leave it out.
-func unplannedModels(overlays map[string]clusterOverlay, planned map[[2]string]string) diag.List {
+func unplannedModels(overlays map[string]clusterOverlay, planned map[types.NamespacedName]string) diag.List {
 	var l diag.List
 	for _, name := range slices.Sorted(maps.Keys(overlays)) {
 		o := overlays[name]
 		var missing []string
 		for key := range o.models {
 			if _, ok := planned[key]; !ok {
-				missing = append(missing, key[0]+"/"+key[1])
+				missing = append(missing, key.String())
 			}
 		}
 		slices.Sort(missing)

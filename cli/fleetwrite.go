@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
@@ -21,14 +22,14 @@ func writeAssignments(f *plan.Fleet, in *fleetInputs, paths []string, s streams)
 		fmt.Fprintf(s.errOut, "airunway-render plan --fleet --write: nothing was written: the fleet does not fit\n")
 		return exitCode(exitShort)
 	}
-	assign := map[[2]string]string{}
+	assign := map[types.NamespacedName]string{}
 	var names []string
 	seen := map[string]bool{}
 	for _, m := range f.Models {
 		if m.Kept {
 			continue
 		}
-		key := [2]string{m.Namespace, m.Name}
+		key := types.NamespacedName{Namespace: m.Namespace, Name: m.Name}
 		assign[key] = m.Cluster
 		if file := in.files[key]; !seen[file] {
 			seen[file] = true
@@ -58,12 +59,12 @@ func writeAssignments(f *plan.Fleet, in *fleetInputs, paths []string, s streams)
 }
 
 // assignEdit records the cluster of each model of assign on its object.
-func assignEdit(assign map[[2]string]string) itemEdit {
+func assignEdit(assign map[types.NamespacedName]string) itemEdit {
 	return func(n *yaml.RNode) ([]string, error) {
 		if n.GetKind() != hub.KindModelDeployment {
 			return nil, nil
 		}
-		cluster, ok := assign[[2]string{n.GetNamespace(), n.GetName()}]
+		cluster, ok := assign[types.NamespacedName{Namespace: n.GetNamespace(), Name: n.GetName()}]
 		if !ok || n.GetAnnotations()[hub.AnnotationCluster] == cluster {
 			return nil, nil
 		}

@@ -15,8 +15,7 @@ import (
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/internal/objdiff"
-	"github.com/airunway-render/airunway-render/providers"
-	"github.com/airunway-render/airunway-render/providers/builtin"
+	"github.com/airunway-render/airunway-render/preview"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected files of the preview cases from the actual output")
@@ -159,14 +158,14 @@ func TestObjectFindings(t *testing.T) {
 		{"rayservice", change("RayService", "spec: {rayClusterConfig: {a: 1}}", "spec: {rayClusterConfig: {a: 2}}"), "restart: RayService/ns/x"},
 		{"configmap", change("ConfigMap", "data: {a: b}", "data: {a: c}"), ""},
 	} {
-		fs := objectFindings([]objdiff.Change{tc.c})
+		fs := preview.ObjectFindings([]objdiff.Change{tc.c})
 		if tc.want == "" {
 			if len(fs) != 0 {
 				t.Errorf("%s: unexpected %v", tc.name, fs)
 			}
 			continue
 		}
-		if len(fs) != 1 || !strings.HasPrefix(findingLine(fs[0], fs[0].object), tc.want) {
+		if len(fs) != 1 || !strings.HasPrefix(findingLine(fs[0], fs[0].Object), tc.want) {
 			t.Errorf("%s: got %v, want one finding starting %q", tc.name, fs, tc.want)
 		}
 	}
@@ -178,31 +177,9 @@ func TestObjectFindings(t *testing.T) {
 		{Op: objdiff.Removed, APIVersion: "kaito.sh/v1alpha1", Kind: "Workspace", Namespace: "ns", Name: "w"},
 		{Op: objdiff.Added, APIVersion: "kaito.sh/v1beta1", Kind: "Workspace", Namespace: "ns", Name: "w"},
 	}
-	fs := objectFindings(moved)
-	if len(fs) != 1 || !fs[0].breaking || fs[0].object != "InferencePool/ns/p" {
+	fs := preview.ObjectFindings(moved)
+	if len(fs) != 1 || !fs[0].Breaking || fs[0].Object != "InferencePool/ns/p" {
 		t.Errorf("moves: got %v, want the InferencePool only", fs)
-	}
-}
-
-// TestProviderChangeRulesShadowNothing: the rules are merged by kind, so a
-// provider naming a Kubernetes kind or another provider's kind would
-// silently replace that kind's rules.
-func TestProviderChangeRulesShadowNothing(t *testing.T) {
-	stated := map[string]string{}
-	for kind := range kubernetesChangeRules {
-		stated[kind] = "the cli (Kubernetes)"
-	}
-	for _, p := range builtin.Providers() {
-		r, ok := p.(providers.ChangeRules)
-		if !ok {
-			continue
-		}
-		for kind := range r.ChangeRules() {
-			if by, dup := stated[kind]; dup {
-				t.Errorf("%s states change rules of %s, which %s already states", p.Name(), kind, by)
-			}
-			stated[kind] = p.Name()
-		}
 	}
 }
 
@@ -217,11 +194,11 @@ func TestNewWarnings(t *testing.T) {
 		{Severity: diag.Warning, Resource: md, Field: "spec.x", Message: "is deprecated"},
 		{Severity: diag.Info, Resource: md, Message: "defaulted"},
 	}
-	got := newWarnings(before, after)
-	if len(got) != 1 || got[0].object != "ModelDeployment/ns/m" || got[0].message != "`spec.x` is deprecated" || !got[0].warning {
+	got := preview.Findings(preview.Side{Problems: before}, preview.Side{Problems: after}, nil)
+	if len(got) != 1 || got[0].Object != "ModelDeployment/ns/m" || got[0].Message != "`spec.x` is deprecated" || !got[0].Warning {
 		t.Fatalf("got %+v", got)
 	}
-	if line := findingLine(got[0], got[0].object); line != "warning: ModelDeployment/ns/m: `spec.x` is deprecated" {
+	if line := findingLine(got[0], got[0].Object); line != "warning: ModelDeployment/ns/m: `spec.x` is deprecated" {
 		t.Errorf("line %q", line)
 	}
 }
@@ -245,14 +222,14 @@ func TestFitFindings(t *testing.T) {
 		{"not checked before", notChecked, v(fit.StatusFits, 100, 1000), "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := fitFindings([]fit.Verdict{tc.before}, []fit.Verdict{tc.after})
+			fs := preview.FitFindings([]fit.Verdict{tc.before}, []fit.Verdict{tc.after})
 			if tc.want == "" {
 				if len(fs) != 0 {
 					t.Fatalf("want no finding, got %+v", fs)
 				}
 				return
 			}
-			if len(fs) != 1 || !strings.Contains(fs[0].message, tc.want) || fs[0].breaking != tc.breaking || fs[0].note == tc.breaking {
+			if len(fs) != 1 || !strings.Contains(fs[0].Message, tc.want) || fs[0].Breaking != tc.breaking || fs[0].Note == tc.breaking {
 				t.Fatalf("got %+v, want %q (breaking %v)", fs, tc.want, tc.breaking)
 			}
 		})
@@ -276,22 +253,25 @@ func TestClientFindings(t *testing.T) {
 		}
 		return out
 	}
-	text := func(fs []finding) string {
+	clientFindings := func(before, after []*yaml.RNode) []preview.Finding {
+		return preview.Findings(preview.Side{CapsFile: "a.yaml", Objects: before}, preview.Side{CapsFile: "b.yaml", Objects: after}, nil)
+	}
+	text := func(fs []preview.Finding) string {
 		var b strings.Builder
 		for _, f := range fs {
-			require.True(t, f.breaking, f.message)
-			b.WriteString(findingLine(f, f.object) + "\n")
+			require.True(t, f.Breaking, f.Message)
+			b.WriteString(findingLine(f, f.Object) + "\n")
 		}
 		return b.String()
 	}
-	same := clientFindings(parse(model("m:8000"), route("m"), pdb), parse(model("m:8000"), route("m"), pdb), "a.yaml", "b.yaml")
+	same := clientFindings(parse(model("m:8000"), route("m"), pdb), parse(model("m:8000"), route("m"), pdb))
 	require.Empty(t, same)
 
-	got := text(clientFindings(parse(model("m:8000"), route("m"), pdb), parse(model("m-new:8000"), route("other")), "a.yaml", "b.yaml"))
+	got := text(clientFindings(parse(model("m:8000"), route("m"), pdb), parse(model("m-new:8000"), route("other"))))
 	require.Contains(t, got, "BREAKING: ModelDeployment/ml/m: clients call it at m:8000 (Service:port in its namespace); after the upgrade it is at m-new:8000")
 	require.Contains(t, got, "BREAKING: HTTPRoute/ml/m: what a request must carry to match the route")
 	require.Contains(t, got, "BREAKING: ModelDeployment/ml/m: PodDisruptionBudget/ml/m removed, with nothing of the same kind in its place")
 
-	got = text(clientFindings(parse(model("m:8000"), route("m")), parse(model("m:8000")), "a.yaml", "b.yaml"))
+	got = text(clientFindings(parse(model("m:8000"), route("m")), parse(model("m:8000"))))
 	require.Contains(t, got, "BREAKING: HTTPRoute/ml/m: the gateway route is removed")
 }

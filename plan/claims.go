@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
@@ -56,8 +57,8 @@ type deviceRequest struct {
 // claimTemplates are the ResourceClaimTemplates among the items, by
 // namespace and name; any, not only those generated from a model: a
 // template the user adds beside the models is as real to the scheduler.
-func claimTemplates(items []*yaml.RNode) (map[[2]string]*unstructured.Unstructured, error) {
-	out := map[[2]string]*unstructured.Unstructured{}
+func claimTemplates(items []*yaml.RNode) (map[types.NamespacedName]*unstructured.Unstructured, error) {
+	out := map[types.NamespacedName]*unstructured.Unstructured{}
 	for _, n := range items {
 		if n.GetKind() != "ResourceClaimTemplate" || !strings.HasPrefix(n.GetApiVersion(), "resource.k8s.io/") {
 			continue
@@ -66,7 +67,7 @@ func claimTemplates(items []*yaml.RNode) (map[[2]string]*unstructured.Unstructur
 		if err != nil {
 			return nil, err
 		}
-		out[[2]string{obj.GetNamespace(), obj.GetName()}] = obj
+		out[types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}] = obj
 	}
 	return out, nil
 }
@@ -165,7 +166,7 @@ func deviceCount(m map[string]any, field string) (deviceRequest, error) {
 // not among the items, a shared claim), "" when it can; notes say what it
 // assumed (allocationMode All, firstAvailable, admin access). what and
 // model name the pods in the notes.
-func podClaims(spec *corev1.PodSpec, namespace string, templates map[[2]string]*unstructured.Unstructured, what, model string) (devices []claimed, notes []string, unplaced string, err error) {
+func podClaims(spec *corev1.PodSpec, namespace string, templates map[types.NamespacedName]*unstructured.Unstructured, what, model string) (devices []claimed, notes []string, unplaced string, err error) {
 	var cannot []string
 	for _, c := range spec.ResourceClaims {
 		switch {
@@ -176,7 +177,7 @@ func podClaims(spec *corev1.PodSpec, namespace string, templates map[[2]string]*
 			return nil, nil, "", fmt.Errorf("the pod's resource claim %q must name a `resourceClaimTemplateName` or a `resourceClaimName`", c.Name)
 		}
 		name := *c.ResourceClaimTemplateName
-		t := templates[[2]string{namespace, name}]
+		t := templates[types.NamespacedName{Namespace: namespace, Name: name}]
 		if t == nil {
 			cannot = append(cannot, fmt.Sprintf("its resource claim %q names ResourceClaimTemplate %q, which is not among the objects planned in namespace %q, so the plan cannot count the devices it claims; add the template to the inputs", c.Name, name, namespace))
 			continue

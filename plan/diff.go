@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Delta is what a change does to the plan: per pool the demand and cost
@@ -123,10 +125,10 @@ func poolDelta(name string, before Pool, hadBefore bool, after Pool, hasAfter bo
 }
 
 func modelDiffs(before, after []Model) []ModelDiff {
-	type key = [2]string
+	type key = types.NamespacedName
 	use := map[key]*ModelDiff{}
 	at := func(m Model) *ModelDiff {
-		k := key{m.Namespace, m.Name}
+		k := key{Namespace: m.Namespace, Name: m.Name}
 		if use[k] == nil {
 			use[k] = &ModelDiff{Namespace: m.Namespace, Name: m.Name}
 		}
@@ -140,7 +142,7 @@ func modelDiffs(before, after []Model) []ModelDiff {
 	}
 	out := []ModelDiff{}
 	for _, k := range slices.SortedFunc(maps.Keys(use), func(a, b key) int {
-		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	}) {
 		if m := use[k]; m.Before != m.After {
 			out = append(out, *m)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/capabilities"
@@ -155,9 +156,9 @@ func (e *UnknownClusterError) Error() string {
 type fleetState struct {
 	clusters []Cluster
 	load     map[string][]Group
-	groups   map[[3]string][]Group // model and cluster → its pod groups
-	gpusOn   map[[3]string]int64   // model and cluster → the GPUs it requests there
-	notes    map[[3]string][]string
+	groups   map[ModelOnCluster][]Group // model and cluster → its pod groups
+	gpusOn   map[ModelOnCluster]int64   // model and cluster → the GPUs it requests there
+	notes    map[ModelOnCluster][]string
 	planned  map[string][]string // cluster → the notes of its models
 	// plans: each cluster's plan of its ledger, until the ledger changes.
 	plans map[string]*Plan
@@ -177,7 +178,7 @@ func Assign(models []Candidate, clusters []Cluster) (*Fleet, error) {
 		return nil, errors.New("the fleet has no cluster: its directory must hold one capability file (ClusterCapabilities) per cluster")
 	}
 	clusters = slices.SortedFunc(slices.Values(clusters), func(a, b Cluster) int { return cmp.Compare(a.Caps.Name, b.Caps.Name) })
-	s := &fleetState{clusters: clusters, load: map[string][]Group{}, groups: map[[3]string][]Group{}, gpusOn: map[[3]string]int64{}, notes: map[[3]string][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, fails: map[string][]string{}, plans: map[string]*Plan{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
+	s := &fleetState{clusters: clusters, load: map[string][]Group{}, groups: map[ModelOnCluster][]Group{}, gpusOn: map[ModelOnCluster]int64{}, notes: map[ModelOnCluster][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, fails: map[string][]string{}, plans: map[string]*Plan{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
 	f := &Fleet{Fits: true}
 	var err error
 	if s.compare, f.Notes, err = currencies(clusters); err != nil {
@@ -271,7 +272,7 @@ func (s *fleetState) demand(m *Candidate) error {
 		if err != nil {
 			return fmt.Errorf("ModelDeployment %s/%s on cluster %q: %w", m.Namespace, m.Name, c.Caps.Name, err)
 		}
-		key := [3]string{m.Namespace, m.Name, c.Caps.Name}
+		key := onCluster(m.Namespace, m.Name, c.Caps.Name)
 		s.groups[key], s.notes[key] = gs, notes
 		var n int64
 		for _, p := range computeGroups(gs, nil, c.Caps).Pools {
@@ -288,7 +289,7 @@ func (s *fleetState) demand(m *Candidate) error {
 func (s *fleetState) mostGPUs(m Candidate) int64 {
 	var most int64
 	for _, c := range s.clusters {
-		most = max(most, s.gpusOn[[3]string{m.Namespace, m.Name, c.Caps.Name}])
+		most = max(most, s.gpusOn[onCluster(m.Namespace, m.Name, c.Caps.Name)])
 	}
 	return most
 }
@@ -298,7 +299,7 @@ func (s *fleetState) mostGPUs(m Candidate) int64 {
 func (s *fleetState) options(m Candidate) int {
 	n := 0
 	for _, c := range s.clusters {
-		_, rendered := s.groups[[3]string{m.Namespace, m.Name, c.Caps.Name}]
+		_, rendered := s.groups[onCluster(m.Namespace, m.Name, c.Caps.Name)]
 		if rendered && (m.Selector == nil || m.Selector.Matches(labels.Set(c.Caps.Labels))) {
 			n++
 		}
@@ -320,13 +321,13 @@ func split(models []Candidate, s *fleetState) (kept, placed []Candidate) {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	}
 	slices.SortFunc(kept, byName)
-	options, gpus := map[[2]string]int{}, map[[2]string]int64{}
+	options, gpus := map[types.NamespacedName]int{}, map[types.NamespacedName]int64{}
 	for _, m := range placed {
-		options[[2]string{m.Namespace, m.Name}] = s.options(m)
-		gpus[[2]string{m.Namespace, m.Name}] = s.mostGPUs(m)
+		options[types.NamespacedName{Namespace: m.Namespace, Name: m.Name}] = s.options(m)
+		gpus[types.NamespacedName{Namespace: m.Namespace, Name: m.Name}] = s.mostGPUs(m)
 	}
 	slices.SortFunc(placed, func(a, b Candidate) int {
-		ka, kb := [2]string{a.Namespace, a.Name}, [2]string{b.Namespace, b.Name}
+		ka, kb := types.NamespacedName{Namespace: a.Namespace, Name: a.Name}, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}
 		return cmp.Or(cmp.Compare(options[ka], options[kb]), cmp.Compare(gpus[kb], gpus[ka]), byName(a, b))
 	})
 	return kept, placed
@@ -337,7 +338,7 @@ func split(models []Candidate, s *fleetState) (kept, placed []Candidate) {
 // the ledger, so that it does not make every model after it look short.
 func (s *fleetState) keep(m Candidate) FleetModel {
 	out := FleetModel{Namespace: m.Namespace, Name: m.Name, Cluster: m.Assigned, Kept: true, GPUs: s.mostGPUs(m)}
-	if n, rendered := s.gpusOn[[3]string{m.Namespace, m.Name, m.Assigned}]; rendered {
+	if n, rendered := s.gpusOn[onCluster(m.Namespace, m.Name, m.Assigned)]; rendered {
 		out.GPUs = n
 	}
 	c := s.cluster(m.Assigned)
@@ -350,7 +351,7 @@ func (s *fleetState) keep(m Candidate) FleetModel {
 		s.commit(m, c)
 		return out
 	}
-	s.over[c.Caps.Name] = append(s.over[c.Caps.Name], s.groups[[3]string{m.Namespace, m.Name, c.Caps.Name}]...)
+	s.over[c.Caps.Name] = append(s.over[c.Caps.Name], s.groups[onCluster(m.Namespace, m.Name, c.Caps.Name)]...)
 	s.models[c.Caps.Name] = append(s.models[c.Caps.Name], m.Namespace+"/"+m.Name)
 	if why, refused := m.Refused[m.Assigned]; refused {
 		// Its render fails there: so does the cluster's build, whatever
@@ -381,7 +382,7 @@ func (s *fleetState) place(m Candidate) FleetModel {
 		return out
 	}
 	out.Cluster, out.Fits = s.clusters[best].Caps.Name, true
-	out.GPUs = s.gpusOn[[3]string{m.Namespace, m.Name, out.Cluster}]
+	out.GPUs = s.gpusOn[onCluster(m.Namespace, m.Name, out.Cluster)]
 	s.commit(m, s.clusters[best])
 	return out
 }
@@ -417,7 +418,7 @@ func (s *fleetState) weigh(m Candidate, c Cluster) ClusterVerdict {
 		v.Reason = why
 		return v
 	}
-	gs, ok := s.groups[[3]string{m.Namespace, m.Name, name}]
+	gs, ok := s.groups[onCluster(m.Namespace, m.Name, name)]
 	if !ok {
 		v.Reason = "not rendered for this cluster"
 		return v
@@ -445,7 +446,7 @@ func (s *fleetState) weigh(m Candidate, c Cluster) ClusterVerdict {
 // commit adds the model's pods to the cluster's ledger.
 func (s *fleetState) commit(m Candidate, c Cluster) {
 	name := c.Caps.Name
-	key := [3]string{m.Namespace, m.Name, name}
+	key := onCluster(m.Namespace, m.Name, name)
 	s.load[name] = append(s.load[name], s.groups[key]...)
 	delete(s.plans, name)
 	s.planned[name] = append(s.planned[name], s.notes[key]...)
@@ -528,4 +529,9 @@ func quoteAll(names []string) string {
 		q[i] = fmt.Sprintf("%q", n)
 	}
 	return strings.Join(q, ", ")
+}
+
+// onCluster is the key of a model's render for a cluster.
+func onCluster(namespace, name, cluster string) ModelOnCluster {
+	return ModelOnCluster{types.NamespacedName{Namespace: namespace, Name: name}, cluster}
 }

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // FleetDelta is what a change does to a fleet's assignment: the models
@@ -55,13 +57,13 @@ type ClusterTotals struct {
 // CompareFleets compares two fleets' assignments; before may be empty.
 func CompareFleets(before, after *Fleet) *FleetDelta {
 	d := &FleetDelta{AfterFits: after.Fits}
-	was := map[[2]string]FleetModel{}
+	was := map[types.NamespacedName]FleetModel{}
 	for _, m := range before.Models {
-		was[[2]string{m.Namespace, m.Name}] = m
+		was[types.NamespacedName{Namespace: m.Namespace, Name: m.Name}] = m
 	}
-	is := map[[2]string]bool{}
+	is := map[types.NamespacedName]bool{}
 	for _, m := range after.Models {
-		key := [2]string{m.Namespace, m.Name}
+		key := types.NamespacedName{Namespace: m.Namespace, Name: m.Name}
 		is[key] = true
 		old, had := was[key]
 		move := ModelMove{Namespace: m.Namespace, Name: m.Name, Before: old.Cluster, After: m.Cluster, Fits: m.Fits, Alternatives: m.Alternatives}
@@ -82,7 +84,7 @@ func CompareFleets(before, after *Fleet) *FleetDelta {
 		d.Models = append(d.Models, move)
 	}
 	for _, m := range before.Models {
-		if !is[[2]string{m.Namespace, m.Name}] {
+		if !is[types.NamespacedName{Namespace: m.Namespace, Name: m.Name}] {
 			d.Models = append(d.Models, ModelMove{Namespace: m.Namespace, Name: m.Name, Before: m.Cluster, Change: "removed"})
 			d.Removed++
 		}

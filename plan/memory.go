@@ -79,7 +79,7 @@ type MemoryDiff struct {
 // CompareMemory lists the components on both sides whose memory fit
 // differs, in the after side's order.
 func CompareMemory(before, after []Memory) []MemoryDiff {
-	type key = [3]string
+	type key struct{ namespace, name, component string }
 	old := map[key]Memory{}
 	for _, m := range before {
 		old[key{m.Namespace, m.Name, m.Component}] = m

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -391,7 +392,7 @@ func poolPlan(np *hub.NodePool, groups []Group) Pool {
 		p.GPUsPerNode, p.DeviceClassName = np.GPU.PerNode, np.GPU.DeviceClassName
 	}
 	var steady, surge, mustSurge []pod
-	models := map[[2]string]*Model{}
+	models := map[types.NamespacedName]*Model{}
 	for _, g := range groups {
 		one := shape.podOf(g)
 		gpus := one.gpus
@@ -404,15 +405,15 @@ func poolPlan(np *hub.NodePool, groups []Group) Pool {
 		if !g.replaces {
 			mustSurge = appendPods(mustSurge, one, g.surge)
 		}
-		key := [2]string{g.Namespace, g.Model}
+		key := types.NamespacedName{Namespace: g.Namespace, Name: g.Model}
 		if models[key] == nil {
 			models[key] = &Model{Namespace: g.Namespace, Name: g.Model}
 		}
 		models[key].Pods += g.Pods
 		models[key].GPUs += gpus * int64(g.Pods)
 	}
-	for _, k := range slices.SortedFunc(maps.Keys(models), func(a, b [2]string) int {
-		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	for _, k := range slices.SortedFunc(maps.Keys(models), func(a, b types.NamespacedName) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	}) {
 		p.Models = append(p.Models, *models[k])
 	}

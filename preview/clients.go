@@ -1,4 +1,4 @@
-package cli
+package preview
 
 import (
 	"fmt"
@@ -85,11 +85,9 @@ func routeMatches(route *yaml.RNode) string {
 }
 
 // clientFindings compares what each model's clients see before and after.
-// from and to are the capability files, named in a provider switch's
-// cause.
-func clientFindings(before, after []*yaml.RNode, from, to string) []finding {
-	old, updated := clientViews(before), clientViews(after)
-	var out []finding
+func clientFindings(before, after Side) []Finding {
+	old, updated := clientViews(before.Objects), clientViews(after.Objects)
+	var out []Finding
 	for _, key := range slices.Sorted(maps.Keys(old)) {
 		b, a := old[key], updated[key]
 		if a == nil || b.provider == "" || a.provider == "" {
@@ -97,25 +95,25 @@ func clientFindings(before, after []*yaml.RNode, from, to string) []finding {
 		}
 		object := hub.KindModelDeployment + "/" + key
 		if b.provider != a.provider {
-			out = append(out, finding{object: object, breaking: true, message: switchMessage(key, b, a, from, to)})
+			out = append(out, Finding{Object: object, Breaking: true, Message: switchMessage(key, b, a, before, after)})
 		}
 		if b.servedName != a.servedName {
-			out = append(out, finding{object: object, breaking: true, message: fmt.Sprintf("the model name clients send (OpenAI `model`) changes from %q to %q: every request naming %q fails; set `spec.model.servedName` where the provider honours it, or keep the provider", b.servedName, a.servedName, b.servedName)})
+			out = append(out, Finding{Object: object, Breaking: true, Message: fmt.Sprintf("the model name clients send (OpenAI `model`) changes from %q to %q: every request naming %q fails; set `spec.model.servedName` where the provider honours it, or keep the provider", b.servedName, a.servedName, b.servedName)})
 		}
 		if b.endpoint != "" && b.endpoint != a.endpoint {
-			out = append(out, finding{object: object, breaking: true, message: fmt.Sprintf("clients call it at %s (Service:port in its namespace); after the upgrade it is at %s: every client and route naming the old address breaks", b.endpoint, orNone(nonEmpty(a.endpoint)))})
+			out = append(out, Finding{Object: object, Breaking: true, Message: fmt.Sprintf("clients call it at %s (Service:port in its namespace); after the upgrade it is at %s: every client and route naming the old address breaks", b.endpoint, orNone(nonEmpty(a.endpoint)))})
 		}
 		for _, id := range slices.Sorted(maps.Keys(b.routes)) {
 			switch match, ok := a.routes[id]; {
 			case !ok:
-				out = append(out, finding{object: id, breaking: true, message: "the gateway route is removed: requests through the gateway for this model find no route"})
+				out = append(out, Finding{Object: id, Breaking: true, Message: "the gateway route is removed: requests through the gateway for this model find no route"})
 			case match != b.routes[id]:
-				out = append(out, finding{object: id, breaking: true, message: "what a request must carry to match the route (parent gateway, hostname, path or header) changes: clients sending the old match reach no model"})
+				out = append(out, Finding{Object: id, Breaking: true, Message: "what a request must carry to match the route (parent gateway, hostname, path or header) changes: clients sending the old match reach no model"})
 			}
 		}
 		if b.provider == a.provider { // a switch lists its objects itself
 			if gone := removedKinds(b.objects, a.objects); len(gone) > 0 {
-				out = append(out, finding{object: object, breaking: true, message: fmt.Sprintf("%s removed, with nothing of the same kind in its place: what relied on them (clients, monitors, autoscalers) breaks when the GitOps tool prunes them", strings.Join(gone, ", "))})
+				out = append(out, Finding{Object: object, Breaking: true, Message: fmt.Sprintf("%s removed, with nothing of the same kind in its place: what relied on them (clients, monitors, autoscalers) breaks when the GitOps tool prunes them", strings.Join(gone, ", "))})
 			}
 		}
 	}
@@ -124,9 +122,9 @@ func clientFindings(before, after []*yaml.RNode, from, to string) []finding {
 
 // switchMessage words a provider switch: what replaces what, why (the
 // capability file's change) and how to keep the old provider.
-func switchMessage(key string, b, a *clientView, from, to string) string {
+func switchMessage(key string, b, a *clientView, before, after Side) string {
 	name := key[strings.Index(key, "/")+1:]
-	msg := fmt.Sprintf("the provider serving the model switches from %s to %s: %s", b.provider, a.provider, switchCause(b.provider, a.provider, from, to))
+	msg := fmt.Sprintf("the provider serving the model switches from %s to %s: %s", b.provider, a.provider, switchCause(b.provider, a.provider, before, after))
 	if gone := missing(b.objects, a.objects); len(gone) > 0 {
 		msg += fmt.Sprintf("; %s are deleted and %s created, so the model stops serving until the new provider's pods have loaded it", strings.Join(gone, ", "), orNone(missing(a.objects, b.objects)))
 	}
@@ -135,29 +133,15 @@ func switchMessage(key string, b, a *clientView, from, to string) string {
 
 // switchCause names the change of the capability file that moves a model
 // from one provider to another.
-func switchCause(old, updated, from, to string) string {
-	before, after := declaredProviders(from), declaredProviders(to)
+func switchCause(old, updated string, before, after Side) string {
+	to := after.CapsFile
 	switch {
-	case !before[updated] && after[updated]:
+	case !before.declares(updated) && after.declares(updated):
 		return fmt.Sprintf("%s adds provider %s, which the selection rules prefer", to, updated)
-	case before[old] && !after[old]:
+	case before.declares(old) && !after.declares(old):
 		return fmt.Sprintf("%s no longer declares provider %s", to, old)
 	}
 	return fmt.Sprintf("the selection rules and priorities of %s now prefer %s", to, updated)
-}
-
-// declaredProviders are the providers a capability file lists; none when
-// it does not read (the render reported it).
-func declaredProviders(capsFile string) map[string]bool {
-	caps, l := readCapabilities(hostFiles{}, capsFile)
-	out := map[string]bool{}
-	if l.HasErrors() {
-		return out
-	}
-	for _, p := range caps.Providers {
-		out[p.Name] = true
-	}
-	return out
 }
 
 // missing lists what of want is not in have.
