@@ -5,9 +5,9 @@
 // Nodes generated from a capability file. Nothing runs in the pods; KWOK
 // marks them Running and Ready.
 //
-// Every address is on loopback: the API server, the components' own
-// endpoints, node addresses (capabilities.NodeAddress) and pod addresses
-// (KWOK's --cidr inside 127.0.0.0/8). No component dials a pod or a
+// Every address is on loopback: the API server, node addresses
+// (capabilities.NodeAddress) and pod addresses (KWOK's --cidr inside
+// 127.0.0.0/8); the components serve no endpoint of their own. No component dials a pod or a
 // Service: there is no kube-proxy, and the controllers that would (none of
 // the workload controllers) are not run.
 //
