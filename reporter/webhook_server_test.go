@@ -8,6 +8,7 @@ package reporter
 // HTTP/2. No API server is needed.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -22,6 +23,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"runtime"
 	"runtime/metrics"
 	"strings"
@@ -31,7 +34,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 )
@@ -59,41 +61,34 @@ func startWebhookHTTP2(t *testing.T, limits webhookLimits, issued time.Time, htt
 	require.NoError(t, serving.set(cert))
 	roots := x509.NewCertPool()
 	require.True(t, roots.AppendCertsFromPEM(cert.CA))
-	var stop func() error
-	addr := StartOnFreeLoopbackAddrs(t, 1, func(addrs []string) error {
-		server, err := newWebhookServer(addrs[0], serving, limits, http2)
-		if err != nil {
-			return err
-		}
-		stop, err = serveUntilListening(server)
-		return err
-	})[0]
+	addr, stop, err := serveOnLoopback(serving, limits, http2)
+	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, stop()) })
 	return &testWebhook{addr: addr, roots: roots, serving: serving}
 }
 
-// serveUntilListening starts server and returns once it listens, with
-// the function that stops it; or the error it stopped with before.
-func serveUntilListening(server webhook.Server) (stop func() error, err error) {
+// serveOnLoopback serves the webhook on 127.0.0.1, on a port the kernel
+// picks: the listener is opened here and handed to the server, so it
+// accepts connections (into the kernel's queue until the server takes
+// them) from the moment this returns. It returns the address and the
+// function that stops the server.
+func serveOnLoopback(serving *servingCert, limits webhookLimits, http2 bool) (addr string, stop func() error, err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	server, err := newWebhookServer(ln.Addr().String(), serving, limits, http2)
+	if err != nil {
+		return "", nil, errors.Join(err, ln.Close())
+	}
+	server.(*webhookHTTPServer).listener = ln
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- server.Start(ctx) }()
-	stop = func() error {
+	return ln.Addr().String(), func() error {
 		cancel()
 		return <-served
-	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		select {
-		case err := <-served:
-			cancel()
-			return nil, err
-		default:
-		}
-		if server.StartedChecker()(nil) == nil {
-			return stop, nil
-		}
-	}
-	return nil, errors.Join(errors.New("the webhook server does not listen after 10s"), stop())
+	}, nil
 }
 
 // StartOnFreeLoopbackAddrs picks n free addresses on 127.0.0.1 and passes
@@ -101,12 +96,12 @@ func serveUntilListening(server webhook.Server) (stop func() error, err error) {
 // it listens; it returns the addresses start took.
 //
 // Picking a free port races: the port is closed before the server listens
-// on it, and another process may take it in between. These servers cannot
-// listen on port 0 and report what they bound: controller-runtime's
-// webhook server takes a port number (0 meaning its default, 9443), and
-// the reporter's binary does not say which ports it bound. The window is
-// short, and a port taken in it fails start with EADDRINUSE, so a few
-// tries on other ports make the race harmless. (Exported for the reporter
+// on it, and another process may take it in between. It serves the
+// reporter's binary, which can neither be handed a listener nor say which
+// ports it bound, and whose conversion webhook refuses port 0; the
+// webhook's own tests hand it a listener instead (serveOnLoopback). The
+// window is short, and a port taken in it fails start with EADDRINUSE, so
+// a few tries on other ports make the race harmless. (Exported for the
 // binary's tests in package reporter_test.)
 func StartOnFreeLoopbackAddrs(t testing.TB, n int, start func(addrs []string) error) []string {
 	t.Helper()
@@ -237,6 +232,7 @@ func bigModel(name string, size int) []byte {
 // client offers (CBC with SHA-1 or SHA-256, RSA key exchange, 3DES, RC4)
 // is refused in the handshake. It never offers HTTP/2.
 func TestWebhookTLS(t *testing.T) {
+	t.Parallel()
 	w := startWebhook(t, testLimits(), time.Now())
 	dial := func(cfg *tls.Config) (tls.ConnectionState, error) {
 		cfg.RootCAs, cfg.ServerName = w.roots, "127.0.0.1"
@@ -325,7 +321,9 @@ func rsaCertificate(t *testing.T) *tls.Certificate {
 // could send fails the review, naming it; and the server keeps converting.
 func TestWebhookBodyLimit(t *testing.T) {
 	limits := testLimits()
-	limits.readTimeout, limits.writeTimeout = 5*time.Second, 5*time.Second // 8 MiB arrive on a busy machine too
+	// Not what this test is about: only a hung client or server reaches
+	// them, however busy the machine.
+	limits.readTimeout, limits.writeTimeout = 30*time.Second, 30*time.Second
 	w := startWebhook(t, limits, time.Now())
 	c := w.client()
 	oversized := reviewOf(bytes.Repeat([]byte(" "), maxReviewBytes), smallModel)
@@ -372,31 +370,43 @@ func (w *testWebhook) holdSlot(t *testing.T) *tls.Conn {
 	return conn
 }
 
-// TestWebhookConcurrencyBound: with every slot taken, a review waits
-// admissionWait, then gets HTTP 429 with Retry-After before its body is
-// read, so a flood of large reviews past the bound costs the server no
-// memory for their bodies; when a slot frees, reviews convert again.
+// TestWebhookConcurrencyBound: with every slot taken, a review gets HTTP
+// 429 with Retry-After before its body is read (after admissionWait,
+// TestLimitConcurrencyWaitsForASlot), so a flood of large reviews past the
+// bound costs the server no memory for their bodies; when a slot frees,
+// reviews convert again.
 func TestWebhookConcurrencyBound(t *testing.T) {
 	limits := testLimits()
-	limits.readTimeout = 5 * time.Second // the slots are held by the test, not cut by the timeout
-	limits.writeTimeout = 5 * time.Second
+	// The slots are held by the test, not cut by the timeouts, which only
+	// a hung test reaches.
+	limits.readTimeout, limits.writeTimeout = 30*time.Second, 30*time.Second
 	w := startWebhook(t, limits, time.Now())
 	var holders []*tls.Conn
 	for range limits.concurrentReviews {
 		holders = append(holders, w.holdSlot(t))
 	}
-	time.Sleep(50 * time.Millisecond) // let them take their slots
 
+	// The holders' headers reach the handler in their own time: a review
+	// converts until they have taken every slot.
 	c := w.client()
-	start := time.Now()
-	resp, err := c.Post("https://"+w.addr+ConversionPath, "application/json", bytes.NewReader(reviewOf(smallModel)))
-	require.NoError(t, err)
-	answer, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, string(answer))
-	require.Equal(t, "1", resp.Header.Get("Retry-After"), "the API server's client retries a 429 that says when")
+	var tooMany *http.Response
+	var answer []byte
+	require.Eventually(t, func() bool {
+		resp, err := c.Post("https://"+w.addr+ConversionPath, "application/json", bytes.NewReader(reviewOf(smallModel)))
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode == http.StatusOK {
+			return false
+		}
+		tooMany, answer = resp, body
+		return true
+	}, 30*time.Second, 20*time.Millisecond, "the holders never took every slot")
+	require.Equal(t, http.StatusTooManyRequests, tooMany.StatusCode, string(answer))
+	require.Equal(t, "1", tooMany.Header.Get("Retry-After"), "the API server's client retries a 429 that says when")
 	require.Contains(t, string(answer), fmt.Sprintf("the webhook is converting %d reviews already, the most it converts at once: retry later", webhookConcurrentReviews))
-	require.GreaterOrEqual(t, time.Since(start), limits.admissionWait, "it waited for a slot first")
 
 	// Thirty-two reviews of 7 MiB at once: each is refused, and the heap
 	// grows by the 32 connections' TLS and HTTP buffers on both ends (about
@@ -427,6 +437,36 @@ func TestWebhookConcurrencyBound(t *testing.T) {
 
 	_ = holders[0].Close()
 	w.requireConverts(t)
+}
+
+// TestLimitConcurrencyWaitsForASlot: a request that finds every slot
+// taken waits for one rather than being refused at once, and is served
+// when one frees. The wait is a minute here, so nothing but a freed slot
+// can answer it.
+func TestLimitConcurrencyWaitsForASlot(t *testing.T) {
+	t.Parallel()
+	entered, release := make(chan struct{}, 2), make(chan struct{})
+	handler := limitConcurrency(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		entered <- struct{}{}
+		<-release
+	}), 1, time.Minute)
+	serve := func() <-chan int {
+		code := make(chan int, 1)
+		go func() {
+			rec := httptest.NewRecorder()
+			handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, ConversionPath, nil))
+			code <- rec.Code
+		}()
+		return code
+	}
+	first := serve()
+	<-entered // the one slot is taken
+	second := serve()
+	require.Never(t, func() bool { return len(second) > 0 }, 200*time.Millisecond, 10*time.Millisecond, "answered while every slot was taken")
+	close(release)
+	require.Equal(t, http.StatusOK, <-first)
+	require.Equal(t, http.StatusOK, <-second, "served once the slot freed")
+	require.Len(t, entered, 1, "the second request reached the handler")
 }
 
 // sampleHeap samples the heap (live objects and garbage not yet freed:
@@ -469,68 +509,92 @@ func mib(n int) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 func TestWebhookSlowClients(t *testing.T) {
 	limits := testLimits()
 	limits.concurrentReviews = 1
+	// The body's answer is written however late a busy machine gets to
+	// it after the read deadline; the response subtest has the short one.
+	limits.writeTimeout = 30 * time.Second
 	w := startWebhook(t, limits, time.Now())
 
-	// closedWithin trickles a byte of send every 50ms until the server
-	// closes the connection, and returns how long that took.
-	closedWithin := func(t *testing.T, conn *tls.Conn, send string) time.Duration {
+	// trickleUntilClosed sends a byte of send every 50ms until the server
+	// closes the connection, and returns how many it sent and what the
+	// server answered. The 30 s only catch a server that never closes it.
+	trickleUntilClosed := func(t *testing.T, conn *tls.Conn, send string) (sent int, answer string) {
 		t.Helper()
-		start := time.Now()
-		closed := make(chan struct{})
+		answered := make(chan string, 1)
 		go func() {
-			_, _ = io.Copy(io.Discard, conn) // ends when the server closes
-			close(closed)
+			var b strings.Builder
+			_, _ = io.Copy(&b, conn) // ends when the server closes
+			answered <- b.String()
 		}()
-		for i := 0; ; i++ {
+		hung := time.After(30 * time.Second)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
 			select {
-			case <-closed:
-				return time.Since(start)
-			case <-time.After(50 * time.Millisecond):
+			case answer := <-answered:
+				return sent, answer
+			case <-hung:
+				t.Fatalf("the server still holds the connection after %d bytes", sent)
+			case <-tick.C:
 			}
-			require.Less(t, time.Since(start), 30*time.Second, "the server still holds the connection") // only catches one that never closes it
-			_, _ = conn.Write([]byte{send[i%len(send)]})
+			if _, err := conn.Write([]byte{send[sent%len(send)]}); err == nil {
+				sent++
+			}
 		}
 	}
 	t.Run("headers", func(t *testing.T) {
 		conn := w.dial(t)
 		_, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\n", ConversionPath)
 		require.NoError(t, err)
-		took := closedWithin(t, conn, "X")
-		t.Logf("cut off after %s", took)
+		sent, answer := trickleUntilClosed(t, conn, "X")
+		t.Logf("cut off after %d header bytes, answered %q", sent, answer)
 	})
 	t.Run("no handshake", func(t *testing.T) {
 		conn, err := net.Dial("tcp", w.addr)
 		require.NoError(t, err)
 		defer conn.Close()
-		_, err = io.Copy(io.Discard, conn) // ends when the server closes
+		require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second))) // only catches a server that never closes it
+		_, err = io.Copy(io.Discard, conn)                                       // ends when the server closes
 		require.NoError(t, err)
 	})
 	t.Run("body", func(t *testing.T) {
 		conn := w.dial(t)
 		_, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", ConversionPath)
 		require.NoError(t, err)
-		took := closedWithin(t, conn, " ")
-		t.Logf("cut off after %s", took)
-		require.Less(t, took, 3*limits.readTimeout)
+		sent, answer := trickleUntilClosed(t, conn, " ")
+		t.Logf("cut off after %d of 100000 body bytes", sent)
+		require.Contains(t, answer, "400 Bad Request", "the handler's read deadline ended the review")
+		require.Contains(t, answer, "cannot read the ConversionReview")
+		require.Contains(t, answer, "i/o timeout")
 		w.requireConverts(t) // the one slot is free again
 	})
 	t.Run("response", func(t *testing.T) {
 		// A review whose answer (about 7 MiB) outgrows the socket buffers,
-		// from a client that never reads it; the server's read timeout is
-		// long enough for the review to arrive.
+		// from a client that does not read it; the server's read timeout is
+		// long enough for the review to arrive however busy the machine.
 		limits := limits
-		limits.readTimeout = 5 * time.Second
+		limits.readTimeout, limits.writeTimeout = 30*time.Second, testLimits().writeTimeout
 		w := startWebhook(t, limits, time.Now())
 		review := reviewOf(repeatObject(bigModel("m", 1<<20), 6)...)
 		conn := w.dial(t)
-		start := time.Now()
 		_, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", ConversionPath, len(review), review)
 		require.NoError(t, err)
+		// The write timeout frees the one slot; the 30 s only catch a
+		// server that keeps it.
 		require.Eventually(t, func() bool {
 			status, _, err := w.post(w.client(), reviewOf(smallModel))
 			return err == nil && status == http.StatusOK
-		}, 3*time.Second, 20*time.Millisecond, "the slot of the client that does not read is freed by the write timeout")
-		t.Logf("slot freed after %s", time.Since(start))
+		}, 30*time.Second, 20*time.Millisecond, "the slot of the client that does not read was not freed")
+		// The server closed the connection on an answer cut short (or
+		// before any of it, when converting took the whole write timeout).
+		require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second))) // only catches a server that never closes it
+		received, err := io.ReadAll(conn)
+		require.False(t, errors.Is(err, os.ErrDeadlineExceeded), "the server never closed the connection")
+		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(received)), nil)
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+		}
+		require.Error(t, err, "the whole answer arrived (%d bytes)", len(received))
+		t.Logf("the server closed the connection after %d bytes of its answer", len(received))
 	})
 }
 
@@ -615,6 +679,7 @@ func tinyFieldsModel(size int) []byte {
 // is refused in the handshake. With EnableHTTP2 (--enable-http2) the first
 // negotiates h2 and a review converts over HTTP/2.
 func TestWebhookHTTP2(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		http2      bool

@@ -22,11 +22,15 @@ import (
 // webhooks, before the caches, and on every replica), but on a net/http
 // server whose connections are bounded before any handler runs.
 type webhookHTTPServer struct {
-	addr    string
-	tls     func(*tls.Config)
-	limits  webhookLimits
-	mux     *http.ServeMux
-	started atomic.Bool
+	addr string
+	// listener, when set, is served instead of listening on addr: tests
+	// hand over one they opened on port 0, so no other process can take
+	// the port between its choice and its use.
+	listener net.Listener
+	tls      func(*tls.Config)
+	limits   webhookLimits
+	mux      *http.ServeMux
+	started  atomic.Bool
 }
 
 var _ webhook.Server = (*webhookHTTPServer)(nil)
@@ -55,9 +59,12 @@ func (s *webhookHTTPServer) StartedChecker() healthz.Checker {
 func (s *webhookHTTPServer) Start(ctx context.Context) error {
 	cfg := &tls.Config{}
 	s.tls(cfg)
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", s.addr)
-	if err != nil {
-		return err
+	ln := s.listener
+	if ln == nil {
+		var err error
+		if ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", s.addr); err != nil {
+			return err
+		}
 	}
 	// The limit is taken before the TLS handshake, so a connection that
 	// never starts one holds a slot only until its deadline.
