@@ -84,8 +84,7 @@ func argoGenerate(stdout, stderr io.Writer) error {
 	defer stop()
 	app, caps, err := argoFiles()
 	if err != nil {
-		reportError(stderr, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	defer app.root.Close()
 	out, ok := argoObjects(app, caps, stderr)
@@ -93,12 +92,10 @@ func argoGenerate(stdout, stderr io.Writer) error {
 		return exitCode(1)
 	}
 	if len(bytes.TrimSpace(out)) == 0 {
-		fmt.Fprintf(stderr, "[error] the application's directory rendered no objects; Argo CD could prune every object of the application, so this is an error (does the Application's `spec.source.path` point at the directory with the ModelDeployments?)\n")
-		return exitCode(1)
+		return fail(errors.New("the application's directory rendered no objects; Argo CD could prune every object of the application, so this is an error (does the Application's `spec.source.path` point at the directory with the ModelDeployments?)"))
 	}
 	if _, err := stdout.Write(out); err != nil {
-		reportError(stderr, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	return nil
 }

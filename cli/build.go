@@ -96,8 +96,7 @@ renderer's own follow the capability file's ` + "`spec.warnings`" + `.`,
 				err = fmt.Errorf("%w (the default root; name a wider one with `--root DIR`)", err)
 			}
 			if err != nil {
-				reportError(s.errOut, err)
-				return exitCode(1)
+				return fail(err)
 			}
 			if !res.RunsFunction {
 				problems := unrenderedModels(res.YAML).Apply(policy)

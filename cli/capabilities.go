@@ -74,8 +74,7 @@ cluster to see where rendered models would be scheduled.`,
 			}
 			items, err := simulatedObjects(objs)
 			if err != nil {
-				reportError(s.errOut, err)
-				return exitCode(1)
+				return fail(err)
 			}
 			if output == "json" {
 				return writeJSONList(s.out, items)

@@ -346,8 +346,7 @@ func addRow(file string, row *hub.CatalogModel, s streams) error {
 	}
 	scope, err := newNamedScope([]string{file})
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	defer scope.close()
 	m, err := readForMigration(scope, file, map[fileID]bool{}, budget.New())

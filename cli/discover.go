@@ -63,8 +63,7 @@ else ~/.kube/config, else the in-cluster service account.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkNodeSelector(nodeSelector, mergeFile); err != nil {
-				reportError(s.errOut, err)
-				return exitCode(1)
+				return fail(err)
 			}
 			var text []byte
 			var declared *hub.ClusterCapabilities
@@ -78,21 +77,18 @@ else ~/.kube/config, else the in-cluster service account.`,
 			}
 			cfg, contextName, err := clientConfig(kubeconfig, kubeContext)
 			if err != nil {
-				reportError(s.errOut, err)
-				return exitCode(1)
+				return fail(err)
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), discoverTimeout)
 			defer cancel()
 			cluster, err := discover.ReadNodes(ctx, cfg, nodeSelector)
 			if err != nil {
-				reportError(s.errOut, fmt.Errorf("reading the cluster (context %q): %w", contextName, err))
-				return exitCode(1)
+				return fail(fmt.Errorf("reading the cluster (context %q): %w", contextName, err))
 			}
 			if declared != nil {
 				out, changes, err := capsfile.Merge(text, declared, cluster)
 				if err != nil {
-					reportError(s.errOut, fmt.Errorf("merging into %s: %w", mergeFile, err))
-					return exitCode(1)
+					return fail(fmt.Errorf("merging into %s: %w", mergeFile, err))
 				}
 				for _, c := range changes {
 					fmt.Fprintf(s.errOut, "%s: %s\n", c.Field, c.Text)
@@ -114,8 +110,7 @@ else ~/.kube/config, else the in-cluster service account.`,
 				if errors.As(err, new(*capsfile.TooLargeError)) {
 					hint = ", or read only the nodes the renderer places on (`--node-selector LABELS`)"
 				}
-				reportError(s.errOut, fmt.Errorf("%w%s", err, hint))
-				return exitCode(1)
+				return fail(fmt.Errorf("%w%s", err, hint))
 			}
 			_, err = s.out.Write(out)
 			return err

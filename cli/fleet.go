@@ -96,22 +96,19 @@ func runFleetPlan(o planOptions, paths []string, s streams) error {
 	}
 	src, closeScope, err := namedHostFiles(s.in, slices.Concat(paths, []string{o.fleet})...)
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	defer closeScope()
 	f, in, problems, err := computeFleet(src, o.fleet, paths, policy, o.models, hostDirs, s.errOut)
 	problems.Report(s.errOut, "nothing was planned")
 	switch {
 	case err != nil:
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	case problems.HasErrors():
 		return exitCode(1)
 	}
 	if err := writeFleet(s.out, f, o.output); err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	if o.write {
 		if err := writeAssignments(f, in, paths, s); err != nil {
@@ -254,28 +251,24 @@ func runFleetDiff(o planOptions, paths []string, s streams) error {
 	}
 	sides, err := openSides(o.dir, o.fleet, paths, "--base", o.base, "", "", "the working tree")
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	base := policy
 	base.AsErrors = false // the target branch's warnings are not the change's
 	before, failedBefore, err := fleetSide(sides.repo, sides.old, sides.caps, sides.oldPaths, base, o.models, s.errOut)
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	after, failedAfter, err := fleetSide(sides.repo, sides.new, sides.caps, sides.newPaths, policy, o.models, s.errOut)
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	if failedBefore || failedAfter {
 		return exitCode(1)
 	}
 	moves := plan.CompareFleets(before, after)
 	if err := writeFleetDelta(s.out, moves, o.base, o.output); err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	return planExit(after.Fits, rolloutsProceed(after))
 }

@@ -42,8 +42,7 @@ func writeAssignments(f *plan.Fleet, in *fleetInputs, paths []string, s streams)
 	}
 	scope, err := newNamedScope(paths)
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	defer scope.close()
 	pending, problems := planEdits(scope, names, assignEdit(assign), true)

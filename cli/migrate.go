@@ -84,13 +84,11 @@ stdin.`,
 func migrateFiles(paths []string, check bool, to string, stdout, stderr io.Writer) error {
 	names, err := migrateInputs(paths)
 	if err != nil {
-		reportError(stderr, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	scope, err := newNamedScope(paths)
 	if err != nil {
-		reportError(stderr, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	defer scope.close()
 	pending, problems := planEdits(scope, names, migrateEdit(to), !check)

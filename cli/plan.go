@@ -119,8 +119,7 @@ stdout then).`,
 				return usagef("`-o` must be one of %s, got %q", strings.Join(planFormats, ", "), o.output)
 			}
 			if o.models, err = readModelDirs(o.modelDirs); err != nil {
-				reportError(s.errOut, err)
-				return exitCode(1)
+				return fail(err)
 			}
 			if o.base != "" && o.fleet != "" {
 				return runFleetDiff(o, paths, s)
@@ -174,8 +173,7 @@ func runPlan(o planOptions, paths []string, s streams) error {
 	}
 	src, closeScope, err := namedHostFiles(s.in, slices.Concat(paths, []string{o.capsFile})...)
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	defer closeScope()
 	caps, problems := readCapabilities(src, o.capsFile)
@@ -187,8 +185,7 @@ func runPlan(o planOptions, paths []string, s streams) error {
 	}
 	p, err := plan.Compute(res.Items, caps)
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	p.Memory = plan.MemoryOf(res.Fits)
 	warnings := planWarnings(p).Apply(policy)
@@ -205,8 +202,7 @@ func runPlan(o planOptions, paths []string, s streams) error {
 		err = writePlanTable(s.out, p, warnings)
 	}
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	return planExit(p.Fits, p.RolloutsProceed)
 }

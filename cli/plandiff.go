@@ -26,8 +26,7 @@ func runPlanDiff(o planOptions, paths []string, s streams) error {
 	}
 	delta, after, failed, err := planRefs(o, paths, s.errOut)
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	if failed {
 		return exitCode(1)
@@ -51,8 +50,7 @@ func runPlanDiff(o planOptions, paths []string, s streams) error {
 		err = writeDeltaTable(s.out, delta, o.base, warnings)
 	}
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	return planExit(delta.After.Fits, delta.After.RolloutsProceed)
 }

@@ -75,8 +75,7 @@ and its output rendered under each capability file.`,
 func runPreview(o previewOptions, paths []string, s streams) error {
 	models, err := readModelDirs(o.modelDirs)
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	var sides [2]preview.Side
 	failed := false
@@ -91,8 +90,7 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 			return exitCode(1)
 		}
 		if err != nil {
-			reportError(s.errOut, fmt.Errorf("cannot read stdin: %w", err))
-			return exitCode(1)
+			return fail(fmt.Errorf("cannot read stdin: %w", err))
 		}
 	}
 	// An overlay builds the same under either capability file: once.
@@ -104,8 +102,7 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 	for i, caps := range []string{o.from, o.to} {
 		src, closeScope, err := namedHostFiles(bytes.NewReader(stdin), slices.Concat(paths, []string{caps})...)
 		if err != nil {
-			reportError(s.errOut, err)
-			return exitCode(1)
+			return fail(err)
 		}
 		res, problems := renderFilesWith(withBuilt(src, built), caps, paths, nil, diag.Policy{}, models)
 		closeScope()

@@ -89,14 +89,12 @@ func runRender(o renderOptions, paths []string, s streams) error {
 	}
 	src, closeScope, err := namedHostFiles(s.in, slices.Concat(paths, []string{o.capsFile})...)
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	defer closeScope()
 	models, err := readModelDirs(o.modelDirs)
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	objects, ok := renderPaths(src, o.capsFile, paths, policy, models, s.errOut)
 	if !ok {
@@ -104,8 +102,7 @@ func runRender(o renderOptions, paths []string, s streams) error {
 	}
 	if o.kustomization && len(objects) == 0 {
 		// Flux or Argo CD would prune everything the directory held before.
-		reportError(s.errOut, fmt.Errorf("nothing was rendered from %q; `--kustomization` must not write an empty directory that Flux or Argo CD would apply (and prune everything)", paths))
-		return exitCode(1)
+		return fail(fmt.Errorf("nothing was rendered from %q; `--kustomization` must not write an empty directory that Flux or Argo CD would apply (and prune everything)", paths))
 	}
 	switch {
 	case o.outDir != "":
@@ -116,8 +113,7 @@ func runRender(o renderOptions, paths []string, s streams) error {
 		err = writeStream(s.out, objects)
 	}
 	if err != nil {
-		reportError(s.errOut, err)
-		return exitCode(1)
+		return fail(err)
 	}
 	return nil
 }

@@ -53,11 +53,14 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd, err := root.ExecuteC()
 	var code exitCode
 	var usage usageError
+	var failed failure
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &code):
 		return int(code)
+	case errors.As(err, &failed):
+		reportError(stderr, failed.err)
 	case errors.As(err, &usage):
 		fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), usage.msg)
 		shortUsage(stderr, cmd)
