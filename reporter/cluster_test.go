@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -239,16 +240,30 @@ func (c *controlPlane) setStatus(t *testing.T, obj *unstructured.Unstructured, o
 // modelStatus reads a ModelDeployment's status as the reporter wrote it.
 func (c *controlPlane) modelStatus(t *testing.T, key types.NamespacedName) (v1.ModelDeploymentStatus, *unstructured.Unstructured) {
 	t.Helper()
+	s, md, err := c.readModelStatus(key)
+	require.NoError(t, err)
+	return s, md
+}
+
+// readModelStatus is modelStatus for a condition polled off the test's
+// goroutine, where a failure must be returned, not raised.
+func (c *controlPlane) readModelStatus(key types.NamespacedName) (v1.ModelDeploymentStatus, *unstructured.Unstructured, error) {
 	md := &unstructured.Unstructured{}
 	md.SetGroupVersionKind(reporter.ModelDeploymentGVK)
-	require.NoError(t, c.admin.Get(context.Background(), key, md))
 	var s v1.ModelDeploymentStatus
+	if err := c.admin.Get(context.Background(), key, md); err != nil {
+		return s, nil, err
+	}
 	if raw, ok := md.Object["status"]; ok {
 		data, err := yaml.Marshal(raw)
-		require.NoError(t, err)
-		require.NoError(t, yaml.Unmarshal(data, &s))
+		if err != nil {
+			return s, nil, err
+		}
+		if err := yaml.Unmarshal(data, &s); err != nil {
+			return s, nil, err
+		}
 	}
-	return s, md
+	return s, md, nil
 }
 
 // want describes the status a test waits for; empty fields are not checked.
@@ -290,21 +305,39 @@ func readyCondition(s v1.ModelDeploymentStatus) *metav1.Condition {
 	return nil
 }
 
-// waitFor polls a ModelDeployment until its status matches, and returns it.
+// waitFor polls a ModelDeployment until its status matches, and returns
+// it. The 45 s only catch a reporter that never gets there.
 func (c *controlPlane) waitFor(t *testing.T, key types.NamespacedName, w want) v1.ModelDeploymentStatus {
 	t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		s, md := c.modelStatus(t, key)
-		if w.matches(s, md.GetGeneration()) {
-			return s
+	var matched v1.ModelDeploymentStatus
+	require.EventuallyWithT(t, func(collect *assert.CollectT) {
+		s, md, err := c.readModelStatus(key)
+		if !assert.NoError(collect, err) {
+			return
 		}
-		if time.Now().After(deadline) {
+		if !w.matches(s, md.GetGeneration()) {
 			got, _ := yaml.Marshal(s)
-			t.Fatalf("ModelDeployment %s never reached %s; its status is:\n%s", key, w, got)
+			collect.Errorf("ModelDeployment %s has not reached %s; its status is:\n%s", key, w, got)
+			return
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		matched = s
+	}, 45*time.Second, 100*time.Millisecond)
+	return matched
+}
+
+// settles waits until now(), what a test counts of the reporter's work, is
+// want, then checks that nothing more happens for a second: a write or
+// retry the reporter should not make would come sooner (within the
+// back-off of a few failures, RetryBaseDelay<<3). The 45 s only catch a
+// reporter that never gets there.
+func settles[T comparable](t *testing.T, now func() T, want T) {
+	t.Helper()
+	require.EventuallyWithT(t, func(collect *assert.CollectT) {
+		if got := now(); got != want {
+			collect.Errorf("the reporter has done %+v, not %+v", got, want)
+		}
+	}, 45*time.Second, 20*time.Millisecond)
+	require.Never(t, func() bool { return now() != want }, time.Second, 20*time.Millisecond, "the reporter did more than %+v", want)
 }
 
 // testOptions are reporter options for a test in namespace ns: fast
