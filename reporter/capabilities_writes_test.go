@@ -2,6 +2,7 @@ package reporter_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,7 +25,9 @@ import (
 // the reporter writes each model's status with CapabilitiesCurrent. Idle resyncs, a model's
 // own Deployment rolling and an unrelated Deployment's status then write
 // nothing and compare nothing; a leader change neither writes nor moves
-// CapabilitiesCurrent's transition time.
+// CapabilitiesCurrent's transition time. Nothing marks the moment the
+// reporter has seen an event it ignores: the resyncs that follow are the
+// window in which a comparison it should not make would show.
 func TestNoWritesWithCapabilitiesApplied(t *testing.T) {
 	c := cluster(t)
 	ctx := context.Background()
@@ -44,25 +47,28 @@ func TestNoWritesWithCapabilitiesApplied(t *testing.T) {
 	c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 	before := capabilitiesCurrent(t, c, md)
-	time.Sleep(2 * time.Second) // the last write's own watch event
+	// A model's reconciles run one at a time: two more, and the one that
+	// wrote Running has ended, its write counted.
+	reconcilesAtLeast(t, first, first.Reconciles()+2)
 
-	writes, reconciles, requests := first.Writes(), first.Reconciles(), counter.snapshot()
+	writes, requests := first.Writes(), counter.snapshot()
 	// An unrelated Deployment (another namespace, not rendered) rolls.
 	other := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: ns + "-unrelated"},
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "registry.example.com/x:1"}}}}}}
+	settled := settledComparisons(t)
 	require.NoError(t, c.admin.Create(ctx, other))
 	t.Cleanup(func() { _ = c.admin.Delete(ctx, other) })
-	time.Sleep(time.Second) // its creation is a new Deployment: one comparison
-	comparisons := capabilityComparisons(t)
+	comparisons := settled + 1 // its creation is a new Deployment: one comparison
+	require.Eventually(t, func() bool { n, err := readComparisons(); return err == nil && n == comparisons }, 30*time.Second, 20*time.Millisecond,
+		"the new Deployment did not start one comparison")
 	for i := range 5 {
 		other.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: int32(i), UpdatedReplicas: int32(i)}
 		require.NoError(t, c.admin.Status().Update(ctx, other))
 		c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)
-		time.Sleep(time.Second)
 	}
-	require.GreaterOrEqual(t, first.Reconciles()-reconciles, int64(3), "the resyncs did not reconcile")
+	reconcilesAtLeast(t, first, first.Reconciles()+3)
 	require.Equal(t, writes, first.Writes(), "an idle resync or a Deployment's status wrote a status")
 	require.Equal(t, comparisons, capabilityComparisons(t), "a Deployment's status started a comparison")
 	after := counter.snapshot()
@@ -78,12 +84,9 @@ func TestNoWritesWithCapabilitiesApplied(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the second reporter was not elected")
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for second.Reconciles() == 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	time.Sleep(2 * time.Second)
-	require.Positive(t, second.Reconciles(), "the new leader did not reconcile")
+	// It reconciles only once it has compared; a write would come in its
+	// first reconcile, and a resync follows.
+	reconcilesAtLeast(t, second, 2)
 	require.Zero(t, second.Writes(), "the new leader rewrote a status that had not changed")
 	require.Equal(t, before, capabilitiesCurrent(t, c, md), "CapabilitiesCurrent flapped on the leader change")
 }
@@ -101,15 +104,39 @@ func capabilitiesCurrent(t *testing.T, c *controlPlane, md *unstructured.Unstruc
 // controller-runtime's registry (every reporter of the test process).
 func capabilityComparisons(t *testing.T) float64 {
 	t.Helper()
-	families, err := metrics.Registry.Gather()
+	n, err := readComparisons()
 	require.NoError(t, err)
+	return n
+}
+
+// readComparisons is capabilityComparisons for a condition polled off the
+// test's goroutine.
+func readComparisons() (float64, error) {
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		return 0, err
+	}
 	for _, f := range families {
 		if f.GetName() == "airunway_status_reporter_capability_comparisons_total" {
-			return f.GetMetric()[0].GetCounter().GetValue()
+			return f.GetMetric()[0].GetCounter().GetValue(), nil
 		}
 	}
-	t.Fatal("the comparisons counter is not registered")
-	return 0
+	return 0, errors.New("the comparisons counter is not registered")
+}
+
+// settledComparisons waits until no comparison is under way or asked for,
+// the counter holding still across polls a second (five debounces) apart,
+// and returns it. The 45 s only catch comparisons that never stop.
+func settledComparisons(t *testing.T) float64 {
+	t.Helper()
+	last := -1.0
+	require.Eventually(t, func() bool {
+		n, err := readComparisons()
+		settled := err == nil && n == last
+		last = n
+		return settled
+	}, 45*time.Second, time.Second, "the capability comparisons never settled")
+	return last
 }
 
 // applyCapabilities applies a ClusterCapabilities named name, of the vllm

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -68,15 +69,16 @@ func TestCapabilitiesDriftDRA(t *testing.T) {
 	require.Empty(t, current.Differences)
 
 	// The driver republishes a slice: a new pool generation, the same
-	// devices.
-	time.Sleep(time.Second)
-	comparisons := capabilityComparisons(t)
+	// devices. Nothing marks the moment the reporter has seen an update
+	// it ignores, so a comparison it should not start is looked for over
+	// two seconds, ten debounces.
+	comparisons := settledComparisons(t)
 	republished := &resourcev1.ResourceSlice{}
 	require.NoError(t, c.admin.Get(ctx, types.NamespacedName{Name: slices[0].Name}, republished))
 	republished.Spec.Pool.Generation++
 	require.NoError(t, c.admin.Update(ctx, republished))
-	time.Sleep(2 * time.Second)
-	require.Equal(t, comparisons, capabilityComparisons(t), "a republished slice with the same devices started a comparison")
+	require.Never(t, func() bool { n, err := readComparisons(); return err == nil && n != comparisons }, 2*time.Second, 50*time.Millisecond,
+		"a republished slice with the same devices started a comparison")
 
 	// One node's GPUs are now another product.
 	changed := &resourcev1.ResourceSlice{}
@@ -106,27 +108,41 @@ func TestCapabilitiesDriftDRA(t *testing.T) {
 }
 
 // waitCapabilities waits for a ClusterCapabilities' CapabilitiesCurrent
-// to have a status, and returns its status.
+// to have a status, and returns its status. The 45 s only catch a
+// reporter that never gets there.
 func waitCapabilities(t *testing.T, c *controlPlane, name string, want metav1.ConditionStatus) v1.ClusterCapabilitiesStatus {
 	t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(reporter.ClusterCapabilitiesGVK)
-		require.NoError(t, c.admin.Get(context.Background(), types.NamespacedName{Name: name}, u))
-		var s v1.ClusterCapabilitiesStatus
-		if raw, ok := u.Object["status"]; ok {
-			data, err := yaml.Marshal(raw)
-			require.NoError(t, err)
-			require.NoError(t, yaml.Unmarshal(data, &s))
+	var matched v1.ClusterCapabilitiesStatus
+	require.EventuallyWithT(t, func(collect *assert.CollectT) {
+		s, err := readCapabilitiesStatus(c, name)
+		if !assert.NoError(collect, err) {
+			return
 		}
-		if cond := meta.FindStatusCondition(s.Conditions, reporter.ConditionCapabilitiesCurrent); cond != nil && cond.Status == want {
-			return s
-		}
-		if time.Now().After(deadline) {
+		if cond := meta.FindStatusCondition(s.Conditions, reporter.ConditionCapabilitiesCurrent); cond == nil || cond.Status != want {
 			got, _ := yaml.Marshal(s)
-			t.Fatalf("ClusterCapabilities %s never had CapabilitiesCurrent=%s; its status is:\n%s", name, want, strings.TrimSpace(string(got)))
+			collect.Errorf("ClusterCapabilities %s does not have CapabilitiesCurrent=%s; its status is:\n%s", name, want, strings.TrimSpace(string(got)))
+			return
 		}
-		time.Sleep(100 * time.Millisecond)
+		matched = s
+	}, 45*time.Second, 100*time.Millisecond)
+	return matched
+}
+
+// readCapabilitiesStatus reads the status of ClusterCapabilities name.
+func readCapabilitiesStatus(c *controlPlane, name string) (v1.ClusterCapabilitiesStatus, error) {
+	var s v1.ClusterCapabilitiesStatus
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(reporter.ClusterCapabilitiesGVK)
+	if err := c.admin.Get(context.Background(), types.NamespacedName{Name: name}, u); err != nil {
+		return s, err
 	}
+	raw, ok := u.Object["status"]
+	if !ok {
+		return s, nil
+	}
+	data, err := yaml.Marshal(raw)
+	if err != nil {
+		return s, err
+	}
+	return s, yaml.Unmarshal(data, &s)
 }

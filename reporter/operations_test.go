@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -32,10 +33,12 @@ import (
 )
 
 // requestCounter counts the API requests a reporter makes, by verb and
-// whether they write a status subresource.
+// whether they write a status subresource, and the discovery requests
+// that found no API server.
 type requestCounter struct {
-	mu    sync.Mutex
-	byKey map[string]int
+	mu              sync.Mutex
+	byKey           map[string]int
+	discoveryFailed int
 }
 
 func (c *requestCounter) wrap(cfg *rest.Config) *rest.Config {
@@ -55,10 +58,31 @@ func (c *requestCounter) wrap(cfg *rest.Config) *rest.Config {
 			c.mu.Lock()
 			c.byKey[k]++
 			c.mu.Unlock()
-			return rt.RoundTrip(req)
+			resp, err := rt.RoundTrip(req)
+			if err != nil && isDiscovery(req) {
+				c.mu.Lock()
+				c.discoveryFailed++
+				c.mu.Unlock()
+			}
+			return resp, err
 		})
 	})
 	return cfg
+}
+
+// isDiscovery is true of a request for a group version's resources
+// (/api/v1, /apis/ray.io/v1), which the reporter makes to learn the kinds
+// the cluster serves.
+func isDiscovery(req *http.Request) bool {
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	return req.Method == http.MethodGet && (len(parts) == 2 && parts[0] == "api" || len(parts) == 3 && parts[0] == "apis")
+}
+
+// discoveryFailures is how many discovery requests found no API server.
+func (c *requestCounter) discoveryFailures() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.discoveryFailed
 }
 
 func (c *requestCounter) snapshot() map[string]int {
@@ -88,16 +112,17 @@ func TestNoWriteAtSteadyState(t *testing.T) {
 	c.apply(t, objs...)
 	c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
-	time.Sleep(time.Second) // let the last write's own watch event pass
+	// A model's reconciles run one at a time: two more, and the one that
+	// wrote Running has ended, its write counted.
+	reconcilesAtLeast(t, rep, rep.Reconciles()+2)
 
 	writes, reconciles, before := rep.Writes(), rep.Reconciles(), counter.snapshot()
-	time.Sleep(6 * time.Second)
+	reconcilesAtLeast(t, rep, reconciles+3)
 	after := counter.snapshot()
-	require.GreaterOrEqual(t, rep.Reconciles()-reconciles, int64(3), "the resyncs did not reconcile")
 	require.Equal(t, writes, rep.Writes(), "a resync wrote status")
 	for k := range after {
 		delta := after[k] - before[k]
-		t.Logf("steady state, 6s: %s: %d requests", k, delta)
+		t.Logf("steady state, %d reconciles: %s: %d requests", rep.Reconciles()-reconciles, k, delta)
 		// Discovery GETs and Lease renewals are expected; nothing else.
 		if k != "GET" && !strings.HasSuffix(k, "lease") {
 			require.Zero(t, delta, "steady state made %d %s requests", delta, k)
@@ -105,6 +130,15 @@ func TestNoWriteAtSteadyState(t *testing.T) {
 	}
 	require.Zero(t, rep.Failures(), "reconciles failed")
 	require.Zero(t, after["PATCH status"]-before["PATCH status"])
+}
+
+// reconcilesAtLeast waits until rep has ended n reconciles; the SyncPeriod
+// of the test's options makes them come. The 30 s only catch a reporter
+// that stopped reconciling.
+func reconcilesAtLeast(t *testing.T, rep *reporter.Reporter, n int64) {
+	t.Helper()
+	require.Eventually(t, func() bool { return rep.Reconciles() >= n }, 30*time.Second, 20*time.Millisecond,
+		"fewer than %d reconciles: the resyncs did not reconcile", n)
 }
 
 // TestProviderCRDRemovedAndInstalled: the reporter is running when a
@@ -137,24 +171,25 @@ func TestProviderCRDRemovedAndInstalled(t *testing.T) {
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 }
 
-// installCRD creates a CRD unless it exists and waits until it is served.
+// installCRD creates a CRD unless it exists and waits until it is served
+// (one being deleted is created again once it is gone).
 func installCRD(t *testing.T, c *controlPlane, crd *apiextensionsv1.CustomResourceDefinition) {
 	t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var failed error
+	require.Eventually(t, func() bool {
 		err := c.admin.Create(ctx, crd.DeepCopy())
-		if err == nil || apierrors.IsAlreadyExists(err) {
-			got := &apiextensionsv1.CustomResourceDefinition{}
-			if c.admin.Get(ctx, types.NamespacedName{Name: crd.Name}, got) == nil && got.DeletionTimestamp == nil && established(got) {
-				return
-			}
-		} else if !apierrors.IsConflict(err) {
-			require.NoError(t, err)
+		switch {
+		case apierrors.IsConflict(err):
+			return false
+		case err != nil && !apierrors.IsAlreadyExists(err):
+			failed = err
+			return true
 		}
-		require.True(t, time.Now().Before(deadline), "CRD %s not established within 60s", crd.Name)
-		time.Sleep(200 * time.Millisecond)
-	}
+		got := &apiextensionsv1.CustomResourceDefinition{}
+		return c.admin.Get(ctx, types.NamespacedName{Name: crd.Name}, got) == nil && got.DeletionTimestamp == nil && established(got)
+	}, 60*time.Second, 200*time.Millisecond, "CRD %s not established within 60s", crd.Name)
+	require.NoError(t, failed, "creating CRD %s", crd.Name)
 }
 
 func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
@@ -185,7 +220,7 @@ func TestTwoReplicasElectOneLeader(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no reporter was elected")
 	}
-	time.Sleep(2 * time.Second) // a few Lease renewals
+	leaseRenewed(t, c, ns, "reporter", 3) // the follower tries to take it as often
 	select {
 	case <-follower.Elected():
 		t.Fatal("both reporters are leaders")
@@ -194,7 +229,7 @@ func TestTwoReplicasElectOneLeader(t *testing.T) {
 	require.Zero(t, follower.Reconciles(), "the follower reconciled")
 	// The write is counted once the API server has answered it, which a
 	// loaded machine may take longer to see than waitFor took.
-	require.Eventually(t, func() bool { return leader.Writes() > 0 }, 10*time.Second, 100*time.Millisecond, "the leader wrote no status")
+	require.Eventually(t, func() bool { return leader.Writes() > 0 }, 30*time.Second, 100*time.Millisecond, "the leader wrote no status")
 
 	lease := &coordinationv1.Lease{}
 	require.NoError(t, c.admin.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "reporter"}, lease))
@@ -214,6 +249,19 @@ func TestTwoReplicasElectOneLeader(t *testing.T) {
 	require.Positive(t, follower.Writes())
 }
 
+// leaseRenewed waits until Lease ns/name has been renewed n times.
+func leaseRenewed(t *testing.T, c *controlPlane, ns, name string, n int) {
+	t.Helper()
+	renewals := map[int64]bool{}
+	require.Eventually(t, func() bool {
+		lease := &coordinationv1.Lease{}
+		if c.admin.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, lease) == nil && lease.Spec.RenewTime != nil {
+			renewals[lease.Spec.RenewTime.UnixMicro()] = true
+		}
+		return len(renewals) > n
+	}, 30*time.Second, 50*time.Millisecond, "Lease %s/%s was not renewed %d times", ns, name, n)
+}
+
 // TestAPIServerRestart: the API server goes away mid-run and comes back;
 // the reporter keeps its provider kinds (a failed discovery proves
 // nothing) and its watches resume.
@@ -225,7 +273,8 @@ func TestAPIServerRestart(t *testing.T) {
 	// Long enough to keep the Lease through the restart; a shorter one
 	// makes the process exit and Kubernetes restart it, which is also fine.
 	o.LeaseDuration, o.RenewDeadline = 2*time.Minute, 90*time.Second
-	rep, _ := run(t, c.cfg, o)
+	var counter requestCounter
+	rep, _ := run(t, counter.wrap(c.cfg), o)
 	c.apply(t, objs...)
 	c.setStatus(t, graph, "dynamo-operator", `{state: successful}`)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
@@ -238,14 +287,17 @@ func TestAPIServerRestart(t *testing.T) {
 	if err := api.Stop(); err != nil {
 		t.Logf("stopping the API server: %v (it was killed)", err)
 	}
-	time.Sleep(3 * time.Second) // discovery and watches fail meanwhile
+	// Discovery fails meanwhile (and so do the watches).
+	failed := counter.discoveryFailures()
+	require.Eventually(t, func() bool { return counter.discoveryFailures() >= failed+3 }, 30*time.Second, 50*time.Millisecond,
+		"the reporter's discovery did not fail while the API server was down")
 	require.NoError(t, api.Start())
 	writes := rep.Writes()
 
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 	c.setStatus(t, graph, "dynamo-operator", `{state: failed}`)
 	c.waitFor(t, key(md), want{phase: "Failed", ready: "False", reason: reporter.ReasonFailed})
-	require.Eventually(t, func() bool { return rep.Writes() == writes+1 }, 10*time.Second, 50*time.Millisecond,
+	require.Eventually(t, func() bool { return rep.Writes() == writes+1 }, 30*time.Second, 50*time.Millisecond,
 		"one change, one write; no CRD-missing flap after the restart (writes: %d before, %d after)", writes, rep.Writes())
 	require.Zero(t, rep.Failures(), "reconciles failed")
 }
@@ -399,48 +451,53 @@ func writeKubeconfig(t testing.TB, cfg *rest.Config) string {
 
 // untilReady waits until the reporter answers /readyz on probes; an exit
 // before, for a port another process took, is an EADDRINUSE error (the
-// test then starts it on other ports).
+// test then starts it on other ports). The 30 s only catch a reporter
+// that never gets ready.
 func untilReady(probes string, exited <-chan error, logs *lockedBuffer) error {
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		select {
-		case err := <-exited:
-			if strings.Contains(logs.String(), "address already in use") {
-				return fmt.Errorf("the reporter exited (%v): %w", err, syscall.EADDRINUSE)
-			}
-			return fmt.Errorf("the reporter exited before it was ready (%v); logs:\n%s", err, logs.String())
-		default:
-		}
+	hung := time.After(30 * time.Second)
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+	for {
 		if resp, err := http.Get("http://" + probes + "/readyz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
 		}
+		select {
+		case err := <-exited:
+			if strings.Contains(logs.String(), "address already in use") {
+				return fmt.Errorf("the reporter exited (%v): %w", err, syscall.EADDRINUSE)
+			}
+			return fmt.Errorf("the reporter exited before it was ready (%v); logs:\n%s", err, logs.String())
+		case <-hung:
+			return fmt.Errorf("the reporter is not ready after 30s; logs:\n%s", logs.String())
+		case <-poll.C:
+		}
 	}
-	return fmt.Errorf("the reporter is not ready after 30s; logs:\n%s", logs.String())
 }
 
 // waitHTTP polls a URL until it answers 200 with a body containing want.
 func waitHTTP(t *testing.T, url, want string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
+	var answered string
+	require.EventuallyWithT(t, func(collect *assert.CollectT) {
 		resp, err := http.Get(url)
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			last = fmt.Sprintf("%d %s", resp.StatusCode, body)
-			if resp.StatusCode == http.StatusOK && strings.Contains(string(body), want) {
-				return string(body)
-			}
-		} else {
-			last = err.Error()
+		if !assert.NoError(collect, err) {
+			return
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s never answered 200 with %q; last: %.500s", url, want, last)
-	return ""
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if !assert.NoError(collect, err) {
+			return
+		}
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			collect.Errorf("%s answered %d %.500s", url, resp.StatusCode, body)
+			return
+		}
+		answered = string(body)
+	}, 30*time.Second, 200*time.Millisecond, "%s never answered 200 with %q", url, want)
+	return answered
 }
 
 // TestRunsOutOfClusterWithOnlyKubeconfig starts the binary as a user would
