@@ -57,6 +57,7 @@ func readyz(check healthz.Checker) (int, string) {
 // fails without a certificate, and with one expired, not yet valid, or
 // expiring within certExpiryMargin; it passes for a valid one.
 func TestCertificateReadiness(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	for _, tc := range []struct {
 		name   string
@@ -103,6 +104,7 @@ func TestCertRetryBacksOff(t *testing.T) {
 // is refused by a TLS client that checks it, as the API server does, and
 // reports not ready meanwhile.
 func TestExpiredCertificateServed(t *testing.T) {
+	t.Parallel()
 	w := startWebhook(t, testLimits(), time.Now().Add(-certValidity-time.Hour))
 	_, err := tls.Dial("tcp", w.addr, &tls.Config{RootCAs: w.roots})
 	var invalid x509.CertificateInvalidError
@@ -117,6 +119,7 @@ func TestExpiredCertificateServed(t *testing.T) {
 // in the directory makes the replica not ready, and a renewed one, written
 // by cert-manager, makes it ready once the watcher re-reads them.
 func TestCertDirReadiness(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(c *webhookCert) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, secretCert), c.Cert, 0o600))
@@ -136,12 +139,14 @@ func TestCertDirReadiness(t *testing.T) {
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 
 	write(issuedAt(t, time.Now()))
-	require.Eventually(t, func() bool { return serving.ready(time.Now()) == nil }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return serving.ready(time.Now()) == nil }, 30*time.Second, 10*time.Millisecond,
+		"the watcher never loaded the renewed certificate") // the 30 s only catch a watcher that never does
 }
 
 // TestCertDirMissing: a directory without a certificate fails the start,
 // naming it.
 func TestCertDirMissing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, err := certDirWatcher(dir, &servingCert{})
 	require.ErrorContains(t, err, fmt.Sprintf("the conversion webhook's certificate in %q", dir))
@@ -223,6 +228,7 @@ func webhookSecret(cert *webhookCert) *corev1.Secret {
 // replica's certificate at each step, including a replica that has not
 // re-read the Secret yet; a replica that is not the leader never writes.
 func TestCertRenewal(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	now := time.Now()
 	old := issuedAt(t, now.Add(-certValidity+certRenewBefore-24*time.Hour)) // a day past when renewal is due
@@ -282,6 +288,7 @@ func TestCertRenewal(t *testing.T) {
 // lost it meanwhile (the CRD replaced), that sync writes it back and the
 // next one promotes.
 func TestCertPromotionWaitsForCABundle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	old := issuedAt(t, time.Now().Add(-certValidity+certRenewBefore-24*time.Hour))
 	c := newCertCluster(t, webhookSecret(old))
@@ -310,6 +317,7 @@ func TestCertPromotionWaitsForCABundle(t *testing.T) {
 // (a cluster switched off for a year) is replaced in one sync, and the
 // replica is ready again.
 func TestExpiredCertReplaced(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := newCertCluster(t, webhookSecret(issuedAt(t, time.Now().Add(-certValidity-time.Hour))))
 	serving := &servingCert{}
@@ -325,6 +333,7 @@ func TestExpiredCertReplaced(t *testing.T) {
 // with a certificate valid for certValidity, and the leader writes its CA
 // into the CRD.
 func TestCertSecretCreated(t *testing.T) {
+	t.Parallel()
 	c := newCertCluster(t, nil)
 	serving := &servingCert{}
 	require.NoError(t, c.manager(serving, true).sync(context.Background()))
@@ -357,6 +366,7 @@ func pemCerts(t *testing.T, bundle []byte) []*x509.Certificate {
 // does not in a single sync, saying why; a standby never writes it and
 // serves what it holds, or nothing when it holds nothing readable.
 func TestCertSecretVerified(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	good := issuedAt(t, now)
 	other := issuedAt(t, now)
@@ -432,6 +442,7 @@ func TestCertSecretVerified(t *testing.T) {
 // issue a certificate; the one whose create loses reads and serves the
 // winner's.
 func TestCertSecretCreateRace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := newCertCluster(t, nil)
 	winner := &servingCert{}

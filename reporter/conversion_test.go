@@ -22,6 +22,7 @@ import (
 // review is a 400. (deploy/conversion_test.go runs it behind a real API
 // server.)
 func TestConversionHandler(t *testing.T) {
+	t.Parallel()
 	review := func(to string, objects ...string) (*http.Response, *apiextensionsv1.ConversionResponse) {
 		t.Helper()
 		req := apiextensionsv1.ConversionReview{TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "ConversionReview"},

@@ -16,6 +16,7 @@ import (
 // whole one, a node's identical GPUs kept once; a republish with a new
 // pool generation trims to the same object.
 func TestTrimResourceSlice(t *testing.T) {
+	t.Parallel()
 	s := discovertest.GPUSlice("h100-0", 8, discovertest.H100)
 	whole, err := discover.SliceOf(&s)
 	require.NoError(t, err)

@@ -27,6 +27,7 @@ func TestWaitOrDone(t *testing.T) {
 }
 
 func TestModelPools(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, []string{"l4"}, modelPools("l4"))
 	require.Equal(t, []string{"h100", "l4"}, modelPools("prefill=h100,decode=l4,worker=h100"))
 	require.Empty(t, modelPools(""))
@@ -35,6 +36,7 @@ func TestModelPools(t *testing.T) {
 // TestCapabilitiesStatus: current, drifted and unreadable files, and a
 // condition that keeps its transition time while its status stays.
 func TestCapabilitiesStatus(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
 	s := CapabilitiesStatus(3, nil, "", nil, t0)
 	require.Equal(t, int64(3), s.ObservedGeneration)
@@ -61,6 +63,7 @@ func TestCapabilitiesStatus(t *testing.T) {
 // TestCompareFile reads an applied ClusterCapabilities as the renderer
 // reads the file, status and server fields aside, and says why it cannot.
 func TestCompareFile(t *testing.T) {
+	t.Parallel()
 	file := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "airunway.ai/v1alpha1", "kind": "ClusterCapabilities",
 		"metadata": map[string]any{"name": "prod", "uid": "1", "resourceVersion": "7", "managedFields": []any{map[string]any{"manager": "kubectl"}}},
@@ -82,6 +85,7 @@ func TestCompareFile(t *testing.T) {
 // TestCapabilitiesCondition: a model sees the differences of its own pools
 // and provider only, and none without an applied file.
 func TestCapabilitiesCondition(t *testing.T) {
+	t.Parallel()
 	state := driftState{files: []string{"prod"},
 		pools:     map[string][]string{"l4": {`pool "l4": 3 node(s), the file says 4`}},
 		providers: map[string][]string{hub.ProviderKAITO: {`provider "kaito": CRD workspaces.kaito.sh is not installed`}}}

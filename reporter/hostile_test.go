@@ -55,6 +55,7 @@ func requireBounded(t *testing.T, s v1.ModelDeploymentStatus) {
 // read makes the model Pending with Ready=Unknown, naming the fields; it
 // never turns stale, and carries no replicas or endpoint from it.
 func TestUnreadableProviderStatus(t *testing.T) {
+	t.Parallel()
 	obj := deployment(t, created, `status: {readyReplicas: "1", conditions: "Available"}`)
 	o := observe(obj, created.Add(StaleAfter*2), nil)
 	require.Equal(t, []string{"status.conditions is a string, want a list", "status.readyReplicas is a string, want an integer"}, o.Health.Unreadable)
@@ -78,6 +79,7 @@ func TestUnreadableProviderStatus(t *testing.T) {
 // renderer's annotations) is cut to providers.MaxMessageBytes, and an
 // engine the CRD's enum would refuse is left out.
 func TestHostileStringsAreCut(t *testing.T) {
+	t.Parallel()
 	huge := strings.Repeat("ü", 1<<19) // 1 MiB of two-byte characters
 	// Each case makes the observation hostile, and says whether the
 	// message quotes the hostile text.
@@ -165,6 +167,7 @@ var hostilePaths = [][]string{
 // field every built-in translation reads, for every provider: none panics,
 // and every computed status is bounded.
 func TestEveryProviderSurvivesHostileStatus(t *testing.T) {
+	t.Parallel()
 	all := reporters()
 	runs := 0
 	for _, name := range slices.Sorted(maps.Keys(all)) {

@@ -27,6 +27,7 @@ func generated(ns, name, from string) *unstructured.Unstructured {
 // once, not after the retry delay (TestStatusWriteFaults caught it: a
 // second status write 6ms after a failed one).
 func TestEventOwnersOncePerModel(t *testing.T) {
+	t.Parallel()
 	w := watchedKind{owners: generatedFrom}
 	a := types.NamespacedName{Namespace: "ns", Name: "a"}
 	b := types.NamespacedName{Namespace: "ns", Name: "b"}

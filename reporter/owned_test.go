@@ -20,6 +20,7 @@ import (
 // status the reporter wrote compares equal to itself on the next resync;
 // another writer's condition never makes it look changed.
 func TestOwnedConditions(t *testing.T) {
+	t.Parallel()
 	states := []string{
 		"status: {conditions: [{type: Progressing, status: \"True\"}]}",
 		"status: {readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: \"True\"}]}",
@@ -51,6 +52,7 @@ func TestOwnedConditions(t *testing.T) {
 // no comparison, and a changed label, taint, allocatable, image or
 // annotation does.
 func TestTrimsKeepOnlyDeclaredFacts(t *testing.T) {
+	t.Parallel()
 	node := func(mutate func(*corev1.Node)) any {
 		n := &corev1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: "gpu-0", ResourceVersion: "1", Labels: map[string]string{"nvidia.com/gpu.product": "NVIDIA-L4"},
@@ -121,6 +123,7 @@ func TestTrimsKeepOnlyDeclaredFacts(t *testing.T) {
 // TestComparedGate: reconciles wait for the first comparison, whatever
 // its outcome.
 func TestComparedGate(t *testing.T) {
+	t.Parallel()
 	d := newDrift(nil)
 	require.False(t, d.compared())
 	d.firstOnce.Do(func() { close(d.firstDone) })

@@ -12,6 +12,7 @@ import (
 // the cache shows the object as the write found it, and is forgotten once
 // the cache shows anything newer.
 func TestRecentWrites(t *testing.T) {
+	t.Parallel()
 	var w recentWrites
 	key := types.NamespacedName{Namespace: "ns", Name: "m"}
 	if _, ok := w.take(key, "5"); ok {

@@ -57,6 +57,7 @@ func conditions(s v1.ModelDeploymentStatus) map[string]string {
 // Deploying, Running and, when the operator falls silent while the model
 // is not ready, Unknown.
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	steps := []struct {
 		name       string
 		obj        *unstructured.Unstructured
@@ -96,6 +97,7 @@ func TestLifecycle(t *testing.T) {
 }
 
 func TestRunningCarriesReplicasAndEndpoint(t *testing.T) {
+	t.Parallel()
 	obj := deployment(t, created, "status: {readyReplicas: 1, availableReplicas: 1, conditions: [{type: Available, status: \"True\"}]}")
 	s := Compute(observe(obj, created, nil))
 	require.Equal(t, &v1.ReplicaStatus{Desired: 1, Ready: 1, Available: 1}, s.Replicas)
@@ -106,6 +108,7 @@ func TestRunningCarriesReplicasAndEndpoint(t *testing.T) {
 // a no-op resync: later observations of an unchanged object compute the
 // identical status, transition times included.
 func TestSameObservationSameStatus(t *testing.T) {
+	t.Parallel()
 	for _, status := range []string{
 		"status: {conditions: [{type: Available, status: \"True\"}]}",
 		"status: {conditions: [{type: Progressing, status: \"True\"}]}",
@@ -120,6 +123,7 @@ func TestSameObservationSameStatus(t *testing.T) {
 }
 
 func TestTransitionTimeMovesOnlyOnAFlip(t *testing.T) {
+	t.Parallel()
 	progressing := deployment(t, created, "status: {conditions: [{type: Progressing, status: \"True\"}]}")
 	first := Compute(observe(progressing, created.Add(time.Minute), nil))
 	ready := meta.FindStatusCondition(first.Conditions, ConditionReady)
@@ -135,6 +139,7 @@ func TestTransitionTimeMovesOnlyOnAFlip(t *testing.T) {
 // the previous status has them in, and the previous status is left as it
 // was.
 func TestConditionsKeepComputesOrder(t *testing.T) {
+	t.Parallel()
 	obj := deployment(t, created, "status: {conditions: [{type: Progressing, status: \"True\"}]}")
 	first := Compute(observe(obj, created.Add(time.Minute), nil))
 	require.Len(t, first.Conditions, 2)
@@ -147,6 +152,7 @@ func TestConditionsKeepComputesOrder(t *testing.T) {
 }
 
 func TestCRDMissing(t *testing.T) {
+	t.Parallel()
 	o := observe(nil, created, nil)
 	o.CRDMissing = true
 	s := Compute(o)
@@ -158,6 +164,7 @@ func TestCRDMissing(t *testing.T) {
 var _ providers.Reporter = vllm.Provider{}
 
 func TestUnsupportedProvider(t *testing.T) {
+	t.Parallel()
 	o := observe(nil, created, nil)
 	o.Unsupported = "sglang-operator"
 	s := Compute(o)
@@ -168,6 +175,7 @@ func TestUnsupportedProvider(t *testing.T) {
 }
 
 func TestGatewayIsCopied(t *testing.T) {
+	t.Parallel()
 	o := observe(deployment(t, created, ""), created, nil)
 	o.Gateway = &v1.GatewayStatus{Endpoint: "203.0.113.7", ModelName: "qwen", GatewayNamespace: "gateway-system"}
 	require.Equal(t, o.Gateway, Compute(o).Gateway)
@@ -177,6 +185,7 @@ func TestGatewayIsCopied(t *testing.T) {
 // turn stale, with the configured idle time; running, failed and missing
 // objects never do.
 func TestStaleAt(t *testing.T) {
+	t.Parallel()
 	written := created.Add(time.Minute)
 	progressing := observe(deployment(t, written, "status: {conditions: [{type: Progressing, status: \"True\"}]}"), created, nil)
 	at, ok := StaleAt(progressing)
@@ -200,6 +209,7 @@ func TestStaleAt(t *testing.T) {
 }
 
 func TestWatchFailed(t *testing.T) {
+	t.Parallel()
 	o := observe(nil, created, nil)
 	o.WatchError = "cannot list apps/v1, Kind=Deployment: forbidden"
 	s := Compute(o)

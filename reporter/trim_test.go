@@ -24,6 +24,7 @@ func parseObject(t *testing.T, doc string) *unstructured.Unstructured {
 // addresses; a model everything but managed fields; none keeps the
 // last-applied copy.
 func TestCachesKeepWhatIsRead(t *testing.T) {
+	t.Parallel()
 	written := metav1.NewTime(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
 	managed := `
   managedFields:
