@@ -5,15 +5,20 @@
 //
 //	decode -> default -> convert -> validate -> select -> place -> render -> emit
 //
-// Decode, default and the conversion to the hub belong to the model's
-// served version (api/versions picks it: today api/v1alpha1); validation
-// runs on the hub (api/hub), which every later stage reads. The capability
-// file is
-// resolved by package capabilities; selection (engine and provider, with the
-// upstream CEL rules) is in select.go; providers/<name> render objects; emit
-// (emit.go) annotates the ModelDeployment with the decisions, marks and
-// names generated objects, replaces what an earlier run generated and
-// detects collisions.
+// classify (classify.go) sorts the items into models, capability files,
+// ModelCatalogs and what passes through, refusing an item no tool could
+// read as api/versions judges it (CheckShape, CheckDocument,
+// CheckAPIVersion). Decode, default and the conversion to the hub belong
+// to the model's served version (api/versions picks it: api/v1alpha1 or
+// api/v1alpha2); validation runs on the hub (api/hub), which every later
+// stage reads. The capability file is resolved by package capabilities;
+// selection (engine and provider, with the upstream CEL rules) is in
+// select.go, eligibility in eligible.go, placement in place.go, the memory
+// fit in fit.go and fitvllm.go (a provider whose operator sizes the nodes
+// itself answers through providers.MemoryFitter); providers/<name> render
+// objects; emit (emit.go) annotates the ModelDeployment with the
+// decisions, marks and names generated objects, replaces what an earlier
+// run generated and detects collisions.
 //
 // With Options.Encode, emit also hands every output object to the caller's
 // encoder as soon as it is rendered, and the result holds bytes, not node
