@@ -18,6 +18,7 @@ import (
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/internal/budget"
+	"github.com/airunway-render/airunway-render/internal/manifest"
 	"github.com/airunway-render/airunway-render/internal/safefile"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/render"
@@ -269,8 +270,9 @@ func readInputs(src files, paths []string) (items []*yaml.RNode, source func(*ya
 		data, err := readLimited(src, name, b)
 		if err == nil {
 			var nodes []*yaml.RNode
-			nodes, err = readDocuments(data, f, b)
+			nodes, err = manifest.ReadDocuments(data, f, b)
 			for _, n := range nodes {
+				stripGeneratedHeader(n)
 				parsedFrom[n.YNode()] = filepath.ToSlash(f) // as the path annotation
 			}
 			items = append(items, nodes...)

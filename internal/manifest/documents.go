@@ -1,9 +1,8 @@
-package cli
+package manifest
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,15 +19,22 @@ import (
 // into documents: any line that starts with `---`.
 var documentSeparator = regexp.MustCompile(`\n---.*\n`)
 
-// readDocuments reads the documents of one file as kio.ByteReader, which
-// the CLI used before, reads the whole file (the path annotation on each,
-// a file of one List unwrapped into its items; TestReadDocumentsMatchesKyaml
-// holds the two equal), but one document at a time, each charged to b as
-// soon as it is parsed and before anything is added to it: a file past the
-// budget stops at the document that crosses it. Before any document is
-// parsed, their number and the size of each are checked. kyaml's reader
-// would parse the whole file first, and keep three copies of its text.
-func readDocuments(data []byte, file string, b *budget.Budget) ([]*yaml.RNode, error) {
+// ReadDocuments reads the objects of one file as kio.ByteReader reads the
+// whole file, with the path annotation set to file: the same objects,
+// byte for byte, and the same error texts, except that the reader's index
+// annotations are left out (no caller wants them). A file of one List or
+// ResourceList stands for its items.
+//
+// Unlike kio.ByteReader it reads one document at a time, each charged to
+// b as soon as it is parsed and before anything is added to it, so a file
+// past the budget stops at the document that crosses it; before any
+// document is parsed, their number and the size of each are checked.
+// kyaml's reader would parse the whole file first, and keep three copies
+// of its text. A document refused on its own (an alias bomb,
+// yamlerr.CheckNodes) is not an error here: it is kept, unexpanded, for
+// render.Render, which refuses it by the object's name. The nodes and
+// errors count the lines of the whole file.
+func ReadDocuments(data []byte, file string, b *budget.Budget) ([]*yaml.RNode, error) {
 	chunks, err := splitDocuments(data)
 	if err != nil {
 		return nil, err
@@ -86,26 +92,23 @@ func splitDocuments(data []byte) ([][]byte, error) {
 }
 
 // readDocument parses document i of a file as kio.ByteReader does, with
-// its error texts, and charges it to b as soon as it is parsed. An alias
-// bomb is not an Exceeded: it is kept, unexpanded, for render.Render,
-// which refuses it by the object's name. only is true when the document
-// is the file's only one; before lines of the file precede it, and its
-// nodes and errors count the file's lines.
+// its error texts, and charges it to b as soon as it is parsed. only is
+// true when the document is the file's only one; before lines of the file
+// precede it, and its nodes and errors count the file's lines.
 func readDocument(text string, i int, only bool, file string, b *budget.Budget, before int) ([]*yaml.RNode, error) {
-	doc := &yaml.Node{}
-	err := yaml.NewDecoder(strings.NewReader(text)).Decode(doc)
-	if errors.Is(err, io.EOF) {
-		return nil, nil
-	}
+	doc, err := parseDocument(text)
 	if err != nil {
 		return nil, yamlerr.InText(fmt.Errorf("MalformedYAMLError: %w", err), text, before)
+	}
+	if doc == nil {
+		return nil, nil
 	}
 	yamlerr.ShiftLines(doc, before)
 	if yaml.IsYNodeEmptyDoc(doc) {
 		return nil, nil
 	}
 	n := yaml.NewRNode(doc)
-	if err := charge(b, n, only); err != nil {
+	if err := chargeDocument(b, n, only); err != nil {
 		return nil, err
 	}
 	if err := kioutil.CopyLegacyAnnotations(n); err != nil {
@@ -121,16 +124,12 @@ func readDocument(text string, i int, only bool, file string, b *budget.Budget, 
 	if err != nil && !errors.Is(err, yaml.ErrMissingMetadata) {
 		return nil, fmt.Errorf("[%d]: %w", i, err)
 	}
-	items := []*yaml.RNode{n}
 	if only && isList(meta, n) {
 		// A file of one List stands for its items, unannotated, as kyaml
 		// reads it.
-		items = listItems(n)
+		return listItems(n), nil
 	}
-	for _, item := range items {
-		stripGeneratedHeader(item)
-	}
-	return items, nil
+	return []*yaml.RNode{n}, nil
 }
 
 // isList reports a List or ResourceList that kio.ByteReader unwraps when
@@ -149,9 +148,9 @@ func listItems(n *yaml.RNode) []*yaml.RNode {
 	return items
 }
 
-// charge charges a parsed document to b, or the items it stands for when
-// it is a file's one List: each item is a document of the run.
-func charge(b *budget.Budget, n *yaml.RNode, only bool) error {
+// chargeDocument charges a parsed document to b, or the items it stands
+// for when it is a file's one List: each item is a document of the run.
+func chargeDocument(b *budget.Budget, n *yaml.RNode, only bool) error {
 	objects := []*yaml.RNode{n}
 	if only {
 		if meta, err := n.GetMeta(); (err == nil || errors.Is(err, yaml.ErrMissingMetadata)) && isList(meta, n) {

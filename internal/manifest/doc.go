@@ -1,0 +1,26 @@
+// Package manifest is how the project reads and writes YAML manifests and
+// ResourceLists, byte for byte as kyaml (sigs.k8s.io/kustomize/kyaml) and
+// the KRM functions SDK do.
+//
+// kustomize, kpt and the SDK read and write with kyaml, so the renderer's
+// input and output must mean to it exactly what they mean to them. The
+// libraries' own readers and writers do the work, but at a cost a run of
+// 10,000 models cannot pay, and without the input budget a hostile
+// repository must meet (docs/security.md): kyaml's reader parses a whole
+// file before it counts anything, and the SDK encodes a whole ResourceList
+// as one document. This package does the same work its own way, and
+// nowhere else in the project is the libraries' reading or writing
+// re-done:
+//
+//   - ReadDocuments reads a file's objects as kio.ByteReader does, one
+//     document at a time, each charged to the run's budget
+//     (internal/budget) as soon as it is parsed.
+//
+// The parity suite (parity_test.go) holds every reader and writer to the
+// library it stands in for, at the version go.mod requires, over the
+// corner cases, every YAML file of the golden cases and examples, and the
+// corpora of every fuzz target; its fuzz targets keep looking. A
+// dependency bump that changes the libraries' behaviour fails it, naming
+// the library and version. The libraries stay the reference only: the
+// SDK is a test dependency, linked into no binary.
+package manifest
