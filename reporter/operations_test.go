@@ -246,7 +246,8 @@ func TestTwoReplicasElectOneLeader(t *testing.T) {
 	}
 	c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
-	require.Positive(t, follower.Writes())
+	// Counted once the answer is back, maybe after waitFor saw the status.
+	require.Eventually(t, func() bool { return follower.Writes() > 0 }, 30*time.Second, 100*time.Millisecond, "the new leader wrote no status")
 }
 
 // leaseRenewed waits until Lease ns/name has been renewed n times.
