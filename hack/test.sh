@@ -4,26 +4,27 @@
 # from source on first use and cached under TOOLS_DIR.
 #
 # On a cold machine the run is bound by compiling on 2 cores: kube-apiserver,
-# the twin's components, Argo CD and Flux take most of it. So those builds
-# start at once, in two background chains, and everything that needs none
-# of them runs meanwhile; the CPU stays busy while a build waits on the
-# network or a single-threaded link, and the tests' own waits overlap the
-# builds:
+# the twin's components, Argo CD and Flux take most of it. On a warm one it
+# is bound by the cluster tests' own waits (controllers reconciling, Argo CD
+# and Flux on their loops). So everything runs as soon as what it needs is
+# there, in three lanes side by side:
 #
-#   background   hack/install-gitops.sh (Argo CD, Flux, redis-server)
-#   background   make tools, then hack/install-envtest.sh, hack/install-twin.sh
-#   foreground   make verify-modules lint build; go test of every package
-#                but the cluster ones; hack/fuzz.sh
-#   then         go test of the cluster packages (CLUSTER_PACKAGES), once the
-#                second chain has finished, in the background
-#   beside it    the GitOps suite (GITOPS_TESTS in ./test/twin), once the
-#                first chain has finished
+#   lane 1 (background)  hack/install-gitops.sh (Argo CD, Flux, redis-server),
+#                        then, once the binaries are built, the GitOps suite
+#                        (GITOPS_TESTS in ./test/twin)
+#   lane 2 (background)  make tools, hack/install-envtest.sh,
+#                        hack/install-twin.sh, then, once the binaries are
+#                        built, the cluster packages (CLUSTER_PACKAGES)
+#   lane 3 (foreground)  make verify-modules lint build; go test of every
+#                        package but the cluster ones; hack/fuzz.sh
 #
-# Every go command runs with -trimpath, as `make build` does, so the tests
-# reuse the packages compiled for the binaries instead of compiling them a
-# second time. Each phase prints "make test [elapsed] ..." on stderr, so a
-# slow run shows where its time went. A failure anywhere stops the run and
-# the background builds with it.
+# Warm, the tools are cached and lanes 1 and 2 start their tests as soon as
+# `make build` is done, beside lane 3's. Every go command runs with
+# -trimpath, as `make build` does, so the tests reuse the packages compiled
+# for the binaries instead of compiling them a second time. Each phase
+# prints "make test [elapsed] ..." on stderr, so a slow run shows where its
+# time went; a lane's test output is printed when it ends. A failure
+# anywhere stops the run and the lanes with it.
 #
 #   GO, MAKE, TOOLS_DIR, ENVTEST_DIR, TWIN_DIR, GITOPS_DIR, KUSTOMIZE,
 #   GITOPS_TESTS, TEST_FUZZTIME
@@ -58,55 +59,69 @@ stop_chains() {
 trap stop_chains EXIT
 trap 'exit 130' INT TERM
 
-say "background: hack/install-gitops.sh (Argo CD, Flux; cached after the first run)"
-setsid bash -c 'hack/install-gitops.sh "$1" >"$2/gitops"' _ "$GITOPS_DIR" "$out" &
-gitops_chain=$!
-chains+=("$gitops_chain")
-say "background: make tools, hack/install-envtest.sh, hack/install-twin.sh (cached after the first run)"
-setsid bash -c 'set -e; "$1" --no-print-directory tools >&2; hack/install-envtest.sh "$2" >"$4/envtest"; hack/install-twin.sh "$3" >"$4/twin"' \
-	_ "$make" "$ENVTEST_DIR" "$TWIN_DIR" "$out" &
-cluster_chain=$!
-chains+=("$cluster_chain")
-
-say "make verify-modules lint build"
-"$make" --no-print-directory verify-modules lint build
-
+# The lanes wait for the binaries the tests run: "$out/built" appears once
+# `make build` is done (a failed build stops the run, and the lanes with it).
 export AIRUNWAY_RENDER_BIN=$PWD/bin/airunway-render AIRUNWAY_STATUS_REPORTER_BIN=$PWD/bin/airunway-status-reporter
+wait_built='until [ -e "$OUT/built" ]; do sleep 1; done'
+# The GitOps suite runs on the twin too: it also waits for lane 2's tools.
+wait_twin='until [ -e "$OUT/tools-built" ]; do sleep 1; done'
+
+say "lane 1: hack/install-gitops.sh (Argo CD, Flux; cached after the first run), then the GitOps suite"
+setsid env OUT="$out" GO="$go" GITOPS_TESTS="$gitops_tests" bash -c '
+	set -e
+	hack/install-gitops.sh "$1" >"$OUT/gitops"
+	GITOPS_ASSETS=$(tail -n1 "$OUT/gitops") && export GITOPS_ASSETS
+	'"$wait_twin"'
+	KUBEBUILDER_ASSETS=$(tail -n1 "$OUT/envtest") TWIN_ASSETS=$(tail -n1 "$OUT/twin") && export KUBEBUILDER_ASSETS TWIN_ASSETS
+	'"$wait_built"'
+	echo "lane 1: go test -run $GITOPS_TESTS ./test/twin (GITOPS_ASSETS=$GITOPS_ASSETS)" >&2
+	exec "$GO" test -count=1 -timeout 20m -v -run "$GITOPS_TESTS" ./test/twin >"$OUT/gitops-tests" 2>&1' _ "$GITOPS_DIR" &
+gitops_lane=$!
+chains+=("$gitops_lane")
+say "lane 2: make tools, hack/install-envtest.sh, hack/install-twin.sh (cached after the first run), then the cluster packages"
+setsid env OUT="$out" GO="$go" MAKE_CMD="$make" GITOPS_TESTS="$gitops_tests" bash -c '
+	set -e
+	"$MAKE_CMD" --no-print-directory tools >&2
+	hack/install-envtest.sh "$1" >"$OUT/envtest"
+	hack/install-twin.sh "$2" >"$OUT/twin"
+	touch "$OUT/tools-built"
+	KUBEBUILDER_ASSETS=$(tail -n1 "$OUT/envtest") TWIN_ASSETS=$(tail -n1 "$OUT/twin") && export KUBEBUILDER_ASSETS TWIN_ASSETS
+	'"$wait_built"'
+	shift 2
+	echo "lane 2: go test $* (KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS TWIN_ASSETS=$TWIN_ASSETS)" >&2
+	exec "$GO" test -count=1 -timeout 30m -skip "$GITOPS_TESTS" "$@" >"$OUT/cluster-tests" 2>&1' \
+	_ "$ENVTEST_DIR" "$TWIN_DIR" "${cluster_packages[@]}" &
+cluster_lane=$!
+chains+=("$cluster_lane")
+
+say "lane 3: make verify-modules lint build"
+"$make" --no-print-directory verify-modules lint build
+touch "$out/built"
+
 mapfile -t packages < <("$go" list ./... | grep -vxF "${cluster_packages[@]/#/-e}")
-say "go test: ${#packages[@]} packages that need no cluster"
+say "lane 3: go test: ${#packages[@]} packages that need no cluster"
 "$go" test -count=1 -timeout 30m "${packages[@]}"
 
-say "hack/fuzz.sh ${TEST_FUZZTIME:-5s}"
+say "lane 3: hack/fuzz.sh ${TEST_FUZZTIME:-5s}"
 hack/fuzz.sh "${TEST_FUZZTIME:-5s}"
 
-say "waiting for kube-apiserver, the twin and kustomize"
-wait "$cluster_chain" || { say "FAILED: building the cluster tools (their output is above)"; exit 1; }
-export KUBEBUILDER_ASSETS TWIN_ASSETS KUSTOMIZE
-KUBEBUILDER_ASSETS=$(tail -n1 "$out/envtest")
-TWIN_ASSETS=$(tail -n1 "$out/twin")
-# The cluster packages and the GitOps suite run side by side: most of the
-# GitOps suite's time is Argo CD and Flux waiting on their own loops, not
-# CPU. The cluster packages' output is kept and printed when they end.
-say "go test: ${cluster_packages[*]#"$module/"} (KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS TWIN_ASSETS=$TWIN_ASSETS), in the background"
-setsid "$go" test -count=1 -timeout 30m -skip "$gitops_tests" "${cluster_packages[@]}" >"$out/cluster-tests" 2>&1 &
-cluster_tests=$!
-chains+=("$cluster_tests")
-
-say "waiting for the GitOps engines"
-wait "$gitops_chain" || { say "FAILED: building the GitOps engines (their output is above)"; exit 1; }
-export GITOPS_ASSETS
-GITOPS_ASSETS=$(tail -n1 "$out/gitops")
-say "go test -run $gitops_tests ./test/twin (GITOPS_ASSETS=$GITOPS_ASSETS)"
+# A lane that failed before its tests (a tool's build) said why on stderr;
+# one whose tests failed has their output in its file.
+lane_status=0
+say "waiting for lane 2 (the cluster packages)"
+wait "$cluster_lane" || lane_status=$?
+say "lane 2: go test: ${cluster_packages[*]#"$module/"} (exit $lane_status):"
+if ! cat "$out/cluster-tests" 2>/dev/null; then
+	say "FAILED: lane 2 stopped before its tests: building the cluster tools (their output is above)"
+	exit 1 # lane 1 waits for those tools: stopped with the run
+fi
 gitops_status=0
-"$go" test -count=1 -timeout 20m -v -run "$gitops_tests" ./test/twin || gitops_status=$?
-
-say "waiting for the cluster packages' tests"
-cluster_status=0
-wait "$cluster_tests" || cluster_status=$?
-say "go test: ${cluster_packages[*]#"$module/"}:"
-cat "$out/cluster-tests"
-if [ "$cluster_status" -ne 0 ] || [ "$gitops_status" -ne 0 ]; then
-	say "FAILED: the cluster packages' tests (exit $cluster_status) or the GitOps suite (exit $gitops_status)"
+say "waiting for lane 1 (the GitOps suite)"
+wait "$gitops_lane" || gitops_status=$?
+say "lane 1: go test -run $gitops_tests ./test/twin (exit $gitops_status):"
+cat "$out/gitops-tests" 2>/dev/null || say "lane 1 failed before its tests: building the GitOps engines (their output is above)"
+if [ "$lane_status" -ne 0 ] || [ "$gitops_status" -ne 0 ]; then
+	say "FAILED: the cluster packages' tests (exit $lane_status) or the GitOps suite (exit $gitops_status)"
 	exit 1
 fi
 say "passed"
