@@ -9,12 +9,13 @@
 // else. On any error the exit code is 1 and the input items are returned
 // unchanged.
 //
-// The ResourceList is read (resourcelist_read.go) and written
-// (resourcelist.go) here, not by the KRM function SDK: the same inputs
-// accepted and the same bytes written, held to the SDK by the tests, at a
-// fraction of its cost (BENCHMARKS.md). Output objects are encoded as soon
-// as the engine renders them (render.Options.Encode), so a run holds text,
-// not node trees.
+// The ResourceList is read and written by internal/manifest
+// (ReadResourceList, ResourceListWriter), not by the KRM function SDK: the
+// same inputs accepted and the same bytes written, held to the SDK by that
+// package's parity suite, at a fraction of its cost (BENCHMARKS.md). Output
+// objects are encoded as soon as the engine renders them
+// (render.Options.Encode, manifest.EncodeItem), so a run holds text, not
+// node trees.
 //
 // RunMigrate is the second function, `airunway-render migrate` without
 // paths: the ModelDeployments among the items move to the newest form of

@@ -8,8 +8,8 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/manifest"
 	"github.com/airunway-render/airunway-render/internal/termsafe"
-	"github.com/airunway-render/airunway-render/render"
 )
 
 // RunMigrate is `airunway-render migrate` as a KRM function (kpt fn eval
@@ -23,14 +23,14 @@ func RunMigrate(stdin io.Reader, stdout, stderr io.Writer, to string) int {
 	if !ok {
 		return 1
 	}
-	rl, err := readResourceList(in)
+	rl, err := manifest.ReadResourceList(in)
 	if err != nil {
 		fmt.Fprintf(stderr, "[error] stdin: cannot read the ResourceList: %s\n", termsafe.Escape(err.Error()))
 		return 1
 	}
 	var problems diag.List
-	copies := make([]*yaml.RNode, len(rl.items))
-	for i, n := range rl.items {
+	copies := make([]*yaml.RNode, len(rl.Items))
+	for i, n := range rl.Items {
 		copies[i] = n.Copy()
 		changes, err := versions.MigrateItem(copies[i], to)
 		problems = append(problems, versions.MigrateProblems(n, "", err)...)
@@ -40,21 +40,17 @@ func RunMigrate(stdin io.Reader, stdout, stderr io.Writer, to string) int {
 	}
 	items := copies
 	if problems.HasErrors() {
-		items = rl.items
+		items = rl.Items
 	}
-	w := &resourceListWriter{functionConfig: rl.functionConfig, results: rl.results}
+	w := &manifest.ResourceListWriter{FunctionConfig: rl.FunctionConfig, Results: rl.Results}
 	for _, p := range problems.Sorted() {
-		w.results = append(w.results, toResult(p))
+		w.Results = append(w.Results, toResult(p))
 	}
-	for _, n := range items {
-		b, key, err := encodeItem(n)
-		if err != nil {
-			fmt.Fprintf(stderr, "[error] %s\n", termsafe.Escape(err.Error()))
-			return 1
-		}
-		w.items = append(w.items, render.Encoded{CallerKey: key, YAML: b})
+	err = encodeItems(w, items)
+	var out []byte
+	if err == nil {
+		out, err = w.Write()
 	}
-	out, err := w.write()
 	if err == nil {
 		_, err = stdout.Write(out)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/manifest"
 	"github.com/airunway-render/airunway-render/internal/termsafe"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 	"github.com/airunway-render/airunway-render/render"
@@ -58,32 +59,35 @@ var errFailed = errors.New("error: function failure")
 // saying why, and the error is errFailed; kpt and kustomize write nothing
 // of a failed run.
 //
-// Output objects are encoded as soon as they are rendered
+// The ResourceList is read and written by package manifest, as the SDK
+// would. Output objects are encoded as soon as they are rendered
 // (render.Options.Encode), so a run holds YAML text rather than node
-// trees, and the ResourceList around them is written by
-// resourceListWriter, which matches the SDK's encoding byte for byte.
+// trees.
 func (p *Processor) Run(in []byte) ([]byte, error) {
-	rl, err := readResourceList(in)
+	rl, err := manifest.ReadResourceList(in)
 	if err != nil {
 		return nil, err
 	}
 	// Render never changes its input, so on error these are the items as
 	// they came.
-	items := rl.items
+	items := rl.Items
 	p.FromKpt = fromKpt(items)
-	w := &resourceListWriter{functionConfig: rl.functionConfig, results: rl.results}
+	w := &manifest.ResourceListWriter{FunctionConfig: rl.FunctionConfig, Results: rl.Results}
 	problems := danglingAliases(items)
 	if problems.HasErrors() {
 		// Items as they came would be written with aliases whose anchors
 		// are gone, which no tool could read back, results included.
 		return p.finish(w, nil, problems)
 	}
-	caps, problems := functionConfigCapabilities(rl.functionConfig)
+	caps, problems := functionConfigCapabilities(rl.FunctionConfig)
 	if !problems.HasErrors() {
-		res := render.Render(items, render.Options{Capabilities: caps, Encode: encodeItem, KeepSkipped: p.FromKpt})
+		res := render.Render(items, render.Options{Capabilities: caps, Encode: manifest.EncodeItem, KeepSkipped: p.FromKpt})
 		problems = append(problems, res.Problems...)
 		if !res.Problems.HasErrors() {
-			w.items = res.Encoded
+			w.Items = make([]manifest.Item, len(res.Encoded))
+			for i, e := range res.Encoded {
+				w.Items[i] = manifest.Item{YAML: e.YAML, SortKey: e.CallerKey}
+			}
 			return p.finish(w, nil, problems)
 		}
 	}
@@ -92,19 +96,15 @@ func (p *Processor) Run(in []byte) ([]byte, error) {
 
 // finish records problems as results, encodes the items to write as they
 // came (when the run failed) and writes the ResourceList.
-func (p *Processor) finish(w *resourceListWriter, asTheyCame []*yaml.RNode, problems diag.List) ([]byte, error) {
+func (p *Processor) finish(w *manifest.ResourceListWriter, asTheyCame []*yaml.RNode, problems diag.List) ([]byte, error) {
 	p.Problems = problems.Sorted()
 	for _, pr := range p.Problems {
-		w.results = append(w.results, toResult(pr))
+		w.Results = append(w.Results, toResult(pr))
 	}
-	for _, n := range asTheyCame {
-		b, key, err := encodeItem(n)
-		if err != nil {
-			return nil, err
-		}
-		w.items = append(w.items, render.Encoded{CallerKey: key, YAML: b})
+	if err := encodeItems(w, asTheyCame); err != nil {
+		return nil, err
 	}
-	out, err := w.write()
+	out, err := w.Write()
 	if err != nil {
 		return nil, err
 	}
@@ -141,28 +141,40 @@ func danglingAliases(items []*yaml.RNode) diag.List {
 // declare the function) is ignored. Like the SDK's accessors, `kind`,
 // `apiVersion` and `metadata.name` count only when they are strings.
 func functionConfigCapabilities(cfg *yaml.Node) (*capabilities.Resolved, diag.List) {
-	kind := stringValue(mapField(cfg, "kind"))
+	kind := manifest.StringScalar(manifest.Field(cfg, "kind"))
 	if cfg == nil || len(cfg.Content) == 0 || kind != hub.KindClusterCapabilities {
 		return nil, nil
 	}
 	caps, l := capabilities.ResolveNode(yaml.NewRNode(cfg).Copy())
-	ref := diag.Resource{APIVersion: stringValue(mapField(cfg, "apiVersion")), Kind: kind,
-		Name: stringValue(mapField(mapField(cfg, "metadata"), "name"))}
+	ref := diag.Resource{APIVersion: manifest.StringScalar(manifest.Field(cfg, "apiVersion")), Kind: kind,
+		Name: manifest.StringScalar(manifest.Field(manifest.Field(cfg, "metadata"), "name"))}
 	return caps, l.Attach(ref, "functionConfig")
 }
 
-func toResult(p diag.Problem) *result {
+// encodeItems adds items to w, as they are.
+func encodeItems(w *manifest.ResourceListWriter, items []*yaml.RNode) error {
+	for _, n := range items {
+		b, key, err := manifest.EncodeItem(n)
+		if err != nil {
+			return err
+		}
+		w.Items = append(w.Items, manifest.Item{YAML: b, SortKey: key})
+	}
+	return nil
+}
+
+func toResult(p diag.Problem) *manifest.Result {
 	// kpt prints results to a terminal: what a repository wrote in them is
 	// escaped, as on stderr.
-	r := &result{Message: termsafe.Escape(p.Message), Severity: string(p.Severity)}
+	r := &manifest.Result{Message: termsafe.Escape(p.Message), Severity: string(p.Severity)}
 	if p.Resource != (diag.Resource{}) {
-		r.ResourceRef = &resultRef{APIVersion: p.Resource.APIVersion, Kind: p.Resource.Kind, Name: termsafe.Escape(p.Resource.Name), Namespace: termsafe.Escape(p.Resource.Namespace)}
+		r.ResourceRef = &manifest.ResultRef{APIVersion: p.Resource.APIVersion, Kind: p.Resource.Kind, Name: termsafe.Escape(p.Resource.Name), Namespace: termsafe.Escape(p.Resource.Namespace)}
 		if p.Field != "" {
-			r.Field = &resultField{Path: p.Field}
+			r.Field = &manifest.ResultField{Path: p.Field}
 		}
 	}
 	if p.File != "" {
-		r.File = &resultFile{Path: termsafe.Escape(p.File)}
+		r.File = &manifest.ResultFile{Path: termsafe.Escape(p.File)}
 	}
 	if p.Code != (diag.Code{}) {
 		r.Tags = map[string]string{"code": p.Code.String()}

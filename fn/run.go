@@ -53,7 +53,7 @@ func Run(stdin io.Reader, stdout, stderr io.Writer) int {
 // readStdin reads a function's ResourceList, refusing more than
 // budget.MaxBytes before it is parsed; problems are printed. The documents
 // and nodes of the run are charged as the ResourceList is read
-// (readResourceList).
+// (manifest.ReadResourceList).
 func readStdin(stdin io.Reader, stderr io.Writer) ([]byte, bool) {
 	in, err := budget.New().ReadAll(stdin)
 	if budget.IsExceeded(err) {

@@ -15,6 +15,15 @@
 //   - ReadDocuments reads a file's objects as kio.ByteReader does, one
 //     document at a time, each charged to the run's budget
 //     (internal/budget) as soon as it is parsed.
+//   - ReadResourceList reads a KRM function's input as the SDK's
+//     ParseResourceList does: the same inputs accepted, the same items,
+//     function config and results read; where the SDK panics (a YAML alias
+//     where it reads a type) the input is refused with a message. Field
+//     and StringScalar read a field as the SDK's accessors do.
+//   - ResourceListWriter writes a ResourceList as the SDK's
+//     ResourceList.ToYAML does, from items encoded one at a time as they
+//     are rendered (EncodeItem, render.Options.Encode): the SDK encodes the
+//     whole list as one document, ten times the cost.
 //
 // The parity suite (parity_test.go) holds every reader and writer to the
 // library it stands in for, at the version go.mod requires, over the

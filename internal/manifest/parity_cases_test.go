@@ -1,5 +1,7 @@
 package manifest
 
+import "strings"
+
 // documentsCases are files whose reading differs in kyaml's corners:
 // separators, line breaks, empty and null documents, Lists, metadata
 // kyaml cannot read, the header of a file `render --output-dir` wrote.
@@ -34,4 +36,163 @@ var documentsCases = []string{
 	"kind: A\nb: |\n  text\n---\nkind: B\n",
 	"kind: A\n---",
 	"kind: A\n---\n",
+}
+
+// encodingCases are ResourceLists chosen for what the YAML emitter does
+// with context: comments, flow style, block scalars, long strings,
+// anchors, results with every field.
+var encodingCases = map[string]string{
+	"comments-and-styles": `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+# a comment before the first item
+- apiVersion: v1 # trailing
+  kind: ConfigMap
+  metadata: {name: flow-meta, namespace: a}
+  data:
+    # head comment
+    script: |
+      #!/bin/sh
+      echo "hi"   
+        indented
+    folded: >
+      one
+      two
+    leading-space: |2
+       starts with a space
+    long: "` + strings.Repeat("a very long double-quoted string ", 8) + `"
+    plain-long: ` + strings.Repeat("word ", 40) + `
+    single: 'it''s'
+    empty: ""
+    unicode: "żółw 🐢"
+    tab: "a\tb"
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: anchors
+    namespace: b
+    labels: &l
+      app: x
+    annotations: *l
+  data: {k: v, list: "[1, 2]"}
+- {apiVersion: v1, kind: Secret, metadata: {name: flow-item}, stringData: {a: b}}
+- apiVersion: v1
+  kind: List
+  metadata:
+    name: nested-lists
+  items:
+  - - a
+    - b
+  - []
+  - {}
+  - ~
+functionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: flow-config}}
+`,
+	"no-items-and-results": `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items: []
+results:
+- message: earlier
+  severity: warning
+  resourceRef: {apiVersion: v1, kind: ConfigMap, name: a, namespace: b}
+  field: {path: data.x, currentValue: 1, proposedValue: 2}
+  file: {path: a.yaml, index: 2}
+  tags: {z: "1", a: "2"}
+`,
+	"invalid-model": `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: airunway.ai/v1alpha1
+  kind: ModelDeployment
+  metadata:
+    name: bad
+    namespace: m
+    annotations:
+      config.kubernetes.io/path: models/bad.yaml
+      internal.config.kubernetes.io/path: models/bad.yaml
+  spec:
+    model: {id: "-x"}
+    engine: {type: vllm, args: {"max-model-len": "--x"}}
+- apiVersion: airunway.ai/v1alpha1
+  kind: ModelDeployment
+  metadata: {name: bad, namespace: m}
+  spec: {model: {id: a/b}}
+`,
+}
+
+// readCases are inputs at the edges of what sdk.ParseResourceList
+// accepts. refused is how ReadResourceList refuses an input, as the
+// function prints it (yamlerr.Describe, after "[error] stdin: cannot read
+// the ResourceList: "); empty for one it reads.
+var readCases = []struct {
+	name, in, refused string
+}{
+	// accepted
+	{name: "empty", in: ""},
+	{name: "white space", in: " \n\t\n"},
+	{name: "kind only", in: "kind: ResourceList\n"},
+	{name: "no items", in: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"},
+	{name: "document marker", in: "---\nkind: ResourceList\n"},
+	{name: "document end", in: "kind: ResourceList\n...\n"},
+	{name: "flow mapping", in: "{kind: ResourceList, items: [{kind: ConfigMap}]}"},
+	{name: "quoted kind and key", in: "'kind': \"ResourceList\"\n"},
+	{name: "tagged kind", in: "kind: !!str ResourceList\n"},
+	{name: "any apiVersion", in: "apiVersion: 7\nkind: ResourceList\n"},
+	{name: "aliased apiVersion", in: "x: &a v1\napiVersion: *a\nkind: ResourceList\n"},
+	{name: "kind set twice", in: "kind: ResourceList\nkind: ConfigMap\n"},
+	{name: "non-string keys", in: "kind: ResourceList\n1: x\n[a]: y\n"},
+	{name: "empty function config", in: "kind: ResourceList\nfunctionConfig: {}\n"},
+	{name: "function config", in: "kind: ResourceList\nfunctionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n"},
+	{name: "function config with an aliased name", in: "kind: ResourceList\nx: &a c\nfunctionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: *a}}\n"},
+	{name: "items with aliases inside", in: "kind: ResourceList\nitems:\n- {apiVersion: &a v1, kind: ConfigMap, metadata: {name: *a}}\n"},
+	{name: "items with tagged kinds", in: "kind: ResourceList\nitems:\n- {kind: !foo x}\n- {kind: 1, group: [], version: {}}\n- {}\n"},
+	{name: "results", in: "kind: ResourceList\nresults:\n- message: m\n  severity: warning\n  resourceRef: {apiVersion: v1, kind: ConfigMap, name: a, namespace: b}\n  field: {path: data.x, currentValue: [1, {a: b}], proposedValue: 2}\n  file: {path: a.yaml, index: 2}\n  tags: {z: 1, a: \"2\"}\n  other: ignored\n"},
+	{name: "results of old kyaml", in: "kind: ResourceList\nresults: {items: [{message: m, severity: info}]}\n"},
+	{name: "results mapping without items", in: "kind: ResourceList\nresults: {x: 1}\n"},
+	{name: "results scalar", in: "kind: ResourceList\nresults: none\n"},
+	{name: "results null", in: "kind: ResourceList\nresults:\n"},
+	{name: "results empty", in: "kind: ResourceList\nresults: []\n"},
+	{name: "results with a null entry", in: "kind: ResourceList\nresults: [~, {message: m}]\n"},
+	{name: "results with aliases", in: "kind: ResourceList\nx: &r {message: m}\nresults: [*r, *r]\n"},
+
+	// refused
+	{name: "not YAML", in: "kind: [ResourceList\n", refused: "line 1: did not find expected ',' or ']'"},
+	{name: "tab indentation", in: "kind: ResourceList\nitems:\n\t- a\n", refused: "line 3: found character that cannot start any token"},
+	{name: "unknown anchor", in: "kind: ResourceList\nitems: *a\n", refused: "unknown anchor 'a' referenced"},
+	{name: "not UTF-8", in: "kind: ResourceList\nx: \xff\n", refused: "is not valid UTF-8; YAML input must be UTF-8 text"},
+	{name: "document marker only", in: "---\n", refused: "the input is null; a ResourceList must be a YAML mapping"},
+	{name: "comment only", in: "# nothing\n", refused: "the input holds no object; it must be one ResourceList, or empty"},
+	{name: "scalar", in: "ResourceList\n", refused: "the input is \"ResourceList\"; a ResourceList must be a YAML mapping"},
+	{name: "sequence", in: "- kind: ResourceList\n", refused: "the input is a sequence; a ResourceList must be a YAML mapping"},
+	{name: "two documents", in: "kind: ResourceList\n---\nkind: ResourceList\n", refused: "the input holds 2 YAML documents; it must be one ResourceList, in one document"},
+	{name: "empty document first", in: "---\n---\nkind: ResourceList\n", refused: "the input holds 2 YAML documents; it must be one ResourceList, in one document"},
+	{name: "trailing document marker", in: "kind: ResourceList\n---\n", refused: "the input holds 2 YAML documents; it must be one ResourceList, in one document"},
+	{name: "comment after a document marker", in: "kind: ResourceList\n---\n# nothing\n", refused: "the input holds 2 YAML documents; it must be one ResourceList, in one document"},
+	{name: "scalar after the list", in: "kind: ResourceList\n---\nx\n", refused: "the input holds 2 YAML documents; it must be one ResourceList, in one document"},
+	{name: "no kind", in: "apiVersion: config.kubernetes.io/v1\n", refused: "`kind` must be \"ResourceList\", got none; the input must be a ResourceList"},
+	{name: "other kind", in: "kind: ConfigMap\n", refused: "`kind` must be \"ResourceList\", got \"ConfigMap\"; the input must be a ResourceList"},
+	{name: "kind not a string", in: "kind: !foo ResourceList\n", refused: "`kind` must be \"ResourceList\", got \"ResourceList\" (!foo); the input must be a ResourceList"},
+	{name: "kind under a tagged key", in: "!foo kind: ResourceList\n", refused: "`kind` must be \"ResourceList\", got none; the input must be a ResourceList"},
+	{name: "kind an alias", in: "x: &k ResourceList\nkind: *k\n", refused: "`kind` must not be a YAML alias; write the value out"},
+	{name: "group an alias", in: "x: &k g\ngroup: *k\nkind: ResourceList\n", refused: "`group` must not be a YAML alias; write the value out"},
+	{name: "function config null", in: "kind: ResourceList\nfunctionConfig:\n", refused: "`functionConfig` must be a mapping (an object), got null"},
+	{name: "function config scalar", in: "kind: ResourceList\nfunctionConfig: c\n", refused: "`functionConfig` must be a mapping (an object), got \"c\""},
+	{name: "function config sequence", in: "kind: ResourceList\nfunctionConfig: []\n", refused: "`functionConfig` must be a mapping (an object), got a sequence"},
+	{name: "function config alias", in: "kind: ResourceList\nx: &c {kind: ConfigMap}\nfunctionConfig: *c\n", refused: "`functionConfig` must be a mapping (an object), got a YAML alias"},
+	{name: "function config kind an alias", in: "kind: ResourceList\nx: &k ConfigMap\nfunctionConfig: {kind: *k}\n", refused: "`functionConfig.kind` must not be a YAML alias; write the value out"},
+	{name: "items null", in: "kind: ResourceList\nitems:\n", refused: "`items` must be a sequence, got null"},
+	{name: "items mapping", in: "kind: ResourceList\nitems: {kind: ConfigMap}\n", refused: "`items` must be a sequence, got a mapping"},
+	{name: "items alias", in: "kind: ResourceList\nx: &i []\nitems: *i\n", refused: "`items` must be a sequence, got a YAML alias"},
+	{name: "item null", in: "kind: ResourceList\nitems: [{}, ~]\n", refused: "`items[1]` must be a mapping (an object), got null"},
+	{name: "item scalar", in: "kind: ResourceList\nitems: [" + strings.Repeat("x", 50) + "]\n", refused: "`items[0]` must be a mapping (an object), got \"" + strings.Repeat("x", 40) + "...\""},
+	{name: "item sequence", in: "kind: ResourceList\nitems: [[]]\n", refused: "`items[0]` must be a mapping (an object), got a sequence"},
+	{name: "item alias", in: "kind: ResourceList\nx: &o {kind: ConfigMap}\nitems: [*o]\n", refused: "`items[0]` must be a mapping (an object), got a YAML alias"},
+	{name: "item kind an alias", in: "kind: ResourceList\nitems: [{kind: &k ConfigMap}, {kind: *k}]\n", refused: "`items[1].kind` must not be a YAML alias; write the value out"},
+	{name: "item version an alias", in: "kind: ResourceList\nx: &v v1\nitems: [{version: *v}]\n", refused: "`items[0].version` must not be a YAML alias; write the value out"},
+	{name: "results alias", in: "kind: ResourceList\nx: &r []\nresults: *r\n", refused: "`results` must not be a YAML alias; write the value out"},
+	{name: "results items alias", in: "kind: ResourceList\nx: &r []\nresults: {items: *r}\n", refused: "`results.items` must be a sequence, got a YAML alias"},
+	{name: "results items scalar", in: "kind: ResourceList\nresults: {items: x}\n", refused: "`results.items` must be a sequence, got \"x\""},
+	{name: "result scalar", in: "kind: ResourceList\nresults: [m]\n", refused: "`results` must be a list of results (message, severity, resourceRef, field, file, tags): line 2: cannot unmarshal !!str `m` into manifest.Result"},
+	{name: "result severity a list", in: "kind: ResourceList\nresults: {items: [{severity: [error]}]}\n", refused: "`results.items` must be a list of results (message, severity, resourceRef, field, file, tags): line 2: cannot unmarshal !!seq into string"},
+	{name: "result key twice", in: "kind: ResourceList\nresults: [{message: a, message: b}]\n", refused: "line 2: key \"message\" is already defined at line 2; a key must appear only once in a mapping"},
 }

@@ -1,6 +1,9 @@
 // Package fntest holds what the tests of the KRM function (package fn) and
 // of the command line (package cli) feed them: a few ModelDeployments, a
-// capability file, and ResourceLists built from YAML documents.
+// capability file, and ResourceLists built from YAML documents; and the
+// ResourceLists built from the golden cases and examples that seed the
+// function's fuzz target and the ResourceList parity suite
+// (internal/manifest).
 package fntest
 
 import "strings"

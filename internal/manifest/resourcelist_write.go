@@ -1,4 +1,4 @@
-package fn
+package manifest
 
 import (
 	"bytes"
@@ -10,38 +10,45 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/airunway-render/airunway-render/render"
 )
 
-// resourceListWriter writes a ResourceList byte for byte as the SDK's
+// ResourceListWriter writes a ResourceList byte for byte as the SDK's
 // ResourceList.ToYAML does, without its cost. The SDK hands the whole list
 // to the YAML encoder as one document, about ten times the cost per item
 // of encoding items one at a time (BenchmarkOutputEncoding); it was 1.4 s
-// of the 1.7 s a 1,000-model run took. Here
-// every item, the function config and every result is encoded alone,
-// inside a one-entry mapping of the key it sits under: the emitter sees the
-// same context (column, sequence style) as in the whole document, so the
-// bytes are the same once the key's line is dropped.
-// TestResourceListWriterMatchesSDK and FuzzResourceList hold the two equal.
-type resourceListWriter struct {
-	items          []render.Encoded // each from encodeItem
-	functionConfig *yaml.Node       // a mapping, written unless nil or empty
-	results        []*result
+// of the 1.7 s a 1,000-model run took. Here every item (EncodeItem, as
+// soon as it is rendered), the function config and every result is
+// encoded alone, inside a one-entry mapping of the key it sits under: the
+// emitter sees the same context (column, sequence style) as in the whole
+// document, so the bytes are the same once the key's line is dropped.
+// TestResourceListWriterMatchesSDK and FuzzResourceListMatchesSDK hold
+// the two equal.
+type ResourceListWriter struct {
+	Items          []Item     // each from EncodeItem
+	FunctionConfig *yaml.Node // a mapping, written unless nil or empty
+	Results        []*Result
 }
 
-func (w *resourceListWriter) write() ([]byte, error) {
-	sortLikeSDK(w.items)
+// Item is one item of a ResourceList as EncodeItem wrote it.
+type Item struct {
+	YAML    []byte // the entry under `items:`
+	SortKey string // the key the SDK sorts the item by
+}
+
+// Write returns the ResourceList's bytes. It sorts Items, as the SDK sorts
+// its list before it writes it.
+func (w *ResourceListWriter) Write() ([]byte, error) {
+	sortLikeSDK(w.Items)
 	var config []byte
-	if w.functionConfig != nil && len(w.functionConfig.Content) > 0 {
+	if w.FunctionConfig != nil && len(w.FunctionConfig.Content) > 0 {
 		// Written whole: a flow-style config starts on the key's line.
 		var err error
-		if config, err = encode("functionConfig", w.functionConfig); err != nil {
+		if config, err = encode("functionConfig", w.FunctionConfig); err != nil {
 			return nil, err
 		}
 	}
 	var results [][]byte
-	for _, r := range w.results {
+	for _, r := range w.Results {
 		n, err := resultNode(r)
 		if err != nil {
 			return nil, err
@@ -56,7 +63,7 @@ func (w *resourceListWriter) write() ([]byte, error) {
 	// 29 MiB, and growing a buffer to that copies it over and over.
 	const header = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
 	size := len(header) + len("items:\n") + len(config) + len("results:\n")
-	for _, it := range w.items {
+	for _, it := range w.Items {
 		size += len(it.YAML)
 	}
 	for _, r := range results {
@@ -64,9 +71,9 @@ func (w *resourceListWriter) write() ([]byte, error) {
 	}
 	out := make([]byte, 0, size)
 	out = append(out, header...)
-	if len(w.items) > 0 {
+	if len(w.Items) > 0 {
 		out = append(out, "items:\n"...)
-		for _, it := range w.items {
+		for _, it := range w.Items {
 			out = append(out, it.YAML...)
 		}
 	}
@@ -80,9 +87,12 @@ func (w *resourceListWriter) write() ([]byte, error) {
 	return out, nil
 }
 
-// encodeItem is render.Options.Encode for the function: an item's entry
-// under `items:` and the key the SDK sorts it by.
-func encodeItem(n *yaml.RNode) ([]byte, string, error) {
+// EncodeItem encodes an item of a ResourceList for ResourceListWriter: its
+// entry under `items:` and the key the SDK sorts it by. (Its signature is
+// render.Options.Encode's.) An item that uses an anchor outside it is
+// written with the alias but not the anchor: a function refuses such
+// items first (yamlerr.OutsideAlias).
+func EncodeItem(n *yaml.RNode) ([]byte, string, error) {
 	b, err := encodeEntry("items", n.YNode())
 	return b, sdkSortKey(n.YNode()), err
 }
@@ -119,7 +129,7 @@ func encodeEntry(key string, n *yaml.Node) ([]byte, error) {
 
 // resultNode converts a result the way the SDK does: through JSON into a
 // map, then keys in kyaml's field order.
-func resultNode(r *result) (*yaml.Node, error) {
+func resultNode(r *Result) (*yaml.Node, error) {
 	js, err := json.Marshal(r)
 	if err != nil {
 		return nil, err
@@ -173,42 +183,20 @@ func orderFields(n *yaml.Node) {
 // apiVersion, kind, metadata.namespace and metadata.name joined by spaces,
 // each taken only when it is a string scalar (anything else is empty).
 func sdkSortKey(item *yaml.Node) string {
-	meta := mapField(item, "metadata")
-	return stringValue(mapField(item, "apiVersion")) + " " + stringValue(mapField(item, "kind")) + " " +
-		stringValue(mapField(meta, "namespace")) + " " + stringValue(mapField(meta, "name"))
-}
-
-// mapField returns the value of the first key equal to key in mapping m;
-// like the SDK, it matches only string (or untagged) scalar keys.
-func mapField(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k := m.Content[i]
-		if k.Kind == yaml.ScalarNode && (k.Tag == yaml.NodeTagString || k.Tag == "") && k.Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
-func stringValue(n *yaml.Node) string {
-	if n != nil && n.Kind == yaml.ScalarNode && n.Tag == yaml.NodeTagString {
-		return n.Value
-	}
-	return ""
+	meta := Field(item, "metadata")
+	return StringScalar(Field(item, "apiVersion")) + " " + StringScalar(Field(item, "kind")) + " " +
+		StringScalar(Field(meta, "namespace")) + " " + StringScalar(Field(meta, "name"))
 }
 
 // sortLikeSDK orders items as the SDK's ResourceList.Sort does: the same
 // keys and the same (unstable) sort.Sort, so even ties land where they
 // would, but each key computed once instead of twice per comparison.
-func sortLikeSDK(items []render.Encoded) { sort.Sort(bySDKKey(items)) }
+func sortLikeSDK(items []Item) { sort.Sort(bySDKKey(items)) }
 
-type bySDKKey []render.Encoded
+type bySDKKey []Item
 
 func (s bySDKKey) Len() int           { return len(s) }
-func (s bySDKKey) Less(i, j int) bool { return s[i].CallerKey < s[j].CallerKey }
+func (s bySDKKey) Less(i, j int) bool { return s[i].SortKey < s[j].SortKey }
 func (s bySDKKey) Swap(i, j int)      { s[i], s[j] = s[j], s[i] }
 
 func firstLine(b []byte) []byte {

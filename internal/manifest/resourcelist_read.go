@@ -1,4 +1,4 @@
-package fn
+package manifest
 
 import (
 	"bytes"
@@ -13,52 +13,52 @@ import (
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
 
-// parsedResourceList is a ResourceList as the function reads it from stdin.
-type parsedResourceList struct {
-	items []*yaml.RNode // the item mappings, as parsed
-	// functionConfig is the `functionConfig` mapping, nil when there is
+// ResourceList is a ResourceList as a KRM function reads it.
+type ResourceList struct {
+	Items []*yaml.RNode // the item mappings, as parsed
+	// FunctionConfig is the `functionConfig` mapping, nil when there is
 	// none; an empty mapping is kpt's placeholder.
-	functionConfig *yaml.Node
-	results        []*result // the results of earlier functions
+	FunctionConfig *yaml.Node
+	Results        []*Result // the results of earlier functions
 }
 
-// result is one entry of a ResourceList's `results`, with the YAML and
-// JSON field names of kpt's function result (krm-functions-sdk's
-// fn.Result), so results read from the input are written back as the SDK
-// would write them.
-type result struct {
+// Result is one entry of a ResourceList's `results`, with the YAML and
+// JSON field names of kpt's function result (the SDK's fn.Result), so
+// results read from the input are written back as the SDK would write
+// them.
+type Result struct {
 	Message     string            `yaml:"message,omitempty" json:"message,omitempty"`
 	Severity    string            `yaml:"severity,omitempty" json:"severity,omitempty"`
-	ResourceRef *resultRef        `yaml:"resourceRef,omitempty" json:"resourceRef,omitempty"`
-	Field       *resultField      `yaml:"field,omitempty" json:"field,omitempty"`
-	File        *resultFile       `yaml:"file,omitempty" json:"file,omitempty"`
+	ResourceRef *ResultRef        `yaml:"resourceRef,omitempty" json:"resourceRef,omitempty"`
+	Field       *ResultField      `yaml:"field,omitempty" json:"field,omitempty"`
+	File        *ResultFile       `yaml:"file,omitempty" json:"file,omitempty"`
 	Tags        map[string]string `yaml:"tags,omitempty" json:"tags,omitempty"`
 }
 
-// resultRef names the object a result is about.
-type resultRef struct {
+// ResultRef names the object a result is about.
+type ResultRef struct {
 	APIVersion string `yaml:"apiVersion,omitempty" json:"apiVersion,omitempty"`
 	Kind       string `yaml:"kind,omitempty" json:"kind,omitempty"`
 	Name       string `yaml:"name,omitempty" json:"name,omitempty"`
 	Namespace  string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
 }
 
-// resultField is the field of the object a result is about.
-type resultField struct {
+// ResultField is the field of the object a result is about.
+type ResultField struct {
 	Path          string `yaml:"path,omitempty" json:"path,omitempty"`
 	CurrentValue  any    `yaml:"currentValue,omitempty" json:"currentValue,omitempty"`
 	ProposedValue any    `yaml:"proposedValue,omitempty" json:"proposedValue,omitempty"`
 }
 
-// resultFile is the file holding the object a result is about.
-type resultFile struct {
+// ResultFile is the file holding the object a result is about.
+type ResultFile struct {
 	Path  string `yaml:"path,omitempty" json:"path,omitempty"`
 	Index int    `yaml:"index,omitempty" json:"index,omitempty"`
 }
 
-// readResourceList reads the function's input. It accepts exactly the
-// inputs krm-functions-sdk's ParseResourceList accepts, and reads them the
-// same way (TestReadResourceListMatchesSDK, FuzzResourceList):
+// ReadResourceList reads a KRM function's input. It accepts exactly the
+// inputs the SDK's ParseResourceList accepts, and reads them the same way
+// (TestReadResourceListMatchesSDK, FuzzResourceListMatchesSDK):
 //
 //   - input of nothing but white space is an empty ResourceList;
 //   - otherwise the input must hold exactly one object, a mapping whose
@@ -79,16 +79,16 @@ type resultFile struct {
 // already linked, but it is not a replacement: it reads any YAML stream,
 // so input that is not a ResourceList becomes items, and an `items`,
 // `functionConfig` or `results` of the wrong shape passes. Run over the
-// parity cases and the FuzzResourceList corpus (issue 20), it accepted or
-// read differently 61 of 101 inputs; closing that gap would re-implement
-// the checks this reader is.
+// parity cases and the fuzz corpus (issue 20), it accepted or read
+// differently 61 of 101 inputs; closing that gap would re-implement the
+// checks this reader is.
 //
-// The run's budget (package budget; readStdin charged the bytes) is
-// charged as the list is read: its documents as they are parsed, its items
-// counted before anything is built for any of them, and each item and the
-// function config charged as documents.
-func readResourceList(in []byte) (*parsedResourceList, error) {
-	rl := &parsedResourceList{}
+// A budget of its own (package budget; the caller charged the bytes when
+// it read them) is charged as the list is read: its documents as they are
+// parsed, its items counted before anything is built for any of them, and
+// each item and the function config charged as documents.
+func ReadResourceList(in []byte) (*ResourceList, error) {
+	rl := &ResourceList{}
 	if len(bytes.TrimSpace(in)) == 0 {
 		return rl, nil
 	}
@@ -100,31 +100,31 @@ func readResourceList(in []byte) (*parsedResourceList, error) {
 	if err := noAliasedType(top, ""); err != nil {
 		return nil, err
 	}
-	if k := mapField(top, "kind"); stringValue(k) != "ResourceList" {
+	if k := Field(top, "kind"); StringScalar(k) != "ResourceList" {
 		return nil, fmt.Errorf("`kind` must be %q, got %s; the input must be a ResourceList", "ResourceList", describeValue(k))
 	}
 
-	if fc := mapField(top, "functionConfig"); fc != nil {
+	if fc := Field(top, "functionConfig"); fc != nil {
 		if fc.Kind != yaml.MappingNode {
 			return nil, fmt.Errorf("`functionConfig` must be a mapping (an object), got %s", describeValue(fc))
 		}
 		if err := noAliasedType(fc, "functionConfig."); err != nil {
 			return nil, err
 		}
-		if err := charge(b, fc, "functionConfig"); err != nil {
+		if err := chargeObject(b, fc, "functionConfig"); err != nil {
 			return nil, err
 		}
-		rl.functionConfig = fc
+		rl.FunctionConfig = fc
 	}
 
-	if items := mapField(top, "items"); items != nil {
+	if items := Field(top, "items"); items != nil {
 		if items.Kind != yaml.SequenceNode {
 			return nil, fmt.Errorf("`items` must be a sequence, got %s", describeValue(items))
 		}
 		if err := b.Expect(len(items.Content)); err != nil {
 			return nil, err
 		}
-		rl.items = make([]*yaml.RNode, 0, len(items.Content))
+		rl.Items = make([]*yaml.RNode, 0, len(items.Content))
 		for i, item := range items.Content {
 			at := fmt.Sprintf("items[%d]", i)
 			if item.Kind != yaml.MappingNode {
@@ -133,20 +133,20 @@ func readResourceList(in []byte) (*parsedResourceList, error) {
 			if err := noAliasedType(item, at+"."); err != nil {
 				return nil, err
 			}
-			if err := charge(b, item, at); err != nil {
+			if err := chargeObject(b, item, at); err != nil {
 				return nil, err
 			}
-			rl.items = append(rl.items, yaml.NewRNode(item))
+			rl.Items = append(rl.Items, yaml.NewRNode(item))
 		}
 	}
 
-	results, at := mapField(top, "results"), "results"
+	results, at := Field(top, "results"), "results"
 	switch {
 	case results == nil:
 	case results.Kind == yaml.AliasNode:
 		return nil, errors.New("`results` must not be a YAML alias; write the value out")
 	case results.Kind == yaml.MappingNode: // as older kyaml wrote them
-		results, at = mapField(results, "items"), "results.items"
+		results, at = Field(results, "items"), "results.items"
 		if results != nil && results.Kind != yaml.SequenceNode {
 			return nil, fmt.Errorf("`results.items` must be a sequence, got %s", describeValue(results))
 		}
@@ -154,7 +154,7 @@ func readResourceList(in []byte) (*parsedResourceList, error) {
 		results = nil // the SDK ignores a scalar
 	}
 	if results != nil {
-		if err := results.Decode(&rl.results); err != nil {
+		if err := results.Decode(&rl.Results); err != nil {
 			var te *yaml.TypeError
 			if errors.As(err, &te) {
 				return nil, fmt.Errorf("`%s` must be a list of results (message, severity, resourceRef, field, file, tags): %s", at, strings.Join(te.Errors, "; "))
@@ -202,14 +202,14 @@ func readOneObject(in []byte, b *budget.Budget) (*yaml.Node, error) {
 	return first, nil
 }
 
-// charge charges one object of the list, at `at`, to the budget as a
-// document. A charge past a limit is an error. An object refused on its
+// chargeObject charges one object of the list, at `at`, to the budget as
+// a document. A charge past a limit is an error. An object refused on its
 // own (yamlerr.CheckNodes) is left to whoever reads it (render.Render
 // names it) when it is small as written, an alias bomb: a failed run
 // writes its items back as they came, and writing out an object costs
 // about 700 bytes per node. One of more nodes than an object may have as
 // written is refused here, and nothing is written.
-func charge(b *budget.Budget, obj *yaml.Node, at string) error {
+func chargeObject(b *budget.Budget, obj *yaml.Node, at string) error {
 	err := b.Document(obj)
 	if err == nil || budget.IsExceeded(err) {
 		return err
@@ -225,7 +225,7 @@ func charge(b *budget.Budget, obj *yaml.Node, at string) error {
 // panics on an alias.
 func noAliasedType(obj *yaml.Node, at string) error {
 	for _, key := range []string{"group", "version", "kind"} {
-		if v := mapField(obj, key); v != nil && v.Kind == yaml.AliasNode {
+		if v := Field(obj, key); v != nil && v.Kind == yaml.AliasNode {
 			return fmt.Errorf("`%s%s` must not be a YAML alias; write the value out", at, key)
 		}
 	}
