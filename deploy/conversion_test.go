@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,6 @@ import (
 	"github.com/airunway-render/airunway-render/api/v1alpha2"
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/internal/testing/conversiontest"
-	"github.com/airunway-render/airunway-render/internal/testing/twin"
 	"github.com/airunway-render/airunway-render/reporter"
 )
 
@@ -224,7 +224,11 @@ func TestReporterKeepsItsWebhook(t *testing.T) {
 	require.NoError(t, yaml.UnmarshalStrict(data, crd))
 	// The CRD as Git has it, but pointing at 127.0.0.1 instead of the
 	// Service (nothing here routes to a Service): no caBundle.
-	addr := "127.0.0.1:" + twin.FreePort()
+	// The reporter serves a listener opened here on port 0: the port is
+	// known before the CRD names it, and no other process can take it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
 	url := "https://" + addr + "/convert"
 	crd.Spec.Conversion.Webhook.ClientConfig = &apiextensionsv1.WebhookClientConfig{URL: &url}
 	cfg, admin := startAPIServer(t, shippedCRD(t))
@@ -260,7 +264,7 @@ func TestReporterKeepsItsWebhook(t *testing.T) {
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + system, "system:authenticated"},
 	}
 	rep, err := reporter.New(sa, reporter.Options{MetricsAddr: "0", ProbeAddr: "0", Logger: testr.New(t), Conversion: reporter.ConversionOptions{
-		Addr: addr, Secret: types.NamespacedName{Namespace: system, Name: reporter.DefaultConversionSecret}, Hosts: []string{"127.0.0.1"},
+		Addr: addr, Listener: ln, Secret: types.NamespacedName{Namespace: system, Name: reporter.DefaultConversionSecret}, Hosts: []string{"127.0.0.1"},
 	}})
 	require.NoError(t, err)
 	runCtx, stop := context.WithCancel(ctx)

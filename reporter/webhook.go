@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 )
@@ -40,6 +39,11 @@ type ConversionOptions struct {
 	// EnableHTTP2 lets clients speak HTTP/2 to the webhook; off, it speaks
 	// HTTP/1.1 only (webhookTLS says why).
 	EnableHTTP2 bool
+	// Listener, when set, is served instead of listening on Addr (which
+	// then only names the address in logs): a program embedding the
+	// reporter, or a test, opens it on port 0 and names its address in the
+	// CRD, so no other process can take the port in between.
+	Listener net.Listener
 }
 
 // Defaults of the conversion webhook.
@@ -97,6 +101,7 @@ func addConversionWebhook(mgr manager.Manager, o ConversionOptions, log logr.Log
 	if err != nil {
 		return err
 	}
+	server.listener = o.Listener
 	log.Info("serving the ModelDeployment conversion webhook", "address", o.Addr, "path", ConversionPath, "http2", o.EnableHTTP2)
 	return mgr.Add(server)
 }
@@ -215,7 +220,7 @@ var webhookCipherSuites = []uint16{
 
 // newWebhookServer is the webhook server on addr (host:port), serving
 // ConversionPath within limits, with serving's certificate.
-func newWebhookServer(addr string, serving *servingCert, limits webhookLimits, http2 bool) (webhook.Server, error) {
+func newWebhookServer(addr string, serving *servingCert, limits webhookLimits, http2 bool) (*webhookHTTPServer, error) {
 	host, portText, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("the conversion webhook's address %q: %w", addr, err)

@@ -81,7 +81,7 @@ func serveOnLoopback(serving *servingCert, limits webhookLimits, http2 bool) (ad
 	if err != nil {
 		return "", nil, errors.Join(err, ln.Close())
 	}
-	server.(*webhookHTTPServer).listener = ln
+	server.listener = ln
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- server.Start(ctx) }()

@@ -23,9 +23,10 @@ import (
 // server whose connections are bounded before any handler runs.
 type webhookHTTPServer struct {
 	addr string
-	// listener, when set, is served instead of listening on addr: tests
-	// hand over one they opened on port 0, so no other process can take
-	// the port between its choice and its use.
+	// listener, when set, is served instead of listening on addr:
+	// ConversionOptions.Listener, or a test, hands over one opened on port
+	// 0, so no other process can take the port between its choice and its
+	// use.
 	listener net.Listener
 	tls      func(*tls.Config)
 	limits   webhookLimits
