@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/airunway-render/airunway-render/internal/manifest"
 	"github.com/airunway-render/airunway-render/internal/safefile"
 	"github.com/airunway-render/airunway-render/render"
 )
@@ -62,10 +63,11 @@ func clusterObject(n *yaml.RNode) (*yaml.RNode, bool) {
 }
 
 // encodeClusterObject is render.Options.Encode for the CLI and the Argo CD
-// plugin: an object bound for a cluster as one YAML document, keyed by the
-// file --output-dir writes it to; nothing for anything else. It removes
-// annotations in place: Render hands each object over once and reads it no
-// more, and the CLI writes nothing of its input on error.
+// plugin: an object bound for a cluster as one YAML document of a stream
+// (manifest.EncodeDocument), keyed by the file --output-dir writes it to;
+// nothing for anything else. It removes annotations in place: Render
+// hands each object over once and reads it no more, and the CLI writes
+// nothing of its input on error.
 func encodeClusterObject(n *yaml.RNode) ([]byte, string, error) {
 	n, ok := clusterObject(n)
 	if !ok {
@@ -75,23 +77,18 @@ func encodeClusterObject(n *yaml.RNode) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := n.String()
-	if err != nil {
-		return nil, "", err
-	}
-	return []byte(s), file, nil
+	b, err := manifest.EncodeDocument(n)
+	return b, file, err
 }
 
+// writeStream writes the objects as one YAML stream, as kyaml's writer
+// would (manifest.WriteStream).
 func writeStream(w io.Writer, items []render.Encoded) error {
-	var b bytes.Buffer
+	documents := make([][]byte, len(items))
 	for i, it := range items {
-		if i > 0 {
-			b.WriteString("---\n")
-		}
-		b.Write(it.YAML)
+		documents[i] = it.YAML
 	}
-	_, err := w.Write(b.Bytes())
-	return err
+	return manifest.WriteStream(w, documents)
 }
 
 // writeDir writes one file per object (and, when asked, a kustomization

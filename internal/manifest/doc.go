@@ -24,6 +24,9 @@
 //     ResourceList.ToYAML does, from items encoded one at a time as they
 //     are rendered (EncodeItem, render.Options.Encode): the SDK encodes the
 //     whole list as one document, ten times the cost.
+//   - EncodeDocument and WriteStream write objects as one YAML stream as
+//     kio.ByteWriter does, each object encoded as soon as it is rendered:
+//     the CLI's output.
 //
 // The parity suite (parity_test.go) holds every reader and writer to the
 // library it stands in for, at the version go.mod requires, over the
