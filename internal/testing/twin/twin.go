@@ -180,7 +180,10 @@ func StartWith(o Options) (*Twin, error) {
 		return nil, err
 	}
 	t := &Twin{Name: o.Name, opts: o, dir: dir}
-	t.env = &envtest.Environment{}
+	// kube-apiserver and etcd may take long to start on a loaded machine
+	// (envtest's default is 20 s, which a busy CI runner exceeds): the
+	// bound only catches one that never starts.
+	t.env = &envtest.Environment{ControlPlaneStartTimeout: 3 * time.Minute, ControlPlaneStopTimeout: time.Minute}
 	t.env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", o.ServiceCIDR)
 	cfg, err := t.env.Start()
 	if err != nil {
