@@ -24,6 +24,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
+	"github.com/airunway-render/airunway-render/internal/manifest"
 	"github.com/airunway-render/airunway-render/internal/nearest"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
@@ -525,7 +526,7 @@ func checkCurrencies(pools []hub.NodePool, l *diag.List) {
 // ResolveNode decodes and resolves a ClusterCapabilities object given as a
 // YAML node. The Resolved value is nil whenever problems has an error.
 func ResolveNode(node *kyaml.RNode) (*Resolved, diag.List) {
-	js, l := yamlerr.ObjectJSON(node)
+	js, l := manifest.ObjectJSON(node)
 	if l.HasErrors() {
 		return nil, l
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/internal/budget"
+	"github.com/airunway-render/airunway-render/internal/manifest"
 	"github.com/airunway-render/airunway-render/internal/safefile"
 	"github.com/airunway-render/airunway-render/internal/termsafe"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
@@ -492,7 +493,7 @@ func catalogFor(catalogs []*yaml.RNode, id string) (*yaml.RNode, int, error) {
 // sameRow reports whether the row in the file says exactly what row says,
 // however it is laid out.
 func sameRow(old *yaml.Node, row *hub.CatalogModel) (bool, error) {
-	was, l := yamlerr.ObjectJSON(yaml.NewRNode(old))
+	was, l := manifest.ObjectJSON(yaml.NewRNode(old))
 	if l.HasErrors() {
 		return false, nil // a row of the wrong shape is replaced
 	}

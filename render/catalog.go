@@ -11,7 +11,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
-	"github.com/airunway-render/airunway-render/internal/yamlerr"
+	"github.com/airunway-render/airunway-render/internal/manifest"
 )
 
 // CatalogFacts reads the model facts of every ModelCatalog among items
@@ -98,7 +98,7 @@ func isCatalog(n *yaml.RNode) bool {
 // decodeCatalog decodes and validates one ModelCatalog; nil when it could
 // not be decoded.
 func decodeCatalog(n *yaml.RNode) (*hub.ModelCatalog, diag.List) {
-	js, l := yamlerr.ObjectJSON(n)
+	js, l := manifest.ObjectJSON(n)
 	if l.HasErrors() {
 		return nil, l
 	}

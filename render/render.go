@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/airunway-render/airunway-render/providers/builtin"
-
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
@@ -16,8 +14,9 @@ import (
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/gateway"
-	"github.com/airunway-render/airunway-render/internal/yamlerr"
+	"github.com/airunway-render/airunway-render/internal/manifest"
 	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/builtin"
 )
 
 // Options configure one run.
@@ -199,7 +198,7 @@ func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[str
 // first stages of every render do; a model with an error in the list is
 // not to be used.
 func DecodeModel(node *yaml.RNode) (*hub.ModelDeployment, diag.List) {
-	js, l := yamlerr.ObjectJSON(node)
+	js, l := manifest.ObjectJSON(node)
 	if l.HasErrors() {
 		return nil, l
 	}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/airunway-render/airunway-render/providers/builtin"
-
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
@@ -15,8 +13,9 @@ import (
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/gateway"
 	"github.com/airunway-render/airunway-render/internal/benchdata"
-	"github.com/airunway-render/airunway-render/internal/yamlerr"
+	"github.com/airunway-render/airunway-render/internal/manifest"
 	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/builtin"
 )
 
 // BenchmarkStages measures each stage of rendering one ModelDeployment of
@@ -34,7 +33,7 @@ func BenchmarkStages(b *testing.B) {
 	registry := builtin.ByName()
 	for i, provider := range benchdata.Providers {
 		node := yaml.MustParse(benchdata.Model(i + len(benchdata.Providers))) // a 1-GPU model of each provider
-		js, l := yamlerr.ObjectJSON(node)
+		js, l := manifest.ObjectJSON(node)
 		must(b, l)
 		md, l := versions.DecodeModelDeployment(v1alpha1.APIVersion, js)
 		must(b, l)
@@ -60,7 +59,7 @@ func BenchmarkStages(b *testing.B) {
 			run  func() diag.List
 		}{
 			{"decode", func() diag.List {
-				js, l := yamlerr.ObjectJSON(node)
+				js, l := manifest.ObjectJSON(node)
 				if l.HasErrors() {
 					return l
 				}

@@ -11,7 +11,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/api/v1alpha2"
-	"github.com/airunway-render/airunway-render/internal/yamlerr"
+	"github.com/airunway-render/airunway-render/internal/manifest"
 )
 
 // laterPaths are the fields v1alpha2 has and v1alpha1 carries in its
@@ -31,7 +31,7 @@ func Convert(obj *yaml.RNode, to string) ([]string, error) {
 	if from == to {
 		return nil, nil
 	}
-	js, l := yamlerr.ObjectJSON(obj)
+	js, l := manifest.ObjectJSON(obj)
 	if l.HasErrors() {
 		return nil, fmt.Errorf("cannot read the object: %s", l[0].Message)
 	}

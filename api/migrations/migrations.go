@@ -27,7 +27,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/internal/yamlerr"
+	"github.com/airunway-render/airunway-render/internal/manifest"
 )
 
 // ToHub decodes, converts and defaults one served version's
@@ -77,7 +77,7 @@ func apply(obj *yaml.RNode, toHub ToHub) ([]string, error) {
 // default). It is false for an object the renderer cannot decode; that
 // object is migrated on its structure alone and refused when rendered.
 func effectiveSpec(n *yaml.RNode, toHub ToHub) (map[string]string, bool) {
-	js, l := yamlerr.ObjectJSON(n)
+	js, l := manifest.ObjectJSON(n)
 	if l.HasErrors() {
 		return nil, false
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/api/v1alpha2"
+	"github.com/airunway-render/airunway-render/internal/manifest"
 	"github.com/airunway-render/airunway-render/internal/testing/fuzzcheck"
-	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
 
 // fullV1alpha2 uses every field v1alpha1 lacks, beside v1alpha1 fields in
@@ -98,7 +98,7 @@ func TestShippedModelsRoundTrip(t *testing.T) {
 		if node.GetKind() != hub.KindModelDeployment {
 			continue
 		}
-		js, l := yamlerr.ObjectJSON(node)
+		js, l := manifest.ObjectJSON(node)
 		require.False(t, l.HasErrors(), "%v", l)
 		in, l := v1alpha1.DecodeModelDeployment(js)
 		if l.HasErrors() {
@@ -162,7 +162,7 @@ func FuzzConversionRoundTrip(f *testing.F) {
 	f.Add([]byte(fullV1alpha2))
 	f.Add([]byte(`{"apiVersion":"airunway.ai/v1alpha2","kind":"ModelDeployment","metadata":{"name":"m","annotations":{"airunway.ai/cluster-selector":"region=us-east1"}},"spec":{"model":{"id":"x"},"placement":{}}}`))
 	for _, node := range shippedObjects(f) {
-		if js, l := yamlerr.ObjectJSON(node); node.GetKind() == hub.KindModelDeployment && !l.HasErrors() {
+		if js, l := manifest.ObjectJSON(node); node.GetKind() == hub.KindModelDeployment && !l.HasErrors() {
 			var m map[string]any
 			if json.Unmarshal(js, &m) == nil {
 				m["apiVersion"] = v1alpha2.APIVersion

@@ -9,7 +9,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/migrations"
 	"github.com/airunway-render/airunway-render/diag"
-	"github.com/airunway-render/airunway-render/internal/yamlerr"
+	"github.com/airunway-render/airunway-render/internal/manifest"
 )
 
 // MigrateItem migrates one item in place, if it is a ModelDeployment of a
@@ -78,7 +78,7 @@ func decodeErrors(n *yaml.RNode) diag.List {
 	if n.GetKind() != hub.KindModelDeployment || !Serves(n.GetApiVersion(), hub.KindModelDeployment) {
 		return nil
 	}
-	js, l := yamlerr.ObjectJSON(n)
+	js, l := manifest.ObjectJSON(n)
 	if !l.HasErrors() {
 		_, l = DecodeModelDeployment(n.GetApiVersion(), js)
 	}

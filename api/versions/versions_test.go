@@ -14,7 +14,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/api/v1alpha2"
-	"github.com/airunway-render/airunway-render/internal/yamlerr"
+	"github.com/airunway-render/airunway-render/internal/manifest"
 )
 
 func TestServed(t *testing.T) {
@@ -93,7 +93,7 @@ func TestDeprecatedFieldWarns(t *testing.T) {
 func TestConversionLosesNothing(t *testing.T) {
 	models, files, catalogs := 0, 0, 0
 	for _, node := range shippedObjects(t) {
-		js, l := yamlerr.ObjectJSON(node)
+		js, l := manifest.ObjectJSON(node)
 		require.False(t, l.HasErrors(), "%v", l)
 		switch node.GetKind() {
 		case hub.KindModelDeployment:
@@ -191,7 +191,7 @@ func toJSON(t *testing.T, doc string) []byte {
 	t.Helper()
 	n, err := kyaml.Parse(doc)
 	require.NoError(t, err)
-	js, l := yamlerr.ObjectJSON(n)
+	js, l := manifest.ObjectJSON(n)
 	require.Empty(t, l)
 	return js
 }

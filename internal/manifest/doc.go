@@ -27,6 +27,9 @@
 //   - EncodeDocument and WriteStream write objects as one YAML stream as
 //     kio.ByteWriter does, each object encoded as soon as it is rendered:
 //     the CLI's output.
+//   - ObjectJSON converts an object to JSON for the API's strict decoding
+//     as kyaml's RNode.MarshalJSON does, without writing the object out as
+//     text and parsing it again, a third of the cost of reading a model.
 //
 // The parity suite (parity_test.go) holds every reader and writer to the
 // library it stands in for, at the version go.mod requires, over the

@@ -1,40 +1,40 @@
-package yamlerr
+package manifest
 
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/internal/testing/fuzzcheck"
+	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
 
 // FuzzObjectJSON holds nodeJSON to kyaml's RNode.MarshalJSON, which it
 // replaces: for every document, both succeed with the same JSON or both
 // fail. Seeds: every YAML file of the golden cases and the checked-in
-// corpora of the render and decode fuzz targets (alias bombs, merge keys,
-// odd tags, duplicate keys).
+// corpora of every fuzz target (alias bombs, merge keys, odd tags,
+// duplicate keys).
 func FuzzObjectJSON(f *testing.F) {
 	for _, s := range objectJSONSeeds(f) {
 		f.Add(s)
 	}
+	ref := library(f, kyamlModule, "RNode.MarshalJSON")
 	f.Fuzz(func(t *testing.T, in []byte) {
-		fuzzcheck.Bounded(t, func() error { return checkObjectJSON(in) })
+		fuzzcheck.Bounded(t, func() error { return checkObjectJSON(ref, in) })
 	})
 }
 
 // checkObjectJSON compares the two conversions on every document of in.
-func checkObjectJSON(in []byte) error {
+func checkObjectJSON(ref string, in []byte) error {
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(in), OmitReaderAnnotations: true}).Read()
 	if err != nil {
 		return nil
 	}
 	for _, n := range nodes {
-		if OutsideAlias(n.YNode()) != nil {
+		if yamlerr.OutsideAlias(n.YNode()) != nil {
 			// MarshalJSON writes the node out alone and cannot read the
 			// alias back; nodeJSON decodes it. The KRM function refuses
 			// such items before rendering (fn.danglingAliases).
@@ -43,27 +43,17 @@ func checkObjectJSON(in []byte) error {
 		want, wantErr := n.MarshalJSON()
 		got, gotErr := nodeJSON(n)
 		if (wantErr == nil) != (gotErr == nil) {
-			return fmt.Errorf("MarshalJSON error %v, nodeJSON error %v\n%s", wantErr, gotErr, in)
+			return fmt.Errorf("%s: error %v; nodeJSON: error %v\n%s", ref, wantErr, gotErr, in)
 		}
 		if !bytes.Equal(want, got) {
-			return fmt.Errorf("MarshalJSON %s\nnodeJSON    %s\ninput:\n%s", want, got, in)
+			return fmt.Errorf("%s: %s\nnodeJSON: %s\ninput:\n%s", ref, want, got, in)
 		}
 	}
 	return nil
 }
 
 func objectJSONSeeds(tb testing.TB) [][]byte {
-	var seeds [][]byte
-	files, _ := filepath.Glob("../../golden/testdata/*/*.yaml")
-	more, _ := filepath.Glob("../../golden/testdata/*/*/*.yaml")
-	for _, f := range append(files, more...) {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		seeds = append(seeds, b)
-	}
-	seeds = append(seeds, fuzzcheck.CorpusInputs(tb, "../../*/testdata/fuzz/Fuzz*/*", "../../api/v1alpha1/testdata/fuzz/Fuzz*/*")...)
+	seeds := append(seedFiles(tb), corpusSeeds(tb)...)
 	if len(seeds) < 100 {
 		tb.Fatalf("only %d seeds", len(seeds))
 	}
@@ -74,6 +64,7 @@ func objectJSONSeeds(tb testing.TB) [][]byte {
 // path annotation) take the fast way and give kyaml's JSON; an untagged key
 // that reads as null or a number does not take it.
 func TestObjectJSONUntaggedKeys(t *testing.T) {
+	ref := library(t, kyamlModule, "RNode.MarshalJSON")
 	for _, key := range []string{"config.kubernetes.io/path", "null", "1", "true", "~", ""} {
 		n, err := yaml.Parse("metadata:\n  annotations: {}\n")
 		if err != nil {
@@ -84,7 +75,7 @@ func TestObjectJSONUntaggedKeys(t *testing.T) {
 		want, wantErr := n.MarshalJSON()
 		got, gotErr := nodeJSON(n)
 		if (wantErr == nil) != (gotErr == nil) || string(want) != string(got) {
-			t.Errorf("key %q: MarshalJSON %s (%v), nodeJSON %s (%v)", key, want, wantErr, got, gotErr)
+			t.Errorf("key %q: %s: %s (%v); nodeJSON: %s (%v)", key, ref, want, wantErr, got, gotErr)
 		}
 		if fast := plainKeys(n.YNode()); fast != (key == "config.kubernetes.io/path") {
 			t.Errorf("key %q: plainKeys = %t", key, fast)
