@@ -21,14 +21,15 @@
 //     (capabilities.Matrix).
 //
 // inputs.go reads YAML for all of them, one document at a time
-// (documents.go), charged to the run's input budget (internal/budget),
-// only regular files (internal/safefile), either from the paths the user
-// names, a named directory's files confined to the named paths (scope.go),
-// or, for diff and the Argo CD plugin, whose files a pull request
-// controls, through an os.Root that no read can leave. output.go writes
-// streams and --output-dir trees through an os.Root of the directory,
-// atomically; migrate_files.go rewrites files in place, keeping their
-// links, mode, owner and concurrent edits.
+// (manifest.ReadDocuments), charged to the run's input budget
+// (internal/budget), only regular files (internal/safefile), either from
+// the paths the user names, a named directory's files confined to the
+// named paths (scope.go), or, for diff and the Argo CD plugin, whose files
+// a pull request controls, through an os.Root that no read can leave.
+// output.go writes streams (as kyaml writes them: manifest.EncodeDocument,
+// WriteStream) and --output-dir trees through an os.Root of the
+// directory, atomically; migrate_files.go rewrites files in place, keeping
+// their links, mode, owner and concurrent edits.
 //
 // Exit status: 0 on success, 1 on any error (nothing is written then); 2
 // and 3 for diff, preview and migrate --check as their help says.
