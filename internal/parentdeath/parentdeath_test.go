@@ -53,6 +53,11 @@ func startTree(t *testing.T, tied bool) (*exec.Cmd, int) {
 		which = "parent-tied"
 	}
 	parent.Env = append(os.Environ(), role+"="+which)
+	// A process group of its own: a signal another test's processes draw
+	// on the group `go test` runs every package in (a SIGHUP when a group
+	// with a stopped member, as test/hostile's stopped function, is
+	// orphaned) must not reach the tree this test watches.
+	parent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := parent.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, parent.Start())
