@@ -36,6 +36,11 @@ var documentsCases = []string{
 	"kind: A\nb: |\n  text\n---\nkind: B\n",
 	"kind: A\n---",
 	"kind: A\n---\n",
+	// what kio.ByteWriter removes before it writes an object
+	"kind: A\nmetadata: {}\n---\nkind: B\nmetadata: null\n---\nkind: C\nmetadata: {annotations: {}}\n---\nkind: D\nmetadata: {annotations: null, name: d}\n",
+	"kind: A\nmetadata:\n  annotations:\n    internal.config.kubernetes.io/seqindent: wide\n    internal.config.kubernetes.io/index: '3'\nlist:\n- a\n- b\n",
+	"kind: A\nmetadata:\n  annotations: {config.kubernetes.io/index: '3', keep: x}\n---\nkind: B\n!!str metadata: {name: b, !!str annotations: {}}\n",
+	"- a\n- b\n",
 }
 
 // encodingCases are ResourceLists chosen for what the YAML emitter does
