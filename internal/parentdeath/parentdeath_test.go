@@ -31,16 +31,28 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		select {}
+		waitForever()
 	case "child-tied":
 		Tie()
 		fmt.Println(os.Getpid())
-		select {}
+		waitForever()
 	case "child-untied":
 		fmt.Println(os.Getpid())
-		select {}
+		waitForever()
 	}
 	os.Exit(m.Run())
+}
+
+// waitForever blocks the process of a role until it is killed. Not with
+// `select {}`: a process whose every goroutine blocks on nothing is one
+// the Go runtime may end with "all goroutines are asleep - deadlock!"
+// (exit status 2) whenever no timer happens to be pending, which a loaded
+// machine made happen to the untied child; a sleeping goroutine always
+// has a timer.
+func waitForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 // startTree starts a parent that starts a child, tied or not, and returns
@@ -53,11 +65,6 @@ func startTree(t *testing.T, tied bool) (*exec.Cmd, int) {
 		which = "parent-tied"
 	}
 	parent.Env = append(os.Environ(), role+"="+which)
-	// A process group of its own: a signal another test's processes draw
-	// on the group `go test` runs every package in (a SIGHUP when a group
-	// with a stopped member, as test/hostile's stopped function, is
-	// orphaned) must not reach the tree this test watches.
-	parent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := parent.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, parent.Start())
