@@ -68,7 +68,7 @@ func TestModelDeploymentConversionOnAPIServer(t *testing.T) {
 	// Installed after the start: envtest drops the conversion of the CRDs
 	// it installs itself unless their Go types are in its scheme.
 	cfg, c := startAPIServer(t, shippedCRD(t))
-	_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}})
+	_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}, MaxTime: 3 * time.Minute})
 	require.NoError(t, err)
 	ctx := context.Background()
 	live := &apiextensionsv1.CustomResourceDefinition{}
@@ -232,7 +232,7 @@ func TestReporterKeepsItsWebhook(t *testing.T) {
 	url := "https://" + addr + "/convert"
 	crd.Spec.Conversion.Webhook.ClientConfig = &apiextensionsv1.WebhookClientConfig{URL: &url}
 	cfg, admin := startAPIServer(t, shippedCRD(t))
-	_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}})
+	_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}, MaxTime: 3 * time.Minute})
 	require.NoError(t, err)
 	ctx := context.Background()
 	const system = "airunway-system"

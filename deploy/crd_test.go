@@ -48,10 +48,11 @@ func startAPIServer(t *testing.T, crds ...*apiextensionsv1.CustomResourceDefinit
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test`, or `export KUBEBUILDER_ASSETS=$(make -s envtest)` (builds kube-apiserver and etcd once)")
 	}
 	ctrllog.SetLogger(logr.Discard())
-	// kube-apiserver and etcd may take long to start on a loaded machine
-	// (envtest's default is 20 s, which a busy CI runner exceeds): the
-	// bound only catches one that never starts.
-	env := &envtest.Environment{CRDs: crds, ErrorIfCRDPathMissing: true, ControlPlaneStartTimeout: 3 * time.Minute, ControlPlaneStopTimeout: time.Minute}
+	// kube-apiserver and etcd may take long to start, and CRDs to be
+	// served, on a loaded machine (envtest's defaults, 20 s and 10 s, a
+	// busy CI runner exceeds): the bounds only catch what never happens.
+	env := &envtest.Environment{CRDs: crds, ErrorIfCRDPathMissing: true, CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: 3 * time.Minute},
+		ControlPlaneStartTimeout: 3 * time.Minute, ControlPlaneStopTimeout: time.Minute}
 	cfg, err := env.Start()
 	require.NoError(t, err, "starting envtest")
 	t.Cleanup(func() { require.NoError(t, env.Stop()) })

@@ -122,10 +122,11 @@ func startControlPlane() (*controlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	// kube-apiserver and etcd may take long to start on a loaded machine
-	// (envtest's default is 20 s, which a busy CI runner exceeds): the
-	// bound only catches one that never starts.
-	env := &envtest.Environment{CRDs: crds, ErrorIfCRDPathMissing: true, ControlPlaneStartTimeout: 3 * time.Minute, ControlPlaneStopTimeout: time.Minute}
+	// kube-apiserver and etcd may take long to start, and CRDs to be
+	// served, on a loaded machine (envtest's defaults, 20 s and 10 s, a
+	// busy CI runner exceeds): the bounds only catch what never happens.
+	env := &envtest.Environment{CRDs: crds, ErrorIfCRDPathMissing: true, CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: 3 * time.Minute},
+		ControlPlaneStartTimeout: 3 * time.Minute, ControlPlaneStopTimeout: time.Minute}
 	// A fixed certificate directory keeps the serving certificate and the
 	// client CA across an API server restart (TestAPIServerRestart).
 	env.ControlPlane.GetAPIServer().CertDir = certs
