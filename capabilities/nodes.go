@@ -92,7 +92,7 @@ func poolNode(p hub.NodePool, i int32) corev1.Node {
 			// no nvidia.com/gpu to allocate.
 			allocatable[corev1.ResourceName(resourceName)] = *resource.NewQuantity(int64(perNode), resource.DecimalSI)
 		}
-		if v := gpus.ForResource(resourceName); v != nil && v.Resources[0] == resourceName {
+		if v := gpus.ForResource(resourceName); gpus.IsWhole(resourceName) {
 			// The vendor's node labeller (NVIDIA's GPU Feature Discovery
 			// and GPU Operator) on nodes of whole GPUs, as package gpus
 			// describes it.

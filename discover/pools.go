@@ -332,7 +332,7 @@ func (g *group) gpuNotes(field string) []Note {
 		replicas, _ = strconv.Atoi(g.nodes[0].Labels[v.ReplicasLabel])
 	}
 	switch {
-	case replicas > 1 || strings.HasSuffix(g.gpu.Product, "-SHARED") || g.gpu.ResourceName == "nvidia.com/gpu.shared":
+	case replicas > 1 || strings.HasSuffix(g.gpu.Product, "-SHARED") || gpus.IsShared(g.gpu.ResourceName):
 		notes = append(notes, Note{Field: field + ".gpu.perNode", Text: "shared GPUs (time-slicing or MPS): perNode counts the shares, not physical GPUs"})
 	case strings.Contains(g.gpu.Product, "-MIG-") || gpus.IsSlice(g.gpu.ResourceName):
 		notes = append(notes, Note{Field: field + ".gpu.perNode", Text: "MIG slices: perNode counts the slices, not physical GPUs"})

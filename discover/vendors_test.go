@@ -14,6 +14,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/gpus"
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/discover"
 	. "github.com/airunway-render/airunway-render/discover/discovertest"
 )
@@ -68,20 +69,7 @@ func TestEveryVendorIsRead(t *testing.T) {
 // reads them by, so the pool comes back as it was written.
 func requireSimulatedNodesRead(t *testing.T, v gpus.Vendor) {
 	t.Helper()
-	file := fmt.Sprintf(`apiVersion: airunway.ai/v1alpha1
-kind: ClusterCapabilities
-metadata: {name: simulated}
-spec:
-  providers: [{name: vllm}]
-  nodePools:
-  - name: p
-    selector: {pool: p}
-    gpu: {resourceName: %s, product: Example-GPU, memoryMiB: 40960, perNode: 2}
-    nodes: {count: 1}
-`, strconv.Quote(v.Resources[0]))
-	declared, l := capabilities.Decode([]byte(file))
-	require.False(t, l.HasErrors(), "%v", l)
-	resolved, l := capabilities.Resolve(declared)
+	resolved, l := resolvePool(t, fmt.Sprintf("{resourceName: %s, product: Example-GPU, memoryMiB: 40960, perNode: 2}\n    nodes: {count: 1}", strconv.Quote(v.Resources[0])))
 	require.False(t, l.HasErrors(), "%v", l)
 	caps, _ := discover.Discover(&discover.Cluster{Nodes: resolved.Nodes()}, "simulated")
 	require.Len(t, caps.Spec.NodePools, 1)
@@ -124,21 +112,27 @@ func requireDRAPool(t *testing.T, v gpus.Vendor) {
 // holds no whole GPUs fails, pointing at the class that does.
 func requireRefused(t *testing.T, class, instead string) {
 	t.Helper()
-	file := fmt.Sprintf(`apiVersion: airunway.ai/v1alpha1
+	_, l := resolvePool(t, fmt.Sprintf("{deviceClassName: %s, perNode: 1, memoryMiB: 1024}", strconv.Quote(class)))
+	require.True(t, l.HasErrors(), "%s is refused", class)
+	require.Contains(t, fmt.Sprint(l), fmt.Sprintf("use the DeviceClass of whole GPUs (%q)", instead))
+}
+
+// resolvePool decodes a capability file of one node pool, p, whose `gpu`
+// (and what follows it) is gpu, and resolves it: the resolution's problems
+// are the caller's to judge.
+func resolvePool(t *testing.T, gpu string) (*capabilities.Resolved, diag.List) {
+	t.Helper()
+	declared, l := capabilities.Decode([]byte(`apiVersion: airunway.ai/v1alpha1
 kind: ClusterCapabilities
-metadata: {name: refused}
+metadata: {name: vendor}
 spec:
   providers: [{name: vllm}]
   nodePools:
   - name: p
     selector: {pool: p}
-    gpu: {deviceClassName: %s, perNode: 1, memoryMiB: 1024}
-`, strconv.Quote(class))
-	c, l := capabilities.Decode([]byte(file))
+    gpu: ` + gpu + "\n"))
 	require.False(t, l.HasErrors(), "%v", l)
-	_, l = capabilities.Resolve(c)
-	require.True(t, l.HasErrors(), "%s is refused", class)
-	require.Contains(t, fmt.Sprint(l), fmt.Sprintf("use the DeviceClass of whole GPUs (%q)", instead))
+	return capabilities.Resolve(declared)
 }
 
 func hasField(diffs []discover.Difference, suffix string) bool {

@@ -47,20 +47,10 @@ func classify(items []*yaml.RNode) classified {
 			// rendered again below
 		case group == hub.Group && kind == hub.KindClusterCapabilities:
 			c.capabilities = append(c.capabilities, n)
-			if isLocalConfig(n) {
-				c.passThrough = append(c.passThrough, n)
-			} else {
-				c.problems = append(c.problems, diag.Problem{Severity: diag.Warning, Code: diag.CapabilitiesInput, Resource: identity(n), File: fileOf(n),
-					Message: "consumed and left out of the output; annotate it `" + filters.LocalConfigAnnotation + `: "true"` + "` so kpt keeps its file and no tool applies it"})
-			}
+			c.consumed(n, diag.CapabilitiesInput)
 		case group == hub.Group && kind == hub.KindModelCatalog:
 			c.catalogs = append(c.catalogs, n)
-			if isLocalConfig(n) {
-				c.passThrough = append(c.passThrough, n)
-			} else {
-				c.problems = append(c.problems, diag.Problem{Severity: diag.Warning, Code: diag.ModelCatalogInput, Resource: identity(n), File: fileOf(n),
-					Message: "consumed and left out of the output; annotate it `" + filters.LocalConfigAnnotation + `: "true"` + "` so kpt keeps its file and no tool applies it"})
-			}
+			c.consumed(n, diag.ModelCatalogInput)
 		case isLocalConfig(n):
 			c.passThrough = append(c.passThrough, n)
 		case group == hub.Group && kind == hub.KindModelDeployment:
@@ -92,4 +82,16 @@ func fileIn(a map[string]string) string {
 	}
 	// Older kpt and kustomize releases still write the legacy key.
 	return a[kioutil.LegacyPathAnnotation] //nolint:staticcheck // read for compatibility, never written
+}
+
+// consumed keeps an input the renderer reads (a capability file, a
+// ModelCatalog) where kpt keeps it when it is local configuration, and
+// otherwise warns, under code, that it is left out of the output.
+func (c *classified) consumed(n *yaml.RNode, code diag.Code) {
+	if isLocalConfig(n) {
+		c.passThrough = append(c.passThrough, n)
+		return
+	}
+	c.problems = append(c.problems, diag.Problem{Severity: diag.Warning, Code: code, Resource: identity(n), File: fileOf(n),
+		Message: "consumed and left out of the output; annotate it `" + filters.LocalConfigAnnotation + `: "true"` + "` so kpt keeps its file and no tool applies it"})
 }

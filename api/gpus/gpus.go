@@ -107,6 +107,20 @@ func ForResource(name string) *Vendor {
 	return nil
 }
 
+// IsWhole says the resource counts its vendor's whole GPUs (the first of
+// its Resources), not shares or slices of one.
+func IsWhole(name string) bool {
+	v := ForResource(name)
+	return v != nil && v.Resources[0] == name
+}
+
+// IsShared says the resource counts shares of a GPU its vendor's device
+// plugin renamed (time-slicing's nvidia.com/gpu.shared).
+func IsShared(name string) bool {
+	v := ForResource(name)
+	return v != nil && v.Resources[0] != name && !IsSlice(name)
+}
+
 // IsSlice says the resource counts slices of a GPU, not whole ones.
 func IsSlice(name string) bool {
 	v := ForResource(name)

@@ -47,6 +47,12 @@ func TestVendorsAreWellFormed(t *testing.T) {
 	require.Nil(t, ForDriver("nic.example.com"))
 	require.True(t, IsSlice("nvidia.com/mig-1g.5gb"))
 	require.False(t, IsSlice("nvidia.com/gpu"))
+	require.True(t, IsWhole("nvidia.com/gpu"))
+	require.True(t, IsWhole("amd.com/gpu"))
+	require.False(t, IsWhole("nvidia.com/gpu.shared"))
+	require.True(t, IsShared("nvidia.com/gpu.shared"))
+	require.False(t, IsShared("nvidia.com/mig-1g.5gb"))
+	require.False(t, IsShared("nvidia.com/gpu"))
 }
 
 func indexOf(name string) int {
