@@ -11,7 +11,6 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
-	"github.com/airunway-render/airunway-render/discover"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/builtin"
 )
@@ -53,7 +52,8 @@ func TestEveryProviderFollowsTheRecipe(t *testing.T) {
 						"step 4: no schema in schemas/ for the CRD %s (hack/derive-schemas)", det.CRD)
 				}
 			} else {
-				require.True(t, discover.NeedsNothing(name))
+				// Without a Detector, discovery lists the provider in every
+				// cluster: right only for one that needs nothing installed.
 				require.Nil(t, b.Versions, "step 3: a provider with an operator release implements providers.Detector")
 			}
 			// Step 5: golden cases render it, at its newest release too
