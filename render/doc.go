@@ -16,9 +16,10 @@
 // select.go, eligibility in eligible.go, placement in place.go, the memory
 // fit in fit.go and fitvllm.go (a provider whose operator sizes the nodes
 // itself answers through providers.MemoryFitter); providers/<name> render
-// objects; emit (emit.go) annotates the ModelDeployment with the
-// decisions, marks and names generated objects, replaces what an earlier
-// run generated and detects collisions.
+// objects; emit annotates the ModelDeployment with the decisions
+// (annotate.go), names the file of every generated object (filenames.go),
+// marks it, replaces what an earlier run generated and detects collisions
+// (emit.go).
 //
 // With Options.Encode, emit also hands every output object to the caller's
 // encoder as soon as it is rendered, and the result holds bytes, not node

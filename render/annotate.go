@@ -1,0 +1,108 @@
+package render
+
+import (
+	"sync"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/api/hub"
+)
+
+// The emit stage's first part: the ModelDeployment carries the decisions
+// made for it, as annotations a later run, plan and the status reporter read.
+
+// annotateModel returns a copy of the ModelDeployment with the decisions
+// recorded, and paused for an upstream AI Runway controller that may run
+// in the same cluster: GitOps owns it now.
+func annotateModel(node *yaml.RNode, d Decision) (*yaml.RNode, error) {
+	out := node.Copy()
+	for _, kv := range [][2]string{
+		{hub.AnnotationReconcilePause, "true"},
+		{hub.AnnotationEngine, d.Engine},
+		{hub.AnnotationEngineReason, d.EngineReason},
+		{hub.AnnotationProvider, d.Provider},
+		{hub.AnnotationProviderReason, d.ProviderReason},
+		{hub.AnnotationProviderVersion, d.ProviderVersion},
+		{hub.AnnotationNodePool, d.NodePool},
+		{hub.AnnotationNodePoolReason, d.NodePoolReason},
+		{hub.AnnotationServedName, d.ServedName},
+		{hub.AnnotationEndpoint, d.Endpoint},
+	} {
+		if kv[1] == "" {
+			// Drop a decision an earlier render recorded and this one lacks.
+			if err := out.PipeE(yaml.ClearAnnotation(kv[0])); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := setAnnotation(out, kv[0], kv[1]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// SetAnnotation is setAnnotation, for the CLI's edits of models in place
+// (`plan --fleet --write`).
+func SetAnnotation(n *yaml.RNode, key, value string) error { return setAnnotation(n, key, value) }
+
+// setAnnotation sets a string annotation as kyaml's SetField would, so
+// the bytes written do not change: a new annotation whose value YAML 1.1
+// would read as another type ("yes", "1.5", "a: b") is double-quoted; an
+// existing one keeps the style its value had, even plain. SetField asks a YAML 1.1
+// parser about every value, which was a fifth of the cost of emitting;
+// the answer is kept per value here.
+func setAnnotation(n *yaml.RNode, key, value string) error {
+	annotations, err := n.Pipe(yaml.LookupCreate(yaml.MappingNode, yaml.MetadataField, yaml.AnnotationsField))
+	if err != nil {
+		return err
+	}
+	v := &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: value}
+	if yaml11NonString(value) {
+		v.Style = yaml.DoubleQuotedStyle
+	}
+	m := annotations.YNode()
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			v.Style = m.Content[i+1].Style
+			*m.Content[i+1] = *v
+			return nil
+		}
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
+	return nil
+}
+
+// yaml11Answers caches yaml.IsValueNonString per value: annotation values
+// repeat (engines, providers, pools, reasons), except the kpt path of each
+// generated object, which pathLike answers without a parser.
+var yaml11Answers sync.Map
+
+func yaml11NonString(value string) bool {
+	if pathLike(value) {
+		return false
+	}
+	if v, ok := yaml11Answers.Load(value); ok {
+		return v.(bool)
+	}
+	nonString := yaml.IsValueNonString(value)
+	yaml11Answers.Store(value, nonString)
+	return nonString
+}
+
+// pathLike reports a value of lower-case letters, digits and ".-_/" with
+// at least one "/": no YAML 1.1 boolean, number, null or timestamp has a
+// slash, so such a value is always read as a string.
+func pathLike(value string) bool {
+	slash := false
+	for _, c := range value {
+		switch {
+		case c == '/':
+			slash = true
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '.', c == '-', c == '_':
+		default:
+			return false
+		}
+	}
+	return slash
+}
