@@ -3,12 +3,13 @@ package reporter_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,6 +30,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/airunway-render/airunway-render/internal/testing/procnet"
 	"github.com/airunway-render/airunway-render/reporter"
 )
 
@@ -343,24 +345,23 @@ func TestRunsAsItsServiceAccount(t *testing.T) {
 			t.Logf("the reporter, killed at cleanup, exited: %v", <-exited)
 		}
 	})
-	addrs := reporter.StartOnFreeLoopbackAddrs(t, 3, func(addrs []string) error {
-		metrics, probes, conversion := addrs[0], addrs[1], addrs[2]
-		logs = &lockedBuffer{}
-		cmd = exec.Command(bin, "--kubeconfig", kubeconfig, "--namespace", ns,
-			"--leader-election-namespace", system, "--leader-election-id", "reporter-"+ns,
-			"--metrics-bind-address", metrics, "--health-probe-bind-address", probes,
-			// The conversion webhook keeps its certificate in a Secret of its
-			// namespace; this envtest's CRD converts without a webhook (the
-			// webhook itself is tested in deploy/conversion_test.go).
-			"--conversion-bind-address", conversion, "--conversion-hosts", "127.0.0.1",
-			"--discovery-interval", "500ms", "-v", "1")
-		cmd.Stdout, cmd.Stderr = logs, logs
-		require.NoError(t, cmd.Start())
-		exited = make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		return untilReady(probes, exited, logs)
-	})
-	metrics, probes := addrs[0], addrs[1]
+	// Every endpoint on port 0: the kernel picks the ports, and the test
+	// learns them from the reporter's log and from /proc, so no other
+	// process can take one between its choice and its use.
+	logs = &lockedBuffer{}
+	cmd = exec.Command(bin, "--kubeconfig", kubeconfig, "--namespace", ns,
+		"--leader-election-namespace", system, "--leader-election-id", "reporter-"+ns,
+		"--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0",
+		// The conversion webhook keeps its certificate in a Secret of its
+		// namespace; this envtest's CRD converts without a webhook (the
+		// webhook itself is tested in deploy/conversion_test.go).
+		"--conversion-bind-address", "127.0.0.1:0", "--conversion-hosts", "127.0.0.1",
+		"--discovery-interval", "500ms", "-v", "1")
+	cmd.Stdout, cmd.Stderr = logs, logs
+	require.NoError(t, cmd.Start())
+	exited = make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	metrics, probes := boundAddrs(t, cmd.Process.Pid, exited, logs)
 
 	waitHTTP(t, "http://"+probes+"/readyz", "ok")
 	waitHTTP(t, "http://"+probes+"/healthz", "ok")
@@ -450,29 +451,44 @@ func writeKubeconfig(t testing.TB, cfg *rest.Config) string {
 	return path
 }
 
-// untilReady waits until the reporter answers /readyz on probes; an exit
-// before, for a port another process took, is an EADDRINUSE error (the
-// test then starts it on other ports). The 30 s only catch a reporter
-// that never gets ready.
-func untilReady(probes string, exited <-chan error, logs *lockedBuffer) error {
-	hung := time.After(30 * time.Second)
+// The reporter's log lines that name the address an endpoint bound: the
+// health probes' (controller-runtime's server) and the conversion
+// webhook's. The metrics server logs only the address it was given.
+var (
+	probesBound     = regexp.MustCompile(`"starting server" name="health probe" addr="(127\.0\.0\.1:\d+)"`)
+	conversionBound = regexp.MustCompile(`"serving the ModelDeployment conversion webhook" .*address="(127\.0\.0\.1:\d+)"`)
+)
+
+// boundAddrs waits until the reporter, every endpoint given 127.0.0.1:0,
+// listens on three ports, and returns the metrics and probe addresses:
+// the probes' and the webhook's as the reporter logged them, the metrics'
+// the third port the kernel says it holds (procnet). The 60 s only catch
+// a reporter that never gets there.
+func boundAddrs(t *testing.T, pid int, exited <-chan error, logs *lockedBuffer) (metrics, probes string) {
+	t.Helper()
+	hung := time.After(60 * time.Second)
 	poll := time.NewTicker(100 * time.Millisecond)
 	defer poll.Stop()
 	for {
-		if resp, err := http.Get("http://" + probes + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
+		p, c := probesBound.FindStringSubmatch(logs.String()), conversionBound.FindStringSubmatch(logs.String())
+		ports, err := procnet.ListeningPorts(pid)
+		require.NoError(t, err)
+		if p != nil && c != nil && len(ports) == 3 {
+			var others []int
+			for _, port := range ports {
+				if a := "127.0.0.1:" + strconv.Itoa(port); a != p[1] && a != c[1] {
+					others = append(others, port)
+				}
 			}
+			require.Len(t, others, 1, "the reporter listens on %v; the probes on %s, the webhook on %s", ports, p[1], c[1])
+			return "127.0.0.1:" + strconv.Itoa(others[0]), p[1]
 		}
+		require.LessOrEqual(t, len(ports), 3, "the reporter listens on %v: more than its metrics, probes and webhook", ports)
 		select {
 		case err := <-exited:
-			if strings.Contains(logs.String(), "address already in use") {
-				return fmt.Errorf("the reporter exited (%v): %w", err, syscall.EADDRINUSE)
-			}
-			return fmt.Errorf("the reporter exited before it was ready (%v); logs:\n%s", err, logs.String())
+			t.Fatalf("the reporter exited before it listened (%v); logs:\n%s", err, logs.String())
 		case <-hung:
-			return fmt.Errorf("the reporter is not ready after 30s; logs:\n%s", logs.String())
+			t.Fatalf("the reporter does not listen on its three endpoints after 60s (ports %v); logs:\n%s", ports, logs.String())
 		case <-poll.C:
 		}
 	}

@@ -102,7 +102,7 @@ func addConversionWebhook(mgr manager.Manager, o ConversionOptions, log logr.Log
 		return err
 	}
 	server.listener = o.Listener
-	log.Info("serving the ModelDeployment conversion webhook", "address", o.Addr, "path", ConversionPath, "http2", o.EnableHTTP2)
+	server.log = log.WithValues("path", ConversionPath, "http2", o.EnableHTTP2)
 	return mgr.Add(server)
 }
 
@@ -226,8 +226,8 @@ func newWebhookServer(addr string, serving *servingCert, limits webhookLimits, h
 		return nil, fmt.Errorf("the conversion webhook's address %q: %w", addr, err)
 	}
 	port, err := strconv.Atoi(portText)
-	if err != nil || port < 1 || port > 65535 {
-		return nil, fmt.Errorf("the conversion webhook's address %q must name a port from 1 to 65535", addr)
+	if err != nil || port < 0 || port > 65535 {
+		return nil, fmt.Errorf("the conversion webhook's address %q must name a port from 0 to 65535", addr)
 	}
 	server := &webhookHTTPServer{addr: net.JoinHostPort(host, strconv.Itoa(port)), tls: webhookTLS(serving, http2), limits: limits, mux: http.NewServeMux()}
 	server.Register(ConversionPath, withDeadlines(limitConcurrency(conversionHandler(limits.maxReviewBytes), limits.concurrentReviews, limits.admissionWait), limits.readTimeout, limits.writeTimeout))

@@ -29,7 +29,6 @@ import (
 	"runtime/metrics"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -89,49 +88,6 @@ func serveOnLoopback(serving *servingCert, limits webhookLimits, http2 bool) (ad
 		cancel()
 		return <-served
 	}, nil
-}
-
-// StartOnFreeLoopbackAddrs picks n free addresses on 127.0.0.1 and passes
-// them to start, which starts what the test runs on them and returns once
-// it listens; it returns the addresses start took.
-//
-// Picking a free port races: the port is closed before the server listens
-// on it, and another process may take it in between. It serves the
-// reporter's binary, which can neither be handed a listener nor say which
-// ports it bound, and whose conversion webhook refuses port 0; the
-// webhook's own tests hand it a listener instead (serveOnLoopback). The
-// window is short, and a port taken in it fails start with EADDRINUSE, so
-// a few tries on other ports make the race harmless. (Exported for the
-// binary's tests in package reporter_test.)
-func StartOnFreeLoopbackAddrs(t testing.TB, n int, start func(addrs []string) error) []string {
-	t.Helper()
-	const tries = 3
-	var err error
-	for range tries {
-		addrs := freeLoopbackAddrs(t, n)
-		if err = start(addrs); !errors.Is(err, syscall.EADDRINUSE) {
-			require.NoError(t, err)
-			return addrs
-		}
-		t.Logf("a port was taken before the server listened on it; trying other ports: %v", err)
-	}
-	require.NoError(t, err, "a port was taken %d times in a row", tries)
-	return nil
-}
-
-// freeLoopbackAddrs returns n distinct addresses on 127.0.0.1 nothing
-// listened on when it returned: all are held open until the last is
-// picked, so that none is picked twice.
-func freeLoopbackAddrs(t testing.TB, n int) []string {
-	t.Helper()
-	addrs := make([]string, n)
-	for i := range addrs {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		defer ln.Close()
-		addrs[i] = ln.Addr().String()
-	}
-	return addrs
 }
 
 // client is an HTTPS client trusting the webhook's CA, with a connection

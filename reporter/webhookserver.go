@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	"golang.org/x/net/netutil"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -28,10 +29,13 @@ type webhookHTTPServer struct {
 	// 0, so no other process can take the port between its choice and its
 	// use.
 	listener net.Listener
-	tls      func(*tls.Config)
-	limits   webhookLimits
-	mux      *http.ServeMux
-	started  atomic.Bool
+	// log says where the server listens once it does: the address bound,
+	// which on port 0 the kernel chose.
+	log     logr.Logger
+	tls     func(*tls.Config)
+	limits  webhookLimits
+	mux     *http.ServeMux
+	started atomic.Bool
 }
 
 var _ webhook.Server = (*webhookHTTPServer)(nil)
@@ -67,6 +71,7 @@ func (s *webhookHTTPServer) Start(ctx context.Context) error {
 			return err
 		}
 	}
+	s.log.Info("serving the ModelDeployment conversion webhook", "address", ln.Addr().String())
 	// The limit is taken before the TLS handshake, so a connection that
 	// never starts one holds a slot only until its deadline.
 	ln = tls.NewListener(netutil.LimitListener(ln, s.limits.maxConnections), cfg)

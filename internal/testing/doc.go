@@ -3,7 +3,7 @@
 // (twin), API-server schema validation of rendered objects (schemacheck),
 // provider and function fixtures (providertest, fntest), the conversion
 // webhook the twin's API server calls (conversiontest), fuzz-input
-// checks (fuzzcheck), Argo CD's Lua setup for the shipped health check
+// checks (fuzzcheck), the ports a process listens on (procnet), Argo CD's Lua setup for the shipped health check
 // (argolua) and this repository's own CI switch (ownci). Product
 // packages never import them; the layout keeps that visible.
 package testing

@@ -6,94 +6,20 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/airunway-render/airunway-render/internal/testing/procnet"
 )
 
 // A port picked free (listened on, closed) and then handed to another
 // process is not reserved: any process may take it before that one binds
 // it. The twin avoids it: a component that can listen on port 0 does, and
-// the test learns its port from the kernel (ListeningPorts) or from the
+// the test learns its port from the kernel (procnet.ListeningPorts) or from the
 // component's log (WaitLog); one that cannot is started on a free port
 // again when the port was taken (StartOnFreePort).
-
-// ListeningPorts returns, ascending, the TCP ports process pid listens on:
-// the LISTEN sockets of its network namespace (/proc/PID/net/tcp and tcp6)
-// that are among its open files. Another process's sockets are not
-// counted, so a port this returns is one pid holds.
-func ListeningPorts(pid int) ([]int, error) {
-	inodes, err := socketInodes(pid)
-	if err != nil {
-		return nil, err
-	}
-	var ports []int
-	for _, table := range []string{"tcp", "tcp6"} {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, table))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // no IPv6
-		}
-		if err != nil {
-			return nil, err
-		}
-		found, err := listeningIn(string(data), inodes)
-		if err != nil {
-			return nil, fmt.Errorf("/proc/%d/net/%s: %w", pid, table, err)
-		}
-		ports = append(ports, found...)
-	}
-	slices.Sort(ports)
-	return slices.Compact(ports), nil
-}
-
-// tcpListen is the state of a listening socket in /proc/net/tcp.
-const tcpListen = "0A"
-
-// listeningIn returns the local ports of the LISTEN sockets of a
-// /proc/net/tcp table whose inodes are among inodes. A line is
-// "sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout
-// inode ...", an address HEX_IP:HEX_PORT.
-func listeningIn(table string, inodes map[string]bool) ([]int, error) {
-	var ports []int
-	lines := strings.Split(table, "\n")
-	for _, line := range lines[min(1, len(lines)):] { // the first is the heading
-		f := strings.Fields(line)
-		if len(f) < 10 || f[3] != tcpListen || !inodes[f[9]] {
-			continue
-		}
-		_, hexPort, ok := strings.Cut(f[1], ":")
-		port, err := strconv.ParseUint(hexPort, 16, 16)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("local address %q", f[1])
-		}
-		ports = append(ports, int(port))
-	}
-	return ports, nil
-}
-
-// socketInodes are the inodes of the sockets among process pid's open
-// files (a descriptor's link reads "socket:[INODE]").
-func socketInodes(pid int) (map[string]bool, error) {
-	dir := fmt.Sprintf("/proc/%d/fd", pid)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	inodes := map[string]bool{}
-	for _, e := range entries {
-		link, err := os.Readlink(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue // closed since the directory was read
-		}
-		if inode, ok := strings.CutPrefix(link, "socket:["); ok {
-			inodes[strings.TrimSuffix(inode, "]")] = true
-		}
-	}
-	return inodes, nil
-}
 
 // pollEvery is how often the waits below look again.
 const pollEvery = 50 * time.Millisecond
@@ -108,7 +34,7 @@ func ListeningPort(ctx context.Context, pid int) (int, error) {
 // listeningPort is ListeningPort that also gives up when exited closes.
 func listeningPort(ctx context.Context, pid int, exited <-chan struct{}) (int, error) {
 	for {
-		ports, err := ListeningPorts(pid)
+		ports, err := procnet.ListeningPorts(pid)
 		switch {
 		case err != nil && !errors.Is(err, fs.ErrNotExist):
 			return 0, err
@@ -218,7 +144,7 @@ func (t *Twin) StartOnFreePort(ctx context.Context, name, bin string, env []stri
 // waitHolding waits until process p listens on port, or exits.
 func waitHolding(ctx context.Context, p *process, port int) error {
 	for {
-		ports, err := ListeningPorts(p.cmd.Process.Pid)
+		ports, err := procnet.ListeningPorts(p.cmd.Process.Pid)
 		if err == nil && slices.Contains(ports, port) {
 			return nil
 		}

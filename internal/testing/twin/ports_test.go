@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/airunway-render/airunway-render/internal/testing/procnet"
 )
 
 // helperEnv makes the test binary, started again, a program that listens
@@ -62,7 +64,7 @@ func TestListeningPorts(t *testing.T) {
 	require.NoError(t, err)
 	defer conn.Close()
 
-	ports, err := ListeningPorts(os.Getpid())
+	ports, err := procnet.ListeningPorts(os.Getpid())
 	require.NoError(t, err)
 	require.Contains(t, ports, port)
 	require.NotContains(t, ports, conn.LocalAddr().(*net.TCPAddr).Port, "a connection is not a listener")
@@ -74,12 +76,12 @@ func TestListeningPorts(t *testing.T) {
 	child, err := tw.ListeningPort(ctx, "child")
 	require.NoError(t, err)
 	require.NotContains(t, ports, child)
-	mine, err := ListeningPorts(os.Getpid())
+	mine, err := procnet.ListeningPorts(os.Getpid())
 	require.NoError(t, err)
 	require.NotContains(t, mine, child, "the child's listener is not the test's")
 
 	require.NoError(t, l.Close())
-	ports, err = ListeningPorts(os.Getpid())
+	ports, err = procnet.ListeningPorts(os.Getpid())
 	require.NoError(t, err)
 	require.NotContains(t, ports, port, "closed")
 }
@@ -129,7 +131,7 @@ func TestStartOnFreePortAgain(t *testing.T) {
 	require.Equal(t, 2, picks, "started again once")
 	require.NotEqual(t, takenPort, port)
 	require.Len(t, tw.procs, 1, "the start whose port was taken is forgotten")
-	held, err := ListeningPorts(tw.procs[0].cmd.Process.Pid)
+	held, err := procnet.ListeningPorts(tw.procs[0].cmd.Process.Pid)
 	require.NoError(t, err)
 	require.Equal(t, []int{port}, held)
 }
