@@ -159,8 +159,9 @@ func parseSizes(list string) ([]int, error) {
 	return ns, nil
 }
 
-// runsFor is how many runs a size gets: short runs vary most.
-func runsFor(n int) int {
+// runsFor is how many runs a size gets: short runs vary most. (Variables,
+// so that the test's smoke run of the whole benchmark takes one of each.)
+var runsFor = func(n int) int {
 	switch {
 	case n <= 1:
 		return 21
@@ -342,6 +343,9 @@ func targets(out io.Writer, fn map[int]measurement) {
 // comparisons times the tools a platform team already runs over the same
 // workload: kubectl kustomize over the rendered objects as plain files,
 // and kpt fn eval running the function over the ModelDeployments.
+// comparisonRuns is how many runs each comparison gets.
+var comparisonRuns = 3
+
 func comparisons(out io.Writer, work, bin string, n int, fn measurement) error {
 	dir := filepath.Join(work, fmt.Sprintf("compare-%d", n))
 	if err := os.RemoveAll(dir); err != nil {
@@ -400,7 +404,7 @@ func comparisons(out io.Writer, work, bin string, n int, fn measurement) error {
 			continue
 		}
 		var samples []sample
-		for i := 0; i < 3; i++ {
+		for range comparisonRuns {
 			if r.prep != nil {
 				if err := r.prep(); err != nil {
 					return err
@@ -415,7 +419,7 @@ func comparisons(out io.Writer, work, bin string, n int, fn measurement) error {
 		m := median(samples)
 		fmt.Fprintf(out, "| %s | %s | %s | %s | %.1f× |\n", r.name, ms(m.wall), ms(m.cpu), mib(m.rssBytes), ratio(m.wall, fn.wall))
 	}
-	fmt.Fprintln(out, "\nMedians of 3 runs each.")
+	fmt.Fprintf(out, "\nMedians of %d runs each.\n", comparisonRuns)
 	return nil
 }
 
