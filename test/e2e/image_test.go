@@ -27,6 +27,16 @@ cgroup_manager = "cgroupfs"
 runtime = "runc"
 `
 
+// privateEngineConf gives podman a per-boot directory and locks of the
+// test's own. By default every podman on the machine shares /run/libpod
+// (conmon's exit files) and one shared-memory lock segment, and the
+// cleanup's `podman system reset` frees every lock in it: two make test
+// runs at once failed with "getting exit code of container …: no such
+// exit code (container in state running)".
+const privateEngineConf = `tmp_dir = %q
+lock_type = "file"
+`
+
 // The image names the examples use; `make image` builds them under these
 // names, and so does this test, in a private image store.
 const (
@@ -65,12 +75,15 @@ func buildImages(t *testing.T) images {
 	require.NoError(t, os.WriteFile(storage, []byte(fmt.Sprintf(
 		"[storage]\ndriver = \"vfs\"\ngraphroot = %q\nrunroot = %q\n", filepath.Join(tmp, "graph"), filepath.Join(tmp, "run"))), 0o644))
 	env := []string{"CONTAINERS_STORAGE_CONF=" + storage}
-	if os.Getenv("CONTAINERS_CONF") == "" {
+	if os.Getenv("CONTAINERS_CONF") == "" { // else the caller's settings, as they are
+		conf := "[engine]\n"
 		if _, err := exec.LookPath("runc"); err == nil {
-			conf := filepath.Join(tmp, "containers.conf")
-			require.NoError(t, os.WriteFile(conf, []byte(sandboxContainersConf), 0o644))
-			env = append(env, "CONTAINERS_CONF="+conf)
+			conf = sandboxContainersConf
 		}
+		conf += fmt.Sprintf(privateEngineConf, filepath.Join(tmp, "libpod"))
+		path := filepath.Join(tmp, "containers.conf")
+		require.NoError(t, os.WriteFile(path, []byte(conf), 0o644))
+		env = append(env, "CONTAINERS_CONF="+path)
 	}
 	t.Cleanup(func() {
 		// vfs layers are plain directories, but podman may hold mounts.
