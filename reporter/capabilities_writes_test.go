@@ -61,7 +61,7 @@ func TestNoWritesWithCapabilitiesApplied(t *testing.T) {
 	require.NoError(t, c.admin.Create(ctx, other))
 	t.Cleanup(func() { _ = c.admin.Delete(ctx, other) })
 	comparisons := settled + 1 // its creation is a new Deployment: one comparison
-	require.Eventually(t, func() bool { n, err := readComparisons(); return err == nil && n == comparisons }, 30*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { n, err := readComparisons(); return err == nil && n == comparisons }, hangBound, 20*time.Millisecond,
 		"the new Deployment did not start one comparison")
 	for i := range 5 {
 		other.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: int32(i), UpdatedReplicas: int32(i)}
@@ -126,7 +126,7 @@ func readComparisons() (float64, error) {
 
 // settledComparisons waits until no comparison is under way or asked for,
 // the counter holding still across polls a second (five debounces) apart,
-// and returns it. The 45 s only catch comparisons that never stop.
+// and returns it. The hangBound only catches comparisons that never stop.
 func settledComparisons(t *testing.T) float64 {
 	t.Helper()
 	last := -1.0
@@ -135,7 +135,7 @@ func settledComparisons(t *testing.T) float64 {
 		settled := err == nil && n == last
 		last = n
 		return settled
-	}, 45*time.Second, time.Second, "the capability comparisons never settled")
+	}, hangBound, time.Second, "the capability comparisons never settled")
 	return last
 }
 

@@ -46,6 +46,13 @@ type controlPlane struct {
 	admin client.Client
 }
 
+// hangBound is how long a test waits for what must happen on the API
+// server (a status, a CRD served, a reconcile): long enough that only a
+// hang reaches it. Three make test runs at once beside two busy loops
+// (load average 60 on 2 cores) took a CRD past 60 s to be served and a
+// status past 45 s.
+const hangBound = 5 * time.Minute
+
 var (
 	clusterOnce sync.Once
 	shared      *controlPlane
@@ -310,7 +317,7 @@ func readyCondition(s v1.ModelDeploymentStatus) *metav1.Condition {
 }
 
 // waitFor polls a ModelDeployment until its status matches, and returns
-// it. The 45 s only catch a reporter that never gets there.
+// it. The hangBound only catches a reporter that never gets there.
 func (c *controlPlane) waitFor(t *testing.T, key types.NamespacedName, w want) v1.ModelDeploymentStatus {
 	t.Helper()
 	var matched v1.ModelDeploymentStatus
@@ -325,14 +332,14 @@ func (c *controlPlane) waitFor(t *testing.T, key types.NamespacedName, w want) v
 			return
 		}
 		matched = s
-	}, 45*time.Second, 100*time.Millisecond)
+	}, hangBound, 100*time.Millisecond)
 	return matched
 }
 
 // settles waits until now(), what a test counts of the reporter's work, is
 // want, then checks that nothing more happens for a second: a write or
 // retry the reporter should not make would come sooner (within the
-// back-off of a few failures, RetryBaseDelay<<3). The 45 s only catch a
+// back-off of a few failures, RetryBaseDelay<<3). The hangBound only catches a
 // reporter that never gets there.
 func settles[T comparable](t *testing.T, now func() T, want T) {
 	t.Helper()
@@ -340,7 +347,7 @@ func settles[T comparable](t *testing.T, now func() T, want T) {
 		if got := now(); got != want {
 			collect.Errorf("the reporter has done %+v, not %+v", got, want)
 		}
-	}, 45*time.Second, 20*time.Millisecond)
+	}, hangBound, 20*time.Millisecond)
 	require.Never(t, func() bool { return now() != want }, time.Second, 20*time.Millisecond, "the reporter did more than %+v", want)
 }
 

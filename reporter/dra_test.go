@@ -108,7 +108,7 @@ func TestCapabilitiesDriftDRA(t *testing.T) {
 }
 
 // waitCapabilities waits for a ClusterCapabilities' CapabilitiesCurrent
-// to have a status, and returns its status. The 45 s only catch a
+// to have a status, and returns its status. The hangBound only catches a
 // reporter that never gets there.
 func waitCapabilities(t *testing.T, c *controlPlane, name string, want metav1.ConditionStatus) v1.ClusterCapabilitiesStatus {
 	t.Helper()
@@ -124,7 +124,7 @@ func waitCapabilities(t *testing.T, c *controlPlane, name string, want metav1.Co
 			return
 		}
 		matched = s
-	}, 45*time.Second, 100*time.Millisecond)
+	}, hangBound, 100*time.Millisecond)
 	return matched
 }
 

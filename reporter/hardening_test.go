@@ -194,7 +194,7 @@ func TestStatusWriteFaults(t *testing.T) {
 	// Every status request so far has landed: none is in flight when the
 	// first fault is armed.
 	require.Eventually(t, func() bool { a := inj.activity(rep); return a.requests == a.writes && a.failures == 0 },
-		30*time.Second, 20*time.Millisecond, "a status write did not land")
+		hangBound, 20*time.Millisecond, "a status write did not land")
 
 	const progressing = `{replicas: 1, conditions: [{type: Progressing, status: "True", reason: ReplicaSetUpdated}]}`
 	steps := []struct {
@@ -247,7 +247,7 @@ func TestDeletedBeforeWrite(t *testing.T) {
 			t.Errorf("deleting the model: %v", err)
 		}
 		assert.Eventually(t, func() bool { return apierrors.IsNotFound(c.admin.Get(ctx, key(md), md.DeepCopy())) },
-			30*time.Second, 20*time.Millisecond, "the model was not deleted within 30s")
+			hangBound, 20*time.Millisecond, "the model was not deleted")
 	})
 	var logMu sync.Mutex
 	var logs []string
@@ -261,7 +261,7 @@ func TestDeletedBeforeWrite(t *testing.T) {
 	rep, _ := run(t, inj.wrap(c.cfg), o)
 	c.apply(t, objs...)
 
-	require.Eventually(t, func() bool { return rep.Gone() == 1 }, 45*time.Second, 20*time.Millisecond, "the write never found the model gone")
+	require.Eventually(t, func() bool { return rep.Gone() == 1 }, hangBound, 20*time.Millisecond, "the write never found the model gone")
 	// A second model in the namespace is reported: the reporter goes on,
 	// and by the time its status is there the deleted one's work is done.
 	barrier := md.DeepCopy()

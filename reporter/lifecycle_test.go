@@ -162,7 +162,7 @@ func TestPendingDeployingRunningStale(t *testing.T) {
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 	// Running does not go stale: nothing to wait for when all is well,
 	// past the time a not-ready model would have turned stale.
-	require.Eventually(t, func() bool { return rep.Writes() == 3 }, 30*time.Second, 50*time.Millisecond, "Pending, Deploying, Running: three writes")
+	require.Eventually(t, func() bool { return rep.Writes() == 3 }, hangBound, 50*time.Millisecond, "Pending, Deploying, Running: three writes")
 	require.Never(t, func() bool { return rep.Writes() != 3 }, o.StaleAfter+time.Second, 100*time.Millisecond, "a running model changed status while nothing happened")
 
 	// A pod is lost; the controller says so once and then falls silent.

@@ -135,11 +135,11 @@ func TestNoWriteAtSteadyState(t *testing.T) {
 }
 
 // reconcilesAtLeast waits until rep has ended n reconciles; the SyncPeriod
-// of the test's options makes them come. The 30 s only catch a reporter
+// of the test's options makes them come. The hangBound only catches a reporter
 // that stopped reconciling.
 func reconcilesAtLeast(t *testing.T, rep *reporter.Reporter, n int64) {
 	t.Helper()
-	require.Eventually(t, func() bool { return rep.Reconciles() >= n }, 30*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return rep.Reconciles() >= n }, hangBound, 20*time.Millisecond,
 		"fewer than %d reconciles: the resyncs did not reconcile", n)
 }
 
@@ -190,7 +190,7 @@ func installCRD(t *testing.T, c *controlPlane, crd *apiextensionsv1.CustomResour
 		}
 		got := &apiextensionsv1.CustomResourceDefinition{}
 		return c.admin.Get(ctx, types.NamespacedName{Name: crd.Name}, got) == nil && got.DeletionTimestamp == nil && established(got)
-	}, 60*time.Second, 200*time.Millisecond, "CRD %s not established within 60s", crd.Name)
+	}, hangBound, 200*time.Millisecond, "CRD %s not established", crd.Name)
 	require.NoError(t, failed, "creating CRD %s", crd.Name)
 }
 
@@ -231,7 +231,7 @@ func TestTwoReplicasElectOneLeader(t *testing.T) {
 	require.Zero(t, follower.Reconciles(), "the follower reconciled")
 	// The write is counted once the API server has answered it, which a
 	// loaded machine may take longer to see than waitFor took.
-	require.Eventually(t, func() bool { return leader.Writes() > 0 }, 30*time.Second, 100*time.Millisecond, "the leader wrote no status")
+	require.Eventually(t, func() bool { return leader.Writes() > 0 }, hangBound, 100*time.Millisecond, "the leader wrote no status")
 
 	lease := &coordinationv1.Lease{}
 	require.NoError(t, c.admin.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "reporter"}, lease))
@@ -249,7 +249,7 @@ func TestTwoReplicasElectOneLeader(t *testing.T) {
 	c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 	// Counted once the answer is back, maybe after waitFor saw the status.
-	require.Eventually(t, func() bool { return follower.Writes() > 0 }, 30*time.Second, 100*time.Millisecond, "the new leader wrote no status")
+	require.Eventually(t, func() bool { return follower.Writes() > 0 }, hangBound, 100*time.Millisecond, "the new leader wrote no status")
 }
 
 // leaseRenewed waits until Lease ns/name has been renewed n times.
@@ -262,7 +262,7 @@ func leaseRenewed(t *testing.T, c *controlPlane, ns, name string, n int) {
 			renewals[lease.Spec.RenewTime.UnixMicro()] = true
 		}
 		return len(renewals) > n
-	}, 30*time.Second, 50*time.Millisecond, "Lease %s/%s was not renewed %d times", ns, name, n)
+	}, hangBound, 50*time.Millisecond, "Lease %s/%s was not renewed %d times", ns, name, n)
 }
 
 // TestAPIServerRestart: the API server goes away mid-run and comes back;
@@ -292,7 +292,7 @@ func TestAPIServerRestart(t *testing.T) {
 	}
 	// Discovery fails meanwhile (and so do the watches).
 	failed := counter.discoveryFailures()
-	require.Eventually(t, func() bool { return counter.discoveryFailures() >= failed+3 }, 30*time.Second, 50*time.Millisecond,
+	require.Eventually(t, func() bool { return counter.discoveryFailures() >= failed+3 }, hangBound, 50*time.Millisecond,
 		"the reporter's discovery did not fail while the API server was down")
 	require.NoError(t, api.Start())
 	writes := rep.Writes()
@@ -300,7 +300,7 @@ func TestAPIServerRestart(t *testing.T) {
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 	c.setStatus(t, graph, "dynamo-operator", `{state: failed}`)
 	c.waitFor(t, key(md), want{phase: "Failed", ready: "False", reason: reporter.ReasonFailed})
-	require.Eventually(t, func() bool { return rep.Writes() == writes+1 }, 30*time.Second, 50*time.Millisecond,
+	require.Eventually(t, func() bool { return rep.Writes() == writes+1 }, hangBound, 50*time.Millisecond,
 		"one change, one write; no CRD-missing flap after the restart (writes: %d before, %d after)", writes, rep.Writes())
 	require.Zero(t, rep.Failures(), "reconciles failed")
 }
@@ -513,7 +513,7 @@ func waitHTTP(t *testing.T, url, want string) string {
 			return
 		}
 		answered = string(body)
-	}, 30*time.Second, 200*time.Millisecond, "%s never answered 200 with %q", url, want)
+	}, hangBound, 200*time.Millisecond, "%s never answered 200 with %q", url, want)
 	return answered
 }
 

@@ -73,7 +73,7 @@ func TestRollingUpdate(t *testing.T) {
 	settles(t, writes, len(models))
 	// A write is counted once its answer is back, maybe after the request
 	// counter saw it.
-	require.Eventually(t, func() bool { return follower.Writes() > 0 }, 30*time.Second, 100*time.Millisecond, "the new leader wrote nothing: the hand-over was not exercised")
+	require.Eventually(t, func() bool { return follower.Writes() > 0 }, hangBound, 100*time.Millisecond, "the new leader wrote nothing: the hand-over was not exercised")
 	t.Logf("status writes during the update: %d for %d changes; the old leader wrote %d, the new one %d", writes(), len(models), leader.Writes(), follower.Writes())
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
