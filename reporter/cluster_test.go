@@ -132,8 +132,13 @@ func startControlPlane() (*controlPlane, error) {
 	// kube-apiserver and etcd may take long to start, and CRDs to be
 	// served, on a loaded machine (envtest's defaults, 20 s and 10 s, a
 	// busy CI runner exceeds): the bounds only catch what never happens.
+	// A stop is different: what does not stop within 5 s is killed.
+	// kube-apiserver's graceful shutdown waits out its 60 s request
+	// timeout for the reporter's open watches (TestAPIServerRestart), and
+	// a test's control plane has nothing a kill would lose. The timeout is
+	// fixed here because envtest copies it when the process starts.
 	env := &envtest.Environment{CRDs: crds, ErrorIfCRDPathMissing: true, CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: 3 * time.Minute},
-		ControlPlaneStartTimeout: 3 * time.Minute, ControlPlaneStopTimeout: time.Minute}
+		ControlPlaneStartTimeout: 3 * time.Minute, ControlPlaneStopTimeout: 5 * time.Second}
 	// A fixed certificate directory keeps the serving certificate and the
 	// client CA across an API server restart (TestAPIServerRestart).
 	env.ControlPlane.GetAPIServer().CertDir = certs

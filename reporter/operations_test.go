@@ -282,11 +282,10 @@ func TestAPIServerRestart(t *testing.T) {
 	c.setStatus(t, graph, "dynamo-operator", `{state: successful}`)
 	c.waitFor(t, key(md), want{phase: "Running", ready: "True"})
 
-	// The API server is killed if it does not stop within a few seconds
-	// (its graceful shutdown waits for open watches): a crash is the
-	// harder case anyway.
+	// The API server is killed if it does not stop within 5 s (its
+	// graceful shutdown waits for the open watches; startControlPlane sets
+	// the bound): a crash is the harder case anyway.
 	api := c.env.ControlPlane.GetAPIServer()
-	api.StopTimeout = 5 * time.Second
 	if err := api.Stop(); err != nil {
 		t.Logf("stopping the API server: %v (it was killed)", err)
 	}
