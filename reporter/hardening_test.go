@@ -187,7 +187,12 @@ func TestStatusWriteFaults(t *testing.T) {
 	var inj faultInjector
 	inj.path = statusPath(md)
 	o := testOptions(ns)
-	o.ReconcileTimeout = 2 * time.Second
+	// Long enough for the 429 step's retry inside one reconcile: client-go
+	// waits out Retry-After (1 s) and asks again. At 2 s a busy make test
+	// ran the reconcile out while the retry was under way: the status
+	// landed, but the reconcile counted as failed. The hang step costs two
+	// of these.
+	o.ReconcileTimeout = 10 * time.Second
 	rep, _ := run(t, inj.wrap(c.cfg), o)
 	c.apply(t, objs...)
 	c.waitFor(t, key(md), want{phase: "Deploying"})
