@@ -14,7 +14,11 @@
 #                        (GITOPS_TESTS in ./test/twin)
 #   lane 2 (background)  make tools, hack/install-envtest.sh,
 #                        hack/install-twin.sh, then, once the binaries are
-#                        built, the cluster packages (CLUSTER_PACKAGES)
+#                        built, the cluster packages (CLUSTER_PACKAGES), all
+#                        four at once: they mostly wait on controllers, and
+#                        go test's default of one per core ran the twin
+#                        beside the other three one after another, the
+#                        longest chain of the run
 #   lane 3 (foreground)  make verify-modules lint build; go test of every
 #                        package but the cluster ones (which replays the fuzz
 #                        targets' seeds); hack/fuzz.sh only if TEST_FUZZTIME
@@ -90,7 +94,7 @@ setsid env OUT="$out" GO="$go" MAKE_CMD="$make" GITOPS_TESTS="$gitops_tests" bas
 	'"$wait_built"'
 	shift 2
 	echo "lane 2: go test $* (KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS TWIN_ASSETS=$TWIN_ASSETS)" >&2
-	exec "$GO" test -count=1 -timeout 30m -skip "$GITOPS_TESTS" "$@" >"$OUT/cluster-tests" 2>&1' \
+	exec "$GO" test -count=1 -p 4 -timeout 30m -skip "$GITOPS_TESTS" "$@" >"$OUT/cluster-tests" 2>&1' \
 	_ "$ENVTEST_DIR" "$TWIN_DIR" "${cluster_packages[@]}" &
 cluster_lane=$!
 chains+=("$cluster_lane")

@@ -101,6 +101,16 @@ func providerCRD(group, kind string) (*apiextensionsv1.CustomResourceDefinition,
 }
 
 // cluster returns the shared control plane, starting it on first use.
+//
+// A test that uses only a namespace of its own (c.model, c.namespace),
+// its own reporters and counters on its own transport (or only a webhook
+// process of its own), and no cluster-scoped object, CRD change or
+// process-wide metric calls
+// t.Parallel: the package's longest waits (fault retries, stale timers,
+// resyncs) then overlap instead of adding up. Go runs the parallel tests
+// after every other test of the package has ended, so a test that
+// restarts the API server, replaces a CRD or reads a process-wide counter
+// never runs beside them.
 func cluster(t *testing.T) *controlPlane {
 	t.Helper()
 	clusterOnce.Do(func() { shared, clusterErr = startControlPlane() })

@@ -181,6 +181,7 @@ func TestHugeProviderMessages(t *testing.T) {
 // writes the status exactly once. The delays between retries are logged;
 // TestRetryLimiterDoubles holds them to RetryBaseDelay, doubling.
 func TestStatusWriteFaults(t *testing.T) {
+	t.Parallel() // its own namespace and reporter: see cluster
 	c := cluster(t)
 	ns, objs, md := c.model(t, "faults", "vllm-minimal")
 	deployment := pick(objs, "Deployment")[0]

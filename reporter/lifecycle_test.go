@@ -32,6 +32,7 @@ const (
 // operator writes it (as far as its real CRD schema lets it), and checks
 // the ModelDeployment's status after every step.
 func TestProviderLifecycles(t *testing.T) {
+	t.Parallel() // its own namespace and reporter: see cluster
 	cases := []struct {
 		golden, primaryKind, primary, operator string
 		steps                                  []step
@@ -147,6 +148,7 @@ func requireConditions(t *testing.T, s v1.ModelDeploymentStatus, want map[string
 // applied yet, rolling out, running, then not ready while its operator
 // stays silent, which the reporter reports as Ready=Unknown.
 func TestPendingDeployingRunningStale(t *testing.T) {
+	t.Parallel() // its own namespace and reporter: see cluster
 	c := cluster(t)
 	ns, objs, md := c.model(t, "stale", "vllm-minimal")
 	deployment := pick(objs, "Deployment")[0]

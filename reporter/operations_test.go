@@ -104,6 +104,7 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // TestNoWriteAtSteadyState: resyncs of a ModelDeployment whose provider
 // object does not change reconcile it and write nothing.
 func TestNoWriteAtSteadyState(t *testing.T) {
+	t.Parallel() // its own namespace and reporter: see cluster
 	c := cluster(t)
 	ns, objs, md := c.model(t, "steady", "vllm-minimal")
 	deployment := pick(objs, "Deployment")[0]
