@@ -103,9 +103,8 @@ func providerCRD(group, kind string) (*apiextensionsv1.CustomResourceDefinition,
 // cluster returns the shared control plane, starting it on first use.
 //
 // A test that uses only a namespace of its own (c.model, c.namespace),
-// its own reporters and counters on its own transport (or only a webhook
-// process of its own), and no cluster-scoped object, CRD change or
-// process-wide metric calls
+// its own reporters and counters on its own transport, and no
+// cluster-scoped object, CRD change or process-wide metric calls
 // t.Parallel: the package's longest waits (fault retries, stale timers,
 // resyncs) then overlap instead of adding up. Go runs the parallel tests
 // after every other test of the package has ended, so a test that
@@ -367,11 +366,13 @@ func settles[T comparable](t *testing.T, now func() T, want T) {
 }
 
 // testOptions are reporter options for a test in namespace ns: fast
-// discovery, and a leader election of its own. The Lease is held as long
-// as by default (15s, renewed within 10s), so an API server slowed down
-// by a loaded machine or a CRD being deleted does not cost the reporter
-// its leadership mid-test; a stopping leader releases it at once, so
-// handovers stay fast.
+// discovery, and a leader election of its own. The Lease is held for a
+// minute and renewed within 45 s (the default is 15 s and 10 s): a reporter
+// whose renewals wait on an API server slowed by a loaded machine, or by
+// a CRD being deleted, keeps its leadership mid-test (with 10 s, one lost
+// it in a busy make test while the package's parallel tests ran). No test
+// waits for a Lease to expire: a stopping leader releases it at once, so
+// handovers stay fast, and renewals come every RetryPeriod.
 func testOptions(ns string) reporter.Options {
 	return reporter.Options{
 		Namespaces:              []string{ns},
@@ -380,8 +381,8 @@ func testOptions(ns string) reporter.Options {
 		LeaderElection:          true,
 		LeaderElectionID:        "reporter",
 		LeaderElectionNamespace: ns,
-		LeaseDuration:           15 * time.Second,
-		RenewDeadline:           10 * time.Second,
+		LeaseDuration:           time.Minute,
+		RenewDeadline:           45 * time.Second,
 		RetryPeriod:             500 * time.Millisecond,
 		DiscoveryInterval:       500 * time.Millisecond,
 		StaleAfter:              time.Hour,

@@ -185,7 +185,6 @@ func (w *testWebhook) silentAttack(stop <-chan struct{}, connected func()) {
 // machine takes longer, the flood no more memory), and the child's peak
 // resident memory stays within webhookConnectionBudget.
 func TestWebhookConnectionFlood(t *testing.T) {
-	t.Parallel() // a webhook process of its own: see cluster
 	w, peak := startWebhookChild(t)
 	w.requireConverts(t)
 	before := peak()
