@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // Argo CD on the twin: its own repo-server, the plugin in a real
@@ -129,7 +131,7 @@ func launchArgoCD(assets, repoURL string) error {
 var repoServerListening = regexp.MustCompile(`argocd-repo-server is listening on (127\.0\.0\.1:\d+)`)
 
 // startBound only catches a component that never comes up.
-const startBound = 2 * time.Minute
+const startBound = twin.HangBound
 
 // argoRepoServer is the repo-server's address, once launchArgoCD has run.
 var argoRepoServer string
@@ -337,7 +339,7 @@ func runArgoApplication(t *testing.T, clusterName string) {
 		requestSync(t, name, "main")
 	}
 	h := &healthTimeline{}
-	s := waitApp(t, name, h, 3*time.Minute, func(s appState) bool {
+	s := waitApp(t, name, h, twin.HangBound, func(s appState) bool {
 		return s.sync == "Synced" && s.health == "Healthy" && s.phase == "Succeeded"
 	})
 	toHealthy := time.Since(start)
@@ -357,18 +359,18 @@ func runArgoApplication(t *testing.T, clusterName string) {
 			}
 		}
 		cordonPoolAndDeletePods(t, nodes, pool, model)
-		waitApp(t, name, h, time.Minute, func(s appState) bool { return s.health == "Progressing" })
+		waitApp(t, name, h, twin.HangBound, func(s appState) bool { return s.health == "Progressing" })
 		setUnschedulable(t, poolNodes(nodes, pool), false)
 	} else {
 		// The provider fails: its operator is uninstalled (its CRD goes,
 		// and the graphs with it). The reporter says ProviderCRDMissing,
 		// and Argo CD Degraded; reinstalled and synced, Healthy again.
 		uninstallDynamoCRD(t)
-		waitApp(t, name, h, 2*time.Minute, func(s appState) bool { return s.health == "Degraded" })
+		waitApp(t, name, h, twin.HangBound, func(s appState) bool { return s.health == "Degraded" })
 		installDynamoCRD(t)
 		requestSync(t, name, "main")
 	}
-	waitApp(t, name, h, 2*time.Minute, func(s appState) bool { return s.health == "Healthy" && s.sync == "Synced" })
+	waitApp(t, name, h, twin.HangBound, func(s appState) bool { return s.health == "Healthy" && s.sync == "Synced" })
 
 	addGitOpsRow("argocd (real) | %s (%s) | %s, %s; %s | %s | %.1f", name, overlay, s.phase, s.sync, noop, h, toHealthy.Seconds())
 }
@@ -442,7 +444,7 @@ func requireNoOpSync(t *testing.T, name string, want []*unstructured.Unstructure
 	before := snapshot(t, want)
 	first, _ := readApp(t, name)
 	request := requestSync(t, name, first.revision)
-	s := waitApp(t, name, &healthTimeline{}, time.Minute, func(s appState) bool {
+	s := waitApp(t, name, &healthTimeline{}, twin.HangBound, func(s appState) bool {
 		return s.request == request && s.phase == "Succeeded"
 	})
 	require.Equal(t, "Synced", s.sync)

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // TestGitOpsArgoCDAutoscaling syncs, with the real Argo CD (automated,
@@ -53,7 +55,7 @@ func TestGitOpsArgoCDAutoscaling(t *testing.T) {
 	require.NoError(t, cluster.Client.Create(ctx, app))
 	t.Cleanup(func() { _ = cluster.Client.Delete(ctx, app) })
 	h := &healthTimeline{}
-	waitApp(t, name, h, 3*time.Minute, func(s appState) bool { return s.sync == "Synced" && s.phase == "Succeeded" })
+	waitApp(t, name, h, twin.HangBound, func(s appState) bool { return s.sync == "Synced" && s.phase == "Succeeded" })
 
 	hpa := &unstructured.Unstructured{}
 	hpa.SetAPIVersion("autoscaling/v2")
@@ -75,7 +77,7 @@ func TestGitOpsArgoCDAutoscaling(t *testing.T) {
 	scale(t, "batch", 3)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Equal(c, int32(1), replicas(c, "batch"), "batch's spec.replicas")
-	}, 2*time.Minute, 250*time.Millisecond, "Argo CD did not take the fixed Deployment back to its count from Git: the drift check cannot fail")
+	}, twin.HangBound, 250*time.Millisecond, "Argo CD did not take the fixed Deployment back to its count from Git: the drift check cannot fail")
 	require.Equal(t, int32(3), replicas(t, "chat"), "self-heal left the autoscaled count alone")
 	addGitOpsRow("argocd (real) | %s (%s) | autoscaled Deployment scaled 1 → 3 through /scale: Synced after a refresh and a sync, still 3; the fixed one reverted 3 → 1 by self-heal | %s | -", name, path, h)
 }
@@ -105,7 +107,7 @@ func syncAgain(t *testing.T, name string) appState {
 			request = requestSync(c, name, "main")
 		}
 		c.Errorf("the requested sync %s has not succeeded: %+v", request, s)
-	}, 2*time.Minute, 250*time.Millisecond, "the requested sync of %s did not succeed within 2 minutes", name)
+	}, twin.HangBound, 250*time.Millisecond, "the requested sync of %s did not succeed", name)
 	return last
 }
 
@@ -166,7 +168,7 @@ func TestGitOpsFluxAutoscaling(t *testing.T) {
 		t.Cleanup(func() { _ = cluster.Client.Delete(ctx, o) })
 	}
 	h := &healthTimeline{}
-	waitKustomization(t, name, h, 2*time.Minute, func(s string) bool { return s == "True" })
+	waitKustomization(t, name, h, twin.HangBound, func(s string) bool { return s == "True" })
 	require.Equal(t, int32(1), replicas(t, "chat"), "without replicas in Git, the API server's default")
 
 	scale(t, "chat", 3)
@@ -200,7 +202,7 @@ func reconcileKustomization(t *testing.T, name string) {
 		_, _, k := kustomizationReady(c, name)
 		handled, _, _ := unstructured.NestedString(k.Object, "status", "lastHandledReconcileAt")
 		assert.Equal(c, at, handled, "status.lastHandledReconcileAt")
-	}, time.Minute, 250*time.Millisecond, "kustomize-controller did not reconcile %s", name)
+	}, twin.HangBound, 250*time.Millisecond, "kustomize-controller did not reconcile %s", name)
 }
 
 // replicas is a Deployment's spec.replicas in the example namespace.
@@ -246,5 +248,5 @@ func refreshApp(t *testing.T, name string) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		_, app := readApp(c, name)
 		assert.NotContains(c, app.GetAnnotations(), "argocd.argoproj.io/refresh", "the refresh request is still pending")
-	}, time.Minute, 250*time.Millisecond, "Argo CD did not refresh %s", name)
+	}, twin.HangBound, 250*time.Millisecond, "Argo CD did not refresh %s", name)
 }

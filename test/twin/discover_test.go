@@ -31,6 +31,7 @@ import (
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/discover"
 	"github.com/airunway-render/airunway-render/internal/testing/schemacheck"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // discoveryGroups are the API groups whose CRDs discovery reads: the
@@ -53,7 +54,7 @@ func isolateCRDs(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Name: crd.Name, Labels: crd.Labels, Annotations: crd.Annotations},
 				Spec:       crd.Spec,
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), twin.HangBound)
 			require.NoError(t, createCRD(ctx, fresh))
 			cancel()
 		}
@@ -86,13 +87,13 @@ func deleteCRD(t *testing.T, name string) {
 	}
 	require.Eventually(t, func() bool {
 		return apierrors.IsNotFound(cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(crd), crd))
-	}, 5*time.Minute, 100*time.Millisecond, "CRD %s was not deleted", name) // a hang, not a slow runner: the GitOps suite shares the cores
+	}, twin.HangBound, 100*time.Millisecond, "CRD %s was not deleted", name)
 }
 
 // ensureCRD creates a CRD unless it exists.
 func ensureCRD(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), twin.HangBound)
 	defer cancel()
 	if err := createCRD(ctx, crd); !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // The DRA tests run models whose GPUs are Dynamic Resource Allocation
@@ -239,7 +240,7 @@ func unschedulable(t *testing.T, ns, pod, want string) corev1.PodCondition {
 			}
 		}
 		c.Errorf("pod %s has no PodScheduled=False condition saying %q: %v", pod, want, p.Status.Conditions)
-	}, time.Minute, 250*time.Millisecond, "the scheduler did not say why pod %s is Pending", pod)
+	}, twin.HangBound, 250*time.Millisecond, "the scheduler did not say why pod %s is Pending", pod)
 	return cond
 }
 
@@ -276,7 +277,7 @@ func TestDRAModels(t *testing.T) {
 	require.Empty(t, nvidiaGPURequests(objs), "a DRA pool's pods request no GPU extended resource")
 	start := time.Now()
 	ns, models := deploy(t, objs)
-	pods := waitAllBound(t, ns, 1+4+2, 2*time.Minute)
+	pods := waitAllBound(t, ns, 1+4+2, twin.HangBound)
 	took := time.Since(start)
 	got := requireAllocated(t, ns, resolveCaps(t, caps), nodes, models)
 	require.Len(t, got, len(pods), "every pod claims devices")
@@ -294,7 +295,7 @@ func TestDRAModels(t *testing.T) {
 		draCaps, len(pods), len(pods), nodesOf(pods), took.Round(100*time.Millisecond))
 
 	startReporter(t, ns)
-	addRow("vllm (DRA) + status reporter | llama-70b | %s | h100 | reporter: Ready %s | - | -", draCaps, waitReady(t, ns, "llama-70b", "True", time.Minute).Round(100*time.Millisecond))
+	addRow("vllm (DRA) + status reporter | llama-70b | %s | h100 | reporter: Ready %s | - | -", draCaps, waitReady(t, ns, "llama-70b", "True", twin.HangBound).Round(100*time.Millisecond))
 }
 
 // TestDRASelectorUnsatisfied: the twin publishes the devices of the
@@ -321,7 +322,7 @@ func TestDRASelectorUnsatisfied(t *testing.T) {
 	require.Equal(t, corev1.PodReasonUnschedulable, cond.Reason)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Contains(c, schedulerEvents(c, ns), "cannot allocate all claims")
-	}, 30*time.Second, 250*time.Millisecond, "the scheduler's FailedScheduling event")
+	}, twin.HangBound, 250*time.Millisecond, "the scheduler's FailedScheduling event")
 	claims := claimsOf(t, ns)
 	require.Len(t, claims, 1)
 	require.NotNil(t, claims[0].claim, "the resource-claim controller made the pod's claim")
@@ -329,7 +330,7 @@ func TestDRASelectorUnsatisfied(t *testing.T) {
 	requireAllocated(t, ns, resolveCaps(t, draCaps), nodes, models) // nothing bound, nothing allocated
 
 	startReporter(t, ns)
-	status := waitPhase(t, ns, "llama-70b", "Deploying", time.Minute)
+	status := waitPhase(t, ns, "llama-70b", "Deploying", twin.HangBound)
 	health := argoHealth(t, status)
 	require.Equal(t, "Progressing", health.Status, "health.lua on the model's status: %+v", health)
 	addRow("vllm (DRA) | selector no device satisfies (rendered for H200, H100s published) | %s | h100 | 0/1 (Pending: %q); reporter: Ready=False, phase Deploying, %q; health.lua: %s | - | -",
@@ -400,7 +401,7 @@ func TestDRAKubeRay(t *testing.T) {
 		want += n
 	}
 	require.Equal(t, 3, want, "the head and 2 workers")
-	pods := waitAllBound(t, ns, want, 2*time.Minute)
+	pods := waitAllBound(t, ns, want, twin.HangBound)
 	took := time.Since(start)
 	got := requireAllocated(t, ns, resolveCaps(t, caps), nodes, models)
 	require.Len(t, got, 2, "the 2 workers claim devices, the head does not")
@@ -442,7 +443,7 @@ func TestDRADynamo(t *testing.T) {
 	for _, n := range dynamoPods(objs) {
 		want += n
 	}
-	pods := waitAllBound(t, ns, want, 2*time.Minute)
+	pods := waitAllBound(t, ns, want, twin.HangBound)
 	took := time.Since(start)
 	got := requireAllocated(t, ns, resolveCaps(t, caps), nodes, models)
 	perRole := map[string][]int{}
@@ -456,7 +457,7 @@ func TestDRADynamo(t *testing.T) {
 	}
 	require.Equal(t, map[string][]int{"prefill": {2, 2}, "decode": {4}}, perRole, "devices per worker pod, by role")
 	startReporter(t, ns)
-	ready := waitReady(t, ns, models[0].GetName(), "True", time.Minute)
+	ready := waitReady(t, ns, models[0].GetName(), "True", twin.HangBound)
 	addRow("dynamo (stand-in, DRA) + status reporter | dra-dynamo-vllm-disaggregated qwen3-32b | %s | prefill=h100,decode=h100 | %d/%d, claims allocated: prefill 2+2, decode 4 devices, distinct; reporter: Ready %s | %s | %s",
 		caps, len(got), len(pods), ready.Round(100*time.Millisecond), nodesOf(pods), took.Round(100*time.Millisecond))
 }
@@ -479,12 +480,12 @@ func TestDRAKAITO(t *testing.T) {
 	start := time.Now()
 	ns, models := deploy(t, objs)
 	startConsumers(ns)
-	pods := waitAllBound(t, ns, 1, 2*time.Minute)
+	pods := waitAllBound(t, ns, 1, twin.HangBound)
 	took := time.Since(start)
 	got := requireAllocated(t, ns, resolveCaps(t, caps), nodes, models)
 	require.Len(t, got[pods[0].Name], 1)
 	startReporter(t, ns)
-	ready := waitReady(t, ns, models[0].GetName(), "True", time.Minute)
+	ready := waitReady(t, ns, models[0].GetName(), "True", twin.HangBound)
 	addRow("kaito (stand-in, DRA) + status reporter | dra-kaito-llamacpp %s | %s | %s | 1/1, claim allocated %s; reporter: Ready %s | %s | %s",
 		models[0].GetName(), caps, models[0].GetAnnotations()[hub.AnnotationNodePool], got[pods[0].Name][0], ready.Round(100*time.Millisecond), nodesOf(pods), took.Round(100*time.Millisecond))
 }

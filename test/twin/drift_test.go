@@ -105,7 +105,7 @@ func TestCapabilitiesDrift(t *testing.T) {
 	// Its metrics on a port of its own choosing, its one port (the
 	// probes are off), which the kernel tells.
 	rep := startReporter(t, ns, "--metrics-bind-address", "127.0.0.1:0", "--kubeconfig", reporterServiceAccount(t))
-	listening, cancel := context.WithTimeout(ctx, time.Minute)
+	listening, cancel := context.WithTimeout(ctx, twin.HangBound)
 	defer cancel()
 	port, err := twin.ListeningPort(listening, rep.Pid)
 	require.NoError(t, err, "the reporter's metrics endpoint")
@@ -230,7 +230,7 @@ func waitCondition(t *testing.T, gvk schema.GroupVersionKind, key client.ObjectK
 		if s, r := conditionStatus(o, reporter.ConditionCapabilitiesCurrent), conditionField(o, reporter.ConditionCapabilitiesCurrent, "reason"); s != status || (reason != "" && r != reason) {
 			c.Errorf("CapabilitiesCurrent is %s %s; status: %v", s, r, o.Object["status"])
 		}
-	}, 30*time.Second, 100*time.Millisecond, "%s %s: CapabilitiesCurrent is not %s %s after 30s", gvk.Kind, key, status, reason)
+	}, twin.HangBound, 100*time.Millisecond, "%s %s: CapabilitiesCurrent is not %s %s", gvk.Kind, key, status, reason)
 	return got
 }
 
@@ -242,7 +242,7 @@ func waitMetric(t *testing.T, addr, sample string, ok func(float64) bool) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		v := scrape(c, addr, sample)
 		assert.True(c, ok(v), "%s is %v", sample, v)
-	}, 30*time.Second, 100*time.Millisecond, "%s is not as wanted after 30s", sample)
+	}, twin.HangBound, 100*time.Millisecond, "%s is not as wanted", sample)
 }
 
 // scrape reads one sample from the reporter's /metrics, waiting for the
@@ -260,7 +260,7 @@ func scrape(t tb, addr, sample string) float64 {
 		data, err := io.ReadAll(resp.Body)
 		body = string(data)
 		return err == nil && resp.StatusCode == http.StatusOK
-	}, 30*time.Second, 200*time.Millisecond)
+	}, twin.HangBound, 200*time.Millisecond)
 	m := re.FindStringSubmatch(body)
 	if m == nil {
 		return -1

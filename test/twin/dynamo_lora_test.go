@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // TestDynamoLoRADiscovery runs two Dynamo models of the same model id in
@@ -57,7 +58,7 @@ func TestDynamoLoRADiscovery(t *testing.T) {
 		require.Eventually(t, func() bool {
 			got, err = loRAEndpoints(p.ns, base)
 			return err == nil && slices.Equal(got, want)
-		}, time.Minute, 250*time.Millisecond, "%s: the operator would load it into %v, want %v (the workers of %s)", a.GetName(), &got, want, model)
+		}, twin.HangBound, 250*time.Millisecond, "%s: the operator would load it into %v, want %v (the workers of %s)", a.GetName(), &got, want, model)
 		require.NoError(t, err)
 		addRow("dynamo (stand-in) | DynamoModel %s | dynamo-lora | - | loaded into the %d workers of %s | - | -", a.GetName(), len(got), model)
 	}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airunway-render/airunway-render/internal/testing/schemacheck"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // The Dynamo operator does not build from the Go module proxy (its module
@@ -324,7 +325,7 @@ func uninstallDynamoCRD(t *testing.T) {
 	require.NoError(t, cluster.Client.Delete(context.Background(), crd))
 	require.Eventually(t, func() bool {
 		return apierrors.IsNotFound(cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(crd), crd))
-	}, time.Minute, 250*time.Millisecond, "the DynamoGraphDeployment CRD was not deleted")
+	}, twin.HangBound, 250*time.Millisecond, "the DynamoGraphDeployment CRD was not deleted")
 	dynamoCRDMu.Lock()
 	dynamoCRDOnce = sync.Once{}
 	dynamoCRDMu.Unlock()
@@ -341,7 +342,7 @@ func installDynamoCRD(t *testing.T) {
 			err = schemacheck.SetStorageVersion(crd, "v1alpha1")
 		}
 		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), twin.HangBound)
 			defer cancel()
 			err = createCRD(ctx, crd)
 		}

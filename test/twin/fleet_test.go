@@ -110,7 +110,7 @@ func startFleet() (map[string]*fleetMember, error) {
 	if err != nil || os.Getenv("AIRUNWAY_STATUS_REPORTER_BIN") == "" {
 		return nil, errors.New("AIRUNWAY_STATUS_REPORTER_BIN must name the status reporter binary (make gitops sets it)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), twin.HangBound)
 	defer cancel()
 	// The CRDs before the controllers, as in a cluster that has run for a
 	// while: the garbage collector then tracks ModelDeployments from its
@@ -484,7 +484,7 @@ func cleanFleet(t *testing.T) {
 		assert.EventuallyWithT(t, func(ct *assert.CollectT) {
 			_ = c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(exampleNamespace), client.GracePeriodSeconds(0))
 			assert.True(ct, apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{})), "%s: namespace %s still there", name, exampleNamespace)
-		}, time.Minute, 250*time.Millisecond, "%s: namespace %s was not deleted within a minute", name, exampleNamespace)
+		}, twin.HangBound, 250*time.Millisecond, "%s: namespace %s was not deleted", name, exampleNamespace)
 	}
 }
 
@@ -610,7 +610,7 @@ func syncPushed(t *testing.T, repo *platformRepo, apps map[string]string, timeli
 		hardRefresh(t, apps[name])
 	}
 	for _, name := range fleetNames {
-		waitApp(t, apps[name], timelines[name], 2*time.Minute, func(s appState) bool { return s.phase == "Succeeded" && s.revision == head })
+		waitApp(t, apps[name], timelines[name], twin.HangBound, func(s appState) bool { return s.phase == "Succeeded" && s.revision == head })
 	}
 	return head
 }
@@ -684,7 +684,7 @@ func requireStillPending(t *testing.T, name string, want int) {
 		for _, p := range pods {
 			assert.True(c, podUnschedulable(&p), "%s: the scheduler has not marked pod %s unschedulable: %v", name, p.Name, p.Status.Conditions)
 		}
-	}, time.Minute, 250*time.Millisecond, "%s: the scheduler did not mark the %d Pending pods unschedulable", name, want)
+	}, twin.HangBound, 250*time.Millisecond, "%s: the scheduler did not mark the %d Pending pods unschedulable", name, want)
 	// Never runs its condition off the test's goroutine: no t in it.
 	require.Never(t, func() bool {
 		pods, err := pending()
@@ -705,7 +705,7 @@ func waitNoFleetApps(t *testing.T) {
 				assert.NotEqual(c, "models-"+name, a.GetName(), "Application %s still there", a.GetName())
 			}
 		}
-	}, time.Minute, 250*time.Millisecond, "the ApplicationSet's Applications were not deleted")
+	}, twin.HangBound, 250*time.Millisecond, "the ApplicationSet's Applications were not deleted")
 }
 
 // hardRefresh asks Argo CD to refresh the Application without its caches,
@@ -776,7 +776,7 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 	head = strings.TrimSpace(head)
 	synced := func(s appState) bool { return s.sync == "Synced" && s.phase == "Succeeded" && s.revision == head }
 	for _, name := range fleetNames {
-		waitApp(t, apps[name], timelines[name], 3*time.Minute, synced)
+		waitApp(t, apps[name], timelines[name], twin.HangBound, synced)
 	}
 	toSynced := time.Since(start)
 	argoDiagnose := func() string {
@@ -787,7 +787,7 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 		}
 		return b.String()
 	}
-	waitDelivery(t, assign, plan.pending(), 2*time.Minute, argoDiagnose)
+	waitDelivery(t, assign, plan.pending(), twin.HangBound, argoDiagnose)
 	toBound := time.Since(start)
 
 	// Move one model in Git.
@@ -798,7 +798,7 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 	require.NoError(t, repo.commitAll(fmt.Sprintf("fleet: move %s from %s to %s", model, from, to)))
 	moveStart := time.Now()
 	head = syncPushed(t, repo, apps, timelines)
-	waitDelivery(t, moved, after.pending(), 2*time.Minute, argoDiagnose)
+	waitDelivery(t, moved, after.pending(), twin.HangBound, argoDiagnose)
 	toMoved := time.Since(moveStart)
 	t.Logf("%s moved %s→%s: bound there and pruned here %.1f s after the commit", model, from, to, toMoved.Seconds())
 	// The comparison right after a sync that pruned still sees the pruned
@@ -807,7 +807,7 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 	// Asked for at once, as the UI's Refresh does.
 	for _, name := range fleetNames {
 		refreshApp(t, apps[name])
-		waitApp(t, apps[name], timelines[name], time.Minute, synced)
+		waitApp(t, apps[name], timelines[name], twin.HangBound, synced)
 	}
 
 	// The plan says a cluster is short, and its scheduler agrees: the
@@ -817,7 +817,7 @@ func TestGitOpsFleetArgoCD(t *testing.T) {
 	short := overcommit(t, repo.work, model, to, after)
 	require.NoError(t, repo.commitAll(fmt.Sprintf("fleet: scale %s beyond %s", model, to)))
 	head = syncPushed(t, repo, apps, timelines)
-	waitDelivery(t, moved, short.pending(), 2*time.Minute, argoDiagnose)
+	waitDelivery(t, moved, short.pending(), twin.HangBound, argoDiagnose)
 	requireStillPending(t, to, short.pending()[to])
 
 	for _, name := range fleetNames {
@@ -943,7 +943,7 @@ func TestGitOpsFleetFlux(t *testing.T) {
 		for _, o := range objs {
 			assert.Eventually(t, func() bool {
 				return apierrors.IsNotFound(cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(o), o.DeepCopy()))
-			}, time.Minute, 250*time.Millisecond, "%s %s was not deleted", o.GetKind(), o.GetName())
+			}, twin.HangBound, 250*time.Millisecond, "%s %s was not deleted", o.GetKind(), o.GetName())
 		}
 	})
 	for _, o := range objs {
@@ -960,10 +960,10 @@ func TestGitOpsFleetFlux(t *testing.T) {
 	}
 	// Delivery first: a model in the wrong cluster is named as such,
 	// rather than as a Kustomization that never turns Ready.
-	waitDelivery(t, assign, plan.pending(), 2*time.Minute, diagnose)
+	waitDelivery(t, assign, plan.pending(), twin.HangBound, diagnose)
 	for _, name := range fleetNames {
 		timelines[name] = &healthTimeline{}
-		waitKustomization(t, ks[name], timelines[name], 2*time.Minute, func(s string) bool { return s == "True" })
+		waitKustomization(t, ks[name], timelines[name], twin.HangBound, func(s string) bool { return s == "True" })
 	}
 	toReady := time.Since(start)
 
@@ -981,9 +981,9 @@ func TestGitOpsFleetFlux(t *testing.T) {
 			requestReconcile(t, o)
 		}
 	}
-	waitDelivery(t, moved, after.pending(), 2*time.Minute, diagnose)
+	waitDelivery(t, moved, after.pending(), twin.HangBound, diagnose)
 	for _, name := range fleetNames {
-		waitKustomization(t, ks[name], timelines[name], 2*time.Minute, func(s string) bool { return s == "True" })
+		waitKustomization(t, ks[name], timelines[name], twin.HangBound, func(s string) bool { return s == "True" })
 	}
 	toMoved := time.Since(moveStart)
 	for _, name := range fleetNames {

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // Flux on the twin: its source-controller and kustomize-controller, built
@@ -187,12 +189,12 @@ func TestGitOpsFlux(t *testing.T) {
 	// Applied, but not Ready: the models wait for their pods.
 	require.Eventually(t, func() bool {
 		return readyStatusIfAny(t, exampleNamespace, models[0]) == "False"
-	}, time.Minute, 250*time.Millisecond, "the Kustomization did not apply the models")
+	}, twin.HangBound, 250*time.Millisecond, "the Kustomization did not apply the models")
 	// Flux's verdict: the health check, having waited its timeout (30 s)
 	// for the models, fails. A Ready Kustomization ends the wait too, and
 	// fails the test.
 	var status, msg string
-	waitUntil(t, 2*time.Minute, 250*time.Millisecond, func(c *assert.CollectT) {
+	waitUntil(t, twin.HangBound, 250*time.Millisecond, func(c *assert.CollectT) {
 		var k *unstructured.Unstructured
 		status, msg, k = kustomizationReady(c, name)
 		h.observe(fluxHealth[status])
@@ -209,7 +211,7 @@ func TestGitOpsFlux(t *testing.T) {
 	}, 5*time.Second, 250*time.Millisecond, "the Kustomization turned Ready while no model is (or could not be read)")
 
 	setUnschedulable(t, poolNodes(nodes, pool), false)
-	waitKustomization(t, name, h, 2*time.Minute, func(s string) bool { return s == "True" })
+	waitKustomization(t, name, h, twin.HangBound, func(s string) bool { return s == "True" })
 	toReady := time.Since(start)
 	for _, m := range models {
 		require.Equal(t, "True", readyStatus(t, exampleNamespace, m), "the Kustomization is Ready, %s is not", m)
@@ -218,16 +220,16 @@ func TestGitOpsFlux(t *testing.T) {
 
 	// One model degrades: its pods are lost and cannot come back.
 	cordonPoolAndDeletePods(t, nodes, pool, models[0])
-	waitKustomization(t, name, h, time.Minute, func(s string) bool { return s == "False" })
+	waitKustomization(t, name, h, twin.HangBound, func(s string) bool { return s == "False" })
 	setUnschedulable(t, poolNodes(nodes, pool), false)
-	waitKustomization(t, name, h, 2*time.Minute, func(s string) bool { return s == "True" })
+	waitKustomization(t, name, h, twin.HangBound, func(s string) bool { return s == "True" })
 
 	// A model removed from Git is pruned.
 	pruned := models[0]
 	removeRendered(t, repo, dir, pruned)
 	require.NoError(t, repo.commitAll("remove "+pruned))
-	require.Eventually(t, func() bool { return readyStatusIfAny(t, exampleNamespace, pruned) == "gone" }, 2*time.Minute, 250*time.Millisecond, "%s was not pruned", pruned)
-	waitKustomization(t, name, h, time.Minute, func(s string) bool { return s == "True" })
+	require.Eventually(t, func() bool { return readyStatusIfAny(t, exampleNamespace, pruned) == "gone" }, twin.HangBound, 250*time.Millisecond, "%s was not pruned", pruned)
+	waitKustomization(t, name, h, twin.HangBound, func(s string) bool { return s == "True" })
 	addGitOpsRow("flux (real) | %s (%s) | applied; %s pruned after its removal from Git | %s | %.1f", name, dir, pruned, h, toReady.Seconds())
 }
 

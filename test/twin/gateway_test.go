@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 var (
@@ -42,7 +44,7 @@ func TestGatewayExample(t *testing.T) {
 	require.Len(t, requireOnPool(t, pl.got["qwen3"], nodes), 1)
 
 	// The endpoint picker: bound, Ready, on the CPU pool.
-	epp := waitPods(t, pl.ns, client.MatchingLabels{"app.kubernetes.io/name": "qwen3-epp"}, 1, time.Minute)
+	epp := waitPods(t, pl.ns, client.MatchingLabels{"app.kubernetes.io/name": "qwen3-epp"}, 1, twin.HangBound)
 	pools := map[string]string{}
 	for i := range nodes {
 		pools[nodes[i].Name] = poolOf(&nodes[i])

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airunway-render/airunway-render/internal/testing/ownci"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // TestKptRenderAppliesServerSide: what `kpt fn render` writes into the kpt
@@ -71,7 +72,7 @@ func TestKptRenderAppliesServerSide(t *testing.T) {
 	require.NoError(t, err, "server-side apply")
 	require.Len(t, applied, 3, "the ModelDeployment and the Deployment and Service kpt wrote beside it: %v", applied)
 
-	got := waitPlaced(t, exampleNamespace, models, deploymentPods(objs), start, time.Minute)
+	got := waitPlaced(t, exampleNamespace, models, deploymentPods(objs), start, twin.HangBound)
 	for _, p := range got {
 		on := requireOnPool(t, p, nodes)
 		addRow("vllm (kpt fn render, server-side apply) | examples/kpt %s | %s | %s | %d/%d | %s | %s", p.model, caps, p.pool, len(on), len(p.pods), strings.Join(on, ","), p.readyAfter.Round(100*time.Millisecond))

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // The KubeRay release the placement golden's capability file declares.
@@ -119,7 +120,7 @@ func requireRayClustersReady(t *testing.T, ns string, objs []*unstructured.Unstr
 			}
 			state, _, _ := unstructured.NestedString(list.Items[0].Object, "status", "state")
 			return state == "ready" && conditionStatus(&list.Items[0], "HeadPodReady") == "True"
-		}, time.Minute, 250*time.Millisecond, "the RayCluster of RayService %s is not ready", o.GetName())
+		}, twin.HangBound, 250*time.Millisecond, "the RayCluster of RayService %s is not ready", o.GetName())
 	}
 }
 
@@ -147,7 +148,7 @@ func reportsRayService(t *testing.T, ns, name string) string {
 			return
 		}
 		c.Errorf("RayService Ready=%s %q; model phase %q, Ready=%s, message %q", conditionStatus(rs, "Ready"), want, phase, conditionStatus(md, "Ready"), got)
-	}, time.Minute, 250*time.Millisecond, "the status of %s/%s does not follow its RayService", ns, name)
+	}, twin.HangBound, 250*time.Millisecond, "the status of %s/%s does not follow its RayService", ns, name)
 	return message
 }
 

@@ -70,7 +70,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "twin: stopping:", err)
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), twin.HangBound)
 	defer cancel()
 	if err := cluster.Ready(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "twin:", err)
@@ -153,7 +153,7 @@ func installCRDDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), twin.HangBound)
 	defer cancel()
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -192,7 +192,7 @@ func installCRD(t *testing.T, group, kind string) {
 		var crd *apiextensionsv1.CustomResourceDefinition
 		crd, err = schemacheck.CRD(group, kind, "")
 		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), twin.HangBound)
 			err = createCRD(ctx, crd)
 			cancel()
 		}
@@ -418,7 +418,7 @@ func publishDevices(t *testing.T, resolved *capabilities.Resolved) {
 					}
 				}
 			}
-		}, time.Minute, 250*time.Millisecond, "the claims on the test's devices were not released within a minute")
+		}, twin.HangBound, 250*time.Millisecond, "the claims on the test's devices were not released")
 		for i := range slices {
 			_ = cluster.Client.Delete(ctx, &slices[i])
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/examples.golden and testdata/plan-agreement.golden from this run")
@@ -117,7 +118,7 @@ func place(t *testing.T, what, capsName, capsFile string, objs []*unstructured.U
 	start := time.Now()
 	ns, models := deploy(t, objs)
 	startConsumers(ns)
-	got := waitPlaced(t, ns, models, want, start, 2*time.Minute)
+	got := waitPlaced(t, ns, models, want, start, twin.HangBound)
 	cpu := cpuPoolSelectors(t, capsFile)
 	// On DRA pools: every bound pod's claim allocated from its node's
 	// slice, no device twice.

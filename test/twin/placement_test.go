@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // placed is what a test learns about one model's pods on the twin.
@@ -75,7 +76,7 @@ func deleteNamespace(t *testing.T, ns *corev1.Namespace) {
 		}
 		_ = cluster.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns.Name), client.GracePeriodSeconds(0))
 		c.Errorf("namespace %s (shared: %t): listing its pods: %v; pods left:\n%s", ns.Name, shared, err, podSummary(pods.Items))
-	}, time.Minute, 100*time.Millisecond, "the pods of namespace %s were not deleted within a minute", ns.Name)
+	}, twin.HangBound, 100*time.Millisecond, "the pods of namespace %s were not deleted", ns.Name)
 }
 
 // waitPlaced waits until every pod of each model is bound and Ready, and
@@ -274,7 +275,7 @@ func pending(t *testing.T, ns string, bound, pendingPods int) string {
 		if b != bound || p != pendingPods || strings.Count(events, "\n  ") < pendingPods {
 			c.Errorf("want %d bound and %d Pending, have %d and %d:\n%s\n%s", bound, pendingPods, b, p, podSummary(pods.Items), events)
 		}
-	}, time.Minute, 250*time.Millisecond, "want %d bound and %d Pending pods in %s within a minute", bound, pendingPods, ns)
+	}, twin.HangBound, 250*time.Millisecond, "want %d bound and %d Pending pods in %s", bound, pendingPods, ns)
 	return events
 }
 

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // agreementSeed seeds the generated model sets and pool shapes of
@@ -251,7 +252,7 @@ func waitNodesReady(t *testing.T, nodes []corev1.Node) {
 			require.NoError(c, cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(&n), got))
 			assert.True(c, nodeReady(got), "node %s is not Ready", n.Name)
 		}
-	}, time.Minute, 100*time.Millisecond, "KWOK did not make every node Ready within a minute")
+	}, twin.HangBound, 100*time.Millisecond, "KWOK did not make every node Ready")
 }
 
 // applyIn creates rendered objects in an existing namespace.
@@ -289,7 +290,7 @@ func settle(t *testing.T, ns string, total int) (bound, unschedulable int) {
 		if len(pods) != total || bound+unschedulable != total {
 			c.Errorf("want %d pods bound or unschedulable, have %d pods, %d bound, %d unschedulable:\n%s", total, len(pods), bound, unschedulable, podSummary(pods))
 		}
-	}, time.Minute, 200*time.Millisecond, "the %d pods of %s are not each bound or unschedulable within a minute", total, ns)
+	}, twin.HangBound, 200*time.Millisecond, "the %d pods of %s are not each bound or unschedulable", total, ns)
 	if unschedulable > 0 {
 		// Never runs its condition off the test's goroutine: no t in it.
 		require.Never(t, func() bool {

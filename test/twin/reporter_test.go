@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // startReporter runs the status reporter binary against the twin, as a
@@ -98,7 +99,7 @@ func setUnschedulable(t *testing.T, nodes []corev1.Node, unschedulable bool) {
 // back. It returns the times for the table.
 func reporterCycle(t *testing.T, ns string, p *placed, nodes []corev1.Node) string {
 	t.Helper()
-	toReady := waitReady(t, ns, p.model, "True", time.Minute)
+	toReady := waitReady(t, ns, p.model, "True", twin.HangBound)
 	var pool []corev1.Node
 	for i := range nodes {
 		if poolOf(&nodes[i]) == p.pool {
@@ -116,10 +117,10 @@ func reporterCycle(t *testing.T, ns string, p *placed, nodes []corev1.Node) stri
 	for i := range p.pods {
 		require.NoError(t, client.IgnoreNotFound(cluster.Client.Delete(context.Background(), &p.pods[i])))
 	}
-	toNotReady := waitReady(t, ns, p.model, "False", 30*time.Second)
+	toNotReady := waitReady(t, ns, p.model, "False", twin.HangBound)
 	setUnschedulable(t, pool, false)
 	uncordoned = true
-	back := waitReady(t, ns, p.model, "True", time.Minute)
+	back := waitReady(t, ns, p.model, "True", twin.HangBound)
 	return fmt.Sprintf("reporter: Ready %s; cordon %s + delete pods: not Ready %s; uncordon: Ready %s",
 		toReady.Round(100*time.Millisecond), p.pool, toNotReady.Round(100*time.Millisecond), back.Round(100*time.Millisecond))
 }
@@ -131,7 +132,7 @@ func TestReporterOnTheTwin(t *testing.T) {
 	nodes := useCluster(t, caps)
 	start := time.Now()
 	ns, models := deploy(t, render(t, caps, "examples/kustomize/base"))
-	got := waitPlaced(t, ns, models, map[string]int{"qwen3-0-6b": 1, "llama-3-1-8b": 1}, start, time.Minute)
+	got := waitPlaced(t, ns, models, map[string]int{"qwen3-0-6b": 1, "llama-3-1-8b": 1}, start, twin.HangBound)
 	startReporter(t, ns)
 	p := got["qwen3-0-6b"]
 	addRow("vllm + status reporter | kustomize/base %s | %s | %s | %s | - | -", p.model, caps, p.pool, reporterCycle(t, ns, p, nodes))
@@ -150,7 +151,7 @@ func reporterRows(t *testing.T, provider, caps, ns string, nodes []corev1.Node, 
 	sort.Strings(names)
 	for _, name := range names[1:] {
 		p := got[name]
-		addRow("%s + status reporter | %s | %s | %s | reporter: Ready %s | - | -", provider, p.model, caps, p.pool, waitReady(t, ns, p.model, "True", time.Minute).Round(100*time.Millisecond))
+		addRow("%s + status reporter | %s | %s | %s | reporter: Ready %s | - | -", provider, p.model, caps, p.pool, waitReady(t, ns, p.model, "True", twin.HangBound).Round(100*time.Millisecond))
 	}
 	p := got[names[0]]
 	addRow("%s + status reporter | %s | %s | %s | %s | - | -", provider, p.model, caps, p.pool, reporterCycle(t, ns, p, nodes))

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
 // probeNamespace holds the probes of waitSchedulerSees. Its label lets a
@@ -56,7 +57,7 @@ func waitSchedulerSees(t *testing.T, resolved *capabilities.Resolved, nodes []co
 		require.NoError(t, cluster.Client.Create(ctx, pod))
 		probes.pods = append(probes.pods, pod)
 	}
-	waitUntil(t, time.Minute, 100*time.Millisecond, func(c *assert.CollectT) {
+	waitUntil(t, twin.HangBound, 100*time.Millisecond, func(c *assert.CollectT) {
 		for _, pod := range probes.pods {
 			live := &corev1.Pod{}
 			require.NoError(c, cluster.Client.Get(ctx, client.ObjectKeyFromObject(pod), live))
@@ -137,5 +138,5 @@ func deleteAndWait(t *testing.T, objs []client.Object) {
 			err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object))
 			assert.True(c, apierrors.IsNotFound(err), "probe %s is still there (%v)", o.GetName(), err)
 		}
-	}, time.Minute, 100*time.Millisecond, "the scheduler's probes were not deleted")
+	}, twin.HangBound, 100*time.Millisecond, "the scheduler's probes were not deleted")
 }

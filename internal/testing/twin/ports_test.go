@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -46,7 +45,7 @@ func listenAndAccept(addr string) int {
 }
 
 // hangBound only catches a wait that never ends.
-const hangBound = time.Minute
+const hangBound = HangBound
 
 func newTestTwin(t *testing.T) *Twin {
 	tw := &Twin{Name: "test", dir: t.TempDir()}

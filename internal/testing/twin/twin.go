@@ -76,6 +76,16 @@ var Controllers = []string{
 	"resourceclaim-controller",
 }
 
+// HangBound is how long a test waits for the twin's controllers, operators
+// and GitOps engines before it calls the wait hung. It is a bound on hangs,
+// not a measure of speed: a wait ends as soon as its condition holds. It
+// is long because a loaded machine makes the chains slow. With both cores
+// busy, Flux's health check took more than a minute to report a model
+// whose pods were lost; the chain was kube-controller-manager, the status
+// reporter, then kustomize-controller. The twin's tests used to wait one
+// or two minutes.
+const HangBound = 5 * time.Minute
+
 // PodCIDR is where KWOK allocates pod addresses: loopback.
 const PodCIDR = "127.128.0.0/16"
 
