@@ -14,9 +14,11 @@ import (
 // creates these objects before the DynamoGraphDeployment and waits for them;
 // here they are plain manifests ordered for GitOps tools.
 const (
-	// DownloaderImage is upstream's default model-download image. Its tag
-	// is `latest` upstream too; pin it with a kustomize `images:` entry.
-	DownloaderImage   = "ghcr.io/kaito-project/airunway/model-downloader:latest"
+	// DownloaderImage is upstream's default model-download image, where
+	// upstream main publishes it since the project moved to the ai-runway
+	// organisation (ai-runway/airunway#348, controller/pkg/storage). Its
+	// tag is `latest` upstream too; pin it with a kustomize `images:` entry.
+	DownloaderImage   = "ghcr.io/ai-runway/airunway/model-downloader:latest"
 	downloadJobSuffix = "-model-download"
 	downloadContainer = "model-download"
 	downloadVolume    = "model-cache"

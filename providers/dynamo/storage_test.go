@@ -77,7 +77,7 @@ func TestDownloadJob(t *testing.T) {
 	require.Len(t, spec.Containers, 1)
 	c := spec.Containers[0]
 	require.Equal(t, "model-download", c.Name)
-	require.Equal(t, "ghcr.io/kaito-project/airunway/model-downloader:latest", c.Image)
+	require.Equal(t, "ghcr.io/ai-runway/airunway/model-downloader:latest", c.Image)
 	require.Equal(t, []string{"download", "Qwen/Qwen3-0.6B"}, c.Args)
 	require.Equal(t, []corev1.EnvVar{{Name: "HF_HOME", Value: "/models"}}, c.Env)
 	require.Equal(t, "hf-token", c.EnvFrom[0].SecretRef.Name)
