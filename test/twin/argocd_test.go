@@ -523,19 +523,9 @@ func cordonPoolAndDeletePods(t *testing.T, nodes []corev1.Node, pool, model stri
 	t.Helper()
 	cordoned := poolNodes(nodes, pool)
 	require.NotEmpty(t, cordoned, "no node of pool %q", pool)
-	setUnschedulable(t, cordoned, true)
-	t.Cleanup(func() { setUnschedulable(t, cordoned, false) })
-	pods := &corev1.PodList{}
-	require.NoError(t, cluster.Client.List(context.Background(), pods, client.InNamespace(exampleNamespace)))
-	deleted := 0
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.Labels["airunway.ai/model-deployment"] == model && gpuRequest(p) > 0 {
-			require.NoError(t, client.IgnoreNotFound(cluster.Client.Delete(context.Background(), p)))
-			deleted++
-		}
-	}
-	require.NotZero(t, deleted, "no GPU pod of %s to delete", model)
+	cordonAndEvict(t, cordoned, exampleNamespace, func(p *corev1.Pod) bool {
+		return p.Labels["airunway.ai/model-deployment"] == model && gpuRequest(p) > 0
+	})
 }
 
 // modelConditions lists the example namespace's models with their

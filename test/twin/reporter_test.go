@@ -92,6 +92,45 @@ func setUnschedulable(t *testing.T, nodes []corev1.Node, unschedulable bool) {
 	}
 }
 
+// cordonAndEvict cordons nodes and deletes the pods of namespace ns that
+// match, until every replacement the controllers make stays Pending. The
+// scheduler learns of a cordon through its watch: a replacement made in
+// the moment before it has seen the cordon can still be bound to the pool
+// (KWOK runs it at once, so the model never leaves Ready), and such a pod
+// is deleted again. The nodes are uncordoned when t ends.
+func cordonAndEvict(t *testing.T, nodes []corev1.Node, ns string, match func(*corev1.Pod) bool) {
+	t.Helper()
+	setUnschedulable(t, nodes, true)
+	t.Cleanup(func() { setUnschedulable(t, nodes, false) })
+	onPool := map[string]bool{}
+	for i := range nodes {
+		onPool[nodes[i].Name] = true
+	}
+	ctx := context.Background()
+	deleted := 0
+	require.Eventually(t, func() bool {
+		pods := &corev1.PodList{}
+		if err := cluster.Client.List(ctx, pods, client.InNamespace(ns)); err != nil {
+			return false
+		}
+		live, bound := 0, 0
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if !match(p) || p.DeletionTimestamp != nil {
+				continue
+			}
+			live++
+			if onPool[p.Spec.NodeName] {
+				bound++
+				if client.IgnoreNotFound(cluster.Client.Delete(ctx, p)) == nil {
+					deleted++
+				}
+			}
+		}
+		return deleted > 0 && live > 0 && bound == 0
+	}, twin.HangBound, 250*time.Millisecond, "the pods of %s were not replaced by Pending ones on the cordoned pool", ns)
+}
+
 // reporterCycle checks the status reporter (already running on ns)
 // against one placed model: Ready=True through the provider objects;
 // cordoning the model's pool and deleting its pods takes it out of Ready
@@ -107,19 +146,9 @@ func reporterCycle(t *testing.T, ns string, p *placed, nodes []corev1.Node) stri
 		}
 	}
 	require.NotEmpty(t, pool, "no node of pool %q", p.pool)
-	setUnschedulable(t, pool, true)
-	uncordoned := false
-	t.Cleanup(func() {
-		if !uncordoned {
-			setUnschedulable(t, pool, false)
-		}
-	})
-	for i := range p.pods {
-		require.NoError(t, client.IgnoreNotFound(cluster.Client.Delete(context.Background(), &p.pods[i])))
-	}
+	cordonAndEvict(t, pool, ns, func(pod *corev1.Pod) bool { return pod.Labels["airunway.ai/model-deployment"] == p.model })
 	toNotReady := waitReady(t, ns, p.model, "False", twin.HangBound)
 	setUnschedulable(t, pool, false)
-	uncordoned = true
 	back := waitReady(t, ns, p.model, "True", twin.HangBound)
 	return fmt.Sprintf("reporter: Ready %s; cordon %s + delete pods: not Ready %s; uncordon: Ready %s",
 		toReady.Round(100*time.Millisecond), p.pool, toNotReady.Round(100*time.Millisecond), back.Round(100*time.Millisecond))

@@ -78,12 +78,10 @@ var Controllers = []string{
 
 // HangBound is how long a test waits for the twin's controllers, operators
 // and GitOps engines before it calls the wait hung. It is a bound on hangs,
-// not a measure of speed: a wait ends as soon as its condition holds. It
-// is long because a loaded machine makes the chains slow. With both cores
-// busy, Flux's health check took more than a minute to report a model
-// whose pods were lost; the chain was kube-controller-manager, the status
-// reporter, then kustomize-controller. The twin's tests used to wait one
-// or two minutes.
+// not a measure of speed: a wait ends as soon as its condition holds, so
+// a long bound costs nothing when the test passes. The twin's tests used
+// to wait one, two or three minutes, each picked by hand; a loaded machine
+// slows every chain of controllers, so they now share one generous bound.
 const HangBound = 5 * time.Minute
 
 // PodCIDR is where KWOK allocates pod addresses: loopback.
