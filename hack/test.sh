@@ -55,10 +55,20 @@ mkdir -p "$TOOLS_DIR"
 out=$(mktemp -d "${TMPDIR:-/tmp}/airunway-test.XXXXXX")
 chains=()
 # Each chain runs in a session of its own (setsid), so stopping it stops
-# the go builds it started too.
+# the go builds and tests it started too. The whole session is signalled,
+# not only the chain's process group: envtest starts kube-apiserver and
+# etcd in process groups of their own, and a stopped run left them behind
+# as orphans that spun for minutes. What outlives SIGTERM by 10 s is killed.
 stop_chains() {
-	local pid
-	for pid in "${chains[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+	local pid i
+	for pid in "${chains[@]}"; do pkill -TERM -s "$pid" 2>/dev/null || true; done
+	for pid in "${chains[@]}"; do
+		for ((i = 0; i < 100; i++)); do
+			pgrep -s "$pid" >/dev/null || break
+			sleep 0.1
+		done
+		pkill -KILL -s "$pid" 2>/dev/null || true
+	done
 	rm -rf "$out"
 }
 trap stop_chains EXIT
