@@ -24,6 +24,7 @@ import (
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/discover"
 	"github.com/airunway-render/airunway-render/internal/testing/schemacheck"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 	"github.com/airunway-render/airunway-render/reporter"
 )
 
@@ -53,6 +54,9 @@ func startAPIServer(t *testing.T, crds ...*apiextensionsv1.CustomResourceDefinit
 	// busy CI runner exceeds): the bounds only catch what never happens.
 	env := &envtest.Environment{CRDs: crds, ErrorIfCRDPathMissing: true, CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: 3 * time.Minute},
 		ControlPlaneStartTimeout: 3 * time.Minute, ControlPlaneStopTimeout: time.Minute}
+	// Service addresses on loopback, as the twin's: the default range,
+	// 10.0.0.0/24, is private, and nothing a test starts may be pointed at one.
+	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", twin.ServiceCIDR)
 	cfg, err := env.Start()
 	require.NoError(t, err, "starting envtest")
 	t.Cleanup(func() { require.NoError(t, env.Stop()) })

@@ -35,6 +35,7 @@ import (
 
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/internal/testing/schemacheck"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 	"github.com/airunway-render/airunway-render/reporter"
 )
 
@@ -151,6 +152,9 @@ func startControlPlane() (*controlPlane, error) {
 	// A fixed certificate directory keeps the serving certificate and the
 	// client CA across an API server restart (TestAPIServerRestart).
 	env.ControlPlane.GetAPIServer().CertDir = certs
+	// Service addresses on loopback, as the twin's: the default range,
+	// 10.0.0.0/24, is private, and nothing a test starts may be pointed at one.
+	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", twin.ServiceCIDR)
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest: %w", err)
