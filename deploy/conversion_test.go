@@ -27,6 +27,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/v1alpha2"
 	"github.com/airunway-render/airunway-render/api/versions"
 	"github.com/airunway-render/airunway-render/internal/testing/conversiontest"
+	"github.com/airunway-render/airunway-render/internal/testing/twin"
 	"github.com/airunway-render/airunway-render/reporter"
 )
 
@@ -277,13 +278,13 @@ func TestReporterKeepsItsWebhook(t *testing.T) {
 		require.NoError(t, admin.Get(ctx, types.NamespacedName{Name: crd.Name}, live))
 		return live.Spec.Conversion.Webhook.ClientConfig.CABundle
 	}
-	require.Eventually(t, func() bool { return len(caBundle()) > 0 }, 3*time.Minute, 100*time.Millisecond, "the reporter writes its CA into the CRD")
+	require.Eventually(t, func() bool { return len(caBundle()) > 0 }, twin.HangBound, 100*time.Millisecond, "the reporter writes its CA into the CRD")
 	secret := &corev1.Secret{}
 	require.NoError(t, admin.Get(ctx, types.NamespacedName{Namespace: system, Name: reporter.DefaultConversionSecret}, secret))
 	require.Equal(t, secret.Data["ca.crt"], caBundle())
 
 	md := object(t, v1alpha2Model)
-	require.Eventually(t, func() bool { return admin.Create(ctx, md.DeepCopy()) == nil }, 3*time.Minute, 200*time.Millisecond,
+	require.Eventually(t, func() bool { return admin.Create(ctx, md.DeepCopy()) == nil }, twin.HangBound, 200*time.Millisecond,
 		"the API server converts through the reporter's webhook")
 	got := &unstructured.Unstructured{}
 	got.SetAPIVersion(v1alpha2.APIVersion)

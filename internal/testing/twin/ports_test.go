@@ -44,9 +44,6 @@ func listenAndAccept(addr string) int {
 	}
 }
 
-// hangBound only catches a wait that never ends.
-const hangBound = HangBound
-
 func newTestTwin(t *testing.T) *Twin {
 	tw := &Twin{Name: "test", dir: t.TempDir()}
 	t.Cleanup(func() { require.NoError(t, tw.Stop()) })
@@ -58,7 +55,7 @@ func newTestTwin(t *testing.T) *Twin {
 func TestListeningPorts(t *testing.T) {
 	tw := newTestTwin(t)
 	require.NoError(t, tw.StartProcess("child", os.Args[0], []string{helperEnv + "=1"}, "127.0.0.1:0"))
-	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	ctx, cancel := context.WithTimeout(context.Background(), HangBound)
 	defer cancel()
 	child, err := tw.ListeningPort(ctx, "child")
 	require.NoError(t, err)
@@ -72,7 +69,7 @@ func TestListeningPorts(t *testing.T) {
 func TestListeningPortAndLog(t *testing.T) {
 	tw := newTestTwin(t)
 	require.NoError(t, tw.StartProcess("child", os.Args[0], []string{helperEnv + "=1"}, "127.0.0.1:0"))
-	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	ctx, cancel := context.WithTimeout(context.Background(), HangBound)
 	defer cancel()
 	port, err := tw.ListeningPort(ctx, "child")
 	require.NoError(t, err)
@@ -103,7 +100,7 @@ func TestStartOnFreePortAgain(t *testing.T) {
 	t.Cleanup(func() { pickPort = freePort })
 
 	tw := newTestTwin(t)
-	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	ctx, cancel := context.WithTimeout(context.Background(), HangBound)
 	defer cancel()
 	port, err := tw.StartOnFreePort(ctx, "child", os.Args[0], []string{helperEnv + "=1"}, func(port int) []string {
 		return []string{"127.0.0.1:" + strconv.Itoa(port)}
@@ -121,7 +118,7 @@ func TestStartOnFreePortAgain(t *testing.T) {
 // not started again, and its log says why.
 func TestStartOnFreePortFails(t *testing.T) {
 	tw := newTestTwin(t)
-	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	ctx, cancel := context.WithTimeout(context.Background(), HangBound)
 	defer cancel()
 	starts := 0
 	_, err := tw.StartOnFreePort(ctx, "child", os.Args[0], []string{helperEnv + "=1"}, func(int) []string {
