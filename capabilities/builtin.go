@@ -57,8 +57,15 @@ type Refusals struct {
 }
 
 var (
-	aggregated    = []string{hub.ModeAggregated}
-	aggAndDisagg  = []string{hub.ModeAggregated, hub.ModeDisaggregated}
+	aggregated   = []string{hub.ModeAggregated}
+	aggAndDisagg = []string{hub.ModeAggregated, hub.ModeDisaggregated}
+	// The API formats upstream's providers declare per engine (main after
+	// v0.7.0, #317): the engine's most, except KubeRay's vLLM, whose Ray
+	// Serve OpenAI app answers Chat Completions only.
+	allFormats    = hub.EngineAPIFormats[hub.EngineVLLM]
+	sglangFormats = hub.EngineAPIFormats[hub.EngineSGLang]
+	trtllmFormats = hub.EngineAPIFormats[hub.EngineTRTLLM]
+	chatOnly      = []string{hub.APIFormatOpenAIChat}
 	dynamoGateway = &hub.GatewayCapabilities{ManagesInferencePool: true, InferencePoolNamePattern: "{name}-pool", InferencePoolNamespace: "{namespace}"}
 )
 
@@ -89,9 +96,9 @@ var Builtins = []Builtin{
 		Name: hub.ProviderDynamo, Versions: ptr(hub.MustVersionRange("1.1.0", "1.5.0")), DefaultVersion: "1.1.1", NewestVersion: "1.1.1",
 		Renders: "nvidia.com/v1alpha1 DynamoGraphDeployment (+ v1 PersistentVolumeClaim, batch/v1 Job for managed storage; a nvidia.com/v1alpha1 DynamoModel per LoRA adapter)",
 		Engines: []hub.EngineCapability{
-			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: dynamoGateway},
-			{Name: hub.EngineSGLang, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: dynamoGateway},
-			{Name: hub.EngineTRTLLM, ServingModes: aggregated, GPUSupport: true, Gateway: dynamoGateway},
+			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, APIFormats: allFormats, GPUSupport: true, Gateway: dynamoGateway},
+			{Name: hub.EngineSGLang, ServingModes: aggAndDisagg, APIFormats: sglangFormats, GPUSupport: true, Gateway: dynamoGateway},
+			{Name: hub.EngineTRTLLM, ServingModes: aggregated, APIFormats: trtllmFormats, GPUSupport: true, Gateway: dynamoGateway},
 		},
 		Rules: []hub.SelectionRule{
 			{Condition: "spec.engine.type == 'trtllm'", Priority: 100},
@@ -110,8 +117,8 @@ var Builtins = []Builtin{
 		Name: hub.ProviderKAITO, Versions: ptr(hub.MustVersionRange("0.6.0", "0.13.0")), DefaultVersion: "0.10.0", NewestVersion: "0.12.0",
 		Renders: "kaito.sh/v1beta1 Workspace", NodeAutoProvisioning: true,
 		Engines: []hub.EngineCapability{
-			{Name: hub.EngineVLLM, ServingModes: aggregated, GPUSupport: true},
-			{Name: hub.EngineLlamaCpp, ServingModes: aggregated, GPUSupport: true, CPUSupport: true, Gateway: &hub.GatewayCapabilities{IgnoresServedName: true}},
+			{Name: hub.EngineVLLM, ServingModes: aggregated, APIFormats: allFormats, GPUSupport: true},
+			{Name: hub.EngineLlamaCpp, ServingModes: aggregated, APIFormats: chatOnly, GPUSupport: true, CPUSupport: true, Gateway: &hub.GatewayCapabilities{IgnoresServedName: true}},
 		},
 		Rules: []hub.SelectionRule{
 			{Condition: "!has(spec.resources.gpu) || spec.resources.gpu.count == 0", Priority: 100},
@@ -127,7 +134,7 @@ var Builtins = []Builtin{
 		Name: hub.ProviderKubeRay, Versions: ptr(hub.MustVersionRange("1.3.0", "1.8.0")), DefaultVersion: "1.3.0", NewestVersion: "1.7.0",
 		Renders: "ray.io/v1 RayService",
 		Engines: []hub.EngineCapability{
-			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true},
+			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, APIFormats: chatOnly, GPUSupport: true},
 		},
 		Rules: []hub.SelectionRule{
 			{Condition: "has(spec.resources.gpu) && spec.resources.gpu.count > 1 && spec.engine.type == 'vllm'", Priority: 80},
@@ -141,7 +148,7 @@ var Builtins = []Builtin{
 		Name: hub.ProviderLLMD, Versions: ptr(hub.MustVersionRange("0.6.0", "0.11.0")), DefaultVersion: "0.6.0", NewestVersion: "0.10.0",
 		Renders: "apps/v1 Deployment + v1 Service", KubeFeatures: []string{"startupProbe"},
 		Engines: []hub.EngineCapability{
-			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, GPUSupport: true, Gateway: &hub.GatewayCapabilities{EndpointPicker: &hub.EndpointPicker{
+			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, APIFormats: allFormats, GPUSupport: true, Gateway: &hub.GatewayCapabilities{EndpointPicker: &hub.EndpointPicker{
 				Image: "ghcr.io/llm-d/llm-d-inference-scheduler:v0.6.0", ConfigData: llmdEndpointPickerConfig,
 			}}},
 		},
@@ -153,7 +160,7 @@ var Builtins = []Builtin{
 	{
 		Name: hub.ProviderVLLM, Renders: "apps/v1 Deployment + v1 Service", KubeFeatures: []string{"startupProbe"},
 		Engines: []hub.EngineCapability{
-			{Name: hub.EngineVLLM, ServingModes: aggregated, GPUSupport: true},
+			{Name: hub.EngineVLLM, ServingModes: aggregated, APIFormats: allFormats, GPUSupport: true},
 		},
 		Refusals: Refusals{
 			Engine: "the vllm provider only supports the \"{engines}\" engine, got \"{engine}\"",

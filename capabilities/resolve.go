@@ -338,6 +338,22 @@ func checkEngines(engines []hub.EngineCapability, at string, l *diag.List) {
 				l.Errorf(fmt.Sprintf("%s.servingModes[%d]", eat, j), "%q is not supported: must be one of %q, %q", m, hub.ModeAggregated, hub.ModeDisaggregated)
 			}
 		}
+		checkAPIFormats(e, eat+".apiFormats", l)
+	}
+}
+
+// checkAPIFormats refuses a format the engine cannot serve (upstream's
+// ValidateAPIFormatsForEngine, which upstream itself never calls) and a
+// format named twice: the gateway would route clients to a server that
+// answers 404.
+func checkAPIFormats(e hub.EngineCapability, at string, l *diag.List) {
+	for i, f := range e.APIFormats {
+		fat := fmt.Sprintf("%s[%d]", at, i)
+		if why := hub.CheckAPIFormat(e.Name, f); why != "" {
+			l.Errorf(fat, "%s", why)
+		} else if slices.Index(e.APIFormats, f) < i {
+			l.Errorf(fat, "%q is listed twice", f)
+		}
 	}
 }
 

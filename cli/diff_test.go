@@ -124,7 +124,7 @@ const replicasGolden = `~ ModelDeployment/ml/qwen (airunway.ai/v1alpha1)
 
 --- HEAD~1:ModelDeployment/ml/qwen
 +++ HEAD:ModelDeployment/ml/qwen
-@@ -21,7 +21,7 @@
+@@ -24,7 +24,7 @@
    engine:
      type: vllm
    scaling:

@@ -90,7 +90,9 @@ func TestPreviewFindings(t *testing.T) {
 			"BREAKING: ModelDeployment/inference/llama-8b: the model name clients send (OpenAI `model`) changes from \"meta-llama/Llama-3.1-8B-Instruct\" to \"llama-3.1-8b-instruct\"",
 			"BREAKING: ModelDeployment/inference/llama-8b: clients call it at llama-8b:8000 (Service:port in its namespace); after the upgrade it is at llama-8b:80",
 		}},
-		{"memory-fit-tighter", 0, []string{"No breaking change and no restart.\n\nnote: ModelDeployment/inference/llama-8b: a tighter fit (fits → tight): one replica of meta-llama/Llama-3.1-8B-Instruct on 1 GPU of pool \"a100\" needs 17,078 MiB → 17,083 MiB and gets 72,945 → 17,341 MiB (headroom 76% → 1%, model facts from the catalog); its KV cache holds 455,120 → 10,288 tokens"}},
+		// The model's HardwareCompatible verdict changes with it
+		// (render.airunway.ai/hardware-fit): a change, not a breaking one.
+		{"memory-fit-tighter", exitDifferent, []string{"No breaking change and no restart.\n\nnote: ModelDeployment/inference/llama-8b: a tighter fit (fits → tight): one replica of meta-llama/Llama-3.1-8B-Instruct on 1 GPU of pool \"a100\" needs 17,078 MiB → 17,083 MiB and gets 72,945 → 17,341 MiB (headroom 76% → 1%, model facts from the catalog); its KV cache holds 455,120 → 10,288 tokens"}},
 		// The render fails after the upgrade (exit 1), and stdout says why.
 		{"memory-fit-breaks", 1, []string{"BREAKING: ModelDeployment/inference/llama-8b: does not fit its GPUs after the upgrade: one replica of meta-llama/Llama-3.1-8B-Instruct on 1 GPU of pool \"a100\" needs 17,078 MiB → 16,054 MiB and gets 72,945 → 8,125 MiB"}},
 	} {

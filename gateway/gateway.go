@@ -44,6 +44,9 @@ type plan struct {
 	// adapterKind names each LoRA adapter to the picker: InferenceModel,
 	// InferenceObjective, or "" for no object (adapters.go).
 	adapterKind string
+	// formats are the API formats the engine answers through the provider
+	// (hub.EffectiveAPIFormats): what the route sends to the pool.
+	formats []string
 }
 
 // poolRef names the InferencePool the route sends traffic to.
@@ -103,7 +106,7 @@ func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan,
 	case !req.GatewayEnabled:
 		return nil, false
 	}
-	pl := &plan{md: md, caps: caps, engine: engineGateway(req), placement: req.Placement.ForCPU()}
+	pl := &plan{md: md, caps: caps, engine: engineGateway(req), placement: req.Placement.ForCPU(), formats: routedFormats(req)}
 	pl.group, pl.version, _ = strings.Cut(caps.InferencePoolVersion, "/")
 	pl.pool = poolFor(md, pl.engine)
 	pl.adapterKind = pl.adapterKindFor()
@@ -127,6 +130,16 @@ func newPlan(req *providers.Request, p providers.Provider, l *diag.List) (*plan,
 		l.Errorf("metadata.namespace", "must be set: the InferencePool %q of the %s provider lives in namespace %q, and the ReferenceGrant that lets this ModelDeployment's HTTPRoute reach it must name the route's namespace", pl.pool.name, req.Provider.Name, pl.pool.namespace)
 	}
 	return pl, !(*l)[n:].HasErrors()
+}
+
+// routedFormats are the API formats the engine answers through the
+// provider; Chat Completions alone for an engine the provider does not
+// declare (selection refused that before the gateway renders anything).
+func routedFormats(req *providers.Request) []string {
+	if f := req.Provider.Engine(req.Engine).EffectiveAPIFormats(); len(f) > 0 {
+		return f
+	}
+	return []string{hub.APIFormatOpenAIChat}
 }
 
 // noGateway is why nothing a model asks of a gateway is rendered.

@@ -456,3 +456,67 @@ func TestGatewayFieldsWithoutAGateway(t *testing.T) {
 		})
 	}
 }
+
+// setAPIFormats declares the API formats of the request's engine, as a
+// capability file's `engines` can.
+func setAPIFormats(req *providers.Request, formats ...string) {
+	engines := append([]hub.EngineCapability(nil), req.Provider.Engines...)
+	for i := range engines {
+		if engines[i].Name == req.Engine {
+			engines[i].APIFormats = formats
+		}
+	}
+	req.Provider.Engines = engines
+}
+
+// TestRouteByAPIFormat: the route matches every path for Chat Completions
+// (as upstream routes every format) and each other declared format's own
+// prefix, which Gateway API ranks above "/"; a format the engine does not
+// declare gets no match of its own, and without Chat Completions the
+// route matches only its formats' paths.
+func TestRouteByAPIFormat(t *testing.T) {
+	for _, tc := range []struct {
+		formats []string
+		paths   []string
+	}{
+		{nil, []string{"/"}},
+		{[]string{hub.APIFormatOpenAIChat}, []string{"/"}},
+		{[]string{hub.APIFormatAnthropicMessages, hub.APIFormatOpenAIChat, hub.APIFormatOpenAIResponses}, []string{"/", "/v1/responses", "/v1/messages"}},
+		{[]string{hub.APIFormatAnthropicMessages}, []string{"/v1/messages"}},
+	} {
+		req := request(t, "", vllmSpec, "vllm", v1Caps)
+		req.MD.Spec.Adapters = []hub.Adapter{{Name: "sql", Source: "hf://org/sql-lora"}}
+		setAPIFormats(req, tc.formats...)
+		objs, l := Render(req, vllmBackend)
+		require.Empty(t, messages(l, diag.Error))
+		matches := at(t, find(t, objs, "HTTPRoute"), "spec", "rules", 0, "matches").([]any)
+		var got []string
+		for _, m := range matches {
+			got = append(got, at(t, m, "headers", 0, "value").(string)+" "+at(t, m, "path", "value").(string))
+		}
+		var want []string
+		for _, name := range []string{"Qwen/Qwen3-0.6B", "sql"} {
+			for _, p := range tc.paths {
+				want = append(want, name+" "+p)
+			}
+		}
+		require.Equal(t, want, got, "%v", tc.formats)
+	}
+}
+
+// TestRouteByAPIFormatFallsBack: where a path per format would give the
+// route more matches than the Gateway API release allows, it matches
+// every path, as upstream, with a warning, instead of refusing the model.
+func TestRouteByAPIFormatFallsBack(t *testing.T) {
+	req := request(t, "", vllmSpec, "vllm", gatewayCaps("inference.networking.k8s.io/v1", "v1.1.0", "standard"))
+	req.MD.Spec.Adapters = []hub.Adapter{{Name: "a", Source: "hf://org/a"}, {Name: "b", Source: "hf://org/b"}}
+	objs, l := Render(req, vllmBackend)
+	require.Empty(t, messages(l, diag.Error))
+	require.Len(t, messages(l, diag.Warning), 2, "this one, and the timeouts v1.1.0 does not serve")
+	require.Contains(t, messages(l, diag.Warning)[0], "spec.adapters: the HTTPRoute matches the 3 model names on every path, not on each API format's own (openai-chat, openai-responses, anthropic-messages): the HTTPRoute would have 9 matches in one rule (3 model names × 3 paths), more than the 8 Gateway API v1.1.0 allows")
+	matches := at(t, find(t, objs, "HTTPRoute"), "spec", "rules", 0, "matches").([]any)
+	require.Len(t, matches, 3)
+	for _, m := range matches {
+		require.Equal(t, "/", at(t, m, "path", "value"))
+	}
+}

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/version"
 
@@ -65,27 +67,17 @@ func (pl *plan) httpRoute() (providers.Object, diag.List) {
 		backend["namespace"] = pl.pool.namespace
 	}
 	backends := []any{backend}
-	timeouts := map[string]any{"request": RequestTimeout}
-	// Each LoRA adapter is served by the model's pods under its own name:
-	// one more match to the same pool, or, where the Inference Extension
-	// has objectives, a rule of its own that names the adapter's.
-	matches := []any{modelMatch(pl.modelName)}
-	var adapterRules []any
-	for _, a := range pl.md.Spec.Adapters {
-		if pl.adapterKind != KindObjective {
-			matches = append(matches, modelMatch(a.Name))
-			continue
-		}
-		adapterRules = append(adapterRules, map[string]any{
-			"matches": []any{modelMatch(a.Name)},
-			"filters": []any{map[string]any{"type": "RequestHeaderModifier", "requestHeaderModifier": map[string]any{
-				"set": []any{map[string]any{"name": ObjectiveHeader, "value": pl.adapterObjectName(a)}},
-			}}},
-			"backendRefs": backends,
-			"timeouts":    timeouts,
-		})
+	var l diag.List
+	rules := pl.routeRules(backends)
+	if pl.overLimits(rules) != "" && slices.Contains(pl.formats, hub.APIFormatOpenAIChat) && len(pl.formats) > 1 {
+		// Routing each format apart multiplies the matches by the
+		// formats; when that is more than the release allows, match
+		// every path, as upstream does, rather than refuse the model.
+		l.Warnf(diag.GatewayAPIVersion, "spec.adapters", "the HTTPRoute matches the %d model names on every path, not on each API format's own (%s): %s; every format reaches this model, and where another ModelDeployment answers to one of these names, the older route decides which serves it",
+			1+len(pl.md.Spec.Adapters), strings.Join(pl.formats, ", "), pl.overLimits(rules))
+		pl.formats = []string{hub.APIFormatOpenAIChat}
+		rules = pl.routeRules(backends)
 	}
-	rules := append([]any{map[string]any{"matches": matches, "backendRefs": backends, "timeouts": timeouts}}, adapterRules...)
 	route := providers.Object{
 		"apiVersion": RouteAPIVersion,
 		"kind":       "HTTPRoute",
@@ -95,7 +87,82 @@ func (pl *plan) httpRoute() (providers.Object, diag.List) {
 			"rules":      rules,
 		},
 	}
-	return route, pl.limitToRelease(route)
+	l = append(l, pl.limitToRelease(route)...)
+	if why := pl.overLimits(rules); why != "" {
+		l.Errorf("spec.adapters", "%s; serve fewer adapters per ModelDeployment", why)
+	}
+	return route, l
+}
+
+// routeRules are the route's rules: the model's name and each LoRA
+// adapter's (served by the model's pods under its own name) in one rule,
+// or, where the Inference Extension has objectives, a rule per adapter
+// that names the adapter's.
+func (pl *plan) routeRules(backends []any) []any {
+	timeouts := map[string]any{"request": RequestTimeout}
+	matches := pl.modelMatches(pl.modelName)
+	var adapterRules []any
+	for _, a := range pl.md.Spec.Adapters {
+		if pl.adapterKind != KindObjective {
+			matches = append(matches, pl.modelMatches(a.Name)...)
+			continue
+		}
+		adapterRules = append(adapterRules, map[string]any{
+			"matches": pl.modelMatches(a.Name),
+			"filters": []any{map[string]any{"type": "RequestHeaderModifier", "requestHeaderModifier": map[string]any{
+				"set": []any{map[string]any{"name": ObjectiveHeader, "value": pl.adapterObjectName(a)}},
+			}}},
+			"backendRefs": backends,
+			"timeouts":    timeouts,
+		})
+	}
+	return append([]any{map[string]any{"matches": matches, "backendRefs": backends, "timeouts": timeouts}}, adapterRules...)
+}
+
+// Route size limits of the Gateway API's HTTPRoute CRD: rules per route
+// (every release), matches per rule (8 before v1.2.0, 64 from it) and, from
+// v1.2.0, a CEL rule on the matches of all rules together.
+// TestMatchLimitsMatchSchemas holds them to the embedded schemas.
+const (
+	maxRules           = 16
+	maxMatchesBefore12 = 8
+	maxMatches         = 64
+	maxTotalMatches    = 128
+	matchLimitsSince   = "1.2.0"
+)
+
+// matchLimits are the most matches one rule and the whole route may have
+// in the declared Gateway API release (total 0: no limit of its own).
+func (pl *plan) matchLimits() (perRule, total int) {
+	release, err := hub.ParseRelease(pl.caps.GatewayAPIVersion)
+	if err != nil || !release.AtLeast(version.MustParseGeneric(matchLimitsSince)) {
+		return maxMatchesBefore12, 0
+	}
+	return maxMatches, maxTotalMatches
+}
+
+// overLimits says how the rules exceed what the API server accepts in the
+// declared Gateway API release, "" when they do not. Only LoRA adapters
+// add names and rules: without them a route has one rule of at most one
+// match per API format.
+func (pl *plan) overLimits(rules []any) string {
+	perRule, total := pl.matchLimits()
+	sum, most := 0, 0
+	for _, r := range rules {
+		n := len(r.(map[string]any)["matches"].([]any))
+		sum += n
+		most = max(most, n)
+	}
+	names, paths := 1+len(pl.md.Spec.Adapters), len(pl.modelMatches(pl.modelName))
+	switch {
+	case len(rules) > maxRules:
+		return fmt.Sprintf("the HTTPRoute would have %d rules (the model's and one per LoRA adapter with its own objective), more than the %d Gateway API allows", len(rules), maxRules)
+	case most > perRule:
+		return fmt.Sprintf("the HTTPRoute would have %d matches in one rule (%d model names × %d paths), more than the %d Gateway API %s allows", most, names, paths, perRule, pl.caps.GatewayAPIVersion)
+	case total > 0 && sum > total:
+		return fmt.Sprintf("the HTTPRoute would have %d matches in all (%d model names × %d paths), more than the %d Gateway API %s allows in one route", sum, names, paths, total, pl.caps.GatewayAPIVersion)
+	}
+	return ""
 }
 
 func (pl *plan) limitToRelease(route providers.Object) diag.List {
@@ -182,10 +249,31 @@ func (pl *plan) referenceGrant() providers.Object {
 	}
 }
 
-// modelMatch matches requests for one model name.
-func modelMatch(name string) map[string]any {
+// modelMatches matches the requests for one model name in the API formats
+// the engine answers. Chat Completions is every path ("/", as upstream
+// routes every format); each other format served adds its own path
+// prefix, which Gateway API ranks above "/" (the longest prefix wins, in
+// every route of the listener). So where two ModelDeployments answer to
+// one model name, a format only one of them serves is sent to that one,
+// wherever the routes' ages would otherwise decide; and a model that does
+// not serve Chat Completions gets only its formats' paths.
+func (pl *plan) modelMatches(name string) []any {
+	var out []any
+	if slices.Contains(pl.formats, hub.APIFormatOpenAIChat) {
+		out = append(out, pathMatch("/", name))
+	}
+	for _, f := range pl.formats {
+		if prefix := hub.APIFormatPaths[f]; prefix != "" {
+			out = append(out, pathMatch(prefix, name))
+		}
+	}
+	return out
+}
+
+// pathMatch matches requests for one model name under a path prefix.
+func pathMatch(prefix, name string) map[string]any {
 	return map[string]any{
-		"path":    map[string]any{"type": "PathPrefix", "value": "/"},
+		"path":    map[string]any{"type": "PathPrefix", "value": prefix},
 		"headers": []any{map[string]any{"type": "Exact", "name": ModelHeader, "value": name}},
 	}
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/internal/testing/schemacheck"
+	"github.com/airunway-render/airunway-render/providers"
 )
 
 // TestRouteFieldsMatchSchemas holds RouteFields to the real HTTPRoute CRDs
@@ -99,4 +102,68 @@ func leafPaths(v any, prefix []string) [][]string {
 	default:
 		return [][]string{prefix}
 	}
+}
+
+// TestMatchLimitsMatchSchemas holds the route size limits to the real
+// HTTPRoute CRDs of every supported release: a model with as many LoRA
+// adapters as the limits allow renders a route the release's schema (its
+// maxItems and CEL rules) accepts, and one more adapter is refused at
+// render time with the limit named, instead of by the API server.
+func TestMatchLimitsMatchSchemas(t *testing.T) {
+	checked := 0
+	for _, release := range schemacheck.ChannelReleases(GatewayGroup, "HTTPRoute", "v1", ChannelStandard) {
+		v, err := hub.ParseRelease(release)
+		require.NoError(t, err)
+		if !capabilities.GatewayAPIVersions.Contains(v) {
+			continue
+		}
+		for _, objectives := range []bool{false, true} {
+			most := 0
+			for n := 1; n <= hub.MaxAdapters; n++ {
+				objs, l := Render(adapterRequest(t, release, n, objectives), vllmBackend)
+				if l.HasErrors() {
+					require.Contains(t, messages(l, diag.Error)[0], "spec.adapters: the HTTPRoute would have")
+					break
+				}
+				most = n
+				route := find(t, objs, "HTTPRoute")
+				require.Empty(t, schemacheck.CheckAtChannel(route, release, ChannelStandard), "%d adapters at %s", n, release)
+			}
+			if most == hub.MaxAdapters {
+				continue // every adapter count fits
+			}
+			// The first count refused is refused by the schema too.
+			objs, _ := renderUnchecked(t, adapterRequest(t, release, most+1, objectives))
+			require.NotEmpty(t, schemacheck.CheckAtChannel(find(t, objs, "HTTPRoute"), release, ChannelStandard), "%d adapters at %s", most+1, release)
+			checked++
+		}
+	}
+	require.Greater(t, checked, 0)
+}
+
+// adapterRequest is a vLLM model with n LoRA adapters on a cluster with
+// Gateway API release; objectives: the Inference Extension release gives
+// each adapter a rule of its own.
+func adapterRequest(t *testing.T, release string, n int, objectives bool) *providers.Request {
+	t.Helper()
+	caps := gatewayCaps("inference.networking.k8s.io/v1", release, ChannelStandard)
+	if objectives {
+		caps.InferenceExtensionVersion = "v1.5.0"
+	}
+	req := request(t, "", vllmSpec, "vllm", caps)
+	for i := range n {
+		req.MD.Spec.Adapters = append(req.MD.Spec.Adapters, hub.Adapter{Name: fmt.Sprintf("lora-%d", i), Source: fmt.Sprintf("hf://org/lora-%d", i)})
+	}
+	return req
+}
+
+// renderUnchecked renders the route without the limit check, to show the
+// schema refuses what the check refuses.
+func renderUnchecked(t *testing.T, req *providers.Request) ([]providers.Object, diag.List) {
+	t.Helper()
+	var l diag.List
+	pl, ok := newPlan(req, vllmBackend, &l)
+	require.True(t, ok, "%v", l)
+	route, _ := pl.httpRoute()
+	return []providers.Object{route}, l
 }

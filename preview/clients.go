@@ -25,9 +25,12 @@ type clientView struct {
 	// endpoint is the Service clients call, "service:port"
 	// (hub.AnnotationEndpoint).
 	endpoint string
+	// formats are the API formats its engine answers
+	// (hub.AnnotationAPIFormats).
+	formats []string
 	// routes are its gateway routes: each HTTPRoute's name with what a
 	// request must carry to match it.
-	routes map[string]string
+	routes map[string]routeView
 	// objects are its generated objects, "Kind/ns/name".
 	objects []string
 }
@@ -38,7 +41,7 @@ func clientViews(objs []*yaml.RNode) map[string]*clientView {
 	views := map[string]*clientView{}
 	view := func(key string) *clientView {
 		if views[key] == nil {
-			views[key] = &clientView{routes: map[string]string{}}
+			views[key] = &clientView{routes: map[string]routeView{}}
 		}
 		return views[key]
 	}
@@ -49,6 +52,7 @@ func clientViews(objs []*yaml.RNode) map[string]*clientView {
 			v := view(ns + "/" + o.GetName())
 			v.provider, v.providerReason = a[hub.AnnotationProvider], a[hub.AnnotationProviderReason]
 			v.servedName, v.endpoint = a[hub.AnnotationServedName], a[hub.AnnotationEndpoint]
+			v.formats = hub.SplitAPIFormats(a[hub.AnnotationAPIFormats])
 			continue
 		}
 		model := a[hub.AnnotationGeneratedFrom]
@@ -59,7 +63,7 @@ func clientViews(objs []*yaml.RNode) map[string]*clientView {
 		id := o.GetKind() + "/" + ns + "/" + o.GetName()
 		v.objects = append(v.objects, id)
 		if o.GetKind() == "HTTPRoute" {
-			v.routes[id] = fieldText(o, "spec.parentRefs") + fieldText(o, "spec.hostnames") + routeMatches(o)
+			v.routes[id] = routeView{parents: fieldText(o, "spec.parentRefs") + fieldText(o, "spec.hostnames"), matches: routeMatches(o)}
 		}
 	}
 	for _, v := range views {
@@ -68,20 +72,49 @@ func clientViews(objs []*yaml.RNode) map[string]*clientView {
 	return views
 }
 
-// routeMatches is what a request must carry to match an HTTPRoute: the
-// matches of its rules, without the backends they lead to (a backend the
-// gateway resolves is no change for clients).
-func routeMatches(route *yaml.RNode) string {
+// routeView is what a request must carry to reach a model through one
+// HTTPRoute: its parent Gateways and hostnames, and any of its matches.
+type routeView struct {
+	parents string
+	matches []string
+}
+
+// routeMatches lists the matches of an HTTPRoute's rules, without the
+// backends they lead to (a backend the gateway resolves is no change for
+// clients).
+func routeMatches(route *yaml.RNode) []string {
 	rules, err := route.Pipe(yaml.Lookup("spec", "rules"))
 	if err != nil || rules == nil {
-		return ""
+		return nil
 	}
 	elems, _ := rules.Elements()
-	var b strings.Builder
+	var out []string
 	for _, r := range elems {
-		b.WriteString(fieldText(r, "matches"))
+		matches, err := r.Pipe(yaml.Lookup("matches"))
+		if err != nil || matches == nil {
+			continue
+		}
+		each, _ := matches.Elements()
+		for _, m := range each {
+			out = append(out, m.MustString())
+		}
 	}
-	return b.String()
+	return out
+}
+
+// narrows reports whether a request that matched the route before may
+// match it no more: its parents or hostnames change, or a match is gone.
+// A match added (an API format the engine now declares) breaks no client.
+func (b routeView) narrows(a routeView) bool {
+	if b.parents != a.parents {
+		return true
+	}
+	for _, m := range b.matches {
+		if !slices.Contains(a.matches, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // clientFindings compares what each model's clients see before and after.
@@ -103,11 +136,14 @@ func clientFindings(before, after Side) []Finding {
 		if b.endpoint != "" && b.endpoint != a.endpoint {
 			out = append(out, Finding{Object: object, Breaking: true, Message: fmt.Sprintf("clients call it at %s (Service:port in its namespace); after the upgrade it is at %s: every client and route naming the old address breaks", b.endpoint, orNone(nonEmpty(a.endpoint)))})
 		}
+		if lost := missing(b.formats, a.formats); len(lost) > 0 && len(a.formats) > 0 {
+			out = append(out, Finding{Object: object, Breaking: true, Message: fmt.Sprintf("its engine no longer answers %s through provider %s (it answers %s): clients sending those requests fail", strings.Join(lost, ", "), a.provider, strings.Join(a.formats, ", "))})
+		}
 		for _, id := range slices.Sorted(maps.Keys(b.routes)) {
 			switch match, ok := a.routes[id]; {
 			case !ok:
 				out = append(out, Finding{Object: id, Breaking: true, Message: "the gateway route is removed: requests through the gateway for this model find no route"})
-			case match != b.routes[id]:
+			case b.routes[id].narrows(match):
 				out = append(out, Finding{Object: id, Breaking: true, Message: "what a request must carry to match the route (parent gateway, hostname, path or header) changes: clients sending the old match reach no model"})
 			}
 		}

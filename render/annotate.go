@@ -27,6 +27,9 @@ func annotateModel(node *yaml.RNode, d Decision) (*yaml.RNode, error) {
 		{hub.AnnotationNodePoolReason, d.NodePoolReason},
 		{hub.AnnotationServedName, d.ServedName},
 		{hub.AnnotationEndpoint, d.Endpoint},
+		{hub.AnnotationAPIFormats, d.APIFormats},
+		{hub.AnnotationHardwareFit, d.HardwareFit},
+		{hub.AnnotationHardwareFitReason, d.HardwareFitReason},
 	} {
 		if kv[1] == "" {
 			// Drop a decision an earlier render recorded and this one lacks.

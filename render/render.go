@@ -235,8 +235,10 @@ func renderDecoded(node *yaml.RNode, md *hub.ModelDeployment, caps *capabilities
 	if fits = checkFit(md, d.Engine, d.Provider, caps, p, placement, models, &l); l[n:].HasErrors() {
 		return nil, fits, l
 	}
+	d.HardwareFit, d.HardwareFitReason = hardwareVerdict(fits)
 	if pc := caps.Provider(d.Provider); pc != nil {
 		d.ProviderVersion = pc.Version
+		d.APIFormats = hub.JoinAPIFormats(pc.Engine(d.Engine).EffectiveAPIFormats())
 	}
 	req := &providers.Request{MD: md, Engine: d.Engine, Provider: caps.Provider(d.Provider), Caps: &caps.ResolvedCapabilities,
 		Placement: placement, GatewayEnabled: md.GatewayEnabled(caps.Gateway), StartupSeconds: startupSeconds(md, &caps.ResolvedCapabilities, models, &l)}

@@ -37,6 +37,12 @@ type Decision struct {
 	// Endpoint is the Service clients call (AnnotationEndpoint); "" when
 	// the provider does not say.
 	Endpoint string
+	// APIFormats the engine answers through the provider
+	// (AnnotationAPIFormats), comma-separated.
+	APIFormats string
+	// HardwareFit and HardwareFitReason are the memory fit's verdict
+	// (AnnotationHardwareFit); empty for a model without GPU components.
+	HardwareFit, HardwareFitReason string
 }
 
 // hasGPU is upstream's notion of a GPU workload for selection.

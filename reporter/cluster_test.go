@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -303,10 +304,12 @@ type want struct {
 	gateway              *v1.GatewayStatus
 	// messageHas is a substring of status.message.
 	messageHas string
+	// hardware is the HardwareCompatible condition, "status/reason".
+	hardware string
 }
 
 func (w want) String() string {
-	return fmt.Sprintf("phase=%s Ready=%s/%s replicas=%v endpoint=%v gateway=%v message~%q", w.phase, w.ready, w.reason, w.replicas, w.endpoint, w.gateway, w.messageHas)
+	return fmt.Sprintf("phase=%s Ready=%s/%s replicas=%v endpoint=%v gateway=%v message~%q HardwareCompatible=%s", w.phase, w.ready, w.reason, w.replicas, w.endpoint, w.gateway, w.messageHas, w.hardware)
 }
 
 func (w want) matches(s v1.ModelDeploymentStatus, generation int64) bool {
@@ -317,12 +320,24 @@ func (w want) matches(s v1.ModelDeploymentStatus, generation int64) bool {
 		w.reason != "" && (ready == nil || ready.Reason != w.reason),
 		w.replicas != nil && (s.Replicas == nil || *s.Replicas != *w.replicas),
 		w.endpoint != nil && (s.Endpoint == nil || *s.Endpoint != *w.endpoint),
-		w.gateway != nil && (s.Gateway == nil || *s.Gateway != *w.gateway),
+		w.gateway != nil && (s.Gateway == nil || !reflect.DeepEqual(*s.Gateway, *w.gateway)),
 		w.messageHas != "" && !strings.Contains(s.Message, w.messageHas),
+		w.hardware != "" && !hasCondition(s, reporter.ConditionHardwareCompatible, w.hardware),
 		s.ObservedGeneration != generation:
 		return false
 	}
 	return true
+}
+
+// hasCondition reports whether the status has a condition of the type
+// whose "status/reason" is want.
+func hasCondition(s v1.ModelDeploymentStatus, typ, want string) bool {
+	for _, c := range s.Conditions {
+		if c.Type == typ {
+			return string(c.Status)+"/"+c.Reason == want
+		}
+	}
+	return false
 }
 
 func readyCondition(s v1.ModelDeploymentStatus) *metav1.Condition {

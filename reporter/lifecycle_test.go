@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
 	"github.com/airunway-render/airunway-render/reporter"
 )
@@ -206,7 +207,9 @@ func lastWrite(t *testing.T, c *controlPlane, obj *unstructured.Unstructured) ti
 }
 
 // TestGatewayStatus: with the gateway objects rendered, the status says
-// which model name the route matches and the Gateway's address.
+// which model name the route matches, in which API formats (a field of
+// upstream main's CRD the API server keeps), and the Gateway's address;
+// HardwareCompatible carries the renderer's memory fit.
 func TestGatewayStatus(t *testing.T) {
 	c := cluster(t)
 	ns, objs, md := c.model(t, "gw", "gateway-vllm-v1")
@@ -228,9 +231,11 @@ func TestGatewayStatus(t *testing.T) {
 	run(t, c.cfg, testOptions(ns))
 	c.apply(t, objs...)
 	modelName := "Qwen/Qwen3-0.6B"
-	c.waitFor(t, key(md), want{phase: "Deploying", gateway: &v1.GatewayStatus{ModelName: modelName, GatewayNamespace: gwNS}})
+	formats := []string{hub.APIFormatOpenAIChat, hub.APIFormatOpenAIResponses, hub.APIFormatAnthropicMessages}
+	c.waitFor(t, key(md), want{phase: "Deploying", gateway: &v1.GatewayStatus{ModelName: modelName, GatewayNamespace: gwNS, APIFormats: formats},
+		hardware: "True/" + reporter.ReasonMemoryFits})
 	c.setStatus(t, gw, "istio", `{addresses: [{type: IPAddress, value: 203.0.113.7}, {type: Hostname, value: gateway.example.com}]}`)
-	c.waitFor(t, key(md), want{gateway: &v1.GatewayStatus{ModelName: modelName, GatewayNamespace: gwNS, Endpoint: "203.0.113.7"}})
+	c.waitFor(t, key(md), want{gateway: &v1.GatewayStatus{ModelName: modelName, GatewayNamespace: gwNS, Endpoint: "203.0.113.7", APIFormats: formats}})
 }
 
 func ensureNamespace(t *testing.T, c *controlPlane, name string) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	v1 "github.com/airunway-render/airunway-render/api/v1alpha1"
+	"github.com/airunway-render/airunway-render/fit"
 	"github.com/airunway-render/airunway-render/providers"
 )
 
@@ -22,6 +23,10 @@ const (
 	ConditionReady       = "Ready"
 	ConditionReconciling = "Reconciling"
 	ConditionStalled     = "Stalled"
+	// ConditionHardwareCompatible is upstream's condition (declared, never
+	// set there): whether the pool's GPUs can run the model, as the
+	// renderer's memory fit found (hub.AnnotationHardwareFit).
+	ConditionHardwareCompatible = "HardwareCompatible"
 
 	ReasonReady       = "DeploymentReady"
 	ReasonInProgress  = "DeploymentInProgress"
@@ -40,7 +45,7 @@ const (
 // or remove, and a condition it writes but did not compare would make
 // every resync look like a change (Compute never sets another; a test
 // holds it to this list).
-var OwnedConditions = []string{ConditionReady, ConditionReconciling, ConditionStalled, ConditionCapabilitiesCurrent}
+var OwnedConditions = []string{ConditionReady, ConditionReconciling, ConditionStalled, ConditionCapabilitiesCurrent, ConditionHardwareCompatible}
 
 // StaleAfter is how long a provider operator may leave a not-ready primary
 // object untouched before the reporter stops trusting what it says.
@@ -96,6 +101,11 @@ func Compute(o Observation) v1.ModelDeploymentStatus {
 		}
 	}
 	s.Gateway = o.Gateway
+	if s.Gateway != nil {
+		g := *s.Gateway
+		g.APIFormats = hub.SplitAPIFormats(o.Annotations[hub.AnnotationAPIFormats])
+		s.Gateway = &g
+	}
 	ready := metav1.Condition{Type: ConditionReady}
 	switch {
 	case o.Unsupported != "":
@@ -145,6 +155,9 @@ func Compute(o Observation) v1.ModelDeploymentStatus {
 	if c := o.Capabilities; c != nil {
 		setCondition(&s, o, capabilitiesCondition(c))
 	}
+	if c, ok := hardwareCondition(o.Annotations); ok {
+		setCondition(&s, o, c)
+	}
 	bound(&s)
 	return s
 }
@@ -164,6 +177,37 @@ func capabilitiesCondition(c *CapabilitiesCheck) metav1.Condition {
 	}
 	cond.Message = "rendered for a cluster that has changed: " + strings.Join(append(slices.Clone(c.Provider), c.Pool...), "; ") + "; render again with a current capability file"
 	return cond
+}
+
+// Reasons of HardwareCompatible, one per memory fit status.
+const (
+	ReasonMemoryFits         = "MemoryFits"
+	ReasonMemoryTight        = "MemoryTight"
+	ReasonShortContext       = "ShortContext"
+	ReasonHardwareNotChecked = "HardwareNotChecked"
+)
+
+// hardwareCondition words the renderer's memory fit verdict: the model
+// fits (also tightly, or with a shorter context than it asks) or was not
+// checked (Unknown, as upstream's plan words a GPU it cannot confirm). A
+// model that does not fit is never rendered, so False is not written; a
+// model without GPU components, or rendered before the verdict was
+// recorded, gets no condition.
+func hardwareCondition(annotations map[string]string) (metav1.Condition, bool) {
+	c := metav1.Condition{Type: ConditionHardwareCompatible, Status: metav1.ConditionTrue, Message: annotations[hub.AnnotationHardwareFitReason]}
+	switch fit.Status(annotations[hub.AnnotationHardwareFit]) {
+	case fit.StatusFits:
+		c.Reason = ReasonMemoryFits
+	case fit.StatusTight:
+		c.Reason = ReasonMemoryTight
+	case fit.StatusShortContext:
+		c.Reason = ReasonShortContext
+	case fit.StatusNotChecked:
+		c.Status, c.Reason = metav1.ConditionUnknown, ReasonHardwareNotChecked
+	default:
+		return c, false
+	}
+	return c, true
 }
 
 // joinBounded joins problems with "; ", stopping once the text is past

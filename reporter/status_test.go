@@ -181,6 +181,37 @@ func TestGatewayIsCopied(t *testing.T) {
 	require.Equal(t, o.Gateway, Compute(o).Gateway)
 }
 
+// TestGatewayAPIFormats: status.gateway.apiFormats are the renderer's
+// (AnnotationAPIFormats), in upstream's order, without a value the CRD's
+// enum would refuse; none without a gateway route.
+func TestGatewayAPIFormats(t *testing.T) {
+	t.Parallel()
+	o := observe(deployment(t, created, ""), created, nil)
+	o.Annotations = map[string]string{hub.AnnotationAPIFormats: "anthropic-messages,grpc,openai-chat"}
+	require.Nil(t, Compute(o).Gateway)
+	o.Gateway = &v1.GatewayStatus{ModelName: "qwen"}
+	require.Equal(t, []string{"openai-chat", "anthropic-messages"}, Compute(o).Gateway.APIFormats)
+	require.Empty(t, o.Gateway.APIFormats, "Compute changed the observation")
+}
+
+// TestHardwareCompatible words each memory fit verdict; a model without
+// one (no GPU components, or rendered by an older renderer) gets none.
+func TestHardwareCompatible(t *testing.T) {
+	t.Parallel()
+	for verdict, want := range map[string]string{
+		"fits": "True/MemoryFits", "tight": "True/MemoryTight", "short-context": "True/ShortContext",
+		"not-checked": "Unknown/HardwareNotChecked", "": "", "does-not-fit": "",
+	} {
+		o := observe(deployment(t, created, ""), created, nil)
+		o.Annotations = map[string]string{hub.AnnotationHardwareFit: verdict, hub.AnnotationHardwareFitReason: "why"}
+		s := Compute(o)
+		require.Equal(t, want, conditions(s)[ConditionHardwareCompatible], verdict)
+		if want != "" {
+			require.Equal(t, "why", meta.FindStatusCondition(s.Conditions, ConditionHardwareCompatible).Message)
+		}
+	}
+}
+
 // TestStaleAt: the controller re-checks a not-ready object when it would
 // turn stale, with the configured idle time; running, failed and missing
 // objects never do.

@@ -119,11 +119,16 @@ type NodeAutoProvisioning struct {
 
 // EngineCapability says which engine a provider serves and how.
 type EngineCapability struct {
-	Name         string               `json:"name"`
-	ServingModes []string             `json:"servingModes,omitempty"`
-	GPUSupport   bool                 `json:"gpuSupport,omitempty"`
-	CPUSupport   bool                 `json:"cpuSupport,omitempty"`
-	Gateway      *GatewayCapabilities `json:"gateway,omitempty"`
+	Name         string   `json:"name"`
+	ServingModes []string `json:"servingModes,omitempty"`
+	// APIFormats the engine answers through this provider: openai-chat,
+	// openai-responses, anthropic-messages, within what the engine can
+	// serve at all; none means openai-chat alone, as upstream. The
+	// gateway routes each format only to models whose engine declares it.
+	APIFormats []string             `json:"apiFormats,omitempty"`
+	GPUSupport bool                 `json:"gpuSupport,omitempty"`
+	CPUSupport bool                 `json:"cpuSupport,omitempty"`
+	Gateway    *GatewayCapabilities `json:"gateway,omitempty"`
 }
 
 // GatewayCapabilities is the provider's gateway behaviour for an engine.

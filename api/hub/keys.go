@@ -54,6 +54,18 @@ const (
 	// provider renders or its operator creates, and the status reporter
 	// reports once it runs.
 	AnnotationEndpoint = "render.airunway.ai/endpoint"
+	// AnnotationAPIFormats lists, comma-separated, the API formats the
+	// model's engine answers through its provider (EngineCapability
+	// APIFormats): what the gateway routes to it, the status reporter
+	// reports in status.gateway.apiFormats and `preview` holds across an
+	// upgrade (a format lost breaks its clients).
+	AnnotationAPIFormats = "render.airunway.ai/api-formats"
+	// AnnotationHardwareFit is the memory fit's verdict on the model's
+	// pool (fit.Status: fits, tight, short-context, not-checked), and
+	// AnnotationHardwareFitReason its one-line account; the status
+	// reporter writes them as the HardwareCompatible condition.
+	AnnotationHardwareFit       = "render.airunway.ai/hardware-fit"
+	AnnotationHardwareFitReason = "render.airunway.ai/hardware-fit-reason"
 
 	// LabelNodePool names, on a Node generated from a capability file
 	// (`capabilities nodes`, the cluster twin), the pool it belongs to:

@@ -60,6 +60,9 @@ type ResolvedProvider struct {
 
 // Engine returns the provider's capability for an engine, nil when absent.
 func (p *ResolvedProvider) Engine(name string) *EngineCapability {
+	if p == nil {
+		return nil
+	}
 	for i := range p.Engines {
 		if p.Engines[i].Name == name {
 			return &p.Engines[i]

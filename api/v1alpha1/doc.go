@@ -1,6 +1,7 @@
 // Package v1alpha1 is the served version airunway.ai/v1alpha1: the AI
-// Runway ModelDeployment exactly as the upstream CRD v0.7.0 accepts it, and
-// the ClusterCapabilities file that describes one cluster.
+// Runway ModelDeployment exactly as the upstream CRD accepts it (v0.7.0, and
+// main's status.gateway.apiFormats), and the ClusterCapabilities file that
+// describes one cluster.
 //
 // It owns what belongs to one version:
 //

@@ -18,8 +18,9 @@ import (
 )
 
 // upstreamSchemaFile is the published upstream CRD schema our Go types must
-// mirror (AI Runway v0.7.0, airunway.ai/v1alpha1 ModelDeployment).
-const upstreamSchemaFile = "../../schemas/airunway/airunway.ai_modeldeployment_v1alpha1_v0.7.0.json"
+// mirror (AI Runway main at b0d3fb77: v0.7.0 plus status.gateway.apiFormats;
+// airunway.ai/v1alpha1 ModelDeployment).
+const upstreamSchemaFile = "../../schemas/airunway/airunway.ai_modeldeployment_v1alpha1_main-b0d3fb77.json"
 
 // openAPISchema is the subset of a structural OpenAPI v3 schema the parity
 // tests read.

@@ -50,6 +50,10 @@ type GatewayStatus struct {
 	Endpoint         string `json:"endpoint,omitempty"`
 	ModelName        string `json:"modelName,omitempty"`
 	GatewayNamespace string `json:"gatewayNamespace,omitempty"`
+	// APIFormats are the request formats the route sends to the model
+	// (upstream main's field, #317): openai-chat, openai-responses,
+	// anthropic-messages.
+	APIFormats []string `json:"apiFormats,omitempty"`
 }
 
 // ConditionCapabilitiesCurrent is the condition the status reporter writes

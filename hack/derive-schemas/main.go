@@ -74,7 +74,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	modules := fset.Bool("modules", true, "also derive the CRDs declared in modules.go from their Go modules (runs `go mod download`); "+
 		"with -modules=false the files derived from them are left as they are, for offline use")
 	pinned := fset.String("pinned", "", "directory holding the pinned Git files of modules.go, each at <repository>/<path>, "+
-		"for example DIR/github.com/ai-dynamo/dynamo/deploy/...; without it the files derived from them are left as they are")
+		"for example DIR/github.com/ai-dynamo/dynamo/deploy/...; without it, or for a repository DIR lacks, the files derived from them are left as they are")
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
@@ -83,6 +83,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	if *pinned != "" {
+		if st, err := os.Stat(*pinned); err != nil || !st.IsDir() {
+			fmt.Fprintf(stderr, "derive-schemas: -pinned: %q is not a directory\n", *pinned)
+			return 2
+		}
+	}
 	d, err := derive(*crdsDir, *outDir, sourceOptions{modules: *modules, pinnedDir: *pinned})
 	if err != nil {
 		fmt.Fprintf(stderr, "derive-schemas: %v\n", err)
@@ -217,7 +223,7 @@ func derive(crdsDir, outDir string, opts sourceOptions) (*derived, error) {
 		var out []output
 		var err error
 		switch {
-		case j.pinned() && opts.pinnedDir != "":
+		case j.pinned() && pinnedPresent(opts.pinnedDir, j.Module):
 			out, err = deriveModule(j, pinnedFetcher(opts.pinnedDir))
 		case !j.pinned() && opts.modules:
 			out, err = deriveModule(j, fetchModule)
@@ -631,7 +637,7 @@ func readme(entries []derivedSchema, mods []moduleSource) []byte {
 			b.WriteString("Their Source column reads `<repository>@<commit, 12 digits> <path>`. ")
 			b.WriteString("A run re-derives them only with `-pinned DIR`, DIR holding each file at `<repository>/<path>` ")
 			b.WriteString("(for example from `git -C <clone> show <commit>:<path>`, or the repository's raw file URL at that commit); ")
-			b.WriteString("without it, the files derived from them are kept as they are.\n\n")
+			b.WriteString("without it, or for a repository DIR does not hold, the files derived from them are kept as they are.\n\n")
 			for _, m := range pinned {
 				fmt.Fprintf(&b, "- `%s` at `%s`: `%s` (sha256 `%s`), %s.\n", m.Repo, m.Commit, m.File, m.SHA256, m.License)
 			}

@@ -84,6 +84,15 @@ var moduleSources = []moduleSource{
 		Commit: "2a6da14c83617f5412caba5777dbf0e2399e9c5f",
 		SHA256: "a8eb52717826a2dfaeb56f0237affa3f2cd1cdd2d2a7202f2e325835d1c23b3b",
 	},
+	// Upstream AI Runway's main after v0.7.0 (docs/upstream-main.md): the
+	// ModelDeployment's status.gateway.apiFormats and the provider config's
+	// engines[].apiFormats (#317). No release carries them yet and the
+	// controller's module has no version the proxy serves, so both files are
+	// pinned to the commit the parity table was read at.
+	airunwayMain("controller/config/crd/bases/airunway.ai_modeldeployments.yaml", "ModelDeployment",
+		"498ec0e66ec5cffb586df59a487bdcfa99cc3c8cab0bf74c938be4e70486e91a"),
+	airunwayMain("controller/config/crd/bases/airunway.ai_inferenceproviderconfigs.yaml", "InferenceProviderConfig",
+		"3e3c626ad16ecbf348f0bb47b4a5e86fc1b7d533340731db2fed19ca772cd7f8"),
 	// Not provider kinds: the GitOps examples (examples/argocd, examples/flux)
 	// are validated against the CRDs of the tools that read them.
 	{
@@ -101,6 +110,17 @@ var moduleSources = []moduleSource{
 		File: "config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml", Provider: "flux",
 		Group: "source.toolkit.fluxcd.io", Kind: "GitRepository", Versions: []string{"v1"}, Releases: []string{"v1.10.1"},
 	},
+}
+
+// airunwayMain is a CRD of upstream AI Runway at the main commit
+// docs/upstream-main.md was read at.
+func airunwayMain(file, kind, sha256 string) moduleSource {
+	return moduleSource{
+		Module: "github.com/ai-runway/airunway", Repo: "github.com/ai-runway/airunway", License: "Apache-2.0",
+		File: file, Provider: "airunway", Group: "airunway.ai", Kind: kind,
+		Versions: []string{"v1alpha1"}, Releases: []string{"main-b0d3fb77"},
+		Commit: "b0d3fb775439d2f276e714f6c5f5d8612e75caa0", SHA256: sha256,
+	}
 }
 
 func gatewayAPI(file, kind, channel, version string, releases ...string) moduleSource {
@@ -187,6 +207,17 @@ func deriveModule(j moduleJob, fetch fetcher) ([]output, error) {
 		Kind:     j.Kind,
 		Versions: j.Versions,
 	})
+}
+
+// pinnedPresent reports whether the -pinned directory holds a repository's
+// files: one run may re-derive the pinned files of one repository and keep
+// the others' as they are.
+func pinnedPresent(dir, repo string) bool {
+	if dir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(repo)))
+	return err == nil
 }
 
 // pinnedFetcher serves a pinned Git file's repository from

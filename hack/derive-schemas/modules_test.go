@@ -120,10 +120,12 @@ func TestModuleTable(t *testing.T) {
 		"flux/source.toolkit.fluxcd.io_gitrepository_v1_v1.10.1.json",
 		"keda/keda.sh_scaledobject_v1alpha1_v2.21.0.json",
 		"dynamo/nvidia.com_dynamomodel_v1alpha1_main-2a6da14c.json",
+		"airunway/airunway.ai_modeldeployment_v1alpha1_main-b0d3fb77.json",
+		"airunway/airunway.ai_inferenceproviderconfig_v1alpha1_main-b0d3fb77.json",
 	} {
 		require.Contains(t, seen, p)
 	}
-	require.Len(t, seen, 25)
+	require.Len(t, seen, 27)
 }
 
 func TestDeriveModuleErrors(t *testing.T) {
@@ -396,8 +398,13 @@ func TestPinned(t *testing.T) {
 	require.Contains(t, stderr.String(), "example.com/levers@0123456789ab crds/levers.yaml: file has sha256 ")
 	require.Contains(t, stderr.String(), "must be "+fixturePinned.SHA256+" (its bytes at commit "+fixturePinned.Commit+")")
 
-	// A -pinned directory without the repository is an error, not a skip.
+	// A -pinned directory without the repository keeps its files as they
+	// are (one run may re-derive one repository's); a -pinned path that is
+	// no directory is an error.
+	stdout.Reset()
+	require.Equal(t, 0, run([]string{"-crds", fixtureCRDs, "-out", out, "-pinned", t.TempDir(), "-check"}, &stdout, &stderr), stderr.String())
+	require.Contains(t, stdout.String(), "1 module-derived or pinned files not re-derived")
 	stderr.Reset()
-	require.Equal(t, 2, run([]string{"-crds", fixtureCRDs, "-out", out, "-pinned", t.TempDir(), "-check"}, &stdout, &stderr))
+	require.Equal(t, 2, run([]string{"-crds", fixtureCRDs, "-out", out, "-pinned", filepath.Join(t.TempDir(), "absent"), "-check"}, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "-pinned: ")
 }

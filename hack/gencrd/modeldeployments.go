@@ -20,7 +20,7 @@ import (
 // upstreamSchema is upstream's v1alpha1 ModelDeployment as
 // hack/derive-schemas derived it (descriptions removed, everything else as
 // published); the schemas README names its source.
-const upstreamSchema = "schemas/airunway/airunway.ai_modeldeployment_v1alpha1_v0.7.0.json"
+const upstreamSchema = "schemas/airunway/airunway.ai_modeldeployment_v1alpha1_main-b0d3fb77.json"
 
 // webhookNamespace is the namespace of the conversion webhook's Service
 // (reporter.WebhookService, deploy/base/service.yaml); kustomize's

@@ -21,7 +21,7 @@ import (
 
 // modelDeploymentSchema is the CRD schema the reference reads defaults and
 // constraints from: upstream's, as hack/derive-schemas derived it.
-const modelDeploymentSchema = "airunway/airunway.ai_modeldeployment_v1alpha1_v0.7.0.json"
+const modelDeploymentSchema = "airunway/airunway.ai_modeldeployment_v1alpha1_main-b0d3fb77.json"
 
 // probeModel is the model every probe starts from: one GPU, vLLM, a
 // Hugging Face model every provider serves; the provider is filled in.

@@ -42,13 +42,13 @@ var reporterCRDs = []crdCase{
 	{group: "gateway.networking.k8s.io", kind: "HTTPRoute", wantRelease: "v1.7.0", wantVersions: []string{"v1"}, wantStorage: "v1"},
 	{group: "gateway.networking.k8s.io", kind: "ReferenceGrant", wantRelease: "v1.6.1", wantVersions: []string{"v1", "v1beta1"}, wantStorage: "v1beta1"},
 	{group: "gateway.networking.k8s.io", kind: "Gateway", wantRelease: "v1.7.0", wantVersions: []string{"v1"}, wantStorage: "v1"},
-	{group: "airunway.ai", kind: "ModelDeployment", wantRelease: "v0.7.0", wantVersions: []string{"v1alpha1"}, wantStorage: "v1alpha1"},
+	{group: "airunway.ai", kind: "ModelDeployment", wantRelease: "main-b0d3fb77", wantVersions: []string{"v1alpha1"}, wantStorage: "v1alpha1"},
 	// Not installed by the reporter, but covering the other shapes: an
 	// older release with two versions, the experimental channel, a
 	// cluster-scoped kind and a scale subresource.
 	{group: "gateway.networking.k8s.io", kind: "HTTPRoute", release: "v1.5.1", wantRelease: "v1.5.1", wantVersions: []string{"v1", "v1beta1"}, wantStorage: "v1"},
 	{group: "gateway.networking.k8s.io", kind: "HTTPRoute", channel: "experimental", wantRelease: "v1.7.0", wantVersions: []string{"v1"}, wantStorage: "v1"},
-	{group: "airunway.ai", kind: "InferenceProviderConfig", wantRelease: "v0.7.0", wantVersions: []string{"v1alpha1"}, wantStorage: "v1alpha1"},
+	{group: "airunway.ai", kind: "InferenceProviderConfig", wantRelease: "main-b0d3fb77", wantVersions: []string{"v1alpha1"}, wantStorage: "v1alpha1"},
 	{group: "kaito.sh", kind: "InferenceSet", wantRelease: "v0.12.0", wantVersions: []string{"v1beta1", "v1alpha1"}, wantStorage: "v1beta1"},
 }
 
