@@ -233,7 +233,8 @@ func resolveProvider(pc *hub.ProviderCapability, requireVersions bool, at string
 		return nil
 	}
 	version := checkVersion(b, pc.Version, requireVersions, at+".version", l)
-	p := &hub.ResolvedProvider{Name: pc.Name, Version: version, Ready: pc.IsReady(), Engines: b.Engines, Images: pc.Images, NodeAutoProvisioning: pc.NodeAutoProvisioning}
+	p := &hub.ResolvedProvider{Name: pc.Name, Version: version, Ready: pc.IsReady(), Engines: b.Engines, Images: pc.Images, NodeAutoProvisioning: pc.NodeAutoProvisioning, Workload: pc.Workload}
+	checkWorkload(pc, version, at+".workload", l)
 	if nap := pc.NodeAutoProvisioning; nap != nil {
 		if !b.NodeAutoProvisioning {
 			l.Errorf(at+".nodeAutoProvisioning", "is only supported for %s", nodeAutoProvisioners())
@@ -253,6 +254,22 @@ func resolveProvider(pc *hub.ProviderCapability, requireVersions bool, at string
 		}
 	}
 	return p
+}
+
+// checkWorkload checks the capability file's choice of kind: KAITO only,
+// and an InferenceSet only where the release serves one.
+func checkWorkload(pc *hub.ProviderCapability, version, at string, l *diag.List) {
+	switch {
+	case pc.Workload == "":
+	case pc.Name != hub.ProviderKAITO:
+		l.Errorf(at, "is not supported for %s: only the kaito provider renders one of several kinds", pc.Name)
+	case pc.Workload != hub.WorkloadWorkspace && pc.Workload != hub.WorkloadInferenceSet:
+		l.Errorf(at, "%q is not supported: must be %q or %q", pc.Workload, hub.WorkloadWorkspace, hub.WorkloadInferenceSet)
+	case pc.Workload == hub.WorkloadInferenceSet:
+		if v, err := hub.ParseRelease(version); err == nil && !v.AtLeast(hub.KAITOInferenceSetSince) {
+			l.Errorf(at, "%q needs KAITO %s or later (the release that serves it at kaito.sh/v1beta1, on by default); the capability file declares %s", pc.Workload, hub.KAITOInferenceSetSince, version)
+		}
+	}
 }
 
 // resolveRules compiles a provider's selection rules: the capability

@@ -110,6 +110,11 @@ func ObjectFindings(changes []objdiff.Change) []Finding {
 		if len(out) > before {
 			continue // recreated anyway: its restart says nothing more
 		}
+		for _, f := range kind.NotRolledOut {
+			if fieldText(oldObj, f.Path) != fieldText(newObj, f.Path) {
+				out = append(out, Finding{Object: c.ID(), Warning: true, Message: fmt.Sprintf("`%s` changes, but %s", f.Path, f.Why)})
+			}
+		}
 		for _, p := range kind.Restarts {
 			if fieldText(oldObj, p) != fieldText(newObj, p) {
 				out = append(out, Finding{Object: c.ID(), Message: fmt.Sprintf("`%s` changes: its pods are replaced (a model server loads its model again)", p)})

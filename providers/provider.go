@@ -159,6 +159,18 @@ type KindChangeRules struct {
 	// pods (not breaking, but GPUs reload weights and, during a rolling
 	// update, need room for the new pods).
 	Restarts []string
+	// NotRolledOut lists the fields whose change the operator accepts but
+	// applies only to what it creates afterwards: the running pods keep
+	// the old value (a change that looks applied and is not).
+	NotRolledOut []NotRolledOut
+}
+
+// NotRolledOut is one field whose change reaches new replicas only.
+type NotRolledOut struct {
+	Path string
+	// Why completes "`Path` changes, but ...": who keeps the old value,
+	// and how to roll it out.
+	Why string
 }
 
 // ImmutableField is one field an update cannot change.

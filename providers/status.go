@@ -87,6 +87,21 @@ type Reporter interface {
 	HealthFields() []string
 }
 
+// PrimaryKinds is implemented by a Reporter whose primary object is one of
+// several kinds, as the renderer recorded it on the model
+// (hub.AnnotationWorkload): the status reporter watches every one. Primary
+// of a model without the record gives the default kind.
+type PrimaryKinds interface {
+	PrimaryKinds() []schema.GroupVersionKind
+}
+
+// WorkloadChooser is implemented by a provider that renders one of several
+// primary kinds: Workload names the one it renders for the request, ""
+// for its default, and the render records it (hub.AnnotationWorkload).
+type WorkloadChooser interface {
+	Workload(req *Request) string
+}
+
 // KeepForHealth returns what Health needs of an object: its apiVersion,
 // kind, metadata and status, and the fields paths name (HealthFields). A
 // path through a value of another shape than it says keeps that value

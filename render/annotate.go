@@ -23,6 +23,7 @@ func annotateModel(node *yaml.RNode, d Decision) (*yaml.RNode, error) {
 		{hub.AnnotationProvider, d.Provider},
 		{hub.AnnotationProviderReason, d.ProviderReason},
 		{hub.AnnotationProviderVersion, d.ProviderVersion},
+		{hub.AnnotationWorkload, d.Workload},
 		{hub.AnnotationNodePool, d.NodePool},
 		{hub.AnnotationNodePoolReason, d.NodePoolReason},
 		{hub.AnnotationServedName, d.ServedName},

@@ -259,6 +259,9 @@ func renderDecoded(node *yaml.RNode, md *hub.ModelDeployment, caps *capabilities
 	}
 	rendered = append(rendered, gw...)
 	d.ServedName = servedName(p, req)
+	if w, ok := p.(providers.WorkloadChooser); ok {
+		d.Workload = w.Workload(req)
+	}
 	if e, ok := p.(providers.Endpointer); ok {
 		d.Endpoint = e.Endpoint(md).String()
 	}

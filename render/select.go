@@ -37,6 +37,9 @@ type Decision struct {
 	// Endpoint is the Service clients call (AnnotationEndpoint); "" when
 	// the provider does not say.
 	Endpoint string
+	// Workload is the provider's primary kind where it renders one of
+	// several (AnnotationWorkload), "" for its default.
+	Workload string
 	// APIFormats the engine answers through the provider
 	// (AnnotationAPIFormats), comma-separated.
 	APIFormats string

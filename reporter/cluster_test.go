@@ -80,6 +80,7 @@ func TestMain(m *testing.M) {
 // kind plus what the rendered gateway objects need.
 var providerCRDs = []struct{ group, kind string }{
 	{"kaito.sh", "Workspace"},
+	{"kaito.sh", "InferenceSet"},
 	{"nvidia.com", "DynamoGraphDeployment"},
 	{"ray.io", "RayService"},
 	{"inference.networking.k8s.io", "InferencePool"},

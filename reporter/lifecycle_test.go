@@ -64,6 +64,19 @@ func TestProviderLifecycles(t *testing.T) {
 				want{phase: "Failed", ready: "False", reason: reporter.ReasonFailed}},
 		},
 	}, {
+		// KAITO 0.12's InferenceSet, as its controller writes its status
+		// (pkg/inferenceset/inferenceset_controller.go at v0.12.0): the
+		// desired count in status.replicas, InferenceSetReady.
+		golden: "kaito-inferenceset", primaryKind: "InferenceSet", primary: "qwen", operator: "kaito-inferenceset-controller",
+		steps: []step{
+			{"not ready", `{replicas: 2, readyReplicas: 1, selector: inferenceset.kaito.sh/created-by=qwen, conditions: [{type: InferenceSetReady, status: "False", reason: inferencesetNotReady, message: "inferenceset is not ready, 1/2 replicas are ready", lastTransitionTime: "` + since + `"}]}`,
+				want{phase: "Deploying", ready: "False", reason: reporter.ReasonInProgress, replicas: &v1.ReplicaStatus{Desired: 2, Ready: 1, Available: 1}, messageHas: "1/2 replicas are ready"}},
+			{"ready", `{replicas: 2, readyReplicas: 2, selector: inferenceset.kaito.sh/created-by=qwen, conditions: [{type: InferenceSetReady, status: "True", reason: inferencesetReady, message: "", lastTransitionTime: "` + since + `"}]}`,
+				want{phase: "Running", ready: "True", replicas: &v1.ReplicaStatus{Desired: 2, Ready: 2, Available: 2}, endpoint: &v1.EndpointStatus{Service: "qwen", Port: 80}}},
+			{"failed", `{replicas: 2, readyReplicas: 2, conditions: [{type: InferenceSetReady, status: "False", reason: inferencesetFailed, message: "failed to reconcile the gateway", lastTransitionTime: "` + since + `"}]}`,
+				want{phase: "Failed", ready: "False", reason: reporter.ReasonFailed, messageHas: "failed to reconcile the gateway"}},
+		},
+	}, {
 		golden: "dynamo-vllm-aggregated-frontend", primaryKind: "DynamoGraphDeployment", primary: "qwen3-8b", operator: "dynamo-operator",
 		steps: []step{
 			{"initializing", `{state: initializing}`,
@@ -99,7 +112,7 @@ func TestProviderLifecycles(t *testing.T) {
 			require.Equal(t, tc.primary, s.Provider.ResourceName)
 			require.Equal(t, md.GetAnnotations()["render.airunway.ai/provider"], s.Provider.Name)
 			require.Equal(t, md.GetAnnotations()["render.airunway.ai/engine"], s.Engine.Type)
-			requireConditions(t, s, map[string]string{"Ready": "False", "Reconciling": "True"})
+			requireConditions(t, md, s, map[string]string{"Ready": "False", "Reconciling": "True"})
 
 			var rest []*unstructured.Unstructured
 			for _, o := range objs {
@@ -122,11 +135,11 @@ func TestProviderLifecycles(t *testing.T) {
 				s := c.waitFor(t, key(md), st.want)
 				switch st.want.phase {
 				case "Running":
-					requireConditions(t, s, map[string]string{"Ready": "True"})
+					requireConditions(t, md, s, map[string]string{"Ready": "True"})
 				case "Failed":
-					requireConditions(t, s, map[string]string{"Ready": "False", "Stalled": "True"})
+					requireConditions(t, md, s, map[string]string{"Ready": "False", "Stalled": "True"})
 				default:
-					requireConditions(t, s, map[string]string{"Ready": "False", "Reconciling": "True"})
+					requireConditions(t, md, s, map[string]string{"Ready": "False", "Reconciling": "True"})
 				}
 			}
 		})
@@ -134,9 +147,18 @@ func TestProviderLifecycles(t *testing.T) {
 }
 
 // requireConditions checks the exact set of condition types and statuses,
-// and that each carries the observed generation.
-func requireConditions(t *testing.T, s v1.ModelDeploymentStatus, want map[string]string) {
+// and that each carries the observed generation. HardwareCompatible is
+// expected as the model's memory-fit annotation says: True when it fits,
+// Unknown when not checked, absent without one.
+func requireConditions(t *testing.T, md *unstructured.Unstructured, s v1.ModelDeploymentStatus, want map[string]string) {
 	t.Helper()
+	switch md.GetAnnotations()[hub.AnnotationHardwareFit] {
+	case "":
+	case "not-checked":
+		want[reporter.ConditionHardwareCompatible] = "Unknown"
+	default:
+		want[reporter.ConditionHardwareCompatible] = "True"
+	}
 	got := map[string]string{}
 	for _, c := range s.Conditions {
 		got[c.Type] = string(c.Status)
@@ -183,7 +205,7 @@ func TestPendingDeployingRunningStale(t *testing.T) {
 		}, early, 100*time.Millisecond, "stale too early")
 	}
 	s := c.waitFor(t, key(md), want{ready: "Unknown", reason: reporter.ReasonStale, messageHas: "has not updated it since"})
-	requireConditions(t, s, map[string]string{"Ready": "Unknown", "Reconciling": "True"})
+	requireConditions(t, md, s, map[string]string{"Ready": "Unknown", "Reconciling": "True"})
 
 	// The operator speaks again: the status is trusted again.
 	c.setStatus(t, deployment, "kube-controller-manager", deploymentAvailable)

@@ -352,13 +352,11 @@ func wantedKinds() []watchedKind {
 	seen := map[schema.GroupVersionKind]bool{}
 	all := reporters()
 	for _, name := range slices.Sorted(maps.Keys(all)) {
-		rep := all[name]
-		// The primary's kind does not depend on the ModelDeployment, only
-		// its name does.
-		gvk := rep.Primary(&hub.ModelDeployment{}).GVK
-		if !seen[gvk] {
-			seen[gvk] = true
-			out = append(out, watchedKind{gvk: gvk, owners: generatedFrom})
+		for _, gvk := range primaryKinds(all[name]) {
+			if !seen[gvk] {
+				seen[gvk] = true
+				out = append(out, watchedKind{gvk: gvk, owners: generatedFrom})
+			}
 		}
 	}
 	out = append(out,
@@ -374,6 +372,16 @@ func wantedKinds() []watchedKind {
 	out = append(out, draKinds()...)
 	slices.SortFunc(out, func(a, b watchedKind) int { return strings.Compare(a.gvk.String(), b.gvk.String()) })
 	return out
+}
+
+// primaryKinds are the kinds a provider's primary object may be: its one
+// kind, whatever the ModelDeployment (only the name depends on it), or
+// those it lists where the renderer records which (providers.PrimaryKinds).
+func primaryKinds(rep providers.Reporter) []schema.GroupVersionKind {
+	if k, ok := rep.(providers.PrimaryKinds); ok {
+		return k.PrimaryKinds()
+	}
+	return []schema.GroupVersionKind{rep.Primary(&hub.ModelDeployment{}).GVK}
 }
 
 // reporters are the built-in providers' status translations by name.

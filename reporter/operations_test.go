@@ -162,7 +162,7 @@ func TestProviderCRDRemovedAndInstalled(t *testing.T) {
 	t.Cleanup(func() { installCRD(t, c, crd) }) // leave the cluster as found
 	require.NoError(t, c.admin.Delete(ctx, crd.DeepCopy()))
 	s := c.waitFor(t, key(md), want{phase: "Failed", ready: "False", reason: reporter.ReasonCRDMissing, messageHas: "ray.io/v1 RayService"})
-	requireConditions(t, s, map[string]string{"Ready": "False", "Stalled": "True"})
+	requireConditions(t, md, s, map[string]string{"Ready": "False", "Stalled": "True"})
 
 	// The CRD is installed again (deleting it deleted the RayService, as
 	// in a real cluster): the model is pending until Argo CD re-applies it.

@@ -1,11 +1,12 @@
 package reporter
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/providers"
 )
 
@@ -51,7 +52,7 @@ func transformFor(gvk schema.GroupVersionKind) toolscache.TransformFunc {
 		return trimUnstructured(nil, false)
 	}
 	for _, r := range reporters() {
-		if r.Primary(&hub.ModelDeployment{}).GVK == gvk {
+		if slices.Contains(primaryKinds(r), gvk) {
 			fields := r.HealthFields()
 			// The managers' write times stay: a primary object not
 			// updated for StaleAfter is stale (lastWrite).

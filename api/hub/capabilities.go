@@ -109,7 +109,25 @@ type ProviderCapability struct {
 	// itself (KAITO's gpu-provisioner or Karpenter); only KAITO supports it.
 	// It replaces upstream's AIRUNWAY_KAITO_* environment variables.
 	NodeAutoProvisioning *NodeAutoProvisioning `json:"nodeAutoProvisioning,omitempty"`
+	// Workload is the kind models are rendered as where the provider
+	// offers a choice; only KAITO does: Workspace (upstream's, the
+	// default) or InferenceSet (KAITO 0.11 and later: a set of Workspaces
+	// with a scale subresource). Unset, KAITO renders an InferenceSet only
+	// for a model that asks for what a Workspace cannot do (autoscaling,
+	// zero replicas) on a release that serves it.
+	Workload string `json:"workload,omitempty"`
 }
+
+// The values of ProviderCapability.Workload.
+const (
+	WorkloadWorkspace    = "Workspace"
+	WorkloadInferenceSet = "InferenceSet"
+)
+
+// KAITOInferenceSetSince is the first KAITO release that serves the
+// InferenceSet at kaito.sh/v1beta1 with its controller on by default (beta;
+// alpha from 0.8.0 behind a feature gate).
+var KAITOInferenceSetSince = MustParseRelease("0.11.0")
 
 // NodeAutoProvisioning names the instance types auto-provisioned nodes use.
 type NodeAutoProvisioning struct {

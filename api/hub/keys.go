@@ -60,6 +60,11 @@ const (
 	// reports in status.gateway.apiFormats and `preview` holds across an
 	// upgrade (a format lost breaks its clients).
 	AnnotationAPIFormats = "render.airunway.ai/api-formats"
+	// AnnotationWorkload is the kind of the provider's primary object
+	// where the provider renders one of several (KAITO: InferenceSet);
+	// absent for its only or default kind. The status reporter reads the
+	// health of that kind.
+	AnnotationWorkload = "render.airunway.ai/workload"
 	// AnnotationHardwareFit is the memory fit's verdict on the model's
 	// pool (fit.Status: fits, tight, short-context, not-checked), and
 	// AnnotationHardwareFitReason its one-line account; the status

@@ -56,6 +56,9 @@ type ResolvedProvider struct {
 	Images  map[string]string
 	// NodeAutoProvisioning is set when the operator provisions nodes itself.
 	NodeAutoProvisioning *NodeAutoProvisioning
+	// Workload is the capability file's choice of kind (KAITO), "" when
+	// it makes none.
+	Workload string
 }
 
 // Engine returns the provider's capability for an engine, nil when absent.

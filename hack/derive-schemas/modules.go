@@ -93,6 +93,17 @@ var moduleSources = []moduleSource{
 		"498ec0e66ec5cffb586df59a487bdcfa99cc3c8cab0bf74c938be4e70486e91a"),
 	airunwayMain("controller/config/crd/bases/airunway.ai_inferenceproviderconfigs.yaml", "InferenceProviderConfig",
 		"3e3c626ad16ecbf348f0bb47b4a5e86fc1b7d533340731db2fed19ca772cd7f8"),
+	// KAITO's InferenceSet at v0.11.0, the first release serving it at
+	// v1beta1 (beta, on by default): the renderer writes one from that
+	// release on, and ../shared/crds holds only v0.8.1 and v0.12.0. The
+	// module's replace directives keep the proxy from serving it.
+	{
+		Module: "github.com/kaito-project/kaito", Repo: "github.com/kaito-project/kaito", License: "Apache-2.0",
+		File: "config/crd/bases/kaito.sh_inferencesets.yaml", Provider: "kaito",
+		Group: "kaito.sh", Kind: "InferenceSet", Versions: []string{"v1alpha1", "v1beta1"}, Releases: []string{"v0.11.0"},
+		Commit: "7545aa214f72475081330dd4c4b5c0a30f494870",
+		SHA256: "adb71e789d6d2114d95dcbe5f21e4ad5cc490c9e7db295d1ffe4d77df314e046",
+	},
 	// Not provider kinds: the GitOps examples (examples/argocd, examples/flux)
 	// are validated against the CRDs of the tools that read them.
 	{

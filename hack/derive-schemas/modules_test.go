@@ -122,10 +122,11 @@ func TestModuleTable(t *testing.T) {
 		"dynamo/nvidia.com_dynamomodel_v1alpha1_main-2a6da14c.json",
 		"airunway/airunway.ai_modeldeployment_v1alpha1_main-b0d3fb77.json",
 		"airunway/airunway.ai_inferenceproviderconfig_v1alpha1_main-b0d3fb77.json",
+		"kaito/kaito.sh_inferenceset_v1beta1_v0.11.0.json",
 	} {
 		require.Contains(t, seen, p)
 	}
-	require.Len(t, seen, 27)
+	require.Len(t, seen, 29)
 }
 
 func TestDeriveModuleErrors(t *testing.T) {

@@ -34,6 +34,9 @@ func TestChangeRulesNameWhatIsRendered(t *testing.T) {
 			for _, path := range rules.Restarts {
 				require.True(t, anySets(objs, path), "%s: no rendered %s sets restarting `%s`", p.Name(), kind, path)
 			}
+			for _, f := range rules.NotRolledOut {
+				require.True(t, anySets(objs, f.Path), "%s: no rendered %s sets `%s`, which is not rolled out", p.Name(), kind, f.Path)
+			}
 			if pair := rules.Exclusive; pair[0] != "" {
 				require.True(t, anySets(objs, pair[0]) || anySets(objs, pair[1]), "%s: no rendered %s sets `%s` or `%s`", p.Name(), kind, pair[0], pair[1])
 			}

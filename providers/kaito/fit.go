@@ -194,10 +194,15 @@ func (Provider) CheckFit(req *providers.Request, facts providers.ModelFacts) ([]
 			l.Errorf("spec.model.id", "%s", msg)
 		}
 	}
-	if declared && int64(e.Nodes)*int64(s.Replicas()) > total {
+	// An autoscaled InferenceSet is held to its peak.
+	replicas, field := s.Replicas(), "spec.scaling.replicas"
+	if a := s.Autoscaling(); a != nil && a.MaxReplicas != nil {
+		replicas, field = *a.MaxReplicas, "spec.scaling.autoscaling.maxReplicas"
+	}
+	if declared && int64(e.Nodes)*int64(replicas) > total {
 		v.Status = fit.StatusDoesNotFit
-		l.Errorf("spec.scaling.replicas", "%s: KAITO's node estimator gives each of the %d replicas %d %s (%s), %d in all, and pool %q has at most %d; add nodes to the pool or use larger GPUs (%s)%s",
-			what, s.Replicas(), e.Nodes, wording.Plural(e.Nodes, "node"), kaitoWhy(e, rel), e.Nodes*int(s.Replicas()), pool.Name, total, from, bug)
+		l.Errorf(field, "%s: KAITO's node estimator gives each of the %d replicas %d %s (%s), %d in all, and pool %q has at most %d; add nodes to the pool or use larger GPUs (%s)%s",
+			what, replicas, e.Nodes, wording.Plural(e.Nodes, "node"), kaitoWhy(e, rel), e.Nodes*int(replicas), pool.Name, total, from, bug)
 		return []fit.Verdict{v}, l
 	}
 	if e.Nodes > 1 && v.Status == fit.StatusFits {

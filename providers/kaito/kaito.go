@@ -15,6 +15,7 @@ import (
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
 	"github.com/airunway-render/airunway-render/providers"
+	"github.com/airunway-render/airunway-render/providers/internal/autoscale"
 )
 
 // Upstream constants of the KAITO provider.
@@ -82,16 +83,22 @@ func (Provider) Check(req *providers.Request) diag.List {
 			l.Errorf("spec.engine.image", "llamacpp engine requires an image on KAITO: set `spec.engine.image` (or the legacy `spec.image`), or pin `images.llamacpp` for kaito in the capability file")
 		}
 	}
-	if s.Autoscaling() != nil {
-		l.Errorf("spec.scaling.autoscaling", "cannot be rendered for the kaito provider: a Workspace has no scale subresource for KEDA or a HorizontalPodAutoscaler to scale (KAITO abandoned its proposal for one); KAITO's InferenceSet (alpha in 0.8, beta in 0.11) has one, but the renderer does not render InferenceSets yet; set a fixed `spec.scaling.replicas`, or serve the model with a provider that renders a scalable workload (docs/providers.md#autoscaling-specscalingautoscaling-v1alpha2)")
+	asSet := inferenceSetReason(req, rel) != ""
+	switch {
+	case asSet:
+		autoscale.Check(req, &l)
+	case s.Autoscaling() != nil && rel.inferenceSet:
+		l.Errorf("spec.scaling.autoscaling", "cannot be rendered as a KAITO Workspace, which has no scale subresource for KEDA or a HorizontalPodAutoscaler to scale, and the capability file pins `workload: Workspace` for kaito; remove that pin to render an InferenceSet, set a fixed `spec.scaling.replicas`, or serve the model with another provider (docs/providers.md#inferenceset)")
+	case s.Autoscaling() != nil:
+		l.Errorf("spec.scaling.autoscaling", "cannot be rendered for %s: a Workspace has no scale subresource for KEDA or a HorizontalPodAutoscaler to scale, and the InferenceSet that has one is served from KAITO %s; declare that release or later, set a fixed `spec.scaling.replicas`, or serve the model with a provider that renders a scalable workload (docs/providers.md#inferenceset)", rel, hub.KAITOInferenceSetSince)
 	}
 	if len(s.Adapters) > 0 {
 		l.Errorf("spec.adapters", "%s cannot load adapters from Hugging Face: a Workspace takes `inference.adapters` only as container images (KAITO 0.6 and later) or volumes (0.10 and later) and refuses URLs; package each adapter as an image and set `inference.adapters` through spec.provider.overrides, or serve the adapters with a provider that loads them from Hugging Face (docs/providers.md#lora-adapters-specadapters-v1alpha2)", rel)
 	}
 	// Other engines and disaggregated serving are refused by the render
 	// engine from the capability catalogue.
-	if s.Mode() == hub.ModeAggregated && s.Replicas() == 0 {
-		l.Errorf("spec.scaling.replicas", "is 0, but a KAITO Workspace cannot be scaled to zero (`resource.count` is at least 1; upstream AI Runway would silently run 1 replica); set 1 or more, or remove the ModelDeployment")
+	if s.Mode() == hub.ModeAggregated && s.Replicas() == 0 && !asSet {
+		l.Errorf("spec.scaling.replicas", "is 0, but a KAITO Workspace cannot be scaled to zero (`resource.count` is at least 1; upstream AI Runway would silently run 1 replica); set 1 or more, remove the ModelDeployment, or declare KAITO %s or later, whose InferenceSet scales to zero", hub.KAITOInferenceSetSince)
 	}
 	// KAITO names its Services `<name>` and `<name>-headless`; an invalid
 	// Service name would only fail inside the cluster.
@@ -170,10 +177,18 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		}
 	}
 	checkRendered(obj, req, rel, &l)
-	if claims != nil {
-		return []providers.Object{obj, claims}, l
+	out := []providers.Object{obj}
+	if why := inferenceSetReason(req, rel); why != "" {
+		l.Infof("", "rendered as a KAITO InferenceSet, not a Workspace: %s", why)
+		out = []providers.Object{inferenceSet(obj, req, &l), inferenceSetService(req)}
+		if scaler := inferenceSetAutoscaler(req); scaler != nil {
+			out = append(out, scaler)
+		}
 	}
-	return []providers.Object{obj}, l
+	if claims != nil {
+		out = append(out, claims)
+	}
+	return out, l
 }
 
 // workspace is the part of KAITO's v1beta1 Workspace this provider renders.
@@ -419,8 +434,14 @@ func (Provider) Backend(req *providers.Request) providers.Backend {
 	if req.Engine == hub.EngineLlamaCpp {
 		return providers.Backend{PodSelector: providers.ModelPodSelector(req), Port: Port, IgnoresServedName: true}
 	}
+	selector := map[string]string{LabelWorkspace: req.MD.Name}
+	if rel, err := releaseOf(req); err == nil && inferenceSetReason(req, rel) != "" {
+		// The InferenceSet's Workspaces have generated names; their pods
+		// carry the set's name in KAITO's created-by label.
+		selector = map[string]string{LabelCreatedBy: req.MD.Name}
+	}
 	return providers.Backend{
-		PodSelector:       map[string]string{LabelWorkspace: req.MD.Name},
+		PodSelector:       selector,
 		Port:              Port,
 		ServedName:        presetServedName(req.MD.Spec.Model.ID),
 		IgnoresServedName: true,

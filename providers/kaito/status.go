@@ -11,9 +11,20 @@ import (
 // servicePort is the port of the Service KAITO creates for a Workspace.
 const servicePort = 80
 
-// Primary implements providers.Reporter: the Workspace named like the model.
+// Primary implements providers.Reporter: the Workspace named like the
+// model, or the InferenceSet where the renderer recorded one
+// (hub.AnnotationWorkload).
 func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {
+	if md.Annotations[hub.AnnotationWorkload] == InferenceSetKind {
+		return providers.Primary{GVK: schema.FromAPIVersionAndKind(APIVersion, InferenceSetKind), Name: md.Name, Noun: InferenceSetKind}
+	}
 	return providers.Primary{GVK: schema.FromAPIVersionAndKind(APIVersion, Kind), Name: md.Name, Noun: Kind}
+}
+
+// PrimaryKinds implements providers.PrimaryKinds: a Workspace or an
+// InferenceSet.
+func (Provider) PrimaryKinds() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{schema.FromAPIVersionAndKind(APIVersion, Kind), schema.FromAPIVersionAndKind(APIVersion, InferenceSetKind)}
 }
 
 // Endpoint implements providers.Endpointer: the Service KAITO creates for
@@ -25,14 +36,17 @@ func endpoint(workspace string) providers.Endpoint {
 }
 
 // HealthFields implements providers.Reporter: a Workspace's replicas are
-// its `resource.count`.
-func (Provider) HealthFields() []string { return []string{"resource.count"} }
+// its `resource.count`, an InferenceSet's its `spec.replicas`.
+func (Provider) HealthFields() []string { return []string{"resource.count", "spec.replicas"} }
 
 // Health implements providers.Reporter as upstream translates a Workspace:
 // `status.state` (KAITO 0.10 and later) when set, else the conditions of
 // older releases. A Workspace that says neither is pending, with no
 // replicas or endpoint.
 func (Provider) Health(obj *unstructured.Unstructured) providers.Health {
+	if obj.GetKind() == InferenceSetKind {
+		return inferenceSetHealth(obj)
+	}
 	f := providers.Read(obj)
 	h, ready, said := fromState(f)
 	if !said {

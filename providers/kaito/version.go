@@ -37,6 +37,9 @@ type release struct {
 	// catalogOnly: every preset comes from the model catalog (no Go
 	// presets with weights in their images).
 	catalogOnly bool
+	// inferenceSet: the InferenceSet is served at v1beta1 and its
+	// controller is on by default (hub.KAITOInferenceSetSince).
+	inferenceSet bool
 }
 
 func (r release) String() string { return "KAITO " + r.version.String() }
@@ -53,6 +56,7 @@ func releaseOf(req *providers.Request) (release, error) {
 		labelBYO:      v.AtLeast(release0_8),
 		hfPresetNames: v.AtLeast(release0_9),
 		catalogOnly:   v.AtLeast(release0_11),
+		inferenceSet:  v.AtLeast(hub.KAITOInferenceSetSince),
 	}, nil
 }
 

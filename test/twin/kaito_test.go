@@ -3,6 +3,7 @@ package twin_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"testing"
@@ -16,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/airunway-render/airunway-render/providers/kaito"
 )
 
 // The KAITO workspace controller does not build from the Go module proxy
@@ -45,7 +48,10 @@ import (
 //     simplification that changes how many pods there are, not where they
 //     go;
 //   - the Workspace's status from the nodes and the StatefulSet
-//     (kaitoStatus below).
+//     (kaitoStatus below);
+//   - the StatefulSet owned by its Workspace (manifests.go l.164-166 at
+//     v0.12.0), so deleting a Workspace deletes its pods (the
+//     controller-manager's garbage collector).
 //
 // What rests on it: that the label selector, tolerations and GPU requests
 // the renderer writes into a Workspace put its pods on the chosen pool
@@ -109,10 +115,17 @@ func kaitoStatefulSet(ctx context.Context, ws *unstructured.Unstructured) (*apps
 	if tmpl.Labels == nil {
 		tmpl.Labels = map[string]string{}
 	}
-	tmpl.Labels["kaito.sh/workspace"] = name
+	// A Workspace of an InferenceSet: its StatefulSet selects, and its pods
+	// carry, the set's created-by label too (manifests.go
+	// GenerateStatefulSetManifest l.139-146 at v0.12.0).
+	if createdBy := ws.GetLabels()[kaito.LabelCreatedBy]; createdBy != "" {
+		selector[kaito.LabelCreatedBy] = createdBy
+	}
+	maps.Copy(tmpl.Labels, selector)
 	tmpl.Spec.Affinity = affinity
+	owner := metav1.NewControllerRef(ws, ws.GroupVersionKind())
 	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws.GetNamespace()},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws.GetNamespace(), OwnerReferences: []metav1.OwnerReference{*owner}},
 		Spec: appsv1.StatefulSetSpec{
 			Replicas: &replicas, PodManagementPolicy: appsv1.ParallelPodManagement, ServiceName: name + "-headless",
 			Selector: &metav1.LabelSelector{MatchLabels: selector}, Template: tmpl,

@@ -221,8 +221,11 @@ func prepareConsumers(t *testing.T, objs []*unstructured.Unstructured) func(ns s
 	if kinds["DynamoModel"] {
 		installCRD(t, "nvidia.com", "DynamoModel")
 	}
-	if kinds["Workspace"] {
+	if kinds["Workspace"] || kinds["InferenceSet"] {
 		installKAITOCRD(t)
+	}
+	if kinds["InferenceSet"] {
+		installCRD(t, "kaito.sh", "InferenceSet")
 	}
 	if kinds["InferencePool"] || kinds["HTTPRoute"] {
 		installGatewayCRDs(t)
@@ -231,8 +234,11 @@ func prepareConsumers(t *testing.T, objs []*unstructured.Unstructured) func(ns s
 		if kinds["DynamoGraphDeployment"] {
 			runStandIn(t, ns, dynamoStandIn(t))
 		}
-		if kinds["Workspace"] {
+		if kinds["Workspace"] || kinds["InferenceSet"] {
 			runStandIn(t, ns, kaitoStandIn)
+		}
+		if kinds["InferenceSet"] {
+			runStandIn(t, ns, inferenceSetStandIn)
 		}
 	}
 }
@@ -240,7 +246,7 @@ func prepareConsumers(t *testing.T, objs []*unstructured.Unstructured) func(ns s
 // expectedPods is how many pods each model gets from its consumer.
 func expectedPods(objs []*unstructured.Unstructured) map[string]int {
 	want := deploymentPods(objs)
-	for _, count := range []func([]*unstructured.Unstructured) map[string]int{rayPods, dynamoPods, kaitoPods} {
+	for _, count := range []func([]*unstructured.Unstructured) map[string]int{rayPods, dynamoPods, kaitoPods, inferenceSetPods} {
 		for model, n := range count(objs) {
 			want[model] += n
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/internal/testing/twin"
+	"github.com/airunway-render/airunway-render/providers/kaito"
 )
 
 // placed is what a test learns about one model's pods on the twin.
@@ -103,6 +104,9 @@ func waitPlaced(t *testing.T, ns string, models []*unstructured.Unstructured, wa
 			p := out[pod.Labels[hub.LabelModelDeployment]]
 			if p == nil {
 				p = out[pod.Labels["kaito.sh/workspace"]]
+			}
+			if p == nil {
+				p = out[pod.Labels[kaito.LabelCreatedBy]]
 			}
 			if p == nil {
 				continue
