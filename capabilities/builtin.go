@@ -93,8 +93,8 @@ schedulingProfiles:
 // priorities decide auto-selection exactly as upstream does.
 var Builtins = []Builtin{
 	{
-		Name: hub.ProviderDynamo, Versions: ptr(hub.MustVersionRange("1.1.0", "1.5.0")), DefaultVersion: "1.1.1", NewestVersion: "1.1.1",
-		Renders: "nvidia.com/v1alpha1 DynamoGraphDeployment (+ v1 PersistentVolumeClaim, batch/v1 Job for managed storage; a nvidia.com/v1alpha1 DynamoModel per LoRA adapter)",
+		Name: hub.ProviderDynamo, Versions: ptr(hub.MustVersionRange("1.1.0", "1.6.0")), DefaultVersion: "1.1.1", NewestVersion: "1.1.1",
+		Renders: "nvidia.com/v1alpha1 DynamoGraphDeployment (+ v1 PersistentVolumeClaim, batch/v1 Job for managed storage; a nvidia.com/v1alpha1 DynamoModel per LoRA adapter), or in intent mode (Dynamo 1.5+) a nvidia.com/v1beta1 DynamoGraphDeploymentRequest",
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggAndDisagg, APIFormats: allFormats, GPUSupport: true, Gateway: dynamoGateway},
 			{Name: hub.EngineSGLang, ServingModes: aggAndDisagg, APIFormats: sglangFormats, GPUSupport: true, Gateway: dynamoGateway},
@@ -115,7 +115,7 @@ var Builtins = []Builtin{
 	},
 	{
 		Name: hub.ProviderKAITO, Versions: ptr(hub.MustVersionRange("0.6.0", "0.13.0")), DefaultVersion: "0.10.0", NewestVersion: "0.12.0",
-		Renders: "kaito.sh/v1beta1 Workspace", NodeAutoProvisioning: true,
+		Renders: "kaito.sh/v1beta1 Workspace, or InferenceSet (0.11+: chosen, autoscaled or zero replicas) + v1 Service", NodeAutoProvisioning: true,
 		Engines: []hub.EngineCapability{
 			{Name: hub.EngineVLLM, ServingModes: aggregated, APIFormats: allFormats, GPUSupport: true},
 			{Name: hub.EngineLlamaCpp, ServingModes: aggregated, APIFormats: chatOnly, GPUSupport: true, CPUSupport: true, Gateway: &hub.GatewayCapabilities{IgnoresServedName: true}},

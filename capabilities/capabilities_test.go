@@ -204,7 +204,7 @@ func TestResolveProblems(t *testing.T) {
 		{
 			name: "version below the supported range",
 			doc:  capsDoc(`{providers: [{name: dynamo, version: "0.9.0"}]}`),
-			want: []want{e("spec.providers[0].version", `dynamo "0.9.0" is not supported`, ">= 1.1.0, < 1.5.0")},
+			want: []want{e("spec.providers[0].version", `dynamo "0.9.0" is not supported`, ">= 1.1.0, < 1.6.0")},
 		},
 		{
 			name: "version at the exclusive upper bound",
@@ -228,7 +228,7 @@ func TestResolveProblems(t *testing.T) {
 		{
 			name: "invalid semver",
 			doc:  capsDoc(`{providers: [{name: dynamo, version: "1.x"}]}`),
-			want: []want{e("spec.providers[0].version", `"1.x" is not a release version`, "supported dynamo releases: >= 1.1.0, < 1.5.0")},
+			want: []want{e("spec.providers[0].version", `"1.x" is not a release version`, "supported dynamo releases: >= 1.1.0, < 1.6.0")},
 		},
 		{
 			name: "pre-release version",

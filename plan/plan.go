@@ -289,6 +289,9 @@ func podGroups(items []*yaml.RNode) ([]Group, []string, error) {
 		}
 		notes = append(notes, scaleToPeak(obj, gs, scaled, model)...)
 		for _, g := range gs {
+			if g.Note != "" {
+				notes = append(notes, fmt.Sprintf("%s (model %q): %s", what, model, g.Note))
+			}
 			if g.Pods == 0 && g.Surge == 0 {
 				continue
 			}

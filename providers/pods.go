@@ -36,6 +36,9 @@ type PodGroup struct {
 	// WholeNodeGPUs: the operator gives each pod every GPU of the node it
 	// lands on (KAITO presets); Spec requests no GPU then.
 	WholeNodeGPUs bool
+	// Note says what the plan cannot count of the object and why (its
+	// pods are an operator's run-time decision), for the plan's notes.
+	Note string
 }
 
 // PodCounter is implemented by providers whose objects an operator turns

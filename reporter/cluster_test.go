@@ -82,6 +82,7 @@ var providerCRDs = []struct{ group, kind string }{
 	{"kaito.sh", "Workspace"},
 	{"kaito.sh", "InferenceSet"},
 	{"nvidia.com", "DynamoGraphDeployment"},
+	{"nvidia.com", "DynamoGraphDeploymentRequest"},
 	{"ray.io", "RayService"},
 	{"inference.networking.k8s.io", "InferencePool"},
 	{"gateway.networking.k8s.io", "HTTPRoute"},

@@ -87,6 +87,19 @@ func TestProviderLifecycles(t *testing.T) {
 				want{phase: "Failed", ready: "False", reason: reporter.ReasonFailed}},
 		},
 	}, {
+		// Dynamo's intent mode: the request's phases as PR #428 translates
+		// them, replicas from status.deploymentInfo, the graph's Frontend
+		// (status.dgdName) once deployed.
+		golden: "dynamo-intent", primaryKind: "DynamoGraphDeploymentRequest", primary: "qwen3-32b", operator: "dynamo-operator",
+		steps: []step{
+			{"profiling", `{phase: Profiling, conditions: [{type: Profiling, status: "True", reason: ProfilingRunning, message: "profiling job qwen3-32b-profiling is running", lastTransitionTime: "` + since + `"}]}`,
+				want{phase: "Deploying", ready: "False", reason: reporter.ReasonInProgress, messageHas: "profiling job qwen3-32b-profiling is running"}},
+			{"deployed", `{phase: Deployed, dgdName: qwen3-32b, deploymentInfo: {replicas: 2, availableReplicas: 2}}`,
+				want{phase: "Running", ready: "True", replicas: &v1.ReplicaStatus{Desired: 2, Ready: 2, Available: 2}, endpoint: &v1.EndpointStatus{Service: "qwen3-32b-frontend", Port: 8000}}},
+			{"failed", `{phase: Failed, conditions: [{type: Profiling, status: "False", reason: ProfilingFailed, message: "no configuration meets the SLA", lastTransitionTime: "` + since + `"}]}`,
+				want{phase: "Failed", ready: "False", reason: reporter.ReasonFailed, messageHas: "no configuration meets the SLA"}},
+		},
+	}, {
 		golden: "kuberay-aggregated-1-7", primaryKind: "RayService", primary: "qwen3-32b", operator: "kuberay-operator",
 		steps: []step{
 			{"not ready", `{conditions: [{type: Ready, status: "False", reason: Initializing, message: "waiting for the Serve applications", lastTransitionTime: "` + since + `"}]}`,

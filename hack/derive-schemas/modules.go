@@ -104,6 +104,16 @@ var moduleSources = []moduleSource{
 		Commit: "7545aa214f72475081330dd4c4b5c0a30f494870",
 		SHA256: "adb71e789d6d2114d95dcbe5f21e4ad5cc490c9e7db295d1ffe4d77df314e046",
 	},
+	// Dynamo's intent mode (docs/providers.md, DynamoGraphDeploymentRequest):
+	// the request at the same commit as the graph's schemas, v1beta1 only,
+	// the version rendered and stored.
+	{
+		Module: "github.com/ai-dynamo/dynamo", Repo: "github.com/ai-dynamo/dynamo", License: "Apache-2.0",
+		File: "deploy/operator/config/crd/bases/nvidia.com_dynamographdeploymentrequests.yaml", Provider: "dynamo",
+		Group: "nvidia.com", Kind: "DynamoGraphDeploymentRequest", Versions: []string{"v1beta1"}, Releases: []string{"main-2a6da14c"},
+		Commit: "2a6da14c83617f5412caba5777dbf0e2399e9c5f",
+		SHA256: "a4d453c2d9c6da764e0b6b7eb3462911e1ba55022c5f8baf0e211e33a4a8318d",
+	},
 	// Not provider kinds: the GitOps examples (examples/argocd, examples/flux)
 	// are validated against the CRDs of the tools that read them.
 	{

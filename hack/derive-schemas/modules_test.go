@@ -123,10 +123,11 @@ func TestModuleTable(t *testing.T) {
 		"airunway/airunway.ai_modeldeployment_v1alpha1_main-b0d3fb77.json",
 		"airunway/airunway.ai_inferenceproviderconfig_v1alpha1_main-b0d3fb77.json",
 		"kaito/kaito.sh_inferenceset_v1beta1_v0.11.0.json",
+		"dynamo/nvidia.com_dynamographdeploymentrequest_v1beta1_main-2a6da14c.json",
 	} {
 		require.Contains(t, seen, p)
 	}
-	require.Len(t, seen, 29)
+	require.Len(t, seen, 30)
 }
 
 func TestDeriveModuleErrors(t *testing.T) {

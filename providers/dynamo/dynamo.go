@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -96,6 +97,14 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		raw = md.Spec.Provider.Overrides
 	}
 	typed, rest := splitOverrides(raw, &l)
+	if typed.Intent.intent(&l) {
+		if hub.IsMocker(md) {
+			// As upstream: the mocker is always a graph of its own.
+			l.Warnf(diag.IgnoredField, overridesField+"."+overrideDeploymentMode, "is ignored for the Dynamo mocker (annotation %s), which is rendered as a DynamoGraphDeployment", hub.AnnotationDynamoTestBackend)
+		} else {
+			return renderIntent(req, typed, rest, l)
+		}
+	}
 	r := newRenderer(req, typed, &l)
 	typed.warnInapplicable(r.gateway, &l)
 	providers.WarnLiteralEnv(md, &l)
@@ -138,6 +147,41 @@ func (Provider) Render(req *providers.Request) ([]providers.Object, diag.List) {
 		return nil, l
 	}
 	return append(out, storage...), l
+}
+
+// renderIntent renders intent mode: the DynamoGraphDeploymentRequest and
+// the model's storage objects (its cache PVC and download Job), which the
+// request's modelCache names. Overrides other than the intent keys are the
+// graph's, and have no place in a request.
+func renderIntent(req *providers.Request, typed typedOverrides, rest json.RawMessage, l diag.List) ([]providers.Object, diag.List) {
+	checkIntent(req, typed, &l)
+	if len(rest) > 0 {
+		l.Errorf(overridesField, "sets fields of a DynamoGraphDeployment, which intent mode does not render: put fields of the request under `%s`, or use `%s: %s`", overrideSpec, overrideDeploymentMode, modeManual)
+	}
+	if l.HasErrors() {
+		return nil, l
+	}
+	out := []providers.Object{graphRequest(req, typed.Intent)}
+	storage, err := storageObjects(req.MD, req.Engine, req.Placement.ForCPU())
+	if err != nil {
+		l.Errorf("", "internal error rendering storage objects: %v", err)
+		return nil, l
+	}
+	return append(out, storage...), l
+}
+
+// Workload implements providers.WorkloadChooser: the request in intent
+// mode, "" for the graph.
+func (Provider) Workload(req *providers.Request) string {
+	var l diag.List
+	var raw json.RawMessage
+	if req.MD.Spec.Provider != nil {
+		raw = req.MD.Spec.Provider.Overrides
+	}
+	if t, _ := splitOverrides(raw, &l); !hub.IsMocker(req.MD) && t.Intent.intent(&l) {
+		return RequestKind
+	}
+	return ""
 }
 
 // renderer holds the decisions shared by every service of the graph.

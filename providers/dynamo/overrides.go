@@ -25,6 +25,8 @@ type typedOverrides struct {
 	RouterMode string
 	Frontend   *frontendOverrides
 	Epp        *eppOverrides
+	// Intent holds the intent mode's keys (intent.go).
+	Intent intentOverrides
 }
 
 type frontendOverrides struct {
@@ -57,6 +59,7 @@ func splitOverrides(raw json.RawMessage, l *diag.List) (typedOverrides, json.Raw
 		l.Errorf(overridesField, "must be a JSON object")
 		return t, nil
 	}
+	t.Intent = splitIntent(all, l)
 	if v, ok := all[overrideRouterMode]; ok {
 		if err := json.Unmarshal(v, &t.RouterMode); err != nil || t.RouterMode == "" {
 			l.Errorf(overridesField+"."+overrideRouterMode, "must be a non-empty string such as \"round-robin\" or \"kv\"")

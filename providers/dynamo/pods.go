@@ -33,6 +33,13 @@ import (
 // Multinode pods are gang-scheduled by Volcano, not kube-scheduler; they
 // still take the nodes counted here.
 func (Provider) PodGroups(obj *unstructured.Unstructured) ([]providers.PodGroup, bool, error) {
+	if obj.GetAPIVersion() == RequestAPIVersion && obj.GetKind() == RequestKind {
+		budget := "no GPU budget (`hardware.totalGpus`)"
+		if n, ok, _ := unstructured.NestedInt64(obj.Object, "spec", "hardware", "totalGpus"); ok {
+			budget = fmt.Sprintf("a budget of %d GPUs (`hardware.totalGpus`)", n)
+		}
+		return []providers.PodGroup{{Note: "not counted: Dynamo's profiler chooses the graph and its GPUs at run time, within " + budget + ", and places its pods itself"}}, true, nil
+	}
 	if obj.GetAPIVersion() != APIVersion || obj.GetKind() != Kind {
 		return nil, false, nil
 	}

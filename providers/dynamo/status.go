@@ -14,9 +14,18 @@ const defaultServePort = 8000
 // maxPort is the highest TCP port a Service can expose.
 const maxPort = 65535
 
-// Primary implements providers.Reporter: the graph named like the model.
+// Primary implements providers.Reporter: the graph named like the model,
+// or the request in intent mode (hub.AnnotationWorkload).
 func (Provider) Primary(md *hub.ModelDeployment) providers.Primary {
+	if md.Annotations[hub.AnnotationWorkload] == RequestKind {
+		return providers.Primary{GVK: schema.FromAPIVersionAndKind(RequestAPIVersion, RequestKind), Name: md.Name, Noun: RequestKind}
+	}
 	return providers.Primary{GVK: schema.FromAPIVersionAndKind(APIVersion, Kind), Name: md.Name, Noun: Kind}
+}
+
+// PrimaryKinds implements providers.PrimaryKinds: the graph or the request.
+func (Provider) PrimaryKinds() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{schema.FromAPIVersionAndKind(APIVersion, Kind), schema.FromAPIVersionAndKind(RequestAPIVersion, RequestKind)}
 }
 
 // Endpoint implements providers.Endpointer: the graph's frontend Service,
@@ -29,14 +38,17 @@ func endpoint(graph string) providers.Endpoint {
 }
 
 // HealthFields implements providers.Reporter: a graph's health is all in
-// its status.
-func (Provider) HealthFields() []string { return nil }
+// its status; a request's also reads whether it applies its plan.
+func (Provider) HealthFields() []string { return []string{"spec.autoApply"} }
 
 // Health implements providers.Reporter as upstream translates a graph:
 // `status.state` and `status.message`, replicas summed over the services
 // (top-level counts win where the operator writes them), the endpoint
 // from `status.endpoint` else `<name>-frontend:8000`.
 func (Provider) Health(obj *unstructured.Unstructured) providers.Health {
+	if obj.GetKind() == RequestKind {
+		return requestHealth(obj)
+	}
 	f := providers.Read(obj)
 	h := providers.Health{Phase: providers.PhasePending, Message: f.String("status", "message")}
 	switch f.String("status", "state") {
