@@ -25,6 +25,12 @@ import (
 // the scheduler's own) within the API server's length and cost limits.
 func checkDevices(pool *hub.NodePool, at string, l *diag.List) {
 	g := pool.GPU
+	if g.ExtendedResource && g.DeviceClassName == "" {
+		l.Errorf(at+".extendedResource", "needs `deviceClassName`: it says which DeviceClass serves %q as an extended resource", pool.GPUResource())
+	}
+	if g.ExtendedResource && len(g.Selectors) > 0 {
+		l.Errorf(at+".selectors", "must be empty with `extendedResource`: the scheduler serves an extended resource from any device of the DeviceClass, so a selector would narrow nothing; claim the devices instead (no `extendedResource`) to select them")
+	}
 	if g.DeviceClassName == "" {
 		if len(g.Attributes) > 0 {
 			l.Errorf(at+".attributes", "must be empty unless `deviceClassName` is set: they describe DRA devices")

@@ -33,6 +33,12 @@ func TestCheckDevices(t *testing.T) {
 			gpu:  `{selectors: ["` + h100Name + `"], attributes: {productName: x}}`,
 			want: []want{e("spec.nodePools[0].gpu.selectors", "must be empty unless `deviceClassName` is set", `"nvidia.com/gpu"`), e("spec.nodePools[0].gpu.attributes", "must be empty unless `deviceClassName` is set")},
 		},
+		{name: "a DeviceClass serving the extended resource", gpu: `{deviceClassName: gpu.nvidia.com, extendedResource: true, perNode: 8, attributes: ` + h100Attrs + `}`},
+		{
+			name: "an extended resource without a class, or with selectors",
+			gpu:  `{extendedResource: true, selectors: ["` + h100Name + `"]}`,
+			want: []want{e("spec.nodePools[0].gpu.extendedResource", "needs `deviceClassName`"), e("spec.nodePools[0].gpu.selectors", "must be empty with `extendedResource`"), e("spec.nodePools[0].gpu.selectors", "must be empty unless `deviceClassName` is set")},
+		},
 		{
 			name: "MIG",
 			gpu:  `{deviceClassName: mig.nvidia.com}`,

@@ -85,7 +85,7 @@ func poolNode(p hub.NodePool, i int32) corev1.Node {
 		if resourceName == "" {
 			resourceName = hub.DefaultGPUResource
 		}
-		if !p.ClaimsDevices() {
+		if !p.HasDevices() {
 			// A DRA pool's GPUs are devices in its ResourceSlices
 			// (ResourceSlices), not an extended resource: a cluster
 			// running NVIDIA's DRA driver instead of the device plugin has

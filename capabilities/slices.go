@@ -39,7 +39,7 @@ const (
 func (r *Resolved) ResourceSlices() []resourcev1.ResourceSlice {
 	var out []resourcev1.ResourceSlice
 	for _, p := range r.NodePools {
-		if !p.ClaimsDevices() {
+		if !p.HasDevices() {
 			continue
 		}
 		for i := range poolNodeCount(p) {
@@ -94,23 +94,34 @@ func DeviceUUID(node string, i int32) string {
 // file name, one per `gpu.deviceClassName`, sorted by name: each selects
 // the devices of the driver named like it (`device.driver == "<name>"`),
 // as the DeviceClass NVIDIA's driver installs does (which also asks for
-// `type == "gpu"`, an attribute the generated devices do not have).
+// `type == "gpu"`, an attribute the generated devices do not have), and
+// serve the pool's GPU resource as an extended resource where the pool says
+// so (`extendedResource`), as NVIDIA's chart sets it.
 func (r *Resolved) DeviceClasses() []resourcev1.DeviceClass {
-	names := map[string]bool{}
+	// extended names the resource a class serves, "" for none.
+	extended := map[string]string{}
 	for _, p := range r.NodePools {
-		if p.ClaimsDevices() {
-			names[p.GPU.DeviceClassName] = true
+		if p.HasDevices() {
+			if p.GPU.ExtendedResource {
+				extended[p.GPU.DeviceClassName] = p.GPUResource()
+			} else if _, ok := extended[p.GPU.DeviceClassName]; !ok {
+				extended[p.GPU.DeviceClassName] = ""
+			}
 		}
 	}
 	var out []resourcev1.DeviceClass
-	for _, name := range slices.Sorted(maps.Keys(names)) {
-		out = append(out, resourcev1.DeviceClass{
+	for _, name := range slices.Sorted(maps.Keys(extended)) {
+		class := resourcev1.DeviceClass{
 			TypeMeta:   metav1.TypeMeta{APIVersion: resourcev1.SchemeGroupVersion.String(), Kind: "DeviceClass"},
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{
 				CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == ` + strconv.Quote(name)},
 			}}},
-		})
+		}
+		if resource := extended[name]; resource != "" {
+			class.Spec.ExtendedResourceName = &resource
+		}
+		out = append(out, class)
 	}
 	return out
 }

@@ -151,6 +151,26 @@ func TestDeviceClasses(t *testing.T) {
 	require.Equal(t, "gpu.nvidia.com", classes[1].Name)
 	require.Equal(t, "DeviceClass", classes[1].Kind)
 	require.Empty(t, resolveDoc(t, `{providers: [{name: vllm}], nodePools: [{name: d, selector: {a: e}, gpu: {perNode: 2}}]}`).DeviceClasses())
+	require.Nil(t, classes[1].Spec.ExtendedResourceName)
+}
+
+// TestExtendedResourcePool: a pool whose DeviceClass serves its GPU
+// resource as an extended resource publishes devices and a class naming
+// the resource; its nodes list no such resource, and its pods request it
+// rather than claim devices.
+func TestExtendedResourcePool(t *testing.T) {
+	r := resolveDoc(t, `{providers: [{name: vllm}], nodePools: [
+  {name: a, selector: {a: c}, gpu: {deviceClassName: gpu.nvidia.com, extendedResource: true, perNode: 2}}]}`)
+	classes := r.DeviceClasses()
+	require.Len(t, classes, 1)
+	require.Equal(t, "nvidia.com/gpu", *classes[0].Spec.ExtendedResourceName)
+	require.Len(t, r.ResourceSlices(), len(r.Nodes()), "one slice per node")
+	require.Len(t, r.ResourceSlices()[0].Spec.Devices, 2)
+	for _, n := range r.Nodes() {
+		require.NotContains(t, n.Status.Allocatable, corev1.ResourceName("nvidia.com/gpu"))
+	}
+	require.False(t, r.NodePools[0].ClaimsDevices())
+	require.True(t, r.NodePools[0].HasDevices())
 }
 
 func ptrString(q resource.Quantity) string { return q.String() }

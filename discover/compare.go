@@ -111,7 +111,7 @@ func comparePool(p *hub.NodePool, c *Cluster, live *liveDevices) []Difference {
 		out = append(out, diff(".nodes", fmt.Sprintf("%d-%d", lo, hi), strconv.Itoa(int(n)), "%d node(s) have the labels %s, outside the file's %d to %d", n, selector, lo, hi))
 	}
 	switch {
-	case p.ClaimsDevices():
+	case p.HasDevices():
 		out = append(out, compareDevices(p, nodes, live, diff)...)
 	case p.GPU != nil:
 		out = append(out, compareGPUs(p, nodes, diff)...)

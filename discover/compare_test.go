@@ -209,3 +209,27 @@ func TestCompareDRA(t *testing.T) {
 	}, diffs[0])
 	require.Equal(t, `pool "h100": selector device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3" picks no device of DeviceClass gpu.nvidia.com on some nodes, where the pool's pods would stay Pending (devices picked: 0 on h100-0; 8 on h100-1)`, diffs[1].Message)
 }
+
+// TestCompareExtendedResource: a pool whose pods request the GPU resource
+// from a DeviceClass (`extendedResource`) differs from a cluster whose
+// class serves no such resource, where its pods would stay Pending, and
+// matches one whose class does.
+func TestCompareExtendedResource(t *testing.T) {
+	caps, c := discovertest.Example(t, "../examples/capabilities/dra-h100.yaml")
+	for i := range caps.Spec.NodePools {
+		if g := caps.Spec.NodePools[i].GPU; g != nil && g.DeviceClassName != "" {
+			g.ExtendedResource, g.Selectors = true, nil
+		}
+	}
+	var fields []string
+	for _, d := range Compare(caps, c) {
+		fields = append(fields, d.Field)
+	}
+	require.Contains(t, fields, "spec.nodePools[h100].gpu.extendedResource")
+	for i := range c.DeviceClasses {
+		c.DeviceClasses[i].ExtendedResource = "nvidia.com/gpu"
+	}
+	for _, d := range Compare(caps, c) {
+		require.NotContains(t, d.Field, "extendedResource", d.Message)
+	}
+}

@@ -87,6 +87,12 @@ func compareDevices(p *hub.NodePool, nodes []*corev1.Node, l *liveDevices, diff 
 	if class == nil {
 		return []Difference{diff(".gpu.deviceClassName", g.DeviceClassName, "none", "DeviceClass %s does not exist", g.DeviceClassName)}
 	}
+	var out []Difference
+	if g.ExtendedResource && class.ExtendedResource != p.GPUResource() {
+		// The pool's pods request the resource: with no class serving it,
+		// and the nodes listing none, they stay Pending.
+		out = append(out, diff(".gpu.extendedResource", p.GPUResource(), orNone(class.ExtendedResource), "DeviceClass %s serves %s as an extended resource, not %s (its spec.extendedResourceName), so the pool's pods that request %s stay Pending", g.DeviceClassName, orNone(class.ExtendedResource), p.GPUResource(), p.GPUResource()))
+	}
 	devices := map[string][]classDevice{}
 	var evalErr error
 	count := byNode(nodes, func(n *corev1.Node) string {
@@ -106,9 +112,8 @@ func compareDevices(p *hub.NodePool, nodes []*corev1.Node, l *liveDevices, diff 
 		if evalErr != nil {
 			msg += fmt.Sprintf(" (its selector %v)", evalErr)
 		}
-		return []Difference{diff(".gpu.deviceClassName", g.DeviceClassName, count.String(), "%s", msg)}
+		return append(out, diff(".gpu.deviceClassName", g.DeviceClassName, count.String(), "%s", msg))
 	}
-	var out []Difference
 	if g.PerNode > 0 && count.differsFrom(strconv.Itoa(int(g.PerNode))) {
 		out = append(out, diff(".gpu.perNode", strconv.Itoa(int(g.PerNode)), count.String(), "devices of DeviceClass %s differ from the file's %d per node: %s", g.DeviceClassName, g.PerNode, count))
 	}

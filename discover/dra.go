@@ -61,6 +61,9 @@ var identityAttributes = map[string]bool{"uuid": true, "parentUUID": true, "inde
 type DeviceClass struct {
 	Name      string
 	Selectors []string
+	// ExtendedResource is the extended resource the class serves
+	// (spec.extendedResourceName, Kubernetes 1.36 and later), "" for none.
+	ExtendedResource string
 }
 
 // ResourceSlice is what discover keeps of a ResourceSlice: its driver, the
@@ -139,7 +142,7 @@ func readDRA(ctx context.Context, dyn dynamic.Interface, c *Cluster) error {
 
 // ClassOf is what discover reads of a DeviceClass.
 func ClassOf(dc *resourcev1.DeviceClass) DeviceClass {
-	out := DeviceClass{Name: dc.Name}
+	out := DeviceClass{Name: dc.Name, ExtendedResource: derefString(dc.Spec.ExtendedResourceName)}
 	for _, s := range dc.Spec.Selectors {
 		if s.CEL != nil {
 			out.Selectors = append(out.Selectors, s.CEL.Expression)

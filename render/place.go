@@ -125,8 +125,11 @@ func choosePool(md *hub.ModelDeployment, pools []hub.NodePool, w workload, nodes
 	if len(fits) > 1 {
 		reason += fmt.Sprintf(", the smallest of %d fitting pools", len(fits))
 	}
-	if w.gpus > 0 && best.ClaimsDevices() {
+	switch {
+	case w.gpus > 0 && best.ClaimsDevices():
 		reason += fmt.Sprintf(" (claimed as DRA devices of DeviceClass %s)", best.GPU.DeviceClassName)
+	case w.gpus > 0 && best.HasDevices():
+		reason += fmt.Sprintf(" (DRA devices of DeviceClass %s, served as the extended resource)", best.GPU.DeviceClassName)
 	}
 	if w.gpus == 0 && best.GPU != nil {
 		l.Warnf(diag.CPUOnGPUPool, w.field, "this CPU-only workload is placed on GPU pool %q because the capability file declares no pool without GPUs", best.Name)

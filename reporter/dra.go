@@ -100,8 +100,17 @@ func trimResourceSlice(obj map[string]any) map[string]any {
 // trimDeviceClass keeps a DeviceClass's name and selectors.
 func trimDeviceClass(obj map[string]any) map[string]any {
 	out := map[string]any{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": map[string]any{"name": nameOf(obj)}}
+	spec := map[string]any{}
 	if sel, ok, _ := unstructured.NestedSlice(obj, "spec", "selectors"); ok {
-		out["spec"] = map[string]any{"selectors": sel}
+		spec["selectors"] = sel
+	}
+	// The resource the class serves: a pool that requests it (its
+	// `extendedResource`) is compared with it.
+	if name, ok, _ := unstructured.NestedString(obj, "spec", "extendedResourceName"); ok {
+		spec["extendedResourceName"] = name
+	}
+	if len(spec) > 0 {
+		out["spec"] = spec
 	}
 	return out
 }

@@ -321,11 +321,23 @@ type PoolGPU struct {
 	// DeviceClassName. The renderer holds Selectors to them, and the
 	// cluster twin publishes them.
 	Attributes map[string]string `json:"attributes,omitempty"`
+	// ExtendedResource says the DeviceClass serves ResourceName as an
+	// extended resource (its `spec.extendedResourceName`; Kubernetes 1.36
+	// and later, GA in 1.37): pods request ResourceName as on a device
+	// plugin's nodes, and the scheduler allocates them devices of the
+	// class, which the nodes do not list as allocatable. Only with
+	// DeviceClassName, and without Selectors (that path takes any device
+	// of the class).
+	ExtendedResource bool `json:"extendedResource,omitempty"`
 }
 
 // ClaimsDevices reports whether the pool's pods claim their GPUs through
-// Dynamic Resource Allocation.
-func (p *NodePool) ClaimsDevices() bool { return p.GPU != nil && p.GPU.DeviceClassName != "" }
+// Dynamic Resource Allocation (ResourceClaimTemplates).
+func (p *NodePool) ClaimsDevices() bool { return p.HasDevices() && !p.GPU.ExtendedResource }
+
+// HasDevices reports whether the pool's GPUs are DRA devices in
+// ResourceSlices, claimed or served as an extended resource.
+func (p *NodePool) HasDevices() bool { return p.GPU != nil && p.GPU.DeviceClassName != "" }
 
 // GPUResource returns the pool's GPU resource name, "" for a CPU pool.
 func (p *NodePool) GPUResource() string {
