@@ -395,7 +395,9 @@ func publishDevices(t *testing.T, resolved *capabilities.Resolved) {
 		return
 	}
 	for i := range classes {
-		require.NoError(t, createIgnoringExisting(ctx, classes[i].DeepCopy()))
+		// As this capability file says, whatever an earlier test's said: a
+		// class serves an extended resource for one pool and not another.
+		require.NoError(t, putDeviceClass(ctx, classes[i].DeepCopy()))
 	}
 	for i := range slices {
 		require.NoError(t, cluster.Client.Create(ctx, slices[i].DeepCopy()), "ResourceSlice %s", slices[i].Name)
@@ -422,6 +424,15 @@ func publishDevices(t *testing.T, resolved *capabilities.Resolved) {
 		for i := range slices {
 			_ = cluster.Client.Delete(ctx, &slices[i])
 		}
+		// A class left serving an extended resource would serve it to
+		// the next test's pods too.
+		for i := range classes {
+			if classes[i].Spec.ExtendedResourceName != nil {
+				plain := classes[i].DeepCopy()
+				plain.Spec.ExtendedResourceName = nil
+				assert.NoError(t, putDeviceClass(ctx, plain))
+			}
+		}
 	})
 }
 
@@ -445,6 +456,21 @@ func resolveCaps(t *testing.T, capsFile string) *capabilities.Resolved {
 const exampleNamespace = "inference"
 
 // createIgnoringExisting creates an object unless it exists.
+// putDeviceClass creates the DeviceClass, or gives an existing one of that
+// name its spec.
+func putDeviceClass(ctx context.Context, class *resourcev1.DeviceClass) error {
+	err := cluster.Client.Create(ctx, class)
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	live := &resourcev1.DeviceClass{}
+	if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(class), live); err != nil {
+		return err
+	}
+	live.Spec = class.Spec
+	return cluster.Client.Update(ctx, live)
+}
+
 func createIgnoringExisting(ctx context.Context, o client.Object) error {
 	if err := cluster.Client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
