@@ -415,8 +415,11 @@ func checkAutoscaling(a *hub.AutoscalingCapability, l *diag.List) {
 	if a.KEDA == nil && a.MetricsAPI == "" {
 		l.Errorf("spec.autoscaling", "must declare `keda`, `metricsAPI` or both: what autoscales a model server in this cluster")
 	}
-	if a.MetricsAPI != "" && a.MetricsAPI != hub.MetricsAPICustom {
-		l.Errorf("spec.autoscaling.metricsAPI", "%q is not supported: must be %q, the API a Prometheus adapter serves the engine's Pods metrics on", a.MetricsAPI, hub.MetricsAPICustom)
+	if a.MetricsAPI != "" && a.MetricsAPI != hub.MetricsAPICustom && a.MetricsAPI != hub.MetricsAPIExternal {
+		l.Errorf("spec.autoscaling.metricsAPI", "%q is not supported: must be %q (a Prometheus adapter's Pods metrics) or %q (its External metrics)", a.MetricsAPI, hub.MetricsAPICustom, hub.MetricsAPIExternal)
+	}
+	if a.HPAScaleToZero && a.MetricsAPI != hub.MetricsAPIExternal {
+		l.Errorf("spec.autoscaling.hpaScaleToZero", "needs `metricsAPI: %s`: the API server allows a HorizontalPodAutoscaler zero replicas only on Object or External metrics", hub.MetricsAPIExternal)
 	}
 	// KEDA without a Prometheus is a valid file (discover writes it: no
 	// cluster says where Prometheus is); a model autoscaled through KEDA

@@ -198,9 +198,18 @@ type AutoscalingCapability struct {
 	KEDA *KEDACapability `json:"keda,omitempty"`
 	// Prometheus is where KEDA reads the engine's metrics.
 	Prometheus *PrometheusServer `json:"prometheus,omitempty"`
-	// MetricsAPI is the API serving the engine's metrics as Pods metrics,
-	// for HorizontalPodAutoscalers when KEDA is absent: custom.metrics.k8s.io.
+	// MetricsAPI is the API serving the engine's metrics to
+	// HorizontalPodAutoscalers when KEDA is absent: custom.metrics.k8s.io
+	// (Pods metrics) or external.metrics.k8s.io (External metrics, which
+	// an HPA may scale to zero on).
 	MetricsAPI string `json:"metricsAPI,omitempty"`
+	// HPAScaleToZero says the cluster's HorizontalPodAutoscalers may keep
+	// zero replicas (feature HPAScaleToZero: beta and on by default from
+	// Kubernetes 1.37, alpha and off before): a model autoscaled with
+	// `minReplicas: 0` gets an HPA on External metrics then. Only with
+	// MetricsAPI external.metrics.k8s.io, the kind of metric the API server
+	// allows zero replicas on.
+	HPAScaleToZero bool `json:"hpaScaleToZero,omitempty"`
 }
 
 // KEDACapability is an installed KEDA.
@@ -218,6 +227,10 @@ type PrometheusServer struct {
 // MetricsAPICustom is the metrics API HorizontalPodAutoscalers read Pods
 // metrics from.
 const MetricsAPICustom = "custom.metrics.k8s.io"
+
+// MetricsAPIExternal is the metrics API HorizontalPodAutoscalers read
+// External metrics from (a Prometheus adapter's external rules).
+const MetricsAPIExternal = "external.metrics.k8s.io"
 
 // GatewayRef names the parent Gateway of generated HTTPRoutes.
 type GatewayRef struct {

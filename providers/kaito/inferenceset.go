@@ -143,11 +143,16 @@ func toAny(m map[string]string) map[string]any {
 // that scales the InferenceSet, nil when the model is not autoscaled. The
 // engine's metrics carry KAITO's served name for the model.
 func inferenceSetAutoscaler(req *providers.Request) providers.Object {
-	name := req.MD.Spec.Model.ID
+	return autoscale.Render(req, autoscale.Target{APIVersion: APIVersion, Kind: InferenceSetKind, Name: req.MD.Name, ModelName: metricsName(req)})
+}
+
+// metricsName is the `model_name` of the engine's metrics: KAITO's name
+// for a preset, the model id for llama.cpp.
+func metricsName(req *providers.Request) string {
 	if req.Engine == hub.EngineVLLM {
-		name = presetServedName(name)
+		return presetServedName(req.MD.Spec.Model.ID)
 	}
-	return autoscale.Render(req, autoscale.Target{APIVersion: APIVersion, Kind: InferenceSetKind, Name: req.MD.Name, ModelName: name})
+	return req.MD.Spec.Model.ID
 }
 
 // inferenceSetHealth translates an InferenceSet's status as its

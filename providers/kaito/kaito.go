@@ -86,7 +86,7 @@ func (Provider) Check(req *providers.Request) diag.List {
 	asSet := inferenceSetReason(req, rel) != ""
 	switch {
 	case asSet:
-		autoscale.Check(req, &l)
+		autoscale.CheckFor(req, metricsName(req), &l)
 	case s.Autoscaling() != nil && rel.inferenceSet:
 		l.Errorf("spec.scaling.autoscaling", "cannot be rendered as a KAITO Workspace, which has no scale subresource for KEDA or a HorizontalPodAutoscaler to scale, and the capability file pins `workload: Workspace` for kaito; remove that pin to render an InferenceSet, set a fixed `spec.scaling.replicas`, or serve the model with another provider (docs/providers.md#inferenceset)")
 	case s.Autoscaling() != nil:

@@ -21,6 +21,9 @@ package autoscale
 import (
 	"fmt"
 	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/diag"
@@ -52,10 +55,21 @@ var gauges = map[string]gauge{
 
 // Check reports what the cluster cannot autoscale: nothing declared, KEDA
 // without the Prometheus it queries, or scale to zero without KEDA.
-func Check(req *providers.Request, l *diag.List) {
+func Check(req *providers.Request, l *diag.List) { CheckFor(req, ServedName(req.MD), l) }
+
+// CheckFor is Check for a model whose engine's metrics carry modelName as
+// their `model_name` (a provider that names the served model itself):
+// on the external metrics API the HPA selects the metric by it, so it
+// must be a label value.
+func CheckFor(req *providers.Request, modelName string, l *diag.List) {
 	a := req.MD.Spec.Autoscaling()
 	if a == nil {
 		return
+	}
+	if c := req.Caps.Autoscaling; c != nil && c.KEDA == nil && c.MetricsAPI == hub.MetricsAPIExternal {
+		if msgs := validation.IsValidLabelValue(modelName); len(msgs) > 0 {
+			l.Errorf("spec.model.servedName", "the HorizontalPodAutoscaler selects the engine's External metric by `model_name=%s`, which is no label value (%s); set a served name of letters, digits, '-', '_' and '.'", modelName, strings.Join(msgs, "; "))
+		}
 	}
 	caps := req.Caps.Autoscaling
 	switch {
@@ -63,8 +77,8 @@ func Check(req *providers.Request, l *diag.List) {
 		l.Errorf("spec.scaling.autoscaling", "the capability file declares nothing that autoscales (`spec.autoscaling`): declare `keda` (with the Prometheus it queries) or the `metricsAPI` a Prometheus adapter serves, or set a fixed `spec.scaling.replicas`")
 	case caps.KEDA != nil && (caps.Prometheus == nil || caps.Prometheus.ServerAddress == ""):
 		l.Errorf("spec.scaling.autoscaling", "the capability file declares KEDA but not the Prometheus its triggers query: set `spec.autoscaling.prometheus.serverAddress` (for example http://prometheus-operated.monitoring.svc:9090)")
-	case caps.KEDA == nil && a.MinReplicas != nil && *a.MinReplicas == 0:
-		l.Errorf("spec.scaling.autoscaling.minReplicas", "is 0, but only KEDA scales to zero and the capability file declares no `spec.autoscaling.keda` (a HorizontalPodAutoscaler needs at least 1 replica); set 1 or more, or install KEDA and declare it")
+	case caps.KEDA == nil && a.MinReplicas != nil && *a.MinReplicas == 0 && !caps.HPAScaleToZero:
+		l.Errorf("spec.scaling.autoscaling.minReplicas", "is 0, but the capability file declares neither KEDA (`spec.autoscaling.keda`) nor HorizontalPodAutoscalers that scale to zero (`spec.autoscaling.hpaScaleToZero`, Kubernetes 1.37 and later, on External metrics); set 1 or more, or declare one of them")
 	}
 }
 
@@ -110,15 +124,32 @@ func Render(req *providers.Request, target Target) providers.Object {
 			"minReplicas":    int64(*a.MinReplicas),
 			"maxReplicas":    int64(*a.MaxReplicas),
 			"behavior":       scaleDown,
-			"metrics": []any{map[string]any{
-				"type": "Pods",
-				"pods": map[string]any{
-					"metric": map[string]any{"name": g.podsMetric},
-					"target": map[string]any{"type": "AverageValue", "averageValue": quantity(g, *a.Target)},
-				},
-			}},
+			"metrics":        []any{hpaMetric(req.Caps.Autoscaling.MetricsAPI, g, target, *a.Target)},
 		},
 	}
+}
+
+// hpaMetric is the HPA's metric: the engine's gauge as a Pods metric of the
+// model's pods, or, on the external metrics API, as an External metric of
+// the model (`model_name`), which needs no pod to read and so lets the HPA
+// wake a model at zero replicas. A count is divided by the replicas
+// (AverageValue); a fraction is compared as the adapter averages it
+// (Value).
+func hpaMetric(api string, g gauge, target Target, value int32) map[string]any {
+	if api != hub.MetricsAPIExternal {
+		return map[string]any{"type": "Pods", "pods": map[string]any{
+			"metric": map[string]any{"name": g.podsMetric},
+			"target": map[string]any{"type": "AverageValue", "averageValue": quantity(g, value)},
+		}}
+	}
+	goal := map[string]any{"type": "AverageValue", "averageValue": quantity(g, value)}
+	if g.average {
+		goal = map[string]any{"type": "Value", "value": quantity(g, value)}
+	}
+	return map[string]any{"type": "External", "external": map[string]any{
+		"metric": map[string]any{"name": g.podsMetric, "selector": map[string]any{"matchLabels": map[string]any{"model_name": target.ModelName}}},
+		"target": goal,
+	}}
 }
 
 // prometheusTrigger queries the engine's gauge for this model. A count is
