@@ -260,19 +260,11 @@ func (pl *plan) objectLabels() map[string]string {
 func (pl *plan) meta(name, namespace string, labels map[string]string) map[string]any {
 	m := map[string]any{
 		"name":        name,
-		"labels":      toAny(labels),
-		"annotations": toAny(providers.GeneratedAnnotations(pl.md, nil)),
+		"labels":      providers.StringMap(labels),
+		"annotations": providers.StringMap(providers.GeneratedAnnotations(pl.md, nil)),
 	}
 	if namespace != "" {
 		m["namespace"] = namespace
 	}
 	return m
-}
-
-func toAny(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

@@ -10,11 +10,11 @@ import (
 func (pl *plan) inferencePool() providers.Object {
 	spec := map[string]any{}
 	if pl.group == PoolGroupV1Alpha2 {
-		spec["selector"] = toAny(pl.backend.PodSelector)
+		spec["selector"] = providers.StringMap(pl.backend.PodSelector)
 		spec["targetPortNumber"] = int64(pl.backend.Port)
 		spec["extensionRef"] = map[string]any{"name": eppName(pl.md), "portNumber": int64(EndpointPickerPort)}
 	} else {
-		spec["selector"] = map[string]any{"matchLabels": toAny(pl.backend.PodSelector)}
+		spec["selector"] = map[string]any{"matchLabels": providers.StringMap(pl.backend.PodSelector)}
 		spec["targetPorts"] = []any{map[string]any{"number": int64(pl.backend.Port)}}
 		spec["endpointPickerRef"] = map[string]any{"name": eppName(pl.md), "port": map[string]any{"number": int64(EndpointPickerPort)}}
 	}

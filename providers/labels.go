@@ -51,3 +51,27 @@ func Merge(maps ...map[string]string) map[string]string {
 func GeneratedAnnotations(md *hub.ModelDeployment, extra map[string]string) map[string]string {
 	return Merge(extra, map[string]string{hub.AnnotationGeneratedFrom: md.Name})
 }
+
+// GeneratedMeta is the `metadata` of an object rendered as a map: name, the
+// model's namespace when it has one, the base labels and the generated
+// annotations.
+func GeneratedMeta(md *hub.ModelDeployment, engine, name string) map[string]any {
+	meta := map[string]any{
+		"name":        name,
+		"labels":      StringMap(BaseLabels(md, engine)),
+		"annotations": StringMap(GeneratedAnnotations(md, nil)),
+	}
+	if md.Namespace != "" {
+		meta["namespace"] = md.Namespace
+	}
+	return meta
+}
+
+// StringMap is m as the JSON-shaped map an Object holds.
+func StringMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -191,46 +191,21 @@ func graphRequest(req *providers.Request, o intentOverrides) providers.Object {
 		hardware["totalGpus"] = int64(n)
 		spec["hardware"] = hardware
 	}
-	if v := modelCache(md); v != nil {
+	if v := modelCacheVolume(md); v != nil {
 		mount := v.MountPath
 		if mount == "" {
 			mount = defaultCacheMount
 		}
 		spec["modelCache"] = map[string]any{"pvcName": v.ClaimName, "pvcMountPath": mount}
 	}
-	labels := toAny(providers.BaseLabels(md, req.Engine))
+	labels := providers.StringMap(providers.BaseLabels(md, req.Engine))
 	overrides, _ := spec["overrides"].(map[string]any)
 	if overrides == nil {
 		overrides = map[string]any{}
 	}
 	overrides["dgd"] = map[string]any{"apiVersion": APIVersion, "kind": Kind, "metadata": map[string]any{"name": md.Name, "labels": labels}}
 	spec["overrides"] = overrides
-	meta := map[string]any{"name": md.Name, "labels": labels, "annotations": toAny(providers.GeneratedAnnotations(md, nil))}
-	if md.Namespace != "" {
-		meta["namespace"] = md.Namespace
-	}
-	return providers.Object{"apiVersion": RequestAPIVersion, "kind": RequestKind, "metadata": meta, "spec": spec}
-}
-
-// modelCache is the first volume for the model's weights, nil without.
-func modelCache(md *hub.ModelDeployment) *hub.StorageVolume {
-	if md.Spec.Model.Storage == nil {
-		return nil
-	}
-	for i := range md.Spec.Model.Storage.Volumes {
-		if v := &md.Spec.Model.Storage.Volumes[i]; v.Purpose == hub.PurposeModelCache {
-			return v
-		}
-	}
-	return nil
-}
-
-func toAny(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
+	return providers.Object{"apiVersion": RequestAPIVersion, "kind": RequestKind, "metadata": providers.GeneratedMeta(md, req.Engine, md.Name), "spec": spec}
 }
 
 // requestHealth translates a request's status as PR #428's

@@ -114,29 +114,13 @@ func inferenceSet(ws providers.Object, req *providers.Request, l *diag.List) pro
 // name, which no client or route can know.
 func inferenceSetService(req *providers.Request) providers.Object {
 	md := req.MD
-	meta := map[string]any{
-		"name":        md.Name,
-		"labels":      toAny(providers.BaseLabels(md, req.Engine)),
-		"annotations": toAny(providers.GeneratedAnnotations(md, nil)),
-	}
-	if md.Namespace != "" {
-		meta["namespace"] = md.Namespace
-	}
 	return providers.Object{
-		"apiVersion": "v1", "kind": "Service", "metadata": meta,
+		"apiVersion": "v1", "kind": "Service", "metadata": providers.GeneratedMeta(md, req.Engine, md.Name),
 		"spec": map[string]any{
 			"selector": map[string]any{LabelCreatedBy: md.Name, labelPodIndex: "0"},
 			"ports":    []any{map[string]any{"name": "http", "protocol": "TCP", "port": int64(servicePort), "targetPort": int64(Port)}},
 		},
 	}
-}
-
-func toAny(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // inferenceSetAutoscaler is the ScaledObject or HorizontalPodAutoscaler

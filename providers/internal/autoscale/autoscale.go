@@ -89,15 +89,7 @@ func Render(req *providers.Request, target Target) providers.Object {
 	if a == nil || req.Caps.Autoscaling == nil {
 		return nil
 	}
-	md := req.MD
-	meta := map[string]any{
-		"name":        target.Name,
-		"labels":      toAny(providers.BaseLabels(md, req.Engine)),
-		"annotations": toAny(providers.GeneratedAnnotations(md, nil)),
-	}
-	if md.Namespace != "" {
-		meta["namespace"] = md.Namespace
-	}
+	meta := providers.GeneratedMeta(req.MD, req.Engine, target.Name)
 	ref := map[string]any{"apiVersion": target.APIVersion, "kind": target.Kind, "name": target.Name}
 	delay := int64(*a.ScaleDownDelaySeconds)
 	scaleDown := map[string]any{"scaleDown": map[string]any{"stabilizationWindowSeconds": delay}}
@@ -199,12 +191,4 @@ func ServedName(md *hub.ModelDeployment) string {
 		return n
 	}
 	return md.Spec.Model.ID
-}
-
-func toAny(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
