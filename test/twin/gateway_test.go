@@ -11,8 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
@@ -52,6 +54,32 @@ func TestGatewayExample(t *testing.T) {
 	require.Equal(t, "cpu", pools[epp[0].Spec.NodeName], "the endpoint picker runs on %s", epp[0].Spec.NodeName)
 	addRow("llmd + gateway (real Gateway API and Inference Extension CRDs) | examples/gateway qwen3 | %s | cpu | endpoint picker on %s | - | -", caps, epp[0].Spec.NodeName)
 	reporterRows(t, "llmd", caps, pl.ns, nodes, pl.got)
+
+	// The route the API server stored (the real Gateway API CRD) matches
+	// the model on `/` and on each other API format's path, and the
+	// reporter says which formats (status.gateway.apiFormats, main's CRD).
+	ctx := context.Background()
+	route := &unstructured.Unstructured{}
+	route.SetAPIVersion("gateway.networking.k8s.io/v1")
+	route.SetKind("HTTPRoute")
+	require.NoError(t, cluster.Client.Get(ctx, client.ObjectKey{Namespace: pl.ns, Name: "qwen3"}, route))
+	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
+	require.NotEmpty(t, rules)
+	matches, _, _ := unstructured.NestedSlice(rules[0].(map[string]any), "matches")
+	var paths []string
+	for _, m := range matches {
+		path, _, _ := unstructured.NestedString(m.(map[string]any), "path", "value")
+		paths = append(paths, path)
+	}
+	require.Equal(t, []string{"/", "/v1/responses", "/v1/messages"}, paths)
+	waitUntil(t, twin.HangBound, 250*time.Millisecond, func(c *assert.CollectT) {
+		md := &unstructured.Unstructured{}
+		md.SetAPIVersion("airunway.ai/v1alpha1")
+		md.SetKind(hub.KindModelDeployment)
+		require.NoError(c, cluster.Client.Get(ctx, client.ObjectKey{Namespace: pl.ns, Name: "qwen3"}, md))
+		formats, _, _ := unstructured.NestedStringSlice(md.Object, "status", "gateway", "apiFormats")
+		require.Equal(c, []string{"openai-chat", "openai-responses", "anthropic-messages"}, formats)
+	}, func() string { return "" }, "status.gateway.apiFormats of qwen3")
 }
 
 // installGatewayCRDs installs the Gateway API and Inference Extension
