@@ -335,7 +335,15 @@ func runArgoApplication(t *testing.T, clusterName string) {
 	t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), app) })
 	if _, automated, _ := unstructured.NestedMap(app.Object, "spec", "syncPolicy", "automated"); !automated {
 		// Prod syncs by hand (the example says why): what someone
-		// pressing Sync does.
+		// pressing Sync does, once Argo CD shows the Application compared.
+		// Before that, its controller may not know the cluster by this
+		// name yet (the previous test's secret named the same server):
+		// a sync then fails with "there are no clusters with this name"
+		// and, being manual, is not retried (seen once in a loaded run).
+		waitUntil(t, twin.HangBound, 250*time.Millisecond, func(c *assert.CollectT) {
+			s, _ := readApp(c, name)
+			require.Contains(c, []string{"OutOfSync", "Synced"}, s.sync, "Application %s compared", name)
+		}, func() string { return "" }, "Application %s compared with its cluster", name)
 		requestSync(t, name, "main")
 	}
 	h := &healthTimeline{}
