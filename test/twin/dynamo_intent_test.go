@@ -97,12 +97,8 @@ func TestDynamoIntent(t *testing.T) {
 	key := client.ObjectKeyFromObject(models[0])
 	want := dynamoPods([]*unstructured.Unstructured{profiled})[profiled.GetName()]
 	got := waitPlaced(t, ns, models, map[string]int{key.Name: want}, time.Now(), twin.HangBound)
-	ctx := context.Background()
 	waitUntil(t, twin.HangBound, 250*time.Millisecond, func(c *assert.CollectT) {
-		md := &unstructured.Unstructured{}
-		md.SetAPIVersion("airunway.ai/v1alpha1")
-		md.SetKind(hub.KindModelDeployment)
-		require.NoError(c, cluster.Client.Get(ctx, key, md))
+		md := readModel(c, key)
 		phase, _, _ := unstructured.NestedString(md.Object, "status", "phase")
 		kind, _, _ := unstructured.NestedString(md.Object, "status", "provider", "resourceKind")
 		service, _, _ := unstructured.NestedString(md.Object, "status", "endpoint", "service")

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/internal/testing/twin"
 )
 
@@ -73,10 +72,7 @@ func TestGatewayExample(t *testing.T) {
 	}
 	require.Equal(t, []string{"/", "/v1/responses", "/v1/messages"}, paths)
 	waitUntil(t, twin.HangBound, 250*time.Millisecond, func(c *assert.CollectT) {
-		md := &unstructured.Unstructured{}
-		md.SetAPIVersion("airunway.ai/v1alpha1")
-		md.SetKind(hub.KindModelDeployment)
-		require.NoError(c, cluster.Client.Get(ctx, client.ObjectKey{Namespace: pl.ns, Name: "qwen3"}, md))
+		md := readModel(c, client.ObjectKey{Namespace: pl.ns, Name: "qwen3"})
 		formats, _, _ := unstructured.NestedStringSlice(md.Object, "status", "gateway", "apiFormats")
 		require.Equal(c, []string{"openai-chat", "openai-responses", "anthropic-messages"}, formats)
 	}, func() string { return "" }, "status.gateway.apiFormats of qwen3")

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/internal/testing/twin"
 	"github.com/airunway-render/airunway-render/providers/kaito"
 )
@@ -197,10 +196,7 @@ func TestKAITOInferenceSet(t *testing.T) {
 	// reported waits until the status reporter says the model runs want
 	// replicas, all ready, from the InferenceSet's status.
 	reported := func(c *assert.CollectT, want int64) {
-		md := &unstructured.Unstructured{}
-		md.SetAPIVersion("airunway.ai/v1alpha1")
-		md.SetKind(hub.KindModelDeployment)
-		require.NoError(c, cluster.Client.Get(ctx, key, md))
+		md := readModel(c, key)
 		phase, _, _ := unstructured.NestedString(md.Object, "status", "phase")
 		desired, _, _ := unstructured.NestedInt64(md.Object, "status", "replicas", "desired")
 		ready, _, _ := unstructured.NestedInt64(md.Object, "status", "replicas", "ready")

@@ -66,11 +66,17 @@ func TestScaleToZero(t *testing.T) {
 // modelReplicas reads the phase and desired replicas the status reporter
 // wrote on a ModelDeployment.
 func modelReplicas(c *assert.CollectT, key client.ObjectKey) (string, int64) {
+	md := readModel(c, key)
+	phase, _, _ := unstructured.NestedString(md.Object, "status", "phase")
+	desired, _, _ := unstructured.NestedInt64(md.Object, "status", "replicas", "desired")
+	return phase, desired
+}
+
+// readModel reads a ModelDeployment as the status reporter left it.
+func readModel(c *assert.CollectT, key client.ObjectKey) *unstructured.Unstructured {
 	md := &unstructured.Unstructured{}
 	md.SetAPIVersion("airunway.ai/v1alpha1")
 	md.SetKind(hub.KindModelDeployment)
 	require.NoError(c, cluster.Client.Get(context.Background(), key, md))
-	phase, _, _ := unstructured.NestedString(md.Object, "status", "phase")
-	desired, _, _ := unstructured.NestedInt64(md.Object, "status", "replicas", "desired")
-	return phase, desired
+	return md
 }
