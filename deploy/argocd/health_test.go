@@ -193,6 +193,26 @@ func TestHealth(t *testing.T) {
 	}
 }
 
+// BenchmarkHealthLua measures the script on a Running model with every
+// condition the reporter writes, against the one second Argo CD gives a
+// health script: an op is a fresh LState, as Argo CD makes one per check.
+func BenchmarkHealthLua(b *testing.B) {
+	script, err := os.ReadFile(scriptFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	obj := argolua.Decode(b, md(2, st(2, "Running", msgRunning,
+		cond("Ready", "True", "DeploymentReady", msgRunning, 2),
+		cond("Reconciling", "False", "Succeeded", "", 2),
+		cond("Stalled", "False", "Succeeded", "", 2))))
+	for b.Loop() {
+		h, err := argolua.RunHealth(b, false, string(script), obj)
+		if err != nil || h.Status != "Healthy" {
+			b.Fatalf("health = %+v, %v", h, err)
+		}
+	}
+}
+
 // TestLuaEnvironment pins the harness to what Argo CD gives an argocd-cm
 // script, so that a script using a library Argo CD withholds fails here.
 func TestLuaEnvironment(t *testing.T) {
