@@ -156,7 +156,12 @@ func (e *UnknownClusterError) Error() string {
 type fleetState struct {
 	clusters []Cluster
 	load     map[string][]Group
-	groups   map[ModelOnCluster][]Group // model and cluster → its pod groups
+	// ledgers are each cluster's load, sorted (ledger): a model is
+	// weighed against a copy with its entries added. empty: a cluster's
+	// ledger with nothing.
+	ledgers, empty map[string]*ledger
+	groups         map[ModelOnCluster][]Group // model and cluster → its pod groups
+	entries        map[ModelOnCluster][]entry // and as the cluster's ledger sorts them
 	gpusOn   map[ModelOnCluster]int64   // model and cluster → the GPUs it requests there
 	notes    map[ModelOnCluster][]string
 	planned  map[string][]string // cluster → the notes of its models
@@ -178,7 +183,7 @@ func Assign(models []Candidate, clusters []Cluster) (*Fleet, error) {
 		return nil, errors.New("the fleet has no cluster: its directory must hold one capability file (ClusterCapabilities) per cluster")
 	}
 	clusters = slices.SortedFunc(slices.Values(clusters), func(a, b Cluster) int { return cmp.Compare(a.Caps.Name, b.Caps.Name) })
-	s := &fleetState{clusters: clusters, load: map[string][]Group{}, groups: map[ModelOnCluster][]Group{}, gpusOn: map[ModelOnCluster]int64{}, notes: map[ModelOnCluster][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, fails: map[string][]string{}, plans: map[string]*Plan{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
+	s := &fleetState{clusters: clusters, load: map[string][]Group{}, ledgers: map[string]*ledger{}, empty: map[string]*ledger{}, groups: map[ModelOnCluster][]Group{}, entries: map[ModelOnCluster][]entry{}, gpusOn: map[ModelOnCluster]int64{}, notes: map[ModelOnCluster][]string{}, planned: map[string][]string{}, over: map[string][]Group{}, fails: map[string][]string{}, plans: map[string]*Plan{}, models: map[string][]string{}, verdicts: map[string][]fit.Verdict{}}
 	f := &Fleet{Fits: true}
 	var err error
 	if s.compare, f.Notes, err = currencies(clusters); err != nil {
@@ -190,6 +195,7 @@ func Assign(models []Candidate, clusters []Cluster) (*Fleet, error) {
 		if len(c.Caps.NodePools) == 0 {
 			return nil, fmt.Errorf("cluster %q (%s): %w", c.Caps.Name, c.File, ErrNoPools)
 		}
+		s.ledgers[c.Caps.Name], s.empty[c.Caps.Name] = newLedger(c.Caps), newLedger(c.Caps)
 	}
 	models = slices.Clone(models)
 	for i := range models {
@@ -274,8 +280,14 @@ func (s *fleetState) demand(m *Candidate) error {
 		}
 		key := onCluster(m.Namespace, m.Name, c.Caps.Name)
 		s.groups[key], s.notes[key] = gs, notes
+		l := s.empty[c.Caps.Name]
+		entries := make([]entry, len(gs))
+		for i, g := range gs {
+			entries[i] = l.sort(g)
+		}
+		s.entries[key] = entries
 		var n int64
-		for _, p := range computeGroups(gs, nil, c.Caps).Pools {
+		for _, p := range l.with(entries).plan(nil, false).Pools {
 			n += p.GPUsRequested
 		}
 		s.gpusOn[key] = n
@@ -418,24 +430,24 @@ func (s *fleetState) weigh(m Candidate, c Cluster) ClusterVerdict {
 		v.Reason = why
 		return v
 	}
-	gs, ok := s.groups[onCluster(m.Namespace, m.Name, name)]
+	entries, ok := s.entries[onCluster(m.Namespace, m.Name, name)]
 	if !ok {
 		v.Reason = "not rendered for this cluster"
 		return v
 	}
 	before := s.plans[name]
 	if before == nil {
-		before = computeGroups(s.load[name], nil, c.Caps)
+		before = s.ledgers[name].plan(nil, false)
 		s.plans[name] = before
 	}
-	after := computeGroups(append(slices.Clone(s.load[name]), gs...), nil, c.Caps)
+	after := s.ledgers[name].with(entries).plan(nil, false)
 	v.FreeGPUs = freeGPUs(after)
 	if !after.Fits {
 		v.Reason = shortfall(after, m.Namespace, m.Name)
 		return v
 	}
 	v.Fits = true
-	v.costCents, v.priced = after.costCents-before.costCents, pricedWhere(after, c.Caps, m)
+	v.costCents, v.priced = after.costCents-before.costCents, pricedWhere(after, c.Caps, m, entries)
 	if v.priced {
 		perHour := hourly(v.costCents)
 		v.CostPerHour, v.Currency = &perHour, after.Currency
@@ -448,6 +460,9 @@ func (s *fleetState) commit(m Candidate, c Cluster) {
 	name := c.Caps.Name
 	key := onCluster(m.Namespace, m.Name, name)
 	s.load[name] = append(s.load[name], s.groups[key]...)
+	for _, e := range s.entries[key] {
+		s.ledgers[name].add(e)
+	}
 	delete(s.plans, name)
 	s.planned[name] = append(s.planned[name], s.notes[key]...)
 	s.models[name] = append(s.models[name], m.Namespace+"/"+m.Name)
@@ -455,13 +470,17 @@ func (s *fleetState) commit(m Candidate, c Cluster) {
 }
 
 // pricedWhere: every pool the model has pods on has a price, so the
-// cost it adds is known.
-func pricedWhere(p *Plan, caps *capabilities.Resolved, m Candidate) bool {
-	for i, pool := range p.Pools {
-		for _, pm := range pool.Models {
-			if pm.Namespace == m.Namespace && pm.Name == m.Name && caps.NodePools[i].PricePerNodeHour == nil {
-				return false
-			}
+// cost it adds is known: the pools its groups select (entries) and those
+// its floating pods were planned on.
+func pricedWhere(p *Plan, caps *capabilities.Resolved, m Candidate, entries []entry) bool {
+	for _, e := range entries {
+		if e.pool >= 0 && caps.NodePools[e.pool].PricePerNodeHour == nil {
+			return false
+		}
+	}
+	for _, g := range p.Floating {
+		if g.Namespace == m.Namespace && g.Model == m.Name && caps.NodePool(g.Pool).PricePerNodeHour == nil {
+			return false
 		}
 	}
 	return true

@@ -31,16 +31,17 @@ import (
 // placeFloating plans the floating groups, the largest pods first (as
 // pack does): each on the pools that take it, in order of preference, as
 // many pods on each as its nodes still hold beside the pods already
-// planned there. It adds them to byPool and returns them, one entry per
-// pool, and the pods no pool takes, with the reason and what to add.
-func placeFloating(groups []Group, pools []hub.NodePool, byPool map[string][]Group) (placed, unplaced []Group) {
-	gpus := gpuResources(pools)
-	slices.SortStableFunc(groups, func(a, b Group) int { return largerFirst(demand(a, gpus), demand(b, gpus)) })
-	for _, g := range groups {
-		order, why := takers(g, pools, gpus)
-		left, surge := g.Pods, g.surge
-		for _, np := range order {
-			n := room(np, byPool[np.Name], g, left)
+// planned there. It adds them to the ledger's pools and returns them, one
+// entry per pool, and the pods no pool takes, with the reason and what to
+// add.
+func (l *ledger) placeFloating() (placed, stranded []Group) {
+	groups := slices.SortedStableFunc(slices.Values(l.floating), func(a, b entry) int { return largerFirst(a.size, b.size) })
+	for _, e := range groups {
+		why := e.why // a copy: what full adds stays with this placement
+		left, surge := e.Pods, e.surge
+		for _, i := range e.takers {
+			np := &l.caps.NodePools[i]
+			n := room(np, l.shapes[i], &l.pools[i], e.ones[i], left)
 			if n < left {
 				why.full(np)
 			}
@@ -48,22 +49,24 @@ func placeFloating(groups []Group, pools []hub.NodePool, byPool map[string][]Gro
 				continue
 			}
 			// The rollout's extra pods go with the first pods placed.
-			part := g
+			part := e.Group
 			part.Pods, part.surge, surge = n, surge, 0
-			part.Pool, part.CPUOnGPUPool = np.Name, np.GPU != nil && demand(g, gpus).gpus == 0
-			byPool[np.Name] = append(byPool[np.Name], part)
+			part.Pool, part.CPUOnGPUPool = np.Name, np.GPU != nil && e.size.gpus == 0
+			l.pools[i].add(part, e.ones[i])
 			placed = append(placed, part)
 			if left -= n; left == 0 {
 				break
 			}
 		}
 		if left > 0 {
+			g := e.Group
 			g.Pods, g.surge = left, surge
-			g.Reason = why.reason(g, gpus)
-			unplaced = append(unplaced, g)
+			g.Reason = why.reason(g, l.gpus)
+			stranded = append(stranded, g)
 		}
 	}
-	return placed, unplaced
+	l.floating = nil // placed
+	return placed, stranded
 }
 
 // refusals say why pools do not take a floating group's pods, and
@@ -259,26 +262,20 @@ func gpusPerNode(np *hub.NodePool) int64 {
 	return int64(np.GPU.PerNode)
 }
 
-// room is how many of n more pods of g the pool's nodes hold beside the
-// pods planned there, every pod still finding a node: all n when the
-// pool's size, or its nodes', is unknown (the plan cannot tell, as for the
-// pool's own pods).
-func room(np *hub.NodePool, groups []Group, g Group, n int32) int32 {
-	s := nodeShape(np)
+// room is how many of n more pods one the pool's nodes hold beside the
+// pods planned there (load), every pod still finding a node: all n when
+// the pool's size, or its nodes', is unknown (the plan cannot tell, as for
+// the pool's own pods).
+func room(np *hub.NodePool, s shape, load *poolLoad, one pod, n int32) int32 {
 	_, most, sized := np.Nodes.Range()
 	if !s.known || !sized {
 		return n
 	}
-	var steady []pod
-	for _, o := range groups {
-		steady = appendPods(steady, s.podOf(o), o.Pods)
-	}
-	_, before := s.pack(steady, most)
-	one := s.podOf(g)
+	_, before := s.pack(load.steady, most)
 	// More pods of one kind never need fewer nodes: the first count that
 	// leaves a pod without a node bounds the answer.
 	return int32(sort.Search(int(n), func(i int) bool {
-		_, after := s.pack(appendPods(slices.Clone(steady), one, int32(i+1)), most)
+		_, after := s.pack(load.steady.with(podSet{{one, int32(i + 1)}}), most)
 		return after > before
 	}))
 }

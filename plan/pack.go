@@ -2,6 +2,7 @@ package plan
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,11 +77,43 @@ func (s shape) podOf(g Group) pod {
 	return p
 }
 
-func appendPods(list []pod, one pod, n int32) []pod {
-	for range n {
-		list = append(list, one)
+// podCount is n identical pods.
+type podCount struct {
+	pod
+	n int32
+}
+
+// podSet is a multiset of pods: a pool of a fleet holds thousands of pods
+// of a handful of kinds, so pods are counted by kind, not listed.
+type podSet []podCount
+
+// add counts n more pods of one kind.
+func (set podSet) add(one pod, n int32) podSet {
+	if n <= 0 {
+		return set
 	}
-	return list
+	for i := range set {
+		if set[i].pod == one {
+			set[i].n += n
+			return set
+		}
+	}
+	return append(set, podCount{one, n})
+}
+
+// with is the union of two multisets, neither changed.
+func (set podSet) with(more podSet) podSet {
+	out := slices.Clip(slices.Clone(set))
+	for _, c := range more {
+		out = out.add(c.pod, c.n)
+	}
+	return out
+}
+
+// nodeState is how many open nodes have the same room left.
+type nodeState struct {
+	free pod
+	n    int32
 }
 
 // pack puts the pods largest first, each on the fullest node that still
@@ -88,33 +121,91 @@ func appendPods(list []pod, one pod, n int32) []pod {
 // MostAllocated, docs/plan.md), opening a node when none does, at most
 // limit nodes (no bound when negative). It returns the nodes used and the
 // pods that found no node.
-func (s shape) pack(pods []pod, limit int32) (nodes, pending int32) {
-	pods = slices.Clone(pods)
-	slices.SortStableFunc(pods, func(a, b pod) int {
+//
+// Nodes with the same room left are interchangeable, so the open nodes are
+// counted by room (states, fullest first) rather than listed, and a kind
+// of pods is placed in bulk: the fullest node that holds one pod of it
+// stays the fullest that holds the next (it only gets fuller, and no node
+// fuller than it held the pod), so it takes as many in a row as fit.
+// "Fullest" compares the cpu and memory requested even where the pool's
+// nodes do not say how much they have (a GPU pool without `capacity`), as
+// placing pod by pod did. The
+// cost is the kinds of pods times the distinct rooms, not the pods times
+// the nodes; TestPackMatchesPodByPod holds it to placing pod by pod.
+func (s shape) pack(set podSet, limit int32) (nodes, pending int32) {
+	nodes, pending, _ = s.packed(set, limit)
+	return nodes, pending
+}
+
+// packed is pack, and the room left on the open nodes.
+func (s shape) packed(set podSet, limit int32) (nodes, pending int32, states []nodeState) {
+	kinds := slices.SortedStableFunc(slices.Values(set), func(a, b podCount) int {
 		return cmp.Or(cmp.Compare(b.gpus, a.gpus), cmp.Compare(b.cpu, a.cpu), cmp.Compare(b.memory, a.memory))
 	})
-	var free []pod // what each open node has left
-	for _, p := range pods {
-		if !s.holds(pod{gpus: s.gpus, cpu: s.cpu, memory: s.memory}, p) {
-			pending++ // larger than a node: no node ever takes it
+	whole := pod{gpus: s.gpus, cpu: s.cpu, memory: s.memory}
+	// states are fullest first.
+	for _, k := range kinds {
+		if !s.holds(whole, k.pod) {
+			pending += k.n // larger than a node: no node ever takes it
 			continue
 		}
-		best := -1
-		for i, f := range free {
-			if s.holds(f, p) && (best < 0 || s.fuller(f, free[best])) {
-				best = i
+		for left := k.n; left > 0; {
+			i := slices.IndexFunc(states, func(st nodeState) bool { return st.n > 0 && s.holds(st.free, k.pod) })
+			if i < 0 {
+				if limit >= 0 && nodes >= limit {
+					pending += left
+					break
+				}
+				nodes++
+				states = addState(states, whole, 1)
+				continue
 			}
-		}
-		switch {
-		case best >= 0:
-			free[best] = pod{gpus: free[best].gpus - p.gpus, cpu: free[best].cpu - p.cpu, memory: free[best].memory - p.memory}
-		case limit >= 0 && int32(len(free)) >= limit:
-			pending++
-		default:
-			free = append(free, pod{gpus: s.gpus - p.gpus, cpu: s.cpu - p.cpu, memory: s.memory - p.memory})
+			st := states[i]
+			each := s.fits(st.free, k.pod) // pods one node of st takes in a row
+			if each < 0 || left <= each {
+				// One node takes them all (each < 0: the pods take nothing
+				// the pool's nodes are known by).
+				states[i].n--
+				states = addState(states, st.free.minus(k.pod, left), 1)
+				break
+			}
+			filled := min(st.n, left/each)
+			states[i].n -= filled
+			states = addState(states, st.free.minus(k.pod, each), filled)
+			left -= filled * each
 		}
 	}
-	return int32(len(free)), pending
+	return nodes, pending, states
+}
+
+// fits is how many pods p a node with room free takes, -1 when any
+// number (p takes nothing the pool's nodes are known by).
+func (s shape) fits(free, p pod) int32 {
+	each := int64(-1)
+	for _, d := range [][3]int64{{free.gpus, p.gpus, 1}, {free.cpu, p.cpu, s.cpu}, {free.memory, p.memory, s.memory}} {
+		if d[2] != 0 && d[1] > 0 && (each < 0 || d[0]/d[1] < each) {
+			each = d[0] / d[1]
+		}
+	}
+	return int32(min(each, math.MaxInt32))
+}
+
+// minus is the room left after n pods p.
+func (free pod) minus(p pod, n int32) pod {
+	return pod{gpus: free.gpus - p.gpus*int64(n), cpu: free.cpu - p.cpu*int64(n), memory: free.memory - p.memory*int64(n)}
+}
+
+// addState counts n more nodes with room free, keeping the states fullest
+// first.
+func addState(states []nodeState, free pod, n int32) []nodeState {
+	i, found := slices.BinarySearchFunc(states, free, func(st nodeState, f pod) int {
+		return cmp.Or(cmp.Compare(st.free.gpus, f.gpus), cmp.Compare(st.free.cpu, f.cpu), cmp.Compare(st.free.memory, f.memory))
+	})
+	if found {
+		states[i].n += n
+		return states
+	}
+	return slices.Insert(states, i, nodeState{free, n})
 }
 
 // holds: the node's free room takes the pod; cpu and memory count only
@@ -123,9 +214,4 @@ func (s shape) holds(free, p pod) bool {
 	return p.gpus <= free.gpus &&
 		(s.cpu == 0 || p.cpu <= free.cpu) &&
 		(s.memory == 0 || p.memory <= free.memory)
-}
-
-// fuller: a has fewer GPUs left than b, then less cpu, then less memory.
-func (s shape) fuller(a, b pod) bool {
-	return cmp.Or(cmp.Compare(a.gpus, b.gpus), cmp.Compare(a.cpu, b.cpu), cmp.Compare(a.memory, b.memory)) < 0
 }

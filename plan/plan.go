@@ -192,61 +192,11 @@ func Compute(items []*yaml.RNode, caps *capabilities.Resolved) (*Plan, error) {
 // computeGroups plans pod groups against the capability file's pools,
 // which it must have.
 func computeGroups(groups []Group, notes []string, caps *capabilities.Resolved) *Plan {
-	p := &Plan{Notes: notes}
-	byPool := map[string][]Group{}
-	var floating []Group
-	gpus := gpuResources(caps.NodePools)
+	l := newLedger(caps)
 	for _, g := range groups {
-		if g.Reason != "" { // claims the plan cannot count
-			p.Unplaced = append(p.Unplaced, g)
-			continue
-		}
-		pool := selectedPool(g, caps.NodePools)
-		if pool == nil {
-			floating = append(floating, g)
-			continue
-		}
-		if c, ok := undeclaredClass(g, pool); ok {
-			g.Reason = undeclaredReason(pool, c, caps.NodePools)
-			p.Unplaced = append(p.Unplaced, g)
-			continue
-		}
-		if why := extendedOnDRA(g, pool, gpus); why != "" {
-			g.Reason = "it selects pool " + fmt.Sprintf("%q", pool.Name) + " but " + why
-			p.Unplaced = append(p.Unplaced, g)
-			continue
-		}
-		if taint, ok := untolerated(g, pool); ok {
-			g.Reason = fmt.Sprintf("it selects pool %q but does not tolerate its taint %q", pool.Name, taint.ToString())
-			p.Unplaced = append(p.Unplaced, g)
-			continue
-		}
-		byPool[pool.Name] = append(byPool[pool.Name], g)
+		l.add(l.sort(g))
 	}
-	// After the pods that select their pool: a floating pod goes where
-	// they leave room, as the scheduler finds it.
-	var unplaced []Group
-	p.Floating, unplaced = placeFloating(floating, caps.NodePools, byPool)
-	p.Unplaced = append(p.Unplaced, unplaced...)
-	p.Fits = len(p.Unplaced) == 0
-	p.RolloutsProceed = true
-	var cents int64
-	priced := false
-	for i := range caps.NodePools {
-		pool := poolPlan(&caps.NodePools[i], byPool[caps.NodePools[i].Name])
-		p.Fits = p.Fits && pool.Fits
-		p.RolloutsProceed = p.RolloutsProceed && pool.Rollout.Proceeds
-		if pool.CostPerMonth != nil {
-			priced, p.Currency = true, caps.NodePools[i].PricePerNodeHour.Currency
-			cents += pool.costCents
-		}
-		p.Pools = append(p.Pools, pool)
-	}
-	if priced {
-		p.CostPerMonth = money(cents)
-	}
-	p.costCents = cents
-	return p
+	return l.plan(notes, true)
 }
 
 // podGroups reads every generated object's pods.
@@ -387,39 +337,18 @@ func nodeLabels(m map[string]string) string {
 	return labels.Set(m).String()
 }
 
-// poolPlan packs one pool's groups.
-func poolPlan(np *hub.NodePool, groups []Group) Pool {
-	shape := nodeShape(np)
-	p := Pool{Name: np.Name, GPUResource: np.GPUResource(), Fits: true, Rollout: Rollout{Fits: true, Proceeds: true}, Models: []Model{}}
+// poolPlan packs one pool's pods; full: with the models that have pods
+// there.
+func poolPlan(np *hub.NodePool, shape shape, load *poolLoad, full bool) Pool {
+	p := Pool{Name: np.Name, GPUResource: np.GPUResource(), Fits: true,
+		Pods: load.pods, GPUsRequested: load.gpus, Rollout: Rollout{Pods: load.rolloutPods, GPUs: load.rolloutGPUs, Fits: true, Proceeds: true}}
 	if np.GPU != nil {
 		p.GPUsPerNode, p.DeviceClassName = np.GPU.PerNode, np.GPU.DeviceClassName
 	}
-	var steady, surge, mustSurge []pod
-	models := map[types.NamespacedName]*Model{}
-	for _, g := range groups {
-		one := shape.podOf(g)
-		gpus := one.gpus
-		p.Pods += g.Pods
-		p.GPUsRequested += gpus * int64(g.Pods)
-		p.Rollout.Pods += g.surge
-		p.Rollout.GPUs += gpus * int64(g.surge)
-		steady = appendPods(steady, one, g.Pods)
-		surge = appendPods(surge, one, g.surge)
-		if !g.replaces {
-			mustSurge = appendPods(mustSurge, one, g.surge)
-		}
-		key := types.NamespacedName{Namespace: g.Namespace, Name: g.Model}
-		if models[key] == nil {
-			models[key] = &Model{Namespace: g.Namespace, Name: g.Model}
-		}
-		models[key].Pods += g.Pods
-		models[key].GPUs += gpus * int64(g.Pods)
+	if full {
+		p.Models = poolModels(shape, load.groups)
 	}
-	for _, k := range slices.SortedFunc(maps.Keys(models), func(a, b types.NamespacedName) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	}) {
-		p.Models = append(p.Models, *models[k])
-	}
+	steady, surge, mustSurge := load.steady, load.surge, load.mustSurge
 	lo, hi, sized := np.Nodes.Range()
 	if sized {
 		p.NodesAvailable = &hi
@@ -439,10 +368,10 @@ func poolPlan(np *hub.NodePool, groups []Group) Pool {
 	if np.GPU != nil && np.GPU.PerNode > 0 {
 		p.IdleGPUs = int64(needed)*int64(np.GPU.PerNode) - p.GPUsRequested
 	}
-	during, duringOversize := shape.pack(append(slices.Clone(steady), surge...), -1)
+	during, duringOversize := shape.pack(steady.with(surge), -1)
 	p.Rollout.Nodes = during - needed
 	p.Rollout.Fits = duringOversize == 0
-	stalling, stallingOversize := shape.pack(append(slices.Clone(steady), mustSurge...), -1)
+	stalling, stallingOversize := shape.pack(steady.with(mustSurge), -1)
 	p.Rollout.Proceeds = stallingOversize == 0
 	if sized {
 		p.Fits, p.Rollout.Fits = p.Fits && needed <= hi, p.Rollout.Fits && during <= hi
@@ -468,6 +397,27 @@ func poolPlan(np *hub.NodePool, groups []Group) Pool {
 		p.PoolCostPerMonth = money(toCents(monthly(price, billed)))
 	}
 	return p
+}
+
+// poolModels are the models with pods in a pool's groups, by namespace
+// and name.
+func poolModels(shape shape, groups []Group) []Model {
+	models := map[types.NamespacedName]*Model{}
+	for _, g := range groups {
+		key := types.NamespacedName{Namespace: g.Namespace, Name: g.Model}
+		if models[key] == nil {
+			models[key] = &Model{Namespace: g.Namespace, Name: g.Model}
+		}
+		models[key].Pods += g.Pods
+		models[key].GPUs += shape.podOf(g).gpus * int64(g.Pods)
+	}
+	out := []Model{}
+	for _, k := range slices.SortedFunc(maps.Keys(models), func(a, b types.NamespacedName) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	}) {
+		out = append(out, *models[k])
+	}
+	return out
 }
 
 // monthly is the cost of nodes for a month in micro-units of the currency:

@@ -164,3 +164,15 @@ func writeIndented(b *bytes.Buffer, doc string) {
 	}
 	b.WriteString("\n")
 }
+
+// FleetCluster returns the capability file of cluster i of a fleet: the
+// workload's providers, one H100 pool of nodes nodes (priced, a cent more
+// an hour for each cluster after the first, so that cost decides) and a
+// CPU pool, and a region label.
+func FleetCluster(i, nodes int) string {
+	h100 := Capabilities[strings.Index(Capabilities, "  - name: h100\n"):strings.Index(Capabilities, "  - name: l4\n")]
+	h100 = strings.Replace(h100, "      perNode: 8\n", fmt.Sprintf("      perNode: 8\n    nodes: {count: %d}\n    pricePerNodeHour: {amount: %d.%02d, currency: USD}\n", nodes, 98+i/100, i%100), 1)
+	head := Capabilities[:strings.Index(Capabilities, "  nodePools:\n")]
+	head = strings.Replace(head, "  name: bench-cluster\n", fmt.Sprintf("  name: cluster-%02d\n  labels:\n    region: region-%d\n", i, i%3), 1)
+	return head + "  nodePools:\n" + h100 + "  - name: cpu\n    selector:\n      kubernetes.io/os: linux\n"
+}

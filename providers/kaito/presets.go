@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/internal/nearest"
@@ -34,6 +35,17 @@ type presetEntry struct {
 	DownloadAuthRequired bool   `json:"downloadAuthRequired"`
 }
 
+// presetLists decodes presets.json once a process: every KAITO model of a
+// render reads it, and decoding it took a quarter of the time of a fleet
+// plan that renders a model for each cluster (BENCHMARKS.md).
+var presetLists = sync.OnceValues(func() (*presetList, error) {
+	var l presetList
+	if err := json.Unmarshal(presetsJSON, &l); err != nil {
+		return nil, fmt.Errorf("presets.json: %w", err)
+	}
+	return &l, nil
+})
+
 // preset is a preset name and the repository as KAITO spells it.
 type preset struct{ name, repo string }
 
@@ -42,9 +54,9 @@ type preset struct{ name, repo string }
 // patch release published after the derivation adds no preset we could
 // know).
 func releasePresets(rel release) (string, []presetEntry, error) {
-	var l presetList
-	if err := json.Unmarshal(presetsJSON, &l); err != nil {
-		return "", nil, fmt.Errorf("presets.json: %w", err)
+	l, err := presetLists()
+	if err != nil {
+		return "", nil, err
 	}
 	for i := len(l.Releases) - 1; i >= 0; i-- {
 		r := l.Releases[i]

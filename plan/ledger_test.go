@@ -1,0 +1,121 @@
+package plan
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/capabilities"
+	"github.com/airunway-render/airunway-render/internal/benchdata"
+	"github.com/airunway-render/airunway-render/render"
+)
+
+// TestLedgerWeighsAsComputeDoes: a ledger kept model by model, each model
+// weighed against a copy with its entries added, plans what Compute plans
+// from every group at once, at every step and in any order of the models:
+// the fleet's incremental ledgers decide as planning each cluster from
+// scratch would.
+func TestLedgerWeighsAsComputeDoes(t *testing.T) {
+	files := map[string]string{
+		// Every provider; GPU pools without capacity, and a CPU pool of
+		// unknown size.
+		"bench": strings.ReplaceAll(benchdata.Capabilities, "      perNode: 8\n", "      perNode: 8\n    nodes: {count: 6}\n    pricePerNodeHour: {amount: 98.32, currency: USD}\n"),
+		// Every node size known, an autoscaled pool, a CPU pool that fills.
+		"sized": strings.NewReplacer(
+			"      perNode: 8\n", "      perNode: 8\n    capacity: {cpu: \"94\", memory: 1800Gi}\n    nodes: {min: 1, max: 5}\n    pricePerNodeHour: {amount: 98.32, currency: USD}\n",
+			"      perNode: 1\n", "      perNode: 1\n    capacity: {cpu: 15890m, memory: 58Gi}\n    nodes: {count: 9}\n",
+			"      kubernetes.io/os: linux\n", "      kubernetes.io/os: linux\n    capacity: {cpu: \"4\", memory: 16Gi}\n    nodes: {count: 2}\n").Replace(benchdata.Capabilities),
+		// No CPU pool: a KubeRay head or a Dynamo frontend floats onto a
+		// GPU pool, or finds none (their taint).
+		"no CPU pool": strings.NewReplacer(
+			"  - name: cpu\n    selector:\n      kubernetes.io/os: linux\n", "",
+			"    taints:\n    - key: nvidia.com/gpu\n      value: present\n      effect: NoSchedule\n    gpu:\n      resourceName: nvidia.com/gpu\n      product: NVIDIA-L4", "    gpu:\n      resourceName: nvidia.com/gpu\n      product: NVIDIA-L4",
+			"      perNode: 1\n", "      perNode: 1\n    capacity: {cpu: 15890m, memory: 58Gi}\n    nodes: {count: 3}\n").Replace(benchdata.Capabilities),
+	}
+	for _, f := range []string{"../examples/capabilities/prod-eastus.yaml", "../examples/capabilities/dra-h100.yaml"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = string(b)
+	}
+	// The cases must reach what is hard to get right: floating pods, pods
+	// no pool takes, pools that run out.
+	var floated, stranded, short int
+	defer func() {
+		if !t.Failed() && (floated == 0 || stranded == 0 || short == 0) {
+			t.Errorf("the plans compared had %d floating groups, %d unplaced, %d short pools: a case lost its point", floated, stranded, short)
+		}
+	}()
+	models, err := kio.FromBytes(benchdata.Models(60))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range files {
+		t.Run(name, func(t *testing.T) {
+			node, err := yaml.Parse(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			caps, problems := capabilities.ResolveNode(node)
+			if problems.HasErrors() {
+				t.Fatal(problems)
+			}
+			var perModel [][]Group
+			for _, m := range models {
+				res := render.Render([]*yaml.RNode{m.Copy()}, render.Options{Capabilities: caps})
+				if res.Problems.HasErrors() {
+					continue // the provider or the pool is not there
+				}
+				gs, _, err := podGroups(res.Items)
+				if err != nil {
+					t.Fatal(err)
+				}
+				perModel = append(perModel, gs)
+			}
+			if len(perModel) < 10 {
+				t.Fatalf("only %d of the models render for %s", len(perModel), name)
+			}
+			r := rand.New(rand.NewPCG(51, uint64(len(name))))
+			for round := range 3 {
+				r.Shuffle(len(perModel), func(i, j int) { perModel[i], perModel[j] = perModel[j], perModel[i] })
+				l := newLedger(caps)
+				var all []Group
+				for i, gs := range perModel {
+					entries := make([]entry, len(gs))
+					for j, g := range gs {
+						entries[j] = l.sort(g)
+					}
+					got := l.with(entries).plan(nil, false)
+					all = append(all, gs...)
+					want := computeGroups(all, nil, caps)
+					for k := range want.Pools {
+						want.Pools[k].Models = nil
+					}
+					floated, stranded = floated+len(got.Floating), stranded+len(got.Unplaced)
+					for _, p := range got.Pools {
+						if p.ShortNodes > 0 {
+							short++
+						}
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("round %d, model %d: the ledger plans\n%s\nplanning from scratch:\n%s", round, i, dump(got), dump(want))
+					}
+					for _, e := range entries {
+						l.add(e)
+					}
+				}
+			}
+		})
+	}
+}
+
+func dump(p *Plan) string {
+	return fmt.Sprintf("fits=%v rollouts=%v cost=%d\npools=%+v\nfloating=%+v\nunplaced=%+v", p.Fits, p.RolloutsProceed, p.costCents, p.Pools, p.Floating, p.Unplaced)
+}
