@@ -162,9 +162,9 @@ type fleetState struct {
 	ledgers, empty map[string]*ledger
 	groups         map[ModelOnCluster][]Group // model and cluster → its pod groups
 	entries        map[ModelOnCluster][]entry // and as the cluster's ledger sorts them
-	gpusOn   map[ModelOnCluster]int64   // model and cluster → the GPUs it requests there
-	notes    map[ModelOnCluster][]string
-	planned  map[string][]string // cluster → the notes of its models
+	gpusOn         map[ModelOnCluster]int64   // model and cluster → the GPUs it requests there
+	notes          map[ModelOnCluster][]string
+	planned        map[string][]string // cluster → the notes of its models
 	// plans: each cluster's plan of its ledger, until the ledger changes.
 	plans map[string]*Plan
 	// over: per cluster, the pods of kept models that do not fit there,
