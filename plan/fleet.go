@@ -44,6 +44,11 @@ type Cluster struct {
 	Caps *capabilities.Resolved
 	// File is where the capability file was read, for messages.
 	File string
+	// renderKey is the capability file as far as rendering reads it: its
+	// apiVersion and spec without prices. Clusters with the same key
+	// render a model alike (RenderFleet renders it once for them); ""
+	// shares with none.
+	renderKey string
 }
 
 // Candidate is one model of the fleet, rendered for every cluster.
@@ -63,6 +68,11 @@ type Candidate struct {
 	Refused map[string]string
 	// Fits are, per cluster name, the render's memory verdicts.
 	Fits map[string][]fit.Verdict
+
+	// pods are Items read (readPods), when RenderFleet read them as it
+	// rendered and let the objects go: a fleet's renders are the most of
+	// its memory, and the plan reads only their pods.
+	pods map[string]podsRead
 }
 
 // Fleet is the assignment of every model, and each cluster's plan with
@@ -269,12 +279,16 @@ func currencies(clusters []Cluster) (bool, []string, error) {
 // demand reads the model's pod groups for each cluster it renders for,
 // and the GPUs they request there.
 func (s *fleetState) demand(m *Candidate) error {
+	reads := m.pods
+	if reads == nil {
+		reads = readPods(m.Items)
+	}
 	for _, c := range s.clusters {
-		items, ok := m.Items[c.Caps.Name]
+		r, ok := reads[c.Caps.Name]
 		if !ok {
 			continue
 		}
-		gs, notes, err := podGroups(items)
+		gs, notes, err := r.groups, r.notes, r.err
 		if err != nil {
 			return fmt.Errorf("ModelDeployment %s/%s on cluster %q: %w", m.Namespace, m.Name, c.Caps.Name, err)
 		}
@@ -293,6 +307,34 @@ func (s *fleetState) demand(m *Candidate) error {
 		s.gpusOn[key] = n
 	}
 	return nil
+}
+
+// podsRead is what podGroups read of a render's objects.
+type podsRead struct {
+	groups []Group
+	notes  []string
+	err    error
+}
+
+// readPods reads the pods of each cluster's render. Clusters that
+// rendered the model alike share its objects (RenderFleet): their pods
+// are read once.
+func readPods(items map[string][]*yaml.RNode) map[string]podsRead {
+	reads := make(map[string]podsRead, len(items))
+	byFirst := map[*yaml.RNode]podsRead{}
+	for cluster, objects := range items {
+		if len(objects) == 0 {
+			reads[cluster] = podsRead{}
+			continue
+		}
+		r, seen := byFirst[objects[0]]
+		if !seen {
+			r.groups, r.notes, r.err = podGroups(objects)
+			byFirst[objects[0]] = r
+		}
+		reads[cluster] = r
+	}
+	return reads
 }
 
 // mostGPUs is what the model requests on the cluster where it asks the

@@ -1,10 +1,14 @@
 package plan
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -73,7 +77,7 @@ func FleetClusters(items []*yaml.RNode, source func(*yaml.RNode) string) ([]Clus
 			continue
 		}
 		seen[caps.Name] = file
-		clusters = append(clusters, Cluster{Caps: caps, File: file})
+		clusters = append(clusters, Cluster{Caps: caps, File: file, renderKey: renderKey(n)})
 	}
 	// One run: the clusters' selection rules spend from one budget.
 	files := make([]*capabilities.Resolved, len(clusters))
@@ -82,6 +86,38 @@ func FleetClusters(items []*yaml.RNode, source func(*yaml.RNode) string) ([]Clus
 	}
 	capabilities.ShareRuleCost(files...)
 	return clusters, append(problems, fleetDeclarations(clusters)...)
+}
+
+// renderKey is what of a capability file a render reads, as text: the
+// apiVersion and the spec without the pools' prices, which only the plan
+// reads. The cluster's name and labels are not in it: a shared render
+// names the cluster by a token that each cluster's copy replaces, and the
+// labels are matched per model (sharedRender). Two files that differ only
+// in layout get different keys, and are rendered apart, as before.
+func renderKey(n *yaml.RNode) string {
+	field := n.Field("spec")
+	if field == nil {
+		return ""
+	}
+	spec := field.Value.Copy()
+	pools, err := spec.Pipe(yaml.Lookup("nodePools"))
+	if err != nil {
+		return ""
+	}
+	if pools != nil {
+		for _, pool := range pools.Content() {
+			if pool.Kind == yaml.MappingNode {
+				if err := yaml.NewRNode(pool).PipeE(yaml.Clear("pricePerNodeHour")); err != nil {
+					return ""
+				}
+			}
+		}
+	}
+	text, err := spec.String()
+	if err != nil {
+		return ""
+	}
+	return n.GetApiVersion() + "\n" + text
 }
 
 // fleetDeclarations holds each capability file's `spec.fleet.clusters`,
@@ -148,7 +184,7 @@ func SourceModels(items []*yaml.RNode, source func(*yaml.RNode) string) ([]Sourc
 // assigns them (Assign); the problems are the warnings of each model's
 // render on the cluster it is assigned to, each saying which cluster.
 func RenderFleet(clusters []Cluster, models []SourceModel, o FleetOptions) (*Fleet, diag.List, error) {
-	r := fleetRenderer{clusters: clusters, o: o, warnings: map[ModelOnCluster]diag.List{}}
+	r := fleetRenderer{clusters: clusters, o: o, warnings: map[ModelOnCluster]diag.List{}, token: newToken()}
 	candidates := make([]Candidate, len(models))
 	for i, m := range models {
 		candidates[i] = r.candidate(m)
@@ -169,6 +205,9 @@ type fleetRenderer struct {
 	o        FleetOptions
 	// warnings are each model's render warnings on each cluster.
 	warnings map[ModelOnCluster]diag.List
+	// token names the cluster in a render that clusters share
+	// (sharedRender).
+	token string
 }
 
 // candidate renders one model for each cluster it may run on: all of
@@ -184,12 +223,16 @@ func (r *fleetRenderer) candidate(m SourceModel) Candidate {
 		// would skip it, being assigned.
 		r.renderOn(&c, m, true, func(name string) bool { return name != c.Assigned })
 	}
+	c.pods, c.Items = readPods(c.Items), nil
 	return c
 }
 
 // renderOn renders the model, as each cluster deploys it, for each
 // cluster where is true; unassigned clears its cluster assignment.
+// Clusters whose capability files render alike share one render
+// (sharedRender).
 func (r *fleetRenderer) renderOn(c *Candidate, m SourceModel, unassigned bool, where func(string) bool) {
+	shared, keys := map[string]render.Result{}, map[*yaml.RNode]*nodeKey{}
 	for _, cl := range r.clusters {
 		name := cl.Caps.Name
 		if !where(name) {
@@ -203,6 +246,7 @@ func (r *fleetRenderer) renderOn(c *Candidate, m SourceModel, unassigned bool, w
 			c.Refused[name] = refused
 			continue
 		}
+		src := node
 		node = node.Copy()
 		if unassigned {
 			if err := node.PipeE(yaml.ClearAnnotation(hub.AnnotationCluster)); err != nil {
@@ -210,7 +254,10 @@ func (r *fleetRenderer) renderOn(c *Candidate, m SourceModel, unassigned bool, w
 				continue
 			}
 		}
-		res := render.Render([]*yaml.RNode{node}, render.Options{Capabilities: cl.Caps, Warnings: r.o.Warnings, Models: r.o.Models, WeighUnassigned: true})
+		if keys[src] == nil {
+			keys[src] = keyOf(node)
+		}
+		res := r.sharedRender(shared, cl, node, keys[src])
 		c.Fits[name] = res.Fits
 		if res.Problems.HasErrors() {
 			c.Refused[name] = errorMessages(res.Problems)
@@ -221,6 +268,88 @@ func (r *fleetRenderer) renderOn(c *Candidate, m SourceModel, unassigned bool, w
 		}
 		r.warnings[ModelOnCluster{types.NamespacedName{Namespace: c.Namespace, Name: c.Name}, name}] = withCluster(res.Problems, name)
 	}
+}
+
+// sharedRender renders node for cluster cl, or takes the render of a
+// cluster before it whose capability file renders alike (renderKey) and
+// for which the model's cluster selector matches alike: a fleet of
+// clusters that differ in name, labels or prices renders each model once,
+// not once per cluster. The shared render names its cluster by the run's
+// token, which each cluster's copy of the messages replaces by its own
+// name (TestSharedRendersAsEachCluster). A model assigned to a cluster is
+// rendered apart: its assignment is read by name.
+func (r *fleetRenderer) sharedRender(shared map[string]render.Result, cl Cluster, node *yaml.RNode, k *nodeKey) render.Result {
+	opts := render.Options{Capabilities: cl.Caps, Warnings: r.o.Warnings, Models: r.o.Models, WeighUnassigned: true}
+	if cl.renderKey == "" || k.text == "" {
+		return render.Render([]*yaml.RNode{node}, opts)
+	}
+	matches := "any cluster"
+	if k.selector != nil {
+		matches = strconv.FormatBool(k.selector.Matches(labels.Set(cl.Caps.Labels)))
+	}
+	key := cl.renderKey + "\x00" + matches + "\x00" + k.text
+	res, done := shared[key]
+	if !done {
+		caps := *cl.Caps
+		caps.Name, caps.Source = r.token, r.token+"-source"
+		opts.Capabilities = &caps
+		res = render.Render([]*yaml.RNode{node}, opts)
+		shared[key] = res
+	}
+	return r.ownCopy(res, cl.Caps)
+}
+
+// nodeKey is a model as a shared render tells it from another: its text
+// ("" when it may not be shared: it is assigned to a cluster, or does not
+// print) and its cluster selector, nil when empty or when the model does
+// not decode (its render then fails alike everywhere).
+type nodeKey struct {
+	text     string
+	selector labels.Selector
+}
+
+func keyOf(node *yaml.RNode) *nodeKey {
+	k := &nodeKey{}
+	if node.GetAnnotations()[hub.AnnotationCluster] != "" {
+		return k
+	}
+	text, err := node.String()
+	if err != nil {
+		return k
+	}
+	k.text = text
+	if md, l := render.DecodeModel(node); !l.HasErrors() {
+		if sel := md.ClusterSelector(); sel != nil && !sel.Empty() {
+			k.selector = sel
+		}
+	}
+	return k
+}
+
+// ownCopy is a shared render as the cluster's own: its messages and
+// memory verdicts name the cluster, not the token. The objects are shared:
+// a fleet plan only reads them.
+func (r *fleetRenderer) ownCopy(res render.Result, caps *capabilities.Resolved) render.Result {
+	name := strings.NewReplacer(r.token+"-source", caps.Source, r.token, caps.Name)
+	problems := make(diag.List, len(res.Problems))
+	for i, p := range res.Problems {
+		p.Message = name.Replace(p.Message)
+		problems[i] = p
+	}
+	fits := make([]fit.Verdict, len(res.Fits))
+	for i, v := range res.Fits {
+		v.Reason = name.Replace(v.Reason)
+		fits[i] = v
+	}
+	res.Problems, res.Fits = problems, fits
+	return res
+}
+
+// newToken is a name no input can hold: it is random, per run.
+func newToken() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return "cluster-" + hex.EncodeToString(b)
 }
 
 // errorMessages joins the errors of a render, each with its field.
