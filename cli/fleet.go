@@ -100,7 +100,7 @@ func runFleetPlan(o planOptions, paths []string, s streams) error {
 	}
 	defer closeScope()
 	f, in, problems, err := computeFleet(src, o.fleet, paths, policy, o.models, hostDirs, s.errOut)
-	problems.Report(s.errOut, "nothing was planned")
+	o.collapse(problems).Report(s.errOut, "nothing was planned")
 	switch {
 	case err != nil:
 		return fail(err)

@@ -50,6 +50,17 @@ type planOptions struct {
 	dir       string
 	modelDirs []string
 	models    map[string]fit.Model // read from modelDirs
+	verbose   bool                 // print every warning (collapse)
+}
+
+// collapse is how the plan prints its warnings: those of one kind on one
+// cluster, past diag.CollapseAbove, as one line that counts them, unless
+// -v or -o json asks for each.
+func (o planOptions) collapse(l diag.List) diag.List {
+	if o.verbose || o.output == "json" {
+		return l
+	}
+	return l.Collapsed("`-v` prints each")
 }
 
 func newPlanCommand(s streams) *cobra.Command {
@@ -144,6 +155,7 @@ stdout then).`,
 	f.StringVar(&o.base, "base", "", "git revision to compare with: print what the change adds or removes per pool (paths and --capabilities are read at REF and in the working tree)")
 	f.StringVarP(&o.dir, "directory", "C", ".", "with --base: run as if started in this directory")
 	f.StringVar(&o.fleet, "fleet", "", "directory of capability files, one per cluster of a fleet: assign each model to a cluster where its pods fit (instead of --capabilities)")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "print every warning: without it (and without -o json), more than "+strconv.Itoa(diag.CollapseAbove)+" warnings of one kind on one cluster are summed up in one line that counts them and names the first")
 	f.BoolVar(&o.write, "write", false, "with --fleet: record each new assignment on its model (annotation "+hub.AnnotationCluster+"), in place")
 	addModelDirFlag(cmd, &o.modelDirs)
 	o.warnings.add(cmd)
@@ -179,7 +191,7 @@ func runPlan(o planOptions, paths []string, s streams) error {
 	caps, problems := readCapabilities(src, o.capsFile)
 	inputs, built := withOverlaysBuilt(src, paths, hostDirs, s.errOut)
 	res, l := renderInputs(inputs, caps, append(problems, built...), paths, nil, policy, o.models)
-	l.Report(s.errOut, "nothing was planned")
+	o.collapse(l).Report(s.errOut, "nothing was planned")
 	if l.HasErrors() {
 		return exitCode(1)
 	}

@@ -54,6 +54,9 @@ type Problem struct {
 	Line    int
 	Field   string
 	Message string
+	// Cluster is the cluster of a fleet whose render found it (plan
+	// --fleet), which Message also says; "" for a single cluster.
+	Cluster string
 }
 
 // String formats a problem the way it is printed on stderr.

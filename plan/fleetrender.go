@@ -377,6 +377,7 @@ func withCluster(l diag.List, cluster string) diag.List {
 			continue
 		}
 		p.Message = fmt.Sprintf("(cluster %q) %s", cluster, p.Message)
+		p.Cluster = cluster
 		out = append(out, p)
 	}
 	return out

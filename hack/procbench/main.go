@@ -39,6 +39,7 @@ func main() {
 	compare := flag.String("compare", "1000", "sizes at which to time kubectl kustomize and kpt fn eval (empty: none)")
 	work := flag.String("work", "", "directory for inputs and outputs (default: a temporary one, removed)")
 	hostileToo := flag.Bool("hostile", true, "also run the inputs at the input budget's limits through `render` and the function")
+	cliToo := flag.Bool("cli", true, "also measure `plan --fleet`, `render` and `plan` at scale")
 	writeWorkload := flag.String("write-hostile", "", "only write the hostile workload of this name to -file and -list (the benchmark runs itself so)")
 	file := flag.String("file", "", "with -write-hostile: the stream of documents to write")
 	list := flag.String("list", "", "with -write-hostile: the ResourceList to write")
@@ -51,6 +52,9 @@ func main() {
 		return
 	}
 	err := run(*bin, *floor, *sizes, *compare, *work, os.Stdout)
+	if err == nil && *cliToo {
+		err = inWork(*work, func(dir string) error { return commandLine(os.Stdout, dir, *bin) })
+	}
 	if err == nil && *hostileToo {
 		err = hostileIn(*work, *bin, os.Stdout)
 	}
@@ -60,9 +64,14 @@ func main() {
 	}
 }
 
-// hostileIn runs the hostile workloads in work, or in a temporary
-// directory, removed, when work is empty.
+// hostileIn runs the hostile workloads in work (inWork).
 func hostileIn(work, bin string, out io.Writer) error {
+	return inWork(work, func(dir string) error { return hostile(out, dir, bin) })
+}
+
+// inWork runs f in work, or in a temporary directory, removed, when work
+// is empty.
+func inWork(work string, f func(dir string) error) error {
 	if work == "" {
 		dir, err := os.MkdirTemp("", "procbench-")
 		if err != nil {
@@ -71,7 +80,7 @@ func hostileIn(work, bin string, out io.Writer) error {
 		defer os.RemoveAll(dir)
 		work = dir
 	}
-	return hostile(out, work, bin)
+	return f(work)
 }
 
 // sample is one process run.

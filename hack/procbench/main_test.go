@@ -35,6 +35,12 @@ func TestRun(t *testing.T) {
 	if err := run(bin, floor, "1,100", "100", filepath.Join(dir, "work"), &out); err != nil {
 		t.Fatal(err)
 	}
+	defaultFleets, defaultCLI := fleetSizes, cliSizes
+	fleetSizes, cliSizes = []fleetSize{{20, 3, 10}}, []int{30}
+	t.Cleanup(func() { fleetSizes, cliSizes = defaultFleets, defaultCLI })
+	if err := commandLine(&out, filepath.Join(dir, "work"), bin); err != nil {
+		t.Fatal(err)
+	}
 	report := out.String()
 	t.Log("\n" + report)
 	for _, want := range []string{
@@ -44,6 +50,9 @@ func TestRun(t *testing.T) {
 		"At 100 models",
 		"`kubectl kustomize` of the rendered objects",
 		"`kpt fn eval --exec` the function over the models",
+		"| `plan --fleet` | 20 | 3 |",
+		"| `render` | 30 | 1 |",
+		"| `plan` | 30 | 1 |",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q", want)
