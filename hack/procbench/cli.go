@@ -86,7 +86,8 @@ func measurePlan(runs int, argv ...string) (measurement, error) {
 	for i := 0; i <= runs; i++ {
 		s, stderr, err := execute(os.DevNull, "", "", argv...)
 		var exit *exec.ExitError
-		if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 4) {
+		verdict := errors.As(err, &exit) && exit.ExitCode() == 4
+		if err != nil && !verdict {
 			return measurement{}, fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, firstLines(stderr))
 		}
 		if i > 0 {
