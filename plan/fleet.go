@@ -512,11 +512,14 @@ func (s *fleetState) commit(m Candidate, c Cluster) {
 }
 
 // pricedWhere: every pool the model has pods on has a price, so the
-// cost it adds is known: the pools its groups select (entries) and those
-// its floating pods were planned on.
+// cost it adds is known: the pools its groups select (entries), those
+// its fixed floating groups go to, and those its other floating pods were
+// planned on.
 func pricedWhere(p *Plan, caps *capabilities.Resolved, m Candidate, entries []entry) bool {
 	for _, e := range entries {
-		if e.pool >= 0 && caps.NodePools[e.pool].PricePerNodeHour == nil {
+		switch {
+		case e.pool >= 0 && caps.NodePools[e.pool].PricePerNodeHour == nil,
+			e.fixed && caps.NodePools[e.takers[0]].PricePerNodeHour == nil:
 			return false
 		}
 	}

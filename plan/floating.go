@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/airunway-render/airunway-render/api/hub"
+	"github.com/airunway-render/airunway-render/capabilities"
 )
 
 // A floating pod selects no pool: its required node labels contain no
@@ -34,9 +35,20 @@ import (
 // planned there. It adds them to the ledger's pools and returns them, one
 // entry per pool, and the pods no pool takes, with the reason and what to
 // add.
-func (l *ledger) placeFloating() (placed, stranded []Group) {
-	groups := slices.SortedStableFunc(slices.Values(l.floating), func(a, b entry) int { return largerFirst(a.size, b.size) })
+//
+// The fixed groups are in their pools' loads already; all lists them too,
+// in their place.
+func (l *ledger) placeFloating(all bool) (placed, stranded []Group) {
+	groups := l.floating
+	if all {
+		groups = slices.Concat(l.fixed, l.floating)
+	}
+	groups = slices.SortedFunc(slices.Values(groups), func(a, b entry) int { return cmp.Or(largerFirst(a.size, b.size), cmp.Compare(a.seq, b.seq)) })
 	for _, e := range groups {
+		if e.fixed {
+			placed = append(placed, fixedPart(l.caps, e))
+			continue
+		}
 		why := e.why // a copy: what full adds stays with this placement
 		left, surge := e.Pods, e.surge
 		for _, i := range e.takers {
@@ -67,6 +79,15 @@ func (l *ledger) placeFloating() (placed, stranded []Group) {
 	}
 	l.floating = nil // placed
 	return placed, stranded
+}
+
+// fixedPart is a fixed group placed: all of it on the first pool that
+// takes it.
+func fixedPart(caps *capabilities.Resolved, e entry) Group {
+	np := &caps.NodePools[e.takers[0]]
+	part := e.Group
+	part.Pool, part.CPUOnGPUPool = np.Name, np.GPU != nil && e.size.gpus == 0
+	return part
 }
 
 // refusals say why pools do not take a floating group's pods, and

@@ -27,7 +27,11 @@ type ledger struct {
 	shapes   []shape    // of each pool of caps.NodePools
 	pools    []poolLoad // of each pool of caps.NodePools
 	floating []entry
+	// fixed are the floating groups whose pods all go to a pool whose
+	// size is not known (placed as they are added, in its load).
+	fixed    []entry
 	unplaced []Group
+	seq      int // floating groups added so far
 }
 
 // entry is a group as a ledger sorted it.
@@ -45,6 +49,13 @@ type entry struct {
 	takers []int
 	why    refusals
 	ones   []pod
+	// fixed: the first pool that takes it has no known size, so it takes
+	// every pod, whatever the other groups (room): the group is placed
+	// when it is added, not at every plan of the ledger.
+	fixed bool
+	// seq orders the floating groups as they were added, which breaks
+	// ties of size when they are placed.
+	seq int
 }
 
 const (
@@ -90,6 +101,11 @@ func (l *ledger) sort(g Group) entry {
 		for _, taker := range order { // in the order of preference
 			e.takers = append(e.takers, poolIndex(pools, taker))
 		}
+		if len(e.takers) > 0 && g.Pods > 0 {
+			first := e.takers[0]
+			_, _, sized := pools[first].Nodes.Range()
+			e.fixed = !l.shapes[first].known || !sized
+		}
 		return e
 	}
 	if c, ok := undeclaredClass(g, np); ok {
@@ -123,6 +139,12 @@ func (l *ledger) add(e entry) {
 	case unplaced:
 		l.unplaced = append(l.unplaced, e.Group)
 	case floating:
+		e.seq, l.seq = l.seq, l.seq+1
+		if e.fixed {
+			l.fixed = append(l.fixed, e)
+			l.pools[e.takers[0]].add(fixedPart(l.caps, e), e.ones[e.takers[0]])
+			return
+		}
 		l.floating = append(l.floating, e)
 	default:
 		l.pools[e.pool].add(e.Group, e.one)
@@ -146,7 +168,7 @@ func (l *ledger) copy() *ledger {
 	for i, p := range l.pools {
 		c.pools[i] = p.copy()
 	}
-	c.floating, c.unplaced = slices.Clip(l.floating), slices.Clip(l.unplaced)
+	c.floating, c.fixed, c.unplaced = slices.Clip(l.floating), slices.Clip(l.fixed), slices.Clip(l.unplaced)
 	return &c
 }
 
@@ -170,13 +192,14 @@ func (p poolLoad) copy() poolLoad {
 }
 
 // plan places the floating groups and packs each pool; the ledger is not
-// changed. full: the pools list their models (a plan that is shown);
-// without, they do not (a model weighed against a cluster).
+// changed. full: the pools list their models and Floating every floating
+// group (a plan that is shown); without, the pools do not, and Floating
+// leaves out the fixed groups (a model weighed against a cluster).
 func (l *ledger) plan(notes []string, full bool) *Plan {
 	c := l.copy()
 	p := &Plan{Notes: notes, Unplaced: slices.Clone(c.unplaced)}
 	var stranded []Group
-	p.Floating, stranded = c.placeFloating()
+	p.Floating, stranded = c.placeFloating(full)
 	p.Unplaced = append(p.Unplaced, stranded...)
 	p.Fits = len(p.Unplaced) == 0
 	p.RolloutsProceed = true

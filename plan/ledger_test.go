@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,6 +38,11 @@ func TestLedgerWeighsAsComputeDoes(t *testing.T) {
 			"  - name: cpu\n    selector:\n      kubernetes.io/os: linux\n", "",
 			"    taints:\n    - key: nvidia.com/gpu\n      value: present\n      effect: NoSchedule\n    gpu:\n      resourceName: nvidia.com/gpu\n      product: NVIDIA-L4", "    gpu:\n      resourceName: nvidia.com/gpu\n      product: NVIDIA-L4",
 			"      perNode: 1\n", "      perNode: 1\n    capacity: {cpu: 15890m, memory: 58Gi}\n    nodes: {count: 3}\n").Replace(benchdata.Capabilities),
+		// No CPU pool, and an untainted GPU pool of unknown size: the CPU
+		// pods float onto it, all of them (fixed floating groups).
+		"unsized GPU pool takes CPU pods": strings.NewReplacer(
+			"  - name: cpu\n    selector:\n      kubernetes.io/os: linux\n", "",
+			"    taints:\n    - key: nvidia.com/gpu\n      value: present\n      effect: NoSchedule\n    gpu:\n      resourceName: nvidia.com/gpu\n      product: NVIDIA-L4", "    gpu:\n      resourceName: nvidia.com/gpu\n      product: NVIDIA-L4").Replace(benchdata.Capabilities),
 	}
 	for _, f := range []string{"../examples/capabilities/prod-eastus.yaml", "../examples/capabilities/dra-h100.yaml"} {
 		b, err := os.ReadFile(f)
@@ -47,10 +53,10 @@ func TestLedgerWeighsAsComputeDoes(t *testing.T) {
 	}
 	// The cases must reach what is hard to get right: floating pods, pods
 	// no pool takes, pools that run out.
-	var floated, stranded, short int
+	var floated, fixed, stranded, short int
 	defer func() {
-		if !t.Failed() && (floated == 0 || stranded == 0 || short == 0) {
-			t.Errorf("the plans compared had %d floating groups, %d unplaced, %d short pools: a case lost its point", floated, stranded, short)
+		if !t.Failed() && (floated == 0 || fixed == 0 || stranded == 0 || short == 0) {
+			t.Errorf("the plans compared had %d floating groups (%d fixed), %d unplaced, %d short pools: a case lost its point", floated, fixed, stranded, short)
 		}
 	}()
 	models, err := kio.FromBytes(benchdata.Models(60))
@@ -91,10 +97,22 @@ func TestLedgerWeighsAsComputeDoes(t *testing.T) {
 					entries := make([]entry, len(gs))
 					for j, g := range gs {
 						entries[j] = l.sort(g)
+						if entries[j].fixed {
+							fixed++
+						}
 					}
-					got := l.with(entries).plan(nil, false)
 					all = append(all, gs...)
 					want := computeGroups(all, nil, caps)
+					if err := podsKept(all, want); err != nil {
+						t.Fatalf("round %d, model %d: %v", round, i, err)
+					}
+					if got := l.with(entries).plan(nil, true); !reflect.DeepEqual(got, want) {
+						t.Fatalf("round %d, model %d: the ledger's full plan\n%s\nplanning from scratch:\n%s", round, i, dump(got), dump(want))
+					}
+					// A weighing plan decides alike; it lists no models, and
+					// of the floating groups only those placed by room.
+					got := l.with(entries).plan(nil, false)
+					got.Floating = want.Floating
 					for k := range want.Pools {
 						want.Pools[k].Models = nil
 					}
@@ -114,6 +132,31 @@ func TestLedgerWeighsAsComputeDoes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// podsKept: every pod of the groups is counted once, on a pool or
+// unplaced, and every floating part is among its pool's models.
+func podsKept(groups []Group, p *Plan) error {
+	var in, out int32
+	for _, g := range groups {
+		in += g.Pods
+	}
+	for _, pool := range p.Pools {
+		out += pool.Pods
+	}
+	for _, g := range p.Unplaced {
+		out += g.Pods
+	}
+	if in != out {
+		return fmt.Errorf("%d pods planned, %d on the pools or unplaced", in, out)
+	}
+	for _, part := range p.Floating {
+		pool := p.Pools[slices.IndexFunc(p.Pools, func(pl Pool) bool { return pl.Name == part.Pool })]
+		if !slices.ContainsFunc(pool.Models, func(m Model) bool { return m.Namespace == part.Namespace && m.Name == part.Model }) {
+			return fmt.Errorf("floating %s of %s/%s is planned on pool %q, whose models do not list it", part.Object, part.Namespace, part.Model, part.Pool)
+		}
+	}
+	return nil
 }
 
 func dump(p *Plan) string {
