@@ -205,7 +205,7 @@ func Assign(models []Candidate, clusters []Cluster) (*Fleet, error) {
 		if len(c.Caps.NodePools) == 0 {
 			return nil, fmt.Errorf("cluster %q (%s): %w", c.Caps.Name, c.File, ErrNoPools)
 		}
-		s.ledgers[c.Caps.Name], s.empty[c.Caps.Name] = newLedger(c.Caps), newLedger(c.Caps)
+		s.ledgers[c.Caps.Name], s.empty[c.Caps.Name] = newLedger(c.Caps, false), newLedger(c.Caps, false)
 	}
 	models = slices.Clone(models)
 	for i := range models {

@@ -184,7 +184,7 @@ func SourceModels(items []*yaml.RNode, source func(*yaml.RNode) string) ([]Sourc
 // assigns them (Assign); the problems are the warnings of each model's
 // render on the cluster it is assigned to, each saying which cluster.
 func RenderFleet(clusters []Cluster, models []SourceModel, o FleetOptions) (*Fleet, diag.List, error) {
-	r := fleetRenderer{clusters: clusters, o: o, warnings: map[ModelOnCluster]diag.List{}, token: newToken()}
+	r := fleetRenderer{clusters: clusters, o: o, warnings: map[ModelOnCluster]warnings{}, token: newToken()}
 	candidates := make([]Candidate, len(models))
 	for i, m := range models {
 		candidates[i] = r.candidate(m)
@@ -195,7 +195,10 @@ func RenderFleet(clusters []Cluster, models []SourceModel, o FleetOptions) (*Fle
 	}
 	var l diag.List
 	for _, m := range f.Models {
-		l = append(l, r.warnings[ModelOnCluster{types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, m.Cluster}]...)
+		w := r.warnings[ModelOnCluster{types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, m.Cluster}]
+		if w.caps != nil {
+			l = append(l, withCluster(r.own(w.problems, w.caps), m.Cluster)...)
+		}
 	}
 	return f, l, nil
 }
@@ -203,8 +206,10 @@ func RenderFleet(clusters []Cluster, models []SourceModel, o FleetOptions) (*Fle
 type fleetRenderer struct {
 	clusters []Cluster
 	o        FleetOptions
-	// warnings are each model's render warnings on each cluster.
-	warnings map[ModelOnCluster]diag.List
+	// warnings are each model's render problems on each cluster, as
+	// rendered: only those of the cluster it is assigned to are shown, so
+	// they are made that cluster's (own, withCluster) only then.
+	warnings map[ModelOnCluster]warnings
 	// token names the cluster in a render that clusters share
 	// (sharedRender).
 	token string
@@ -258,15 +263,15 @@ func (r *fleetRenderer) renderOn(c *Candidate, m SourceModel, unassigned bool, w
 			keys[src] = keyOf(node)
 		}
 		res := r.sharedRender(shared, cl, node, keys[src])
-		c.Fits[name] = res.Fits
+		c.Fits[name] = r.ownFits(res.Fits, cl.Caps)
 		if res.Problems.HasErrors() {
-			c.Refused[name] = errorMessages(res.Problems)
+			c.Refused[name] = errorMessages(r.own(res.Problems, cl.Caps))
 			continue
 		}
 		if len(res.Items) > 0 {
 			c.Items[name] = res.Items
 		}
-		r.warnings[ModelOnCluster{types.NamespacedName{Namespace: c.Namespace, Name: c.Name}, name}] = withCluster(res.Problems, name)
+		r.warnings[ModelOnCluster{types.NamespacedName{Namespace: c.Namespace, Name: c.Name}, name}] = warnings{res.Problems, cl.Caps}
 	}
 }
 
@@ -276,7 +281,7 @@ func (r *fleetRenderer) renderOn(c *Candidate, m SourceModel, unassigned bool, w
 // clusters that differ in name, labels or prices renders each model once,
 // not once per cluster. The shared render names its cluster by the run's
 // token, which each cluster's copy of the messages replaces by its own
-// name (TestSharedRendersAsEachCluster). A model assigned to a cluster is
+// name (own; TestSharedRendersAsEachCluster). A model assigned to a cluster is
 // rendered apart: its assignment is read by name.
 func (r *fleetRenderer) sharedRender(shared map[string]render.Result, cl Cluster, node *yaml.RNode, k *nodeKey) render.Result {
 	opts := render.Options{Capabilities: cl.Caps, Warnings: r.o.Warnings, Models: r.o.Models, WeighUnassigned: true}
@@ -296,7 +301,7 @@ func (r *fleetRenderer) sharedRender(shared map[string]render.Result, cl Cluster
 		res = render.Render([]*yaml.RNode{node}, opts)
 		shared[key] = res
 	}
-	return r.ownCopy(res, cl.Caps)
+	return res
 }
 
 // nodeKey is a model as a shared render tells it from another: its text
@@ -326,23 +331,44 @@ func keyOf(node *yaml.RNode) *nodeKey {
 	return k
 }
 
-// ownCopy is a shared render as the cluster's own: its messages and
-// memory verdicts name the cluster, not the token. The objects are shared:
-// a fleet plan only reads them.
-func (r *fleetRenderer) ownCopy(res render.Result, caps *capabilities.Resolved) render.Result {
-	name := strings.NewReplacer(r.token+"-source", caps.Source, r.token, caps.Name)
-	problems := make(diag.List, len(res.Problems))
-	for i, p := range res.Problems {
-		p.Message = name.Replace(p.Message)
-		problems[i] = p
+// warnings are a render's problems, and the cluster it was for.
+type warnings struct {
+	problems diag.List
+	caps     *capabilities.Resolved
+}
+
+// own is a render's problems as the cluster's own: a shared render names
+// the cluster by the token (sharedRender), each copy by its name. The
+// token is random, per run, so a message holds it only where the render
+// put the cluster's name; the others are kept as they are.
+func (r *fleetRenderer) own(problems diag.List, caps *capabilities.Resolved) diag.List {
+	name := r.renamer(caps)
+	out := make(diag.List, len(problems))
+	for i, p := range problems {
+		if strings.Contains(p.Message, r.token) {
+			p.Message = name.Replace(p.Message)
+		}
+		out[i] = p
 	}
-	fits := make([]fit.Verdict, len(res.Fits))
-	for i, v := range res.Fits {
-		v.Reason = name.Replace(v.Reason)
-		fits[i] = v
+	return out
+}
+
+// ownFits are a render's memory verdicts as the cluster's own (own): the
+// same list unless a reason names the cluster.
+func (r *fleetRenderer) ownFits(fits []fit.Verdict, caps *capabilities.Resolved) []fit.Verdict {
+	if !slices.ContainsFunc(fits, func(v fit.Verdict) bool { return strings.Contains(v.Reason, r.token) }) {
+		return fits
 	}
-	res.Problems, res.Fits = problems, fits
-	return res
+	name := r.renamer(caps)
+	out := slices.Clone(fits)
+	for i := range out {
+		out[i].Reason = name.Replace(out[i].Reason)
+	}
+	return out
+}
+
+func (r *fleetRenderer) renamer(caps *capabilities.Resolved) *strings.Replacer {
+	return strings.NewReplacer(r.token+"-source", caps.Source, r.token, caps.Name)
 }
 
 // newToken is a name no input can hold: it is random, per run.

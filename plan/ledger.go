@@ -67,16 +67,22 @@ const (
 // them), their pods and GPUs, and the pods counted by kind, before and
 // during rollouts.
 type poolLoad struct {
+	// groups are listed only where listed: a fleet weighs models with
+	// ledgers that do not list them, so that a weighing copies no list.
+	listed                   bool
 	groups                   []Group
 	pods, rolloutPods        int32
 	gpus, rolloutGPUs        int64
 	steady, surge, mustSurge podSet
 }
 
-func newLedger(caps *capabilities.Resolved) *ledger {
+// newLedger is an empty ledger of the cluster; listed: its pools list
+// their groups, as a plan that shows the pools' models needs.
+func newLedger(caps *capabilities.Resolved, listed bool) *ledger {
 	l := &ledger{caps: caps, gpus: gpuResources(caps.NodePools), pools: make([]poolLoad, len(caps.NodePools))}
 	for i := range caps.NodePools {
 		l.shapes = append(l.shapes, nodeShape(&caps.NodePools[i]))
+		l.pools[i].listed = listed
 	}
 	return l
 }
@@ -173,7 +179,9 @@ func (l *ledger) copy() *ledger {
 }
 
 func (p *poolLoad) add(g Group, one pod) {
-	p.groups = append(p.groups, g)
+	if p.listed {
+		p.groups = append(p.groups, g)
+	}
 	p.pods += g.Pods
 	p.gpus += one.gpus * int64(g.Pods)
 	p.rolloutPods += g.surge
@@ -192,9 +200,10 @@ func (p poolLoad) copy() poolLoad {
 }
 
 // plan places the floating groups and packs each pool; the ledger is not
-// changed. full: the pools list their models and Floating every floating
-// group (a plan that is shown); without, the pools do not, and Floating
-// leaves out the fixed groups (a model weighed against a cluster).
+// changed. full: the pools list their models (a listed ledger's) and
+// Floating every floating group (a plan that is shown); without, the
+// pools do not, and Floating leaves out the fixed groups (a model weighed
+// against a cluster).
 func (l *ledger) plan(notes []string, full bool) *Plan {
 	c := l.copy()
 	p := &Plan{Notes: notes, Unplaced: slices.Clone(c.unplaced)}

@@ -91,7 +91,7 @@ func TestLedgerWeighsAsComputeDoes(t *testing.T) {
 			r := rand.New(rand.NewPCG(51, uint64(len(name))))
 			for round := range 3 {
 				r.Shuffle(len(perModel), func(i, j int) { perModel[i], perModel[j] = perModel[j], perModel[i] })
-				l := newLedger(caps)
+				l := newLedger(caps, true)
 				var all []Group
 				for i, gs := range perModel {
 					entries := make([]entry, len(gs))
@@ -109,12 +109,16 @@ func TestLedgerWeighsAsComputeDoes(t *testing.T) {
 					if got := l.with(entries).plan(nil, true); !reflect.DeepEqual(got, want) {
 						t.Fatalf("round %d, model %d: the ledger's full plan\n%s\nplanning from scratch:\n%s", round, i, dump(got), dump(want))
 					}
-					// A weighing plan decides alike; it lists no models, and
-					// of the floating groups only those placed by room.
+					// A weighing plan decides alike; it lists no models, of
+					// the floating groups only those placed by room, and it
+					// leaves out the rollouts and the pods without a node.
 					got := l.with(entries).plan(nil, false)
 					got.Floating = want.Floating
-					for k := range want.Pools {
+					want.RolloutsProceed = true
+					for k, pool := range want.Pools {
 						want.Pools[k].Models = nil
+						want.Pools[k].Rollout = Rollout{Pods: pool.Rollout.Pods, GPUs: pool.Rollout.GPUs, Fits: true, Proceeds: true}
+						want.Pools[k].PendingPods = pool.PodsLargerThanANode
 					}
 					floated, stranded = floated+len(got.Floating), stranded+len(got.Unplaced)
 					for _, p := range got.Pools {

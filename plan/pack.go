@@ -83,8 +83,9 @@ type podCount struct {
 	n int32
 }
 
-// podSet is a multiset of pods: a pool of a fleet holds thousands of pods
-// of a handful of kinds, so pods are counted by kind, not listed.
+// podSet is a multiset of pods, largest first (the order pack places
+// them in): a pool of a fleet holds thousands of pods of a handful of
+// kinds, so pods are counted by kind, not listed.
 type podSet []podCount
 
 // add counts n more pods of one kind.
@@ -92,13 +93,12 @@ func (set podSet) add(one pod, n int32) podSet {
 	if n <= 0 {
 		return set
 	}
-	for i := range set {
-		if set[i].pod == one {
-			set[i].n += n
-			return set
-		}
+	i, found := slices.BinarySearchFunc(set, one, func(c podCount, p pod) int { return largerFirst(c.pod, p) })
+	if found {
+		set[i].n += n
+		return set
 	}
-	return append(set, podCount{one, n})
+	return slices.Insert(set, i, podCount{one, n})
 }
 
 // with is the union of two multisets, neither changed.
@@ -139,12 +139,10 @@ func (s shape) pack(set podSet, limit int32) (nodes, pending int32) {
 
 // packed is pack, and the room left on the open nodes.
 func (s shape) packed(set podSet, limit int32) (nodes, pending int32, states []nodeState) {
-	kinds := slices.SortedStableFunc(slices.Values(set), func(a, b podCount) int {
-		return cmp.Or(cmp.Compare(b.gpus, a.gpus), cmp.Compare(b.cpu, a.cpu), cmp.Compare(b.memory, a.memory))
-	})
 	whole := pod{gpus: s.gpus, cpu: s.cpu, memory: s.memory}
-	// states are fullest first.
-	for _, k := range kinds {
+	states = make([]nodeState, 0, 16) // fullest first
+	for _, k := range set {           // largest first
+		k.pod = s.told(k.pod)
 		if !s.holds(whole, k.pod) {
 			pending += k.n // larger than a node: no node ever takes it
 			continue
@@ -176,6 +174,24 @@ func (s shape) packed(set podSet, limit int32) (nodes, pending int32, states []n
 		}
 	}
 	return nodes, pending, states
+}
+
+// told is p as far as it tells nodes apart: a request of a resource the
+// pool's nodes are not known by is never checked, and where it would come
+// last in the order of fullness (memory; cpu when memory too is unknown)
+// it only breaks ties between nodes no pod can tell apart, so it is
+// dropped. Nodes then differ only in what is counted, and a pool of GPU
+// nodes without `capacity` has at most as many rooms as GPUs per node.
+// Unknown cpu before known memory is kept: it orders nodes whose memory
+// differs, as placing pod by pod did.
+func (s shape) told(p pod) pod {
+	if s.memory == 0 {
+		p.memory = 0
+		if s.cpu == 0 {
+			p.cpu = 0
+		}
+	}
+	return p
 }
 
 // fits is how many pods p a node with room free takes, -1 when any

@@ -192,7 +192,7 @@ func Compute(items []*yaml.RNode, caps *capabilities.Resolved) (*Plan, error) {
 // computeGroups plans pod groups against the capability file's pools,
 // which it must have.
 func computeGroups(groups []Group, notes []string, caps *capabilities.Resolved) *Plan {
-	l := newLedger(caps)
+	l := newLedger(caps, true)
 	for _, g := range groups {
 		l.add(l.sort(g))
 	}
@@ -338,7 +338,7 @@ func nodeLabels(m map[string]string) string {
 }
 
 // poolPlan packs one pool's pods; full: with the models that have pods
-// there.
+// there, its rollouts and its pods left without a node (rollouts).
 func poolPlan(np *hub.NodePool, shape shape, load *poolLoad, full bool) Pool {
 	p := Pool{Name: np.Name, GPUResource: np.GPUResource(), Fits: true,
 		Pods: load.pods, GPUsRequested: load.gpus, Rollout: Rollout{Pods: load.rolloutPods, GPUs: load.rolloutGPUs, Fits: true, Proceeds: true}}
@@ -368,21 +368,19 @@ func poolPlan(np *hub.NodePool, shape shape, load *poolLoad, full bool) Pool {
 	if np.GPU != nil && np.GPU.PerNode > 0 {
 		p.IdleGPUs = int64(needed)*int64(np.GPU.PerNode) - p.GPUsRequested
 	}
-	during, duringOversize := shape.pack(steady.with(surge), -1)
-	p.Rollout.Nodes = during - needed
-	p.Rollout.Fits = duringOversize == 0
-	stalling, stallingOversize := shape.pack(steady.with(mustSurge), -1)
-	p.Rollout.Proceeds = stallingOversize == 0
 	if sized {
-		p.Fits, p.Rollout.Fits = p.Fits && needed <= hi, p.Rollout.Fits && during <= hi
-		p.Rollout.Proceeds = p.Rollout.Proceeds && stalling <= hi
+		p.Fits = p.Fits && needed <= hi
 		p.ShortNodes = max(0, needed-hi)
-		p.Rollout.ShortNodes = max(0, stalling-hi)
 		if p.Autoscaled {
 			short := max(0, needed-lo)
 			p.ShortNodesAtMin = &short
 		}
-		_, p.PendingPods = shape.pack(steady, hi)
+	}
+	if full {
+		// What the rollouts add, and the pods left without a node: a
+		// model weighed against a cluster is placed by what runs, so a
+		// weighing plan packs the pool once, not four times.
+		rollouts(&p, shape, needed, hi, sized, steady, surge, mustSurge)
 	}
 	if price := np.PricePerNodeHour; price != nil {
 		p.costCents = toCents(monthly(price, needed))
@@ -397,6 +395,22 @@ func poolPlan(np *hub.NodePool, shape shape, load *poolLoad, full bool) Pool {
 		p.PoolCostPerMonth = money(toCents(monthly(price, billed)))
 	}
 	return p
+}
+
+// rollouts packs a pool with its rolling updates at their peak, with
+// those that must surge, and with the pods it has nodes for.
+func rollouts(p *Pool, shape shape, needed, hi int32, sized bool, steady, surge, mustSurge podSet) {
+	during, duringOversize := shape.pack(steady.with(surge), -1)
+	p.Rollout.Nodes = during - needed
+	p.Rollout.Fits = duringOversize == 0
+	stalling, stallingOversize := shape.pack(steady.with(mustSurge), -1)
+	p.Rollout.Proceeds = stallingOversize == 0
+	if sized {
+		p.Rollout.Fits = p.Rollout.Fits && during <= hi
+		p.Rollout.Proceeds = p.Rollout.Proceeds && stalling <= hi
+		p.Rollout.ShortNodes = max(0, stalling-hi)
+		_, p.PendingPods = shape.pack(steady, hi)
+	}
 }
 
 // poolModels are the models with pods in a pool's groups, by namespace
