@@ -28,7 +28,7 @@ help:
 	@echo "make gitops   run the GitOps engines on the twin: real Argo CD and Flux syncing the examples"
 	@echo "make golden   regenerate the golden files after an intended change"
 	@echo "make bench    run the benchmarks: the function as a process, then the Go benchmarks (BENCHMARKS.md)"
-	@echo "make profile  CPU and allocation profiles of the function rendering 1,000 models"
+	@echo "make profile  CPU and allocation profiles of the function rendering 1,000 models, and of plan --fleet (2,000 models, 10 clusters)"
 	@echo "make fuzz     run every fuzz target for FUZZTIME (default 60s) and report the corpus sizes"
 	@echo "make vulncheck  govulncheck on the source and both binaries (VULNCHECK_REQUIRED=1: fail if its database is unreachable)"
 	@echo "make verify-modules  go mod verify and go mod tidy -diff (part of make test)"
@@ -153,10 +153,11 @@ golden:
 
 # The benchmarks (BENCHMARKS.md): the function binary as a process on 1 to
 # 10,000 ModelDeployments against a kyaml no-op floor, kubectl kustomize and
-# kpt fn eval (hack/procbench; first, on a quiet machine), then every
-# package's Go benchmarks (the stages per provider, the function in
-# process, the status reporter with 1,000 ModelDeployments on envtest).
-# About 6 minutes.
+# kpt fn eval, plan --fleet, render and plan at scale (hack/procbench;
+# first, on a quiet machine), then every package's Go benchmarks (the
+# stages per provider, the function in process, a fleet's assignment, the
+# status reporter with 1,000 and 10,000 ModelDeployments on envtest).
+# BENCHMARKS.md says what each part costs.
 BENCHTIME ?= 1s
 bench: build
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/kyaml-noop ./hack/procbench/noop
@@ -167,13 +168,18 @@ bench: build
 	KUBEBUILDER_ASSETS=$$assets $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 30m ./...
 
 # CPU and allocation profiles of the function rendering 1,000 models in
-# process, summarised; explore further with `go tool pprof bin/fn.test
-# bin/cpu.pprof` (or mem.pprof).
+# process, and of plan --fleet over 2,000 models and 10 clusters,
+# summarised; explore further with `go tool pprof bin/fn.test
+# bin/cpu.pprof` (or mem.pprof; bin/cli.test with bin/fleet-*.pprof).
 profile:
 	$(GO) test ./fn -run '^$$' -bench 'BenchmarkFunction/models=1000$$' -benchtime 10x \
 	  -cpuprofile bin/cpu.pprof -memprofile bin/mem.pprof -o bin/fn.test
 	$(GO) tool pprof -top -cum -nodecount 40 bin/fn.test bin/cpu.pprof
 	$(GO) tool pprof -top -sample_index=alloc_space -nodecount 20 bin/fn.test bin/mem.pprof
+	$(GO) test ./cli -run '^$$' -bench 'BenchmarkPlanFleet/models=2000/' -benchtime 1x \
+	  -cpuprofile bin/fleet-cpu.pprof -memprofile bin/fleet-mem.pprof -o bin/cli.test
+	$(GO) tool pprof -top -cum -nodecount 40 bin/cli.test bin/fleet-cpu.pprof
+	$(GO) tool pprof -top -sample_index=alloc_space -nodecount 20 bin/cli.test bin/fleet-mem.pprof
 
 # What is generated from the code: the generated parts of docs/
 # (hack/gendocs), the two CRDs of deploy/base, derived

@@ -17,7 +17,7 @@ import (
 // to the table. hack/procbench measures the same as a process (wall, peak
 // RSS); this one is what `make profile` profiles.
 func BenchmarkPlanFleet(b *testing.B) {
-	for _, size := range []struct{ models, clusters, nodes int }{{2000, 10, 200}} {
+	for _, size := range []struct{ models, clusters, nodes int }{{2000, 10, 200}, {10000, 20, 500}} {
 		dir := b.TempDir()
 		writeFleetWorkload(b, dir, size.models, size.clusters, size.nodes)
 		b.Run(fmt.Sprintf("models=%d/clusters=%d", size.models, size.clusters), func(b *testing.B) {

@@ -56,36 +56,35 @@ func BenchmarkPlan(b *testing.B) {
 	}
 }
 
-// BenchmarkFleetAssign is what `plan --fleet` adds to rendering each model
-// for each cluster: the assignment of n new models to three clusters of
-// the benchmarks' workload, each model weighed against the ledger of the
-// models placed before it.
+// BenchmarkFleetAssign is what `plan --fleet` adds to rendering: the
+// assignment of n new models of the benchmarks' workload to c alike
+// clusters (benchdata.FleetCluster: an H100 pool, priced a cent apart,
+// and a CPU pool), each model weighed against every cluster's ledger of
+// the models placed before it. Each model is rendered once, as RenderFleet
+// renders it for clusters whose files render alike.
 func BenchmarkFleetAssign(b *testing.B) {
-	var clusters []plan.Cluster
-	for i, count := range []int{60, 40, 20} {
-		sized := strings.ReplaceAll(benchdata.Capabilities, "      perNode: 8\n", fmt.Sprintf("      perNode: 8\n    nodes: {count: %d}\n    pricePerNodeHour: {amount: %d, currency: USD}\n", count, 90+i))
-		sized = strings.ReplaceAll(sized, "      perNode: 1\n", fmt.Sprintf("      perNode: 1\n    nodes: {count: %d}\n", count))
-		node, err := yaml.Parse(sized)
-		if err != nil {
-			b.Fatal(err)
+	for _, size := range []struct{ models, clusters, nodes int }{{2000, 10, 200}, {10000, 20, 500}} {
+		var clusters []plan.Cluster
+		for i := range size.clusters {
+			node, err := yaml.Parse(benchdata.FleetCluster(i, size.nodes))
+			if err != nil {
+				b.Fatal(err)
+			}
+			caps, problems := capabilities.ResolveNode(node)
+			if problems.HasErrors() {
+				b.Fatal(problems)
+			}
+			clusters = append(clusters, plan.Cluster{Caps: caps})
 		}
-		caps, problems := capabilities.ResolveNode(node)
-		if problems.HasErrors() {
-			b.Fatal(problems)
-		}
-		caps.Name = fmt.Sprintf("cluster-%d", i)
-		clusters = append(clusters, plan.Cluster{Caps: caps})
-	}
-	for _, n := range []int{100, 300} {
-		items, err := kio.FromBytes(benchdata.Models(n))
+		items, err := kio.FromBytes(benchdata.Models(size.models))
 		if err != nil {
 			b.Fatal(err)
 		}
 		var models []plan.Candidate
 		for _, it := range items {
 			m := plan.Candidate{Namespace: it.GetNamespace(), Name: it.GetName(), Items: map[string][]*yaml.RNode{}, Refused: map[string]string{}}
+			res := render.Render([]*yaml.RNode{it}, render.Options{Capabilities: clusters[0].Caps, WeighUnassigned: true})
 			for _, c := range clusters {
-				res := render.Render([]*yaml.RNode{it.Copy()}, render.Options{Capabilities: c.Caps})
 				if res.Problems.HasErrors() {
 					m.Refused[c.Caps.Name] = res.Problems.Errors()[0].Message
 					continue
@@ -94,11 +93,11 @@ func BenchmarkFleetAssign(b *testing.B) {
 			}
 			models = append(models, m)
 		}
-		b.Run(fmt.Sprintf("models=%d", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("models=%d/clusters=%d", size.models, size.clusters), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				f, err := plan.Assign(models, clusters)
-				if err != nil || len(f.Models) != n {
+				if err != nil || len(f.Models) != size.models {
 					b.Fatalf("unexpected assignment: %v", err)
 				}
 			}
