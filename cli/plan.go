@@ -190,12 +190,15 @@ func runPlan(o planOptions, paths []string, s streams) error {
 	defer closeScope()
 	caps, problems := readCapabilities(src, o.capsFile)
 	inputs, built := withOverlaysBuilt(src, paths, hostDirs, s.errOut)
-	res, l := renderInputs(inputs, caps, append(problems, built...), paths, nil, policy, o.models)
+	// The plan reads each object's pods as it is rendered and keeps no
+	// YAML: it prints no objects.
+	pods := plan.NewReader()
+	res, l := renderInputs(inputs, caps, append(problems, built...), paths, pods.Encode, policy, o.models)
 	o.collapse(l).Report(s.errOut, "nothing was planned")
 	if l.HasErrors() {
 		return exitCode(1)
 	}
-	p, err := plan.Compute(res.Items, caps)
+	p, err := pods.Plan(caps)
 	if err != nil {
 		return fail(err)
 	}

@@ -7,39 +7,32 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/providers"
 )
 
 // bounds is the replica range an autoscaler keeps its target in.
 type bounds struct{ min, max int32 }
 
-// autoscalers reads the rendered KEDA ScaledObjects and
-// HorizontalPodAutoscalers: their targets' replica ranges, by namespace,
-// kind and name. An autoscaled workload is rendered without replicas (the
-// API server's default of 1 is no plan), so the plan counts it at its
+// readAutoscaler reads a rendered KEDA ScaledObject or
+// HorizontalPodAutoscaler: its target's replica range, by namespace, kind
+// and name. An autoscaled workload is rendered without replicas (the API
+// server's default of 1 is no plan), so the plan counts it at its
 // maximum: the GPUs it may take at its peak.
-func autoscalers(items []*yaml.RNode) (map[string]bounds, error) {
-	out := map[string]bounds{}
-	for _, n := range items {
-		kind := n.GetKind()
-		if n.GetAnnotations()[hub.AnnotationGeneratedFrom] == "" || kind != "ScaledObject" && kind != "HorizontalPodAutoscaler" {
-			continue
-		}
-		obj, err := toUnstructured(n)
-		if err != nil {
-			return nil, err
-		}
-		lo, hi := []string{"spec", "minReplicas"}, []string{"spec", "maxReplicas"}
-		if kind == "ScaledObject" {
-			lo, hi = []string{"spec", "minReplicaCount"}, []string{"spec", "maxReplicaCount"}
-		}
-		targetKind, _, _ := unstructured.NestedString(obj.Object, "spec", "scaleTargetRef", "kind")
-		targetName, _, _ := unstructured.NestedString(obj.Object, "spec", "scaleTargetRef", "name")
-		min, _, _ := unstructured.NestedInt64(obj.Object, lo...)
-		out[key(obj.GetNamespace(), targetKind, targetName)] = bounds{min: int32(min), max: providers.ReplicaCount(obj.Object, hi...)}
+func (r *Reader) readAutoscaler(n *yaml.RNode) error {
+	kind := n.GetKind()
+	obj, err := toUnstructured(n)
+	if err != nil {
+		return err
 	}
-	return out, nil
+	lo, hi := []string{"spec", "minReplicas"}, []string{"spec", "maxReplicas"}
+	if kind == "ScaledObject" {
+		lo, hi = []string{"spec", "minReplicaCount"}, []string{"spec", "maxReplicaCount"}
+	}
+	targetKind, _, _ := unstructured.NestedString(obj.Object, "spec", "scaleTargetRef", "kind")
+	targetName, _, _ := unstructured.NestedString(obj.Object, "spec", "scaleTargetRef", "name")
+	min, _, _ := unstructured.NestedInt64(obj.Object, lo...)
+	r.scaled[key(obj.GetNamespace(), targetKind, targetName)] = bounds{min: int32(min), max: providers.ReplicaCount(obj.Object, hi...)}
+	return nil
 }
 
 func key(namespace, kind, name string) string { return namespace + "/" + kind + "/" + name }
@@ -49,12 +42,12 @@ func key(namespace, kind, name string) string { return namespace + "/" + kind + 
 // service is, through its scaling adapter `<graph>-<service, lowercased>`.
 // (An autoscaled Ray worker group, without replicas, is counted at its
 // maxReplicas by the kuberay provider's own counter.)
-func scaleToPeak(obj *unstructured.Unstructured, groups []providers.PodGroup, scaled map[string]bounds, model string) []string {
+func scaleToPeak(namespace, kind, name string, groups []providers.PodGroup, scaled map[string]bounds, model string) []string {
 	var notes []string
 	for i := range groups {
-		target := key(obj.GetNamespace(), obj.GetKind(), obj.GetName())
-		if obj.GetKind() == "DynamoGraphDeployment" {
-			target = key(obj.GetNamespace(), "DynamoGraphDeploymentScalingAdapter", obj.GetName()+"-"+strings.ToLower(groups[i].Component))
+		target := key(namespace, kind, name)
+		if kind == "DynamoGraphDeployment" {
+			target = key(namespace, "DynamoGraphDeploymentScalingAdapter", name+"-"+strings.ToLower(groups[i].Component))
 		}
 		b, ok := scaled[target]
 		if !ok {
@@ -63,7 +56,7 @@ func scaleToPeak(obj *unstructured.Unstructured, groups []providers.PodGroup, sc
 		// The rendered count is the API server's default, one replica:
 		// per replica, Pods/1 pods (a multinode service has several).
 		groups[i].Pods *= b.max
-		notes = append(notes, fmt.Sprintf("%s/%s (model %q): autoscaled between %d and %d replicas; planned at %d, its peak", obj.GetKind(), obj.GetName(), model, b.min, b.max, b.max))
+		notes = append(notes, fmt.Sprintf("%s/%s (model %q): autoscaled between %d and %d replicas; planned at %d, its peak", kind, name, model, b.min, b.max, b.max))
 	}
 	return notes
 }

@@ -11,7 +11,6 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 )
@@ -52,24 +51,6 @@ type deviceRequest struct {
 	firstAvailable int
 	// adminAccess: the devices stay allocatable to other pods.
 	adminAccess bool
-}
-
-// claimTemplates are the ResourceClaimTemplates among the items, by
-// namespace and name; any, not only those generated from a model: a
-// template the user adds beside the models is as real to the scheduler.
-func claimTemplates(items []*yaml.RNode) (map[types.NamespacedName]*unstructured.Unstructured, error) {
-	out := map[types.NamespacedName]*unstructured.Unstructured{}
-	for _, n := range items {
-		if n.GetKind() != "ResourceClaimTemplate" || !strings.HasPrefix(n.GetApiVersion(), "resource.k8s.io/") {
-			continue
-		}
-		obj, err := toUnstructured(n)
-		if err != nil {
-			return nil, err
-		}
-		out[types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}] = obj
-	}
-	return out, nil
 }
 
 // templateRequests reads a template's device requests: resource.k8s.io/v1

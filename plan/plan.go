@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -201,64 +202,158 @@ func computeGroups(groups []Group, notes []string, caps *capabilities.Resolved) 
 
 // podGroups reads every generated object's pods.
 func podGroups(items []*yaml.RNode) ([]Group, []string, error) {
-	counters := []providers.PodCounter{}
+	r := NewReader()
+	for _, n := range items {
+		r.read(n)
+	}
+	return r.groups()
+}
+
+// Reader reads the pods of rendered objects one at a time, as a render
+// emits them (render.Options.Encode), and keeps what the plan needs of
+// each, not the object: a plan of 10,000 models then holds their pod
+// specs, not their YAML (BENCHMARKS.md). The objects may come in any
+// order; they are planned in the order render sorts its output.
+type Reader struct {
+	counters  []providers.PodCounter
+	scaled    map[string]bounds
+	templates map[types.NamespacedName]*unstructured.Unstructured
+	workloads []workload
+	// errs are the objects that could not be read, by the order of the
+	// output: autoscalers and claim templates first, as they are read
+	// before the workloads that refer to them.
+	autoscalerErrs, templateErrs []keyedErr
+}
+
+// workload is a generated object's pod groups, before its autoscaler
+// and its claims are applied.
+type workload struct {
+	sortKey                      string
+	namespace, kind, name, model string
+	groups                       []providers.PodGroup
+	err                          error
+}
+
+type keyedErr struct {
+	sortKey string
+	err     error
+}
+
+// NewReader is a Reader with nothing read.
+func NewReader() *Reader {
+	r := &Reader{scaled: map[string]bounds{}, templates: map[types.NamespacedName]*unstructured.Unstructured{}}
 	for _, pr := range builtin.Providers() {
 		if c, ok := pr.(providers.PodCounter); ok {
-			counters = append(counters, c)
+			r.counters = append(r.counters, c)
 		}
 	}
-	scaled, err := autoscalers(items)
-	if err != nil {
-		return nil, nil, err
+	return r
+}
+
+// Encode reads n and leaves it out of the output: the signature of
+// render.Options.Encode, for a render whose objects only the plan reads.
+func (r *Reader) Encode(n *yaml.RNode) ([]byte, string, error) {
+	r.read(n)
+	return nil, "", nil
+}
+
+// Plan plans what was read against the capability file.
+func (r *Reader) Plan(caps *capabilities.Resolved) (*Plan, error) {
+	if len(caps.NodePools) == 0 {
+		return nil, ErrNoPools
 	}
-	templates, err := claimTemplates(items)
+	groups, notes, err := r.groups()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var out []Group
-	var notes []string
-	for _, n := range items {
-		model := n.GetAnnotations()[hub.AnnotationGeneratedFrom]
-		if model == "" {
-			continue
-		}
+	return computeGroups(groups, notes, caps), nil
+}
+
+// read keeps what the plan needs of one object.
+func (r *Reader) read(n *yaml.RNode) {
+	sortKey := n.GetApiVersion() + " " + n.GetKind() + " " + n.GetNamespace() + " " + n.GetName()
+	if n.GetKind() == "ResourceClaimTemplate" && strings.HasPrefix(n.GetApiVersion(), "resource.k8s.io/") {
+		// Any template, not only those generated from a model: a
+		// template the user adds beside the models is as real to the
+		// scheduler.
 		obj, err := toUnstructured(n)
 		if err != nil {
-			return nil, nil, err
+			r.templateErrs = append(r.templateErrs, keyedErr{sortKey, err})
+		} else {
+			r.templates[types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}] = obj
 		}
-		gs, handled, err := providers.WorkloadPodGroups(obj)
-		for _, c := range counters {
-			if handled {
-				break
-			}
-			gs, handled, err = c.PodGroups(obj)
+	}
+	model := n.GetAnnotations()[hub.AnnotationGeneratedFrom]
+	if model == "" {
+		return
+	}
+	if kind := n.GetKind(); kind == "ScaledObject" || kind == "HorizontalPodAutoscaler" {
+		if err := r.readAutoscaler(n); err != nil {
+			r.autoscalerErrs = append(r.autoscalerErrs, keyedErr{sortKey, err})
 		}
-		what := obj.GetKind() + "/" + obj.GetName()
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s %q in namespace %q: %w", obj.GetKind(), obj.GetName(), obj.GetNamespace(), err)
+	}
+	obj, err := toUnstructured(n)
+	w := workload{sortKey: sortKey, model: model}
+	if err != nil {
+		w.err = err
+		r.workloads = append(r.workloads, w)
+		return
+	}
+	w.namespace, w.kind, w.name = obj.GetNamespace(), obj.GetKind(), obj.GetName()
+	gs, handled, err := providers.WorkloadPodGroups(obj)
+	for _, c := range r.counters {
+		if handled {
+			break
 		}
-		notes = append(notes, scaleToPeak(obj, gs, scaled, model)...)
+		gs, handled, err = c.PodGroups(obj)
+	}
+	if err != nil {
+		w.err = fmt.Errorf("%s %q in namespace %q: %w", obj.GetKind(), obj.GetName(), obj.GetNamespace(), err)
+	}
+	w.groups = gs
+	r.workloads = append(r.workloads, w)
+}
+
+// groups are the pod groups of what was read, in the order of the
+// output, with their autoscalers and claims applied.
+func (r *Reader) groups() ([]Group, []string, error) {
+	byKey := func(a, b keyedErr) int { return cmp.Compare(a.sortKey, b.sortKey) }
+	for _, errs := range [][]keyedErr{r.autoscalerErrs, r.templateErrs} {
+		if len(errs) > 0 {
+			return nil, nil, slices.MinFunc(errs, byKey).err
+		}
+	}
+	workloads := slices.SortedStableFunc(slices.Values(r.workloads), func(a, b workload) int { return cmp.Compare(a.sortKey, b.sortKey) })
+	var out []Group
+	var notes []string
+	for _, w := range workloads {
+		if w.err != nil {
+			return nil, nil, w.err
+		}
+		what := w.kind + "/" + w.name
+		gs := slices.Clone(w.groups) // scaled here, read again by the next plan
+		notes = append(notes, scaleToPeak(w.namespace, w.kind, w.name, gs, r.scaled, w.model)...)
 		for _, g := range gs {
 			if g.Note != "" {
-				notes = append(notes, fmt.Sprintf("%s (model %q): %s", what, model, g.Note))
+				notes = append(notes, fmt.Sprintf("%s (model %q): %s", what, w.model, g.Note))
 			}
 			if g.Pods == 0 && g.Surge == 0 {
 				continue
 			}
 			requests := podRequests(&g.Spec)
 			if err := checkRequests(requests); err != nil {
-				return nil, nil, fmt.Errorf("%s %q in namespace %q: %w", obj.GetKind(), obj.GetName(), obj.GetNamespace(), err)
+				return nil, nil, fmt.Errorf("%s %q in namespace %q: %w", w.kind, w.name, w.namespace, err)
 			}
 			if g.WholeNodeGPUs {
-				notes = append(notes, fmt.Sprintf("%s (model %q): KAITO sizes a preset's pods from the model and the nodes (its node estimator); the plan counts `resource.count` pods, each taking a whole node", what, model))
+				notes = append(notes, fmt.Sprintf("%s (model %q): KAITO sizes a preset's pods from the model and the nodes (its node estimator); the plan counts `resource.count` pods, each taking a whole node", what, w.model))
 			}
-			devices, claimNotes, unplaced, err := podClaims(&g.Spec, obj.GetNamespace(), templates, what, model)
+			devices, claimNotes, unplaced, err := podClaims(&g.Spec, w.namespace, r.templates, what, w.model)
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s %q in namespace %q: %w", obj.GetKind(), obj.GetName(), obj.GetNamespace(), err)
+				return nil, nil, fmt.Errorf("%s %q in namespace %q: %w", w.kind, w.name, w.namespace, err)
 			}
 			notes = append(notes, claimNotes...)
 			out = append(out, Group{
-				Model: model, Namespace: obj.GetNamespace(), Object: what, Component: g.Component, Pods: g.Pods, Reason: unplaced,
+				Model: w.model, Namespace: w.namespace, Object: what, Component: g.Component, Pods: g.Pods, Reason: unplaced,
 				surge: g.Surge, replaces: g.Unavailable > 0, requests: requests, whole: g.WholeNodeGPUs, selector: requiredLabels(&g.Spec), tols: g.Spec.Tolerations,
 				devices: devices,
 			})
