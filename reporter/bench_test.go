@@ -198,14 +198,18 @@ spec:
 }
 
 // parallel runs f(0..n-1) on benchWorkers goroutines; the first error wins.
-func parallel(n int, f func(i int) error) error {
+func parallel(n int, f func(i int) error) error { return parallelN(benchWorkers, n, f) }
+
+// parallelN runs f over 0..n-1 on workers goroutines, stopping at the
+// first error.
+func parallelN(workers, n int, f func(i int) error) error {
 	var (
 		wg    sync.WaitGroup
 		next  atomic.Int64
 		once  sync.Once
 		first error
 	)
-	for range benchWorkers {
+	for range workers {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
