@@ -103,7 +103,7 @@ var OperatorImages = map[string]string{
 // `capabilities nodes` generates them, the CRDs of its providers and
 // gateway, the operators' Deployments (named <provider>-operator) at the
 // declared releases, and its parent Gateway.
-func Example(t *testing.T, file string) (*hub.ClusterCapabilities, *discover.Cluster) {
+func Example(t testing.TB, file string) (*hub.ClusterCapabilities, *discover.Cluster) {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
