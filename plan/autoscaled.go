@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/airunway-render/airunway-render/providers"
 )
@@ -18,21 +17,15 @@ type bounds struct{ min, max int32 }
 // and name. An autoscaled workload is rendered without replicas (the API
 // server's default of 1 is no plan), so the plan counts it at its
 // maximum: the GPUs it may take at its peak.
-func (r *Reader) readAutoscaler(n *yaml.RNode) error {
-	kind := n.GetKind()
-	obj, err := toUnstructured(n)
-	if err != nil {
-		return err
-	}
+func (r *Reader) readAutoscaler(obj *unstructured.Unstructured) {
 	lo, hi := []string{"spec", "minReplicas"}, []string{"spec", "maxReplicas"}
-	if kind == "ScaledObject" {
+	if obj.GetKind() == "ScaledObject" {
 		lo, hi = []string{"spec", "minReplicaCount"}, []string{"spec", "maxReplicaCount"}
 	}
 	targetKind, _, _ := unstructured.NestedString(obj.Object, "spec", "scaleTargetRef", "kind")
 	targetName, _, _ := unstructured.NestedString(obj.Object, "spec", "scaleTargetRef", "name")
 	min, _, _ := unstructured.NestedInt64(obj.Object, lo...)
 	r.scaled[key(obj.GetNamespace(), targetKind, targetName)] = bounds{min: int32(min), max: providers.ReplicaCount(obj.Object, hi...)}
-	return nil
 }
 
 func key(namespace, kind, name string) string { return namespace + "/" + kind + "/" + name }

@@ -479,7 +479,7 @@ func (s *fleetState) weigh(m Candidate, c Cluster) ClusterVerdict {
 	}
 	before := s.plans[name]
 	if before == nil {
-		before = s.ledgers[name].plan(nil, false)
+		before = s.ledgers[name].copy().plan(nil, false)
 		s.plans[name] = before
 	}
 	after := s.ledgers[name].with(entries).plan(nil, false)

@@ -260,7 +260,7 @@ func (r *fleetRenderer) renderOn(c *Candidate, m SourceModel, unassigned bool, w
 			}
 		}
 		if keys[src] == nil {
-			keys[src] = keyOf(node)
+			keys[src] = keyOf(node, src == m.Node, m.MD)
 		}
 		res := r.sharedRender(shared, cl, node, keys[src])
 		c.Fits[name] = r.ownFits(res.Fits, cl.Caps)
@@ -313,7 +313,9 @@ type nodeKey struct {
 	selector labels.Selector
 }
 
-func keyOf(node *yaml.RNode) *nodeKey {
+// keyOf: source is the model as written (decoded, md) when node is it;
+// an overlay's model is decoded here.
+func keyOf(node *yaml.RNode, source bool, md *hub.ModelDeployment) *nodeKey {
 	k := &nodeKey{}
 	if node.GetAnnotations()[hub.AnnotationCluster] != "" {
 		return k
@@ -323,10 +325,14 @@ func keyOf(node *yaml.RNode) *nodeKey {
 		return k
 	}
 	k.text = text
-	if md, l := render.DecodeModel(node); !l.HasErrors() {
-		if sel := md.ClusterSelector(); sel != nil && !sel.Empty() {
-			k.selector = sel
+	if !source {
+		var l diag.List
+		if md, l = render.DecodeModel(node); l.HasErrors() {
+			return k
 		}
+	}
+	if sel := md.ClusterSelector(); sel != nil && !sel.Empty() {
+		k.selector = sel
 	}
 	return k
 }

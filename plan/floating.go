@@ -15,7 +15,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/airunway-render/airunway-render/api/hub"
-	"github.com/airunway-render/airunway-render/capabilities"
 )
 
 // A floating pod selects no pool: its required node labels contain no
@@ -46,7 +45,7 @@ func (l *ledger) placeFloating(all bool) (placed, stranded []Group) {
 	groups = slices.SortedFunc(slices.Values(groups), func(a, b entry) int { return cmp.Or(largerFirst(a.size, b.size), cmp.Compare(a.seq, b.seq)) })
 	for _, e := range groups {
 		if e.fixed {
-			placed = append(placed, fixedPart(l.caps, e))
+			placed = append(placed, placedOn(&l.caps.NodePools[e.takers[0]], e))
 			continue
 		}
 		why := e.why // a copy: what full adds stays with this placement
@@ -61,9 +60,8 @@ func (l *ledger) placeFloating(all bool) (placed, stranded []Group) {
 				continue
 			}
 			// The rollout's extra pods go with the first pods placed.
-			part := e.Group
+			part := placedOn(np, e)
 			part.Pods, part.surge, surge = n, surge, 0
-			part.Pool, part.CPUOnGPUPool = np.Name, np.GPU != nil && e.size.gpus == 0
 			l.pools[i].add(part, e.ones[i])
 			placed = append(placed, part)
 			if left -= n; left == 0 {
@@ -81,10 +79,9 @@ func (l *ledger) placeFloating(all bool) (placed, stranded []Group) {
 	return placed, stranded
 }
 
-// fixedPart is a fixed group placed: all of it on the first pool that
-// takes it.
-func fixedPart(caps *capabilities.Resolved, e entry) Group {
-	np := &caps.NodePools[e.takers[0]]
+// placedOn is a floating group planned on pool np: all of it, for a
+// fixed group; the caller sets how many pods of the others.
+func placedOn(np *hub.NodePool, e entry) Group {
 	part := e.Group
 	part.Pool, part.CPUOnGPUPool = np.Name, np.GPU != nil && e.size.gpus == 0
 	return part
@@ -288,10 +285,10 @@ func gpusPerNode(np *hub.NodePool) int64 {
 // the pool's size, or its nodes', is unknown (the plan cannot tell, as for
 // the pool's own pods).
 func room(np *hub.NodePool, s shape, load *poolLoad, one pod, n int32) int32 {
-	_, most, sized := np.Nodes.Range()
-	if !s.known || !sized {
+	if unbounded(np, s) {
 		return n
 	}
+	_, most, _ := np.Nodes.Range()
 	_, before := s.pack(load.steady, most)
 	// More pods of one kind never need fewer nodes: the first count that
 	// leaves a pod without a node bounds the answer.
@@ -299,6 +296,14 @@ func room(np *hub.NodePool, s shape, load *poolLoad, one pod, n int32) int32 {
 		_, after := s.pack(load.steady.with(podSet{{one, int32(i + 1)}}), most)
 		return after > before
 	}))
+}
+
+// unbounded: the pool's size, or its nodes', is not known, so it takes
+// any number of pods (room), and a floating group it is first to take
+// goes there whole (a fixed group).
+func unbounded(np *hub.NodePool, s shape) bool {
+	_, _, sized := np.Nodes.Range()
+	return !s.known || !sized
 }
 
 func nodeCount(np *hub.NodePool) string {

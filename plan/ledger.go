@@ -109,8 +109,7 @@ func (l *ledger) sort(g Group) entry {
 		}
 		if len(e.takers) > 0 && g.Pods > 0 {
 			first := e.takers[0]
-			_, _, sized := pools[first].Nodes.Range()
-			e.fixed = !l.shapes[first].known || !sized
+			e.fixed = unbounded(&pools[first], l.shapes[first])
 		}
 		return e
 	}
@@ -148,7 +147,7 @@ func (l *ledger) add(e entry) {
 		e.seq, l.seq = l.seq, l.seq+1
 		if e.fixed {
 			l.fixed = append(l.fixed, e)
-			l.pools[e.takers[0]].add(fixedPart(l.caps, e), e.ones[e.takers[0]])
+			l.pools[e.takers[0]].add(placedOn(&l.caps.NodePools[e.takers[0]], e), e.ones[e.takers[0]])
 			return
 		}
 		l.floating = append(l.floating, e)
@@ -199,16 +198,16 @@ func (p poolLoad) copy() poolLoad {
 	return p
 }
 
-// plan places the floating groups and packs each pool; the ledger is not
-// changed. full: the pools list their models (a listed ledger's) and
-// Floating every floating group (a plan that is shown); without, the
-// pools do not, and Floating leaves out the fixed groups (a model weighed
-// against a cluster).
+// plan places the floating groups and packs each pool. It uses the
+// ledger up (the floating groups go into the pools' loads): plan a copy of
+// a ledger that is kept, or one made for the plan (with). full: the pools
+// list their models (a listed ledger's) and Floating every floating group
+// (a plan that is shown); without, the pools do not, and Floating leaves
+// out the fixed groups (a model weighed against a cluster).
 func (l *ledger) plan(notes []string, full bool) *Plan {
-	c := l.copy()
-	p := &Plan{Notes: notes, Unplaced: slices.Clone(c.unplaced)}
+	p := &Plan{Notes: notes, Unplaced: l.unplaced}
 	var stranded []Group
-	p.Floating, stranded = c.placeFloating(full)
+	p.Floating, stranded = l.placeFloating(full)
 	p.Unplaced = append(p.Unplaced, stranded...)
 	p.Fits = len(p.Unplaced) == 0
 	p.RolloutsProceed = true
@@ -216,7 +215,7 @@ func (l *ledger) plan(notes []string, full bool) *Plan {
 	priced := false
 	for i := range l.caps.NodePools {
 		np := &l.caps.NodePools[i]
-		pool := poolPlan(np, c.shapes[i], &c.pools[i], full)
+		pool := poolPlan(np, l.shapes[i], &l.pools[i], full)
 		p.Fits = p.Fits && pool.Fits
 		p.RolloutsProceed = p.RolloutsProceed && pool.Rollout.Proceeds
 		if pool.CostPerMonth != nil {

@@ -132,6 +132,10 @@ func TestLedgerWeighsAsComputeDoes(t *testing.T) {
 					for _, e := range entries {
 						l.add(e)
 					}
+					// Planning a copy leaves the kept ledger as it was.
+					if first, second := l.copy().plan(nil, true), l.copy().plan(nil, true); !reflect.DeepEqual(first, second) {
+						t.Fatalf("round %d, model %d: a plan of a copy changed the ledger:\n%s\nthen:\n%s", round, i, dump(first), dump(second))
+					}
 				}
 			}
 		})

@@ -21,6 +21,7 @@ import (
 	"github.com/airunway-render/airunway-render/capabilities"
 	"github.com/airunway-render/airunway-render/providers"
 	"github.com/airunway-render/airunway-render/providers/builtin"
+	"github.com/airunway-render/airunway-render/render"
 )
 
 // HoursPerMonth is the month the cost is reported for: 730 hours (365
@@ -180,14 +181,11 @@ var ErrNoPools = errors.New("the capability file declares no node pools (`spec.n
 // ModelDeployments and what was generated from them) against the
 // capability file. Objects not generated from a model are left out.
 func Compute(items []*yaml.RNode, caps *capabilities.Resolved) (*Plan, error) {
-	if len(caps.NodePools) == 0 {
-		return nil, ErrNoPools
+	r := NewReader()
+	for _, n := range items {
+		r.read(n)
 	}
-	groups, notes, err := podGroups(items)
-	if err != nil {
-		return nil, err
-	}
-	return computeGroups(groups, notes, caps), nil
+	return r.Plan(caps)
 }
 
 // computeGroups plans pod groups against the capability file's pools,
@@ -271,28 +269,29 @@ func (r *Reader) Plan(caps *capabilities.Resolved) (*Plan, error) {
 
 // read keeps what the plan needs of one object.
 func (r *Reader) read(n *yaml.RNode) {
-	sortKey := n.GetApiVersion() + " " + n.GetKind() + " " + n.GetNamespace() + " " + n.GetName()
-	if n.GetKind() == "ResourceClaimTemplate" && strings.HasPrefix(n.GetApiVersion(), "resource.k8s.io/") {
-		// Any template, not only those generated from a model: a
-		// template the user adds beside the models is as real to the
-		// scheduler.
-		obj, err := toUnstructured(n)
-		if err != nil {
-			r.templateErrs = append(r.templateErrs, keyedErr{sortKey, err})
-		} else {
-			r.templates[types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}] = obj
-		}
+	kind, model := n.GetKind(), n.GetAnnotations()[hub.AnnotationGeneratedFrom]
+	// Any template, not only those generated from a model: a template the
+	// user adds beside the models is as real to the scheduler.
+	template := kind == "ResourceClaimTemplate" && strings.HasPrefix(n.GetApiVersion(), "resource.k8s.io/")
+	autoscaler := model != "" && (kind == "ScaledObject" || kind == "HorizontalPodAutoscaler")
+	if model == "" && !template {
+		return
 	}
-	model := n.GetAnnotations()[hub.AnnotationGeneratedFrom]
+	sortKey := render.SortKey(n)
+	obj, err := toUnstructured(n)
+	switch {
+	case err != nil && template:
+		r.templateErrs = append(r.templateErrs, keyedErr{sortKey, err})
+	case err != nil && autoscaler:
+		r.autoscalerErrs = append(r.autoscalerErrs, keyedErr{sortKey, err})
+	case template:
+		r.templates[types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}] = obj
+	case autoscaler:
+		r.readAutoscaler(obj)
+	}
 	if model == "" {
 		return
 	}
-	if kind := n.GetKind(); kind == "ScaledObject" || kind == "HorizontalPodAutoscaler" {
-		if err := r.readAutoscaler(n); err != nil {
-			r.autoscalerErrs = append(r.autoscalerErrs, keyedErr{sortKey, err})
-		}
-	}
-	obj, err := toUnstructured(n)
 	w := workload{sortKey: sortKey, model: model}
 	if err != nil {
 		w.err = err

@@ -151,7 +151,7 @@ func collisions(ids []outputID) diag.List {
 // the KRM function SDK writes them in, so every entry point emits the same
 // sequence.
 func SortItems(items []*yaml.RNode) {
-	sortBy(items, sortKey)
+	sortBy(items, SortKey)
 }
 
 // sortBy sorts nodes stably by a key computed once per node: reading a
@@ -164,6 +164,8 @@ func sortBy(items []*yaml.RNode, key func(*yaml.RNode) string) {
 	sort.SliceStable(items, func(i, j int) bool { return keys[items[i]] < keys[items[j]] })
 }
 
-func sortKey(n *yaml.RNode) string {
+// SortKey is what the output is ordered by: apiVersion, kind, namespace
+// and name, separated by spaces (Encoded.SortKey).
+func SortKey(n *yaml.RNode) string {
 	return n.GetApiVersion() + " " + n.GetKind() + " " + n.GetNamespace() + " " + n.GetName()
 }

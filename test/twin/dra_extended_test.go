@@ -37,11 +37,8 @@ func TestDRAExtendedResource(t *testing.T) {
 		}
 	}
 	objs := render(t, caps, filepath.Join(dir, "models.yaml"))
-	startConsumers := prepareConsumers(t, objs)
 	want := expectedPods(objs)
-	start := time.Now()
-	ns, models := deploy(t, objs)
-	startConsumers(ns)
+	ns, models, start := deployConsumed(t, objs)
 	got := waitPlaced(t, ns, models, want, start, twin.HangBound)
 
 	published := resolveCaps(t, caps)

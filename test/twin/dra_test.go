@@ -435,10 +435,7 @@ func TestDRADynamo(t *testing.T) {
 	caps := dir + "/functionConfig/capabilities.yaml"
 	nodes := useCluster(t, caps)
 	objs := render(t, caps, dir+"/modeldeployment.yaml")
-	startConsumers := prepareConsumers(t, objs)
-	start := time.Now()
-	ns, models := deploy(t, objs)
-	startConsumers(ns)
+	ns, models, start := deployConsumed(t, objs)
 	want := 0
 	for _, n := range dynamoPods(objs) {
 		want += n
@@ -476,10 +473,7 @@ func TestDRAKAITO(t *testing.T) {
 	nodes := useCluster(t, caps)
 	objs := render(t, caps, dir+"/modeldeployment.yaml")
 	require.Empty(t, nvidiaGPURequests(objs), "a DRA pool's pods request no GPU extended resource")
-	startConsumers := prepareConsumers(t, objs)
-	start := time.Now()
-	ns, models := deploy(t, objs)
-	startConsumers(ns)
+	ns, models, start := deployConsumed(t, objs)
 	pods := waitAllBound(t, ns, 1, twin.HangBound)
 	took := time.Since(start)
 	got := requireAllocated(t, ns, resolveCaps(t, caps), nodes, models)

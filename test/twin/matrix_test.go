@@ -113,11 +113,8 @@ type placement struct {
 // model, naming it after what.
 func place(t *testing.T, what, capsName, capsFile string, objs []*unstructured.Unstructured, nodes []corev1.Node) placement {
 	t.Helper()
-	startConsumers := prepareConsumers(t, objs)
 	want := expectedPods(objs)
-	start := time.Now()
-	ns, models := deploy(t, objs)
-	startConsumers(ns)
+	ns, models, start := deployConsumed(t, objs)
 	got := waitPlaced(t, ns, models, want, start, twin.HangBound)
 	cpu := cpuPoolSelectors(t, capsFile)
 	// On DRA pools: every bound pod's claim allocated from its node's
@@ -206,6 +203,18 @@ func requireHelpersOnCPUPool(t *testing.T, p *placed, nodes []corev1.Node, cpu m
 // prepareConsumers installs the CRDs the rendered kinds need (and starts
 // the KubeRay operator) before the objects are applied, and returns what
 // starts the stand-ins for the namespace they are applied in.
+// deployConsumed deploys objs (deploy) with the stand-ins for the
+// operators that consume them running on its namespace
+// (prepareConsumers), and says when the deployment started.
+func deployConsumed(t *testing.T, objs []*unstructured.Unstructured) (ns string, models []*unstructured.Unstructured, start time.Time) {
+	t.Helper()
+	startConsumers := prepareConsumers(t, objs)
+	start = time.Now()
+	ns, models = deploy(t, objs)
+	startConsumers(ns)
+	return ns, models, start
+}
+
 func prepareConsumers(t *testing.T, objs []*unstructured.Unstructured) func(ns string) {
 	t.Helper()
 	kinds := map[string]bool{}

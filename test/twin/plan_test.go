@@ -411,9 +411,7 @@ func TestPlanAgreesWithSchedulerOnPodsWithoutSelector(t *testing.T) {
 			nodes := useCluster(t, caps)
 			waitSchedulerSees(t, resolveCaps(t, caps), nodes)
 			objs := render(t, caps, model)
-			startConsumers := prepareConsumers(t, objs)
-			ns, _ := deploy(t, objs)
-			startConsumers(ns)
+			ns, _, _ := deployConsumed(t, objs)
 			bound, pendingPods := settle(t, ns, p.pods())
 			pods := &corev1.PodList{}
 			require.NoError(t, cluster.Client.List(context.Background(), pods, client.InNamespace(ns)))
