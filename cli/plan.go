@@ -155,7 +155,7 @@ stdout then).`,
 	f.StringVar(&o.base, "base", "", "git revision to compare with: print what the change adds or removes per pool (paths and --capabilities are read at REF and in the working tree)")
 	f.StringVarP(&o.dir, "directory", "C", ".", "with --base: run as if started in this directory")
 	f.StringVar(&o.fleet, "fleet", "", "directory of capability files, one per cluster of a fleet: assign each model to a cluster where its pods fit (instead of --capabilities)")
-	f.BoolVarP(&o.verbose, "verbose", "v", false, "print every warning: without it (and without -o json), more than "+strconv.Itoa(diag.CollapseAbove)+" warnings of one kind on one cluster are summed up in one line that counts them and names the first")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "print every warning: without it (and without -o json), more than "+strconv.Itoa(diag.CollapseAbove)+" warnings of one kind on one cluster and pool are summed up in one line that counts them and names the first")
 	f.BoolVar(&o.write, "write", false, "with --fleet: record each new assignment on its model (annotation "+hub.AnnotationCluster+"), in place")
 	addModelDirFlag(cmd, &o.modelDirs)
 	o.warnings.add(cmd)

@@ -7,8 +7,9 @@ import (
 )
 
 // TestCollapsed: past CollapseAbove warnings of one code on one cluster
-// make one line, in the first one's place, that counts them and names the
-// first few; fewer, other clusters, errors and uncoded problems stay.
+// and pool make one line, in the first one's place, that counts them and
+// names the first few; fewer, other clusters and pools, errors and
+// uncoded problems stay.
 func TestCollapsed(t *testing.T) {
 	warn := func(code Code, cluster, name string) Problem {
 		return Problem{Severity: Warning, Code: code, Cluster: cluster, Field: "spec.resources",
@@ -24,6 +25,14 @@ func TestCollapsed(t *testing.T) {
 	for i := range 3 {
 		l = append(l, warn(IdleGPUs, "north", fmt.Sprintf("n%d", i)))
 	}
+	// One code on one cluster, two pools: a line for each.
+	for i := range 4 {
+		w := warn(IdleGPUs, "south", fmt.Sprintf("s%d", i))
+		w.Pool = []string{"h100", "l4"}[i%2]
+		l = append(l, w)
+		w.Resource.Name, w.Message, w.Pool = fmt.Sprintf("t%d", i), "(cluster \"south\") idles GPUs of pool h100", "h100"
+		l = append(l, w)
+	}
 	got := l.Collapsed("-v prints each")
 	var lines []string
 	for _, p := range got {
@@ -38,6 +47,10 @@ func TestCollapsed(t *testing.T) {
 	for i := range 3 {
 		want = append(want, fmt.Sprintf(`[warning idle-gpus] airunway.ai/v1alpha1/ModelDeployment/ml/n%d spec.resources: (cluster "north") n%d idles GPUs`, i, i))
 	}
+	want = append(want,
+		`[warning idle-gpus]: 6 ModelDeployments on cluster "south", pool "h100": ml/s0, ml/t0, ml/t1 and 3 more; the first: spec.resources s0 idles GPUs; -v prints each`,
+		`[warning idle-gpus] airunway.ai/v1alpha1/ModelDeployment/ml/s1 spec.resources: (cluster "south") s1 idles GPUs`,
+		`[warning idle-gpus] airunway.ai/v1alpha1/ModelDeployment/ml/s3 spec.resources: (cluster "south") s3 idles GPUs`)
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("collapsed:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}

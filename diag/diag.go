@@ -57,6 +57,9 @@ type Problem struct {
 	// Cluster is the cluster of a fleet whose render found it (plan
 	// --fleet), which Message also says; "" for a single cluster.
 	Cluster string
+	// Pool is the node pool a warning is about (idle GPUs, a tight fit),
+	// which Message also names; "" when it is about no one pool.
+	Pool string
 }
 
 // String formats a problem the way it is printed on stderr.
@@ -107,6 +110,12 @@ func (l *List) Errorf(field, format string, args ...any) {
 // Warnf appends a warning of a class (codes.go) at field.
 func (l *List) Warnf(code Code, field, format string, args ...any) {
 	*l = append(*l, Problem{Severity: Warning, Code: code, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// PoolWarnf appends a warning with a code at field about one node pool
+// (Problem.Pool).
+func (l *List) PoolWarnf(code Code, pool, field, format string, args ...any) {
+	*l = append(*l, Problem{Severity: Warning, Code: code, Field: field, Pool: pool, Message: fmt.Sprintf(format, args...)})
 }
 
 // Infof appends an informational note at field.

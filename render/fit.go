@@ -133,11 +133,11 @@ func checkFit(md *hub.ModelDeployment, engine, provider string, caps *capabiliti
 			l.Errorf(field, "%s (model facts from %s)", msg, model.Source)
 		case !est.Fits():
 			v.Status = fit.StatusShortContext
-			l.Warnf(diag.TightFit, field, "%s on %s: the weights fit, but a KV cache for one sequence of %s tokens does not (%s MiB needed, %s MiB available): the engine will serve shorter sequences (model facts from %s)",
+			l.PoolWarnf(diag.TightFit, pool.Name, field, "%s on %s: the weights fit, but a KV cache for one sequence of %s tokens does not (%s MiB needed, %s MiB available): the engine will serve shorter sequences (model facts from %s)",
 				s.Model.ID, what, wording.Thousands(int64(est.Context)), wording.Thousands(est.Needed), wording.Thousands(est.Available), model.Source)
 		case est.IsTight():
 			v.Status = fit.StatusTight
-			l.Warnf(diag.TightFit, field, "%s on %s is a tight fit: one replica needs about %s MiB (%s), more than %d%% of the %s MiB it gets (%s); the engine's real overhead may exceed the estimate (model facts from %s)",
+			l.PoolWarnf(diag.TightFit, pool.Name, field, "%s on %s is a tight fit: one replica needs about %s MiB (%s), more than %d%% of the %s MiB it gets (%s); the engine's real overhead may exceed the estimate (model facts from %s)",
 				s.Model.ID, what, wording.Thousands(est.Needed), breakdown(model, est), int(fit.Tight*100), wording.Thousands(est.Available), gets(gpus, pool.GPU.MemoryMiB, settings), model.Source)
 		}
 		out = append(out, v)

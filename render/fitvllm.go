@@ -96,7 +96,7 @@ func checkVLLMFit(md *hub.ModelDeployment, provider string, caps *capabilities.R
 			l.Errorf(field, "%s%s", msg, suffix)
 		case isTight(st, lc):
 			v.Status = fit.StatusTight
-			l.Warnf(diag.TightFit, w.field+".gpu.count", "%s on %s is a tight fit: %s, and one sequence of %s tokens needs %s MiB of it; the estimate's measured error (docs/will-it-run.md) is larger than what is left, and vLLM may refuse to start%s",
+			l.PoolWarnf(diag.TightFit, pool.Name, w.field+".gpu.count", "%s on %s is a tight fit: %s, and one sequence of %s tokens needs %s MiB of it; the estimate's measured error (docs/will-it-run.md) is larger than what is left, and vLLM may refuse to start%s",
 				s.Model.ID, what, startupLine(st, lc, rules), wording.Thousands(int64(st.MaxModelLen)), wording.Thousands(sequenceMiB(st)), suffix)
 		case len(unfollowed) > 0 && !warnedUnfollowed:
 			// A "fits" that leaves out what these flags keep in GPU

@@ -132,7 +132,7 @@ func choosePool(md *hub.ModelDeployment, pools []hub.NodePool, w workload, nodes
 		reason += fmt.Sprintf(" (DRA devices of DeviceClass %s, served as the extended resource)", best.GPU.DeviceClassName)
 	}
 	if w.gpus == 0 && best.GPU != nil {
-		l.Warnf(diag.CPUOnGPUPool, w.field, "this CPU-only workload is placed on GPU pool %q because the capability file declares no pool without GPUs", best.Name)
+		l.PoolWarnf(diag.CPUOnGPUPool, best.Name, w.field, "this CPU-only workload is placed on GPU pool %q because the capability file declares no pool without GPUs", best.Name)
 	}
 	warnIdle(w, best, perNode, nodes, l)
 	return best, reason
@@ -162,7 +162,7 @@ func warnIdle(w workload, pool *hub.NodePool, perNode, nodesPerPod int32, l *dia
 	if nodes == 1 {
 		nodeWord = "node"
 	}
-	l.Warnf(diag.IdleGPUs, w.field, "%d %s of %d GPUs %s %d of the %d GPUs of the %d %s of pool %q they need: more than half stays idle (no pool with fewer GPUs per node fits; more replicas would fill them, or other models may share the %s)",
+	l.PoolWarnf(diag.IdleGPUs, pool.Name, w.field, "%d %s of %d GPUs %s %d of the %d GPUs of the %d %s of pool %q they need: more than half stays idle (no pool with fewer GPUs per node fits; more replicas would fill them, or other models may share the %s)",
 		w.replicas, pods, w.gpus, verb, used, total, nodes, nodeWord, pool.Name, nodeWord)
 }
 

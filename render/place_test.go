@@ -93,6 +93,7 @@ func TestPlacementPicksTheSmallestFittingPool(t *testing.T) {
 				require.Len(t, l, 1)
 				require.Equal(t, diag.Warning, l[0].Severity)
 				require.Contains(t, l[0].Message, tc.warning)
+				require.Equal(t, tc.pools[""], l[0].Pool, "the warning is the pool's (summed up per pool)")
 			}
 			require.Equal(t, "cpu", pl.CPU.Pool, "helper pods go to the CPU pool")
 		})
