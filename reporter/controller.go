@@ -100,10 +100,7 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	status := Compute(o)
 	write := o.Previous == nil || !equality.Semantic.DeepEqual(ours(*o.Previous), status)
 	if write {
-		status, write, err = r.confirm(ctx, req.NamespacedName, o)
-	}
-	if write {
-		err = r.apply(ctx, md, status)
+		status, write, err = r.write(ctx, md, o, status)
 	}
 	switch {
 	case apierrors.IsNotFound(err):
@@ -130,26 +127,47 @@ func (r *reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, nil
 }
 
-// confirm checks a write the cache calls for against the object on the
-// API server: the status to write, and whether the server lacks it. The
-// cache can lag behind a status another replica wrote: a newly elected
-// leader reconciles every model from its own cache, and a hand-over under
-// load showed it re-sending statuses the old leader had written a moment
-// before (TestRollingUpdate). The status is computed again with the live
-// status as the previous one, so a condition that did not flip keeps the
-// transition time the server has. One GET per write, none while nothing
-// changes.
-func (r *reconciler) confirm(ctx context.Context, key types.NamespacedName, o Observation) (v1.ModelDeploymentStatus, bool, error) {
+// write writes the status the cache calls for, on the condition that the
+// object is still the version the cache holds (its resourceVersion): then
+// the status was computed from what the server has, and one request does.
+// The cache can lag behind a status another replica wrote: a newly
+// elected leader reconciles every model from its own cache, and a
+// hand-over under load showed it re-sending statuses the old leader had
+// written a moment before (TestRollingUpdate). The server then refuses
+// the write (409 Conflict), and the status is confirmed against the live
+// object (confirm) and written on the live version's condition. Whether
+// it wrote, and what, is returned.
+func (r *reconciler) write(ctx context.Context, md *unstructured.Unstructured, o Observation, status v1.ModelDeploymentStatus) (v1.ModelDeploymentStatus, bool, error) {
+	err := r.apply(ctx, md, status)
+	if !apierrors.IsConflict(err) {
+		return status, err == nil, err
+	}
+	live, status, write, err := r.confirm(ctx, client.ObjectKeyFromObject(md), o)
+	if err != nil || !write {
+		return status, false, err
+	}
+	if err := r.apply(ctx, live, status); err != nil {
+		return status, false, err
+	}
+	return status, true, nil
+}
+
+// confirm checks a write the cache called for against the object on the
+// API server: the live object, the status to write and whether the server
+// lacks it. The status is computed again with the live status as the
+// previous one, so a condition that did not flip keeps the transition
+// time the server has. One GET per refused write, none otherwise.
+func (r *reconciler) confirm(ctx context.Context, key types.NamespacedName, o Observation) (*unstructured.Unstructured, v1.ModelDeploymentStatus, bool, error) {
 	md := &unstructured.Unstructured{}
 	md.SetGroupVersionKind(ModelDeploymentGVK)
 	if err := r.live.Get(ctx, key, md); err != nil {
-		return v1.ModelDeploymentStatus{}, false, err
+		return nil, v1.ModelDeploymentStatus{}, false, err
 	}
 	if live, err := previousStatus(md); err == nil && live != nil {
 		o.Previous = live
 	}
 	status := Compute(o)
-	return status, o.Previous == nil || !equality.Semantic.DeepEqual(ours(*o.Previous), status), nil
+	return md, status, o.Previous == nil || !equality.Semantic.DeepEqual(ours(*o.Previous), status), nil
 }
 
 // observe reads what Compute needs: the decisions, the primary object and
@@ -200,8 +218,9 @@ func (r *reconciler) observe(ctx context.Context, md *unstructured.Unstructured,
 }
 
 // apply writes the status by server-side apply of the status subresource,
-// owning exactly the fields it sets: what it stops setting is removed, and
-// fields other managers own stay.
+// owning exactly the fields it sets (what it stops setting is removed, and
+// fields other managers own stay), on the condition that the object is
+// still md's version.
 func (r *reconciler) apply(ctx context.Context, md *unstructured.Unstructured, status v1.ModelDeploymentStatus) error {
 	// A write that has started finishes even when the reporter is told to
 	// stop (a rolling update): cancelled halfway, it might or might not
@@ -209,7 +228,7 @@ func (r *reconciler) apply(ctx context.Context, md *unstructured.Unstructured, s
 	// manager waits for it before releasing the Lease.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.writeTimeout)
 	defer cancel()
-	if err := applyStatus(ctx, r.client, ModelDeploymentGVK, client.ObjectKeyFromObject(md), status); err != nil {
+	if err := applyStatus(ctx, r.client, ModelDeploymentGVK, client.ObjectKeyFromObject(md), md.GetResourceVersion(), status); err != nil {
 		return err
 	}
 	r.wrote()
@@ -219,13 +238,17 @@ func (r *reconciler) apply(ctx context.Context, md *unstructured.Unstructured, s
 // applyStatus writes an object's status by server-side apply of its
 // status subresource, as FieldManager: the reporter owns exactly the
 // fields it sets, so what it stops setting is removed and fields other
-// managers own stay.
-func applyStatus(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, key types.NamespacedName, status any) error {
+// managers own stay. With a resourceVersion, the server applies it only
+// to that version of the object, and refuses it with a conflict otherwise.
+func applyStatus(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, key types.NamespacedName, resourceVersion string, status any) error {
 	var fields map[string]any
 	if err := convert(status, &fields); err != nil {
 		return err
 	}
 	metadata, name := map[string]any{"name": key.Name}, key.Name
+	if resourceVersion != "" {
+		metadata["resourceVersion"] = resourceVersion
+	}
 	if key.Namespace != "" {
 		metadata["namespace"], name = key.Namespace, key.String()
 	}

@@ -493,7 +493,7 @@ func (d *drift) writeStatus(ctx context.Context, file *unstructured.Unstructured
 	if prev := capabilitiesStatusOf(file); prev != nil && equality.Semantic.DeepEqual(*prev, status) {
 		return nil
 	}
-	return applyStatus(ctx, d.writer, ClusterCapabilitiesGVK, client.ObjectKeyFromObject(file), status)
+	return applyStatus(ctx, d.writer, ClusterCapabilitiesGVK, client.ObjectKeyFromObject(file), "", status)
 }
 
 // countDrifted sets the gauge of ModelDeployments with a difference.
