@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"weak"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -159,8 +160,8 @@ func renderFilesWith(src files, capsFile string, paths []string, encode func(*ya
 // problems are the reading's, reported with the rendering's; models are
 // the facts read from --model-dir (nil: none).
 func renderInputs(src files, caps *capabilities.Resolved, problems diag.List, paths []string, encode func(*yaml.RNode) ([]byte, string, error), policy diag.Policy, models map[string]fit.Model) (render.Result, diag.List) {
-	items, source, l := readInputs(src, paths)
-	opts := render.Options{Capabilities: caps, Encode: encode, Warnings: policy, SourceFile: source, Models: models}
+	items, deferred, source, l := readModelsDeferred(src, paths, true)
+	opts := render.Options{Capabilities: caps, Encode: encode, Warnings: policy, SourceFile: source, Models: models, ReleaseItems: true, Deferred: deferred}
 	problems = append(problems, l...)
 	if problems.HasErrors() {
 		return render.Result{}, problems.Sorted()
@@ -248,8 +249,19 @@ func hasCapabilities(items []*yaml.RNode) bool {
 // it is parsed, its documents as they are parsed. The first charge past a
 // limit ends the run.
 func readInputs(src files, paths []string) (items []*yaml.RNode, source func(*yaml.RNode) string, l diag.List) {
-	parsedFrom := map[*yaml.Node]string{}
-	source = func(n *yaml.RNode) string { return parsedFrom[n.YNode()] }
+	items, _, source, l = readModelsDeferred(src, paths, false)
+	return items, source, l
+}
+
+// readModelsDeferred is readInputs that, when deferModels is set, keeps
+// each ModelDeployment of a document of its own as the document's text
+// (render.Defer), parsed again when it is rendered: 10,000 models then
+// cost their 4 MB of text until they are rendered, not 90 MB of trees.
+func readModelsDeferred(src files, paths []string, deferModels bool) (items []*yaml.RNode, deferred []render.Deferred, source func(*yaml.RNode) string, l diag.List) {
+	// Weak keys: a render lets go of each model once it is rendered
+	// (render.Options.ReleaseItems), and this map must not keep it.
+	parsedFrom := map[weak.Pointer[yaml.Node]]string{}
+	source = func(n *yaml.RNode) string { return parsedFrom[weak.Make(n.YNode())] }
 	var names []string
 	for _, p := range paths {
 		found, err := yamlFiles(src, p)
@@ -269,20 +281,30 @@ func readInputs(src files, paths []string) (items []*yaml.RNode, source func(*ya
 		}
 		data, err := readLimited(src, name, b)
 		if err == nil {
-			var nodes []*yaml.RNode
-			nodes, err = manifest.ReadDocuments(data, f, b)
-			for _, n := range nodes {
-				stripGeneratedHeader(n)
-				parsedFrom[n.YNode()] = filepath.ToSlash(f) // as the path annotation
+			file := filepath.ToSlash(f) // as the path annotation
+			read := func(nodes []*yaml.RNode) {
+				for _, n := range nodes {
+					stripGeneratedHeader(n)
+					parsedFrom[weak.Make(n.YNode())] = file
+				}
 			}
-			items = append(items, nodes...)
+			err = manifest.EachDocument(data, f, b, func(nodes []*yaml.RNode, again manifest.Document) {
+				read(nodes)
+				if deferModels && len(nodes) == 1 {
+					if d, ok := render.Defer(nodes[0], source, parseAgain(again, read)); ok {
+						deferred = append(deferred, d)
+						return
+					}
+				}
+				items = append(items, nodes...)
+			})
 		}
 		var exceeded *budget.Exceeded
 		var nr safefile.NotRegular
 		switch {
 		case errors.As(err, &exceeded):
 			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: exceededMessage(exceeded)})
-			return nil, source, l // the budget is spent: nothing after it is read
+			return nil, nil, source, l // the budget is spent: nothing after it is read
 		case errors.As(err, &nr):
 			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: nr.Error()})
 		case safefile.Escapes(err):
@@ -291,7 +313,23 @@ func readInputs(src files, paths []string) (items []*yaml.RNode, source func(*ya
 			l = append(l, diag.Problem{Severity: diag.Error, File: f, Message: "cannot read YAML: " + yamlerr.Describe(err)})
 		}
 	}
-	return items, source, l
+	return items, deferred, source, l
+}
+
+// parseAgain parses a deferred model's document again, as read saw it
+// first (render.Defer).
+func parseAgain(doc manifest.Document, read func([]*yaml.RNode)) func() (*yaml.RNode, error) {
+	return func() (*yaml.RNode, error) {
+		nodes, err := doc.Parse()
+		if err == nil && len(nodes) != 1 {
+			err = fmt.Errorf("the document holds %d objects where it held one", len(nodes))
+		}
+		if err != nil {
+			return nil, err
+		}
+		read(nodes)
+		return nodes[0], nil
+	}
 }
 
 // exceededMessage words a charge past the budget for the files of a run.

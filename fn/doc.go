@@ -15,7 +15,9 @@
 // package's parity suite, at a fraction of its cost (BENCHMARKS.md). Output
 // objects are encoded as soon as the engine renders them
 // (render.Options.Encode, manifest.EncodeItem), so a run holds text, not
-// node trees.
+// node trees, and each item is let go of once it is rendered
+// (render.Options.ReleaseItems); a failed run reads its input again to
+// write the items as they came.
 //
 // RunMigrate is the second function, `airunway-render migrate` without
 // paths: the ModelDeployments among the items move to the newest form of

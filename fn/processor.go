@@ -68,8 +68,6 @@ func (p *Processor) Run(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Render never changes its input, so on error these are the items as
-	// they came.
 	items := rl.Items
 	p.FromKpt = fromKpt(items)
 	w := &manifest.ResourceListWriter{FunctionConfig: rl.FunctionConfig, Results: rl.Results}
@@ -81,7 +79,10 @@ func (p *Processor) Run(in []byte) ([]byte, error) {
 	}
 	caps, problems := functionConfigCapabilities(rl.FunctionConfig)
 	if !problems.HasErrors() {
-		res := render.Render(items, render.Options{Capabilities: caps, Encode: manifest.EncodeItem, KeepSkipped: p.FromKpt})
+		// Render lets go of each item once it is rendered (the output is
+		// text), so a run holds the items' trees less and less.
+		rl.Items = nil
+		res := render.Render(items, render.Options{Capabilities: caps, Encode: manifest.EncodeItem, KeepSkipped: p.FromKpt, ReleaseItems: true})
 		problems = append(problems, res.Problems...)
 		if !res.Problems.HasErrors() {
 			w.Items = make([]manifest.Item, len(res.Encoded))
@@ -90,6 +91,12 @@ func (p *Processor) Run(in []byte) ([]byte, error) {
 			}
 			return p.finish(w, nil, problems)
 		}
+		// The items as they came, read again: Render let them go.
+		again, err := manifest.ReadResourceList(in)
+		if err != nil {
+			return nil, err
+		}
+		items = again.Items
 	}
 	return p.finish(w, items, problems)
 }

@@ -28,38 +28,89 @@ type classified struct {
 func classify(items []*yaml.RNode) classified {
 	var c classified
 	for _, n := range items {
-		if p, bad := versions.CheckShape(n); bad {
-			c.problems = append(c.problems, p)
-			continue
-		}
-		if l := versions.CheckDocument(n); len(l) > 0 {
-			c.problems = append(c.problems, l...)
-			continue
-		}
-		if p, bad := versions.CheckAPIVersion(n); bad {
-			c.problems = append(c.problems, p)
-			continue
-		}
-		apiVersion, kind := n.GetApiVersion(), n.GetKind()
-		group := strings.SplitN(apiVersion, "/", 2)[0]
-		switch {
-		case n.GetAnnotations()[hub.AnnotationGeneratedFrom] != "":
-			// rendered again below
-		case group == hub.Group && kind == hub.KindClusterCapabilities:
+		kind, l := kindOf(n)
+		c.problems = append(c.problems, l...)
+		switch kind {
+		case capabilitiesItem:
 			c.capabilities = append(c.capabilities, n)
 			c.consumed(n, diag.CapabilitiesInput)
-		case group == hub.Group && kind == hub.KindModelCatalog:
+		case catalogItem:
 			c.catalogs = append(c.catalogs, n)
 			c.consumed(n, diag.ModelCatalogInput)
-		case isLocalConfig(n):
-			c.passThrough = append(c.passThrough, n)
-		case group == hub.Group && kind == hub.KindModelDeployment:
+		case modelItem:
 			c.models = append(c.models, n)
-		default:
+		case passThroughItem:
 			c.passThrough = append(c.passThrough, n)
 		}
 	}
 	return c
+}
+
+// itemKind is what Render does with an input item.
+type itemKind int
+
+const (
+	refusedItem      itemKind = iota // a problem says why
+	generatedItem                    // dropped: rendered again
+	capabilitiesItem                 // a ClusterCapabilities
+	catalogItem                      // a ModelCatalog
+	modelItem                        // a ModelDeployment to render
+	passThroughItem                  // left alone
+)
+
+// kindOf sorts one input item (classify).
+func kindOf(n *yaml.RNode) (itemKind, diag.List) {
+	if p, bad := versions.CheckShape(n); bad {
+		return refusedItem, diag.List{p}
+	}
+	if l := versions.CheckDocument(n); len(l) > 0 {
+		return refusedItem, l
+	}
+	if p, bad := versions.CheckAPIVersion(n); bad {
+		return refusedItem, diag.List{p}
+	}
+	apiVersion, kind := n.GetApiVersion(), n.GetKind()
+	group := strings.SplitN(apiVersion, "/", 2)[0]
+	switch {
+	case n.GetAnnotations()[hub.AnnotationGeneratedFrom] != "":
+		return generatedItem, nil
+	case group == hub.Group && kind == hub.KindClusterCapabilities:
+		return capabilitiesItem, nil
+	case group == hub.Group && kind == hub.KindModelCatalog:
+		return catalogItem, nil
+	case isLocalConfig(n):
+		return passThroughItem, nil
+	case group == hub.Group && kind == hub.KindModelDeployment:
+		return modelItem, nil
+	default:
+		return passThroughItem, nil
+	}
+}
+
+// Deferred is a ModelDeployment its caller parsed, checked and let go of
+// (Options.Deferred): Render parses it again when it comes to render it,
+// so that a run holds the tree of one model at a time instead of every
+// model's, about 20 bytes per byte of YAML.
+type Deferred struct {
+	id    diag.Resource
+	file  string
+	place string // its lines' key (placeKey), "" when it has none
+	parse func() (*yaml.RNode, error)
+}
+
+// Defer returns n as a Deferred when Render would render it as a model,
+// to be parsed again by parse; ok is false for any other item, which the
+// caller keeps among the items. source is Options.SourceFile; parse must
+// give a tree equal to n, of which source says the same.
+func Defer(n *yaml.RNode, source func(*yaml.RNode) string, parse func() (*yaml.RNode, error)) (d Deferred, ok bool) {
+	if kind, _ := kindOf(n); kind != modelItem {
+		return Deferred{}, false
+	}
+	d = Deferred{id: identity(n), file: fileOf(n), parse: parse}
+	if source != nil {
+		d.place, _ = placeKey(n, source)
+	}
+	return d, true
 }
 
 func isLocalConfig(n *yaml.RNode) bool {

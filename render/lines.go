@@ -19,14 +19,10 @@ func withLines(l diag.List, items []*yaml.RNode, source func(*yaml.RNode) string
 	}
 	byPlace := map[string]*yaml.RNode{}
 	for _, n := range items {
-		if _, bad := versions.CheckShape(n); bad {
-			continue // kyaml's accessors cannot read it
+		key, ok := placeKey(n, source)
+		if !ok {
+			continue
 		}
-		file := fileOf(n)
-		if file == "" || source(n) != file {
-			continue // a List's item that names another file
-		}
-		key := lineKey(file, identity(n))
 		if _, seen := byPlace[key]; seen {
 			byPlace[key] = nil // two objects a problem cannot tell apart
 			continue
@@ -44,4 +40,61 @@ func withLines(l diag.List, items []*yaml.RNode, source func(*yaml.RNode) string
 	return l
 }
 
+// placeKey is the key under which a problem finds item n's lines, and
+// whether n's nodes count the lines of the file its path annotation names.
+func placeKey(n *yaml.RNode, source func(*yaml.RNode) string) (string, bool) {
+	if _, bad := versions.CheckShape(n); bad {
+		return "", false // kyaml's accessors cannot read it
+	}
+	file := fileOf(n)
+	if file == "" || source(n) != file {
+		return "", false // a List's item that names another file
+	}
+	return lineKey(file, identity(n)), true
+}
+
 func lineKey(file string, r diag.Resource) string { return file + "\x00" + r.String() }
+
+// lineIndex gives an item its problems' lines while the item is at hand,
+// as withLines would at the end of the run: a run that lets go of each
+// model once it is rendered (Options.ReleaseItems) no longer has it then.
+// It keeps a count per place, not the items.
+type lineIndex struct {
+	source func(*yaml.RNode) string
+	count  map[string]int
+}
+
+func newLineIndex(items []*yaml.RNode, source func(*yaml.RNode) string, deferred []Deferred) *lineIndex {
+	x := &lineIndex{source: source, count: map[string]int{}}
+	if source == nil {
+		return x
+	}
+	for _, n := range items {
+		if key, ok := placeKey(n, source); ok {
+			x.count[key]++
+		}
+	}
+	for _, d := range deferred {
+		if d.place != "" {
+			x.count[d.place]++
+		}
+	}
+	return x
+}
+
+// attach sets the lines of the problems in l that name a field of n,
+// unless another item shares n's place.
+func (x *lineIndex) attach(l diag.List, n *yaml.RNode) {
+	if x.source == nil {
+		return
+	}
+	key, ok := placeKey(n, x.source)
+	if !ok || x.count[key] != 1 {
+		return
+	}
+	for i, p := range l {
+		if p.Line == 0 && p.Field != "" && p.File != "" && lineKey(p.File, p.Resource) == key {
+			l[i].Line = yamlerr.FieldLine(n.YNode(), p.Field)
+		}
+	}
+}

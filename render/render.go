@@ -53,6 +53,19 @@ type Options struct {
 	// the capability file's fleet refuses such models: `plan --fleet`
 	// weighs a new model on every cluster before it assigns it.
 	WeighUnassigned bool
+	// ReleaseItems lets Render go of each input item once it is done with
+	// it: it sets the caller's items to nil at the start and lets go of
+	// each model once it is rendered and encoded, so that a run over
+	// thousands of models holds each model's tree only while it renders it
+	// (with Encode, the output is text). The caller must not read items
+	// afterwards: the KRM function reads its input again to write a failed
+	// run's items as they came.
+	ReleaseItems bool
+	// Deferred are models the caller read and let go of (Defer), rendered
+	// with the ModelDeployments among items, in the same order: each is
+	// parsed again when it is rendered, and let go of once it is encoded.
+	// Deferred models let go of the items too (ReleaseItems).
+	Deferred []Deferred
 	// KeepSkipped passes a model that is not this cluster's (render/
 	// cluster.go) through unchanged instead of leaving it out: kpt writes
 	// the function's output back to the package, and would delete its
@@ -91,7 +104,7 @@ type Encoded struct {
 func Render(items []*yaml.RNode, opts Options) Result {
 	in := classify(items)
 	problems := in.problems
-	if len(in.models) == 0 && !in.problems.HasErrors() {
+	if len(in.models) == 0 && len(opts.Deferred) == 0 && !in.problems.HasErrors() {
 		problems.Warnf(diag.NoModels, "", "no ModelDeployment among the inputs: nothing was rendered and every object passes through unchanged; check the paths given, or that the kustomization lists the models")
 	}
 	caps := opts.Capabilities
@@ -127,15 +140,31 @@ func Render(items []*yaml.RNode, opts Options) Result {
 	models, l := CatalogFacts(in.catalogs, opts.Models, nil)
 	problems = append(problems, l...)
 
-	out := &output{encode: opts.Encode}
-	for _, n := range in.passThrough {
-		problems = append(problems, out.add(n)...)
+	var lines *lineIndex
+	release := opts.ReleaseItems || len(opts.Deferred) > 0
+	if release {
+		// The problems found so far name items that no list keeps below.
+		lines = newLineIndex(items, opts.SourceFile, opts.Deferred)
+		problems = withLines(problems, items, opts.SourceFile)
+		clear(items)
 	}
-	sortBy(in.models, func(n *yaml.RNode) string { return identity(n).String() })
+	out := &output{encode: opts.Encode}
+	for i, n := range in.passThrough {
+		l := out.add(n)
+		if release {
+			lines.attach(l, n)
+			in.passThrough[i] = nil
+		}
+		problems = append(problems, l...)
+	}
+	queue := modelQueue(in.models, opts.Deferred)
+	in.models = nil // the queue holds them, each until it is rendered
 	seen := map[string]string{}
 	var fits []fit.Verdict
 	var fleet fleetReport
-	for _, node := range in.models {
+	// renderOne renders one model into out; returns early where the
+	// model is refused or not this cluster's.
+	renderOne := func(node *yaml.RNode) {
 		id, file := identity(node), fileOf(node)
 		if prev, dup := seen[id.String()]; dup {
 			where := ""
@@ -143,12 +172,12 @@ func Render(items []*yaml.RNode, opts Options) Result {
 				where = " (also in " + prev + ")"
 			}
 			problems = append(problems, diag.Problem{Severity: diag.Error, Resource: id, File: file, Message: "is defined twice" + where + "; each ModelDeployment must appear once"})
-			continue
+			return
 		}
 		seen[id.String()] = file
 		if l := fleetAssignment(node, caps, opts.WeighUnassigned); len(l) > 0 {
 			problems = append(problems, l.Attach(id, file)...)
-			continue
+			return
 		}
 		skip := fleetSkip(node, caps)
 		var rendered []*yaml.RNode
@@ -167,16 +196,69 @@ func Render(items []*yaml.RNode, opts Options) Result {
 			problems = append(problems, out.add(n)...)
 		}
 	}
+	for i := range queue {
+		node, l := queue[i].take()
+		if problems = append(problems, l...); node == nil {
+			continue
+		}
+		before := len(problems)
+		renderOne(node)
+		if release {
+			// The lines withLines gives at the end, while the model is
+			// at hand; then the output's text is all that is left of it.
+			lines.attach(problems[before:], node)
+		}
+		queue[i] = queued{}
+	}
 	problems = append(problems, fleet.problems(caps)...)
 	problems = append(problems, collisions(out.ids)...)
 	problems = problems.Apply(caps.Warnings).Apply(opts.Warnings)
-	problems = withLines(problems, items, opts.SourceFile)
+	if release {
+		// What is left: the capability files and catalogs.
+		problems = withLines(problems, slices.Concat(in.capabilities, in.catalogs), opts.SourceFile)
+	} else {
+		problems = withLines(problems, items, opts.SourceFile)
+	}
 	if problems.HasErrors() {
 		return Result{Problems: problems, Fits: fits}
 	}
 	res := out.result(problems)
 	res.Fits = fits
 	return res
+}
+
+// queued is a model waiting to be rendered: its tree, or a Deferred, and
+// its identity, the order of the queue.
+type queued struct {
+	node     *yaml.RNode
+	deferred *Deferred
+	key      string
+}
+
+// modelQueue is the models in the order Render renders them: by identity,
+// those among the items before the deferred ones of the same identity.
+func modelQueue(models []*yaml.RNode, deferred []Deferred) []queued {
+	q := make([]queued, 0, len(models)+len(deferred))
+	for _, n := range models {
+		q = append(q, queued{node: n, key: identity(n).String()})
+	}
+	for i := range deferred {
+		q = append(q, queued{deferred: &deferred[i], key: deferred[i].id.String()})
+	}
+	slices.SortStableFunc(q, func(a, b queued) int { return strings.Compare(a.key, b.key) })
+	return q
+}
+
+// take is the model's tree, parsed again when it was deferred.
+func (q queued) take() (*yaml.RNode, diag.List) {
+	if q.deferred == nil {
+		return q.node, nil
+	}
+	n, err := q.deferred.parse()
+	if err != nil {
+		return nil, diag.List{{Severity: diag.Error, Resource: q.deferred.id, File: q.deferred.file, Message: fmt.Sprintf("cannot be read again (internal error): %v", err)}}
+	}
+	return n, nil
 }
 
 // renderModel runs decode -> default -> convert -> validate -> select ->

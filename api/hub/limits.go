@@ -16,15 +16,13 @@ import (
 // The first four are one run's input budget (internal/budget), charged by
 // every reader before the work they bound; yamlerr.MaxExpandedNodes bounds
 // each object. Together they hold one run of `render` or the function
-// under 1.8 GiB of peak RSS as shipped (GOGC=200), and under 0.95 GiB with
-// a 900 MiB soft memory limit (GOMEMLIMIT), whatever the input within
-// them: the worst is the most nodes, in dense YAML, or the most documents,
-// nodes and bytes at once (hack/procbench, BENCHMARKS.md "Inputs at the
-// limits"). `render` refuses an input past them within 0.55 GiB. The
-// function's ResourceList is one YAML document, parsed whole before its
-// items are counted: refusing one past the nodes costs about 200 bytes per
-// node (1.6 GiB for 16 MB of dense YAML), as much as kustomize or kpt spent
-// parsing the same objects before they ran the function.
+// under 0.95 GiB of peak RSS as shipped, with the 900 MiB soft memory limit
+// the binary sets (1.8 GiB without it), whatever the input within them:
+// the worst is the most nodes, in dense YAML, or the most documents, nodes
+// and bytes at once (hack/procbench, BENCHMARKS.md "Inputs at the
+// limits"). `render` refuses an input past them within 0.5 GiB, the
+// function within 70 MiB: it counts its ResourceList's nodes before it
+// parses the list, one YAML document, whole.
 const (
 	// MaxInputBytes bounds one run's whole input: the ResourceList on stdin,
 	// or the files given to `render` together. It is far above a real

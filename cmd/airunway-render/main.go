@@ -16,17 +16,16 @@ import (
 const memoryLimit = 900 << 20
 
 func main() {
-	if os.Getenv("GOGC") == "" {
-		// Rendering makes much short-lived garbage. Collecting at 200%
-		// growth instead of 100% takes a fifth off the CPU time of 10,000
-		// models for 1.4 times the peak memory (under 0.5 GiB), and spares a
-		// one-model run its collections (BENCHMARKS.md). A GOGC set in
-		// the environment wins.
-		debug.SetGCPercent(200)
-	}
+	// The collector runs at Go's default growth (GOGC=100). It ran at 200
+	// while a run held every input tree: that took a fifth off the CPU of
+	// 10,000 models. Now a run holds a model's tree only while it renders
+	// it, so its live heap is mostly the output's text, and collecting
+	// it costs little: at 100, 10,000 models peak at 200 MiB (`render`)
+	// and 246 MiB (the function) instead of 270 and 345, for 4% and 20%
+	// more CPU (BENCHMARKS.md, "The command line at 10,000 models").
 	if os.Getenv("GOMEMLIMIT") == "" {
-		// The input limits (api/hub/limits.go) hold a run under 1.8 GiB at
-		// GOGC=200; most of that is garbage not yet collected. A soft limit
+		// The input limits (api/hub/limits.go) bound a run's live heap,
+		// and the collector lets the heap grow to twice that. A soft limit
 		// makes the collector work harder only near it: the worst input
 		// within the limits then peaks under 0.95 GiB, 10,000 models are
 		// unchanged (about 0.5 GiB) and kpt's second run over them drops

@@ -35,19 +35,51 @@ var documentSeparator = regexp.MustCompile(`\n---.*\n`)
 // render.Render, which refuses it by the object's name. The nodes and
 // errors count the lines of the whole file.
 func ReadDocuments(data []byte, file string, b *budget.Budget) ([]*yaml.RNode, error) {
-	chunks, err := splitDocuments(data)
+	var items []*yaml.RNode
+	err := EachDocument(data, file, b, func(nodes []*yaml.RNode, _ Document) {
+		items = append(items, nodes...)
+	})
 	if err != nil {
 		return nil, err
 	}
+	return items, nil
+}
+
+// Document is one document of a file as ReadDocuments cuts it, kept as
+// text to be parsed again: a caller that holds thousands of objects
+// (`render` of 10,000 models) lets go of a document's tree until it needs
+// it, and holds its text instead, a twentieth of the memory.
+type Document struct {
+	text   string
+	i      int
+	only   bool
+	file   string
+	before int
+}
+
+// Parse parses the document again: the nodes EachDocument gave for it,
+// as new trees. It charges a budget of its own; the document was charged
+// to the run's when it was first read.
+func (d Document) Parse() ([]*yaml.RNode, error) {
+	return readDocument(d.text, d.i, d.only, d.file, budget.New(), d.before)
+}
+
+// EachDocument is ReadDocuments handing each document's nodes to each as
+// soon as they are parsed, with the document, to parse them again after
+// each let go of them.
+func EachDocument(data []byte, file string, b *budget.Budget, each func(nodes []*yaml.RNode, again Document)) error {
+	chunks, err := splitDocuments(data)
+	if err != nil {
+		return err
+	}
 	if err := b.Expect(len(chunks)); err != nil {
-		return nil, err
+		return err
 	}
 	for _, c := range chunks {
 		if err := budget.CheckDocumentBytes(len(c)); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	var items []*yaml.RNode
 	before, counted := 0, 0 // the file's lines before the chunk, counted up to a byte
 	for i, c := range chunks {
 		text := string(c)
@@ -57,13 +89,14 @@ func ReadDocuments(data []byte, file string, b *budget.Budget) ([]*yaml.RNode, e
 		start := chunkStart(data, c)
 		before += yamlerr.CountLines(data[counted:start])
 		counted = start
-		nodes, err := readDocument(strings.ReplaceAll(text, "\r\n", "\n"), i, len(chunks) == 1, file, b, before)
+		doc := Document{text: strings.ReplaceAll(text, "\r\n", "\n"), i: i, only: len(chunks) == 1, file: file, before: before}
+		nodes, err := readDocument(doc.text, doc.i, doc.only, file, b, before)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		items = append(items, nodes...)
+		each(nodes, doc)
 	}
-	return items, nil
+	return nil
 }
 
 // chunkStart is where c, a chunk of data from splitDocuments, starts in
