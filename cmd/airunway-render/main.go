@@ -27,10 +27,10 @@ func main() {
 		// The input limits (api/hub/limits.go) bound a run's live heap,
 		// and the collector lets the heap grow to twice that. A soft limit
 		// makes the collector work harder only near it: the worst input
-		// within the limits then peaks under 0.95 GiB, 10,000 models are
-		// unchanged (about 0.5 GiB) and kpt's second run over them drops
-		// from 1.4 to 0.9 GiB (BENCHMARKS.md, "Inputs at the limits"). A
-		// GOMEMLIMIT set in the environment wins.
+		// within the limits then peaks under 0.95 GiB, 10,000 models stay
+		// far below it (about 0.25 GiB) and kpt's second run over them
+		// dropped from 1.4 to 0.9 GiB (BENCHMARKS.md, "Inputs at the
+		// limits"). A GOMEMLIMIT set in the environment wins.
 		debug.SetMemoryLimit(memoryLimit)
 	}
 	if len(os.Args) == 1 {
