@@ -135,20 +135,22 @@ func (k *kinds) check(ctx context.Context) bool {
 		return false
 	}
 	changed := false
+	for _, s := range k.startCaches(ctx, served) {
+		changed = k.setFailed(s.gvk, s.err) || changed
+		if s.err != nil {
+			k.log.Error(s.err, "cannot watch kind", "kind", s.gvk.String())
+			continue
+		}
+		k.log.Info("watching kind", "kind", s.gvk.String())
+		changed = true
+	}
 	for _, w := range k.wanted {
 		_, active := k.Reader(w.gvk)
 		switch {
-		case served[w.gvk] && !active:
-			err := k.startCache(ctx, w)
-			changed = k.setFailed(w.gvk, err) || changed
-			if err != nil {
-				k.log.Error(err, "cannot watch kind", "kind", w.gvk.String())
-				continue
-			}
-			k.log.Info("watching kind", "kind", w.gvk.String())
-			changed = true
-		case served[w.gvk]:
+		case served[w.gvk] && active:
 			k.misses[w.gvk] = 0
+		case served[w.gvk]:
+			// Its start failed above, and setFailed said why.
 		case active:
 			if k.misses[w.gvk]++; k.misses[w.gvk] < missesToStop {
 				continue
@@ -169,6 +171,34 @@ func (k *kinds) check(ctx context.Context) bool {
 		}
 	}
 	return true
+}
+
+// startedCache is the outcome of starting one kind's cache.
+type startedCache struct {
+	gvk schema.GroupVersionKind
+	err error
+}
+
+// startCaches starts the caches of the wanted kinds that are served and
+// not watched yet, all at once, and returns each one's outcome in the
+// wanted order. Started one after another, each waiting for its list,
+// they held back a first start's writes by about 5 s at 3,000 models
+// (BENCHMARKS.md, "Against the API server's ceiling").
+func (k *kinds) startCaches(ctx context.Context, served map[schema.GroupVersionKind]bool) []startedCache {
+	var out []startedCache
+	var todo []watchedKind
+	for _, w := range k.wanted {
+		if _, active := k.Reader(w.gvk); served[w.gvk] && !active {
+			todo = append(todo, w)
+			out = append(out, startedCache{gvk: w.gvk})
+		}
+	}
+	var wg sync.WaitGroup
+	for i, w := range todo {
+		wg.Go(func() { out[i].err = k.startCache(ctx, w) })
+	}
+	wg.Wait()
+	return out
 }
 
 // setFailed records why a kind cannot be watched and reports whether that
