@@ -146,10 +146,8 @@ func (r *reconciler) write(ctx context.Context, md *unstructured.Unstructured, o
 	if err != nil || !write {
 		return status, false, err
 	}
-	if err := r.apply(ctx, live, status); err != nil {
-		return status, false, err
-	}
-	return status, true, nil
+	err = r.apply(ctx, live, status)
+	return status, err == nil, err
 }
 
 // confirm checks a write the cache called for against the object on the

@@ -136,12 +136,13 @@ func (k *kinds) check(ctx context.Context) bool {
 	}
 	changed := false
 	for _, s := range k.startCaches(ctx, served) {
-		changed = k.setFailed(s.gvk, s.err) || changed
+		gvk := s.kind.gvk
+		changed = k.setFailed(gvk, s.err) || changed
 		if s.err != nil {
-			k.log.Error(s.err, "cannot watch kind", "kind", s.gvk.String())
+			k.log.Error(s.err, "cannot watch kind", "kind", gvk.String())
 			continue
 		}
-		k.log.Info("watching kind", "kind", s.gvk.String())
+		k.log.Info("watching kind", "kind", gvk.String())
 		changed = true
 	}
 	for _, w := range k.wanted {
@@ -175,8 +176,8 @@ func (k *kinds) check(ctx context.Context) bool {
 
 // startedCache is the outcome of starting one kind's cache.
 type startedCache struct {
-	gvk schema.GroupVersionKind
-	err error
+	kind watchedKind
+	err  error
 }
 
 // startCaches starts the caches of the wanted kinds that are served and
@@ -186,16 +187,14 @@ type startedCache struct {
 // (BENCHMARKS.md, "Against the API server's ceiling").
 func (k *kinds) startCaches(ctx context.Context, served map[schema.GroupVersionKind]bool) []startedCache {
 	var out []startedCache
-	var todo []watchedKind
 	for _, w := range k.wanted {
 		if _, active := k.Reader(w.gvk); served[w.gvk] && !active {
-			todo = append(todo, w)
-			out = append(out, startedCache{gvk: w.gvk})
+			out = append(out, startedCache{kind: w})
 		}
 	}
 	var wg sync.WaitGroup
-	for i, w := range todo {
-		wg.Go(func() { out[i].err = k.startCache(ctx, w) })
+	for i := range out {
+		wg.Go(func() { out[i].err = k.startCache(ctx, out[i].kind) })
 	}
 	wg.Wait()
 	return out

@@ -60,8 +60,12 @@ type Document struct {
 // Parse parses the document again: the nodes EachDocument gave for it,
 // as new trees. It charges a budget of its own; the document was charged
 // to the run's when it was first read.
-func (d Document) Parse() ([]*yaml.RNode, error) {
-	return readDocument(d.text, d.i, d.only, d.file, budget.New(), d.before)
+func (d Document) Parse() ([]*yaml.RNode, error) { return d.read(budget.New()) }
+
+// read parses the document as kio.ByteReader does, charging b
+// (readDocument).
+func (d Document) read(b *budget.Budget) ([]*yaml.RNode, error) {
+	return readDocument(d.text, d.i, d.only, d.file, b, d.before)
 }
 
 // EachDocument is ReadDocuments handing each document's nodes to each as
@@ -90,7 +94,7 @@ func EachDocument(data []byte, file string, b *budget.Budget, each func(nodes []
 		before += yamlerr.CountLines(data[counted:start])
 		counted = start
 		doc := Document{text: strings.ReplaceAll(text, "\r\n", "\n"), i: i, only: len(chunks) == 1, file: file, before: before}
-		nodes, err := readDocument(doc.text, doc.i, doc.only, file, b, before)
+		nodes, err := doc.read(b)
 		if err != nil {
 			return err
 		}
