@@ -20,8 +20,8 @@ func main() {
 	// while a run held every input tree: that took a fifth off the CPU of
 	// 10,000 models. Now a run holds a model's tree only while it renders
 	// it, so its live heap is mostly the output's text, and collecting
-	// it costs little: at 100, 10,000 models peak at 200 MiB (`render`)
-	// and 246 MiB (the function) instead of 270 and 345, for 4% and 20%
+	// it costs little: at 100, 10,000 models peak at 205 MiB (`render`)
+	// and 252 MiB (the function) instead of 291 and 345, for 1% and 19%
 	// more CPU (BENCHMARKS.md, "The command line at 10,000 models").
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// The input limits (api/hub/limits.go) bound a run's live heap,
