@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -106,26 +108,40 @@ func checkOutputFormat(format string) error {
 
 // writeJSONList writes the objects as one `v1` `List`, as `kubectl get -o
 // json` prints several objects: one JSON document, indented, keys sorted.
+// The bytes are json.MarshalIndent's of such a List, written one item at a
+// time, so that no more than one object is held as JSON at once (10,000
+// models' List is about twice their YAML).
 func writeJSONList(w io.Writer, items []render.Encoded) error {
-	list := struct {
-		APIVersion string            `json:"apiVersion"`
-		Kind       string            `json:"kind"`
-		Items      []json.RawMessage `json:"items"`
-	}{APIVersion: "v1", Kind: "List", Items: []json.RawMessage{}}
-	for _, it := range items {
+	const head = "{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"List\",\n    \"items\": ["
+	if len(items) == 0 {
+		_, err := io.WriteString(w, head+"]\n}\n")
+		return err
+	}
+	out := bufio.NewWriter(w)
+	out.WriteString(head + "\n")
+	var item bytes.Buffer
+	for i, it := range items {
 		j, err := sigsyaml.YAMLToJSON(it.YAML)
 		if err != nil {
 			return err
 		}
-		list.Items = append(list.Items, j)
+		item.Reset()
+		if err := json.Indent(&item, j, listItemIndent, "    "); err != nil {
+			return err
+		}
+		out.WriteString(listItemIndent)
+		out.Write(item.Bytes())
+		if i < len(items)-1 {
+			out.WriteByte(',')
+		}
+		out.WriteByte('\n')
 	}
-	out, err := json.MarshalIndent(list, "", "    ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(out, '\n'))
-	return err
+	out.WriteString("    ]\n}\n")
+	return out.Flush()
 }
+
+// listItemIndent is an item's indent in writeJSONList's List.
+const listItemIndent = "        "
 
 // warningFlags are --ignore-warnings and --warnings-as-errors, applied
 // after the capability file's own `spec.warnings`.

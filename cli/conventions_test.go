@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/airunway-render/airunway-render/render"
 )
 
 // modelsDir writes the fixture model and its capability file, and returns
@@ -249,4 +251,35 @@ func TestCapabilitiesNodes(t *testing.T) {
 	_, stderr, code = run(t, "", "capabilities", "nodes")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "`-f FILE` must name the capability file")
+}
+
+// TestJSONListIsMarshalIndents: the List written an item at a time is
+// the bytes json.MarshalIndent gives for the whole List (what -o json
+// printed when it held every item as JSON at once): none, one and several
+// items, nested lists, empty objects, and characters JSON escapes.
+func TestJSONListIsMarshalIndents(t *testing.T) {
+	objects := []string{
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ml}\ndata: {html: \"<a href='x'>&</a>\", separators: \"\u2028\u2029\", quote: '\"\\'}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: b, labels: {}}\nspec: {replicas: 2, template: {spec: {containers: [{name: c, args: [], env: [{name: X, value: \"1\"}]}]}}}\n",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: c}\nspec: {ports: [{port: 80}, {port: 8080}], selector: {b: \"2\", a: \"1\"}}\n",
+	}
+	for n := 0; n <= len(objects); n++ {
+		var encoded []render.Encoded
+		raw := []json.RawMessage{}
+		for _, o := range objects[:n] {
+			encoded = append(encoded, render.Encoded{YAML: []byte(o)})
+			j, err := sigsyaml.YAMLToJSON([]byte(o))
+			require.NoError(t, err)
+			raw = append(raw, j)
+		}
+		want, err := json.MarshalIndent(struct {
+			APIVersion string            `json:"apiVersion"`
+			Kind       string            `json:"kind"`
+			Items      []json.RawMessage `json:"items"`
+		}{"v1", "List", raw}, "", "    ")
+		require.NoError(t, err)
+		var got strings.Builder
+		require.NoError(t, writeJSONList(&got, encoded))
+		require.Equal(t, string(want)+"\n", got.String(), "%d items", n)
+	}
 }

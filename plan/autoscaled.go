@@ -35,12 +35,12 @@ func key(namespace, kind, name string) string { return namespace + "/" + kind + 
 // service is, through its scaling adapter `<graph>-<service, lowercased>`.
 // (An autoscaled Ray worker group, without replicas, is counted at its
 // maxReplicas by the kuberay provider's own counter.)
-func scaleToPeak(namespace, kind, name string, groups []providers.PodGroup, scaled map[string]bounds, model string) []string {
+func scaleToPeak(namespace, kind, name string, groups []readGroup, scaled map[string]bounds, model string) []string {
 	var notes []string
 	for i := range groups {
 		target := key(namespace, kind, name)
 		if kind == "DynamoGraphDeployment" {
-			target = key(namespace, "DynamoGraphDeploymentScalingAdapter", name+"-"+strings.ToLower(groups[i].Component))
+			target = key(namespace, "DynamoGraphDeploymentScalingAdapter", name+"-"+strings.ToLower(groups[i].component))
 		}
 		b, ok := scaled[target]
 		if !ok {
@@ -48,7 +48,7 @@ func scaleToPeak(namespace, kind, name string, groups []providers.PodGroup, scal
 		}
 		// The rendered count is the API server's default, one replica:
 		// per replica, Pods/1 pods (a multinode service has several).
-		groups[i].Pods *= b.max
+		groups[i].pods *= b.max
 		notes = append(notes, fmt.Sprintf("%s/%s (model %q): autoscaled between %d and %d replicas; planned at %d, its peak", kind, name, model, b.min, b.max, b.max))
 	}
 	return notes

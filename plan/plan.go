@@ -2,6 +2,7 @@ package plan
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -217,6 +218,9 @@ type Reader struct {
 	scaled    map[string]bounds
 	templates map[types.NamespacedName]*unstructured.Unstructured
 	workloads []workload
+	// specs are the scheduling specs read so far, by their JSON: alike
+	// pods (the same shape of model on the same pool) share one.
+	specs map[string]*scheduling
 	// errs are the objects that could not be read, by the order of the
 	// output: autoscalers and claim templates first, as they are read
 	// before the workloads that refer to them.
@@ -228,8 +232,27 @@ type Reader struct {
 type workload struct {
 	sortKey                      string
 	namespace, kind, name, model string
-	groups                       []providers.PodGroup
+	groups                       []readGroup
 	err                          error
+}
+
+// readGroup is a providers.PodGroup as the Reader keeps it: its counts,
+// and its pod spec reduced to what scheduling reads and shared with every
+// group whose pods are alike.
+type readGroup struct {
+	component, note          string
+	pods, surge, unavailable int32
+	wholeNodeGPUs            bool
+	*scheduling
+}
+
+// scheduling is what the plan reads of a pod spec (schedulingSpec), with
+// what it derives from it once for every group that shares it.
+type scheduling struct {
+	spec        corev1.PodSpec
+	requests    corev1.ResourceList
+	requestsErr error
+	selector    map[string]string
 }
 
 type keyedErr struct {
@@ -239,7 +262,7 @@ type keyedErr struct {
 
 // NewReader is a Reader with nothing read.
 func NewReader() *Reader {
-	r := &Reader{scaled: map[string]bounds{}, templates: map[types.NamespacedName]*unstructured.Unstructured{}}
+	r := &Reader{scaled: map[string]bounds{}, templates: map[types.NamespacedName]*unstructured.Unstructured{}, specs: map[string]*scheduling{}}
 	for _, pr := range builtin.Providers() {
 		if c, ok := pr.(providers.PodCounter); ok {
 			r.counters = append(r.counters, c)
@@ -309,8 +332,63 @@ func (r *Reader) read(n *yaml.RNode) {
 	if err != nil {
 		w.err = fmt.Errorf("%s %q in namespace %q: %w", obj.GetKind(), obj.GetName(), obj.GetNamespace(), err)
 	}
-	w.groups = gs
+	w.groups = make([]readGroup, len(gs))
+	for i, g := range gs {
+		w.groups[i] = readGroup{
+			component: g.Component, note: g.Note, pods: g.Pods, surge: g.Surge, unavailable: g.Unavailable,
+			wholeNodeGPUs: g.WholeNodeGPUs, scheduling: r.scheduling(&g.Spec),
+		}
+	}
 	r.workloads = append(r.workloads, w)
+}
+
+// scheduling is spec's scheduling spec, the one already read when an
+// earlier pod had the same.
+func (r *Reader) scheduling(spec *corev1.PodSpec) *scheduling {
+	slim := schedulingSpec(spec)
+	b, err := json.Marshal(&slim)
+	if err != nil { // a PodSpec always marshals; keep it apart if not
+		return newScheduling(slim)
+	}
+	if s, ok := r.specs[string(b)]; ok {
+		return s
+	}
+	s := newScheduling(slim)
+	r.specs[string(b)] = s
+	return s
+}
+
+func newScheduling(spec corev1.PodSpec) *scheduling {
+	requests := podRequests(&spec)
+	return &scheduling{spec: spec, requests: requests, requestsErr: checkRequests(requests), selector: requiredLabels(&spec)}
+}
+
+// schedulingSpec is what groups reads of a pod spec: the resources of its
+// containers and of the pod, its node labels, tolerations and resource
+// claims. The rest (images, commands, environment, volumes, probes) is
+// dropped as the object is read, so that a plan of 10,000 models keeps a
+// few hundred bytes per pod group, not the whole pod (BENCHMARKS.md).
+func schedulingSpec(spec *corev1.PodSpec) corev1.PodSpec {
+	slim := func(cs []corev1.Container) []corev1.Container {
+		if cs == nil {
+			return nil
+		}
+		out := make([]corev1.Container, len(cs))
+		for i, c := range cs {
+			out[i] = corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
+		}
+		return out
+	}
+	return corev1.PodSpec{
+		Containers:     slim(spec.Containers),
+		InitContainers: slim(spec.InitContainers),
+		Overhead:       spec.Overhead,
+		Resources:      spec.Resources,
+		NodeSelector:   spec.NodeSelector,
+		Affinity:       spec.Affinity,
+		Tolerations:    spec.Tolerations,
+		ResourceClaims: spec.ResourceClaims,
+	}
 }
 
 // groups are the pod groups of what was read, in the order of the
@@ -333,27 +411,26 @@ func (r *Reader) groups() ([]Group, []string, error) {
 		gs := slices.Clone(w.groups) // scaled here, read again by the next plan
 		notes = append(notes, scaleToPeak(w.namespace, w.kind, w.name, gs, r.scaled, w.model)...)
 		for _, g := range gs {
-			if g.Note != "" {
-				notes = append(notes, fmt.Sprintf("%s (model %q): %s", what, w.model, g.Note))
+			if g.note != "" {
+				notes = append(notes, fmt.Sprintf("%s (model %q): %s", what, w.model, g.note))
 			}
-			if g.Pods == 0 && g.Surge == 0 {
+			if g.pods == 0 && g.surge == 0 {
 				continue
 			}
-			requests := podRequests(&g.Spec)
-			if err := checkRequests(requests); err != nil {
-				return nil, nil, fmt.Errorf("%s %q in namespace %q: %w", w.kind, w.name, w.namespace, err)
+			if g.requestsErr != nil {
+				return nil, nil, fmt.Errorf("%s %q in namespace %q: %w", w.kind, w.name, w.namespace, g.requestsErr)
 			}
-			if g.WholeNodeGPUs {
+			if g.wholeNodeGPUs {
 				notes = append(notes, fmt.Sprintf("%s (model %q): KAITO sizes a preset's pods from the model and the nodes (its node estimator); the plan counts `resource.count` pods, each taking a whole node", what, w.model))
 			}
-			devices, claimNotes, unplaced, err := podClaims(&g.Spec, w.namespace, r.templates, what, w.model)
+			devices, claimNotes, unplaced, err := podClaims(&g.spec, w.namespace, r.templates, what, w.model)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s %q in namespace %q: %w", w.kind, w.name, w.namespace, err)
 			}
 			notes = append(notes, claimNotes...)
 			out = append(out, Group{
-				Model: w.model, Namespace: w.namespace, Object: what, Component: g.Component, Pods: g.Pods, Reason: unplaced,
-				surge: g.Surge, replaces: g.Unavailable > 0, requests: requests, whole: g.WholeNodeGPUs, selector: requiredLabels(&g.Spec), tols: g.Spec.Tolerations,
+				Model: w.model, Namespace: w.namespace, Object: what, Component: g.component, Pods: g.pods, Reason: unplaced,
+				surge: g.surge, replaces: g.unavailable > 0, requests: g.requests, whole: g.wholeNodeGPUs, selector: g.selector, tols: g.spec.Tolerations,
 				devices: devices,
 			})
 		}
