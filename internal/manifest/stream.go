@@ -42,6 +42,10 @@ func EncodeDocument(n *yaml.RNode) ([]byte, error) {
 			return nil, err
 		}
 	}
+	wide := yaml.SequenceIndentStyle(seqIndent) == yaml.WideSequenceStyle
+	if b, ok := writeBlocks(func(w *blockWriter) bool { w.wide = wide; return w.document(n.Document()) }); ok {
+		return b, nil
+	}
 	var b bytes.Buffer
 	e := yaml.NewEncoderWithOptions(&b, &yaml.EncoderOptions{SeqIndent: yaml.SequenceIndentStyle(seqIndent)})
 	if err := e.Encode(n.Document()); err != nil {
