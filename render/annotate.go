@@ -16,6 +16,13 @@ import (
 // in the same cluster: GitOps owns it now.
 func annotateModel(node *yaml.RNode, d Decision) (*yaml.RNode, error) {
 	out := node.Copy()
+	// One look-up for the fourteen annotations: kyaml's path getter was
+	// most of their cost. The first is never empty, so the mapping is
+	// created where kyaml's setter would create it.
+	annotations, err := out.Pipe(yaml.LookupCreate(yaml.MappingNode, yaml.MetadataField, yaml.AnnotationsField))
+	if err != nil {
+		return nil, err
+	}
 	for _, kv := range [][2]string{
 		{hub.AnnotationReconcilePause, "true"},
 		{hub.AnnotationEngine, d.Engine},
@@ -33,15 +40,14 @@ func annotateModel(node *yaml.RNode, d Decision) (*yaml.RNode, error) {
 		{hub.AnnotationHardwareFitReason, d.HardwareFitReason},
 	} {
 		if kv[1] == "" {
-			// Drop a decision an earlier render recorded and this one lacks.
-			if err := out.PipeE(yaml.ClearAnnotation(kv[0])); err != nil {
+			// Drop a decision an earlier render recorded and this one
+			// lacks, as kyaml's ClearAnnotation does.
+			if err := annotations.PipeE(yaml.FieldClearer{Name: kv[0]}); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if err := setAnnotation(out, kv[0], kv[1]); err != nil {
-			return nil, err
-		}
+		setIn(annotations.YNode(), kv[0], kv[1])
 	}
 	return out, nil
 }
@@ -61,20 +67,24 @@ func setAnnotation(n *yaml.RNode, key, value string) error {
 	if err != nil {
 		return err
 	}
+	setIn(annotations.YNode(), key, value)
+	return nil
+}
+
+// setIn sets key to value in the annotations mapping m, as setAnnotation.
+func setIn(m *yaml.Node, key, value string) {
 	v := &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: value}
 	if yaml11NonString(value) {
 		v.Style = yaml.DoubleQuotedStyle
 	}
-	m := annotations.YNode()
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
 			v.Style = m.Content[i+1].Style
 			*m.Content[i+1] = *v
-			return nil
+			return
 		}
 	}
 	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
-	return nil
 }
 
 // yaml11Answers caches yaml.IsValueNonString per value: annotation values

@@ -35,11 +35,12 @@ func toNode(obj providers.Object, modelFile string) (*yaml.RNode, error) {
 	if modelFile == "" {
 		file = path.Join(GeneratedDir, name)
 	}
-	for _, kv := range [][2]string{{kioutil.PathAnnotation, file}, {kioutil.IndexAnnotation, "0"}} {
-		if err := setAnnotation(n, kv[0], kv[1]); err != nil {
-			return nil, err
-		}
+	annotations, err := n.Pipe(yaml.LookupCreate(yaml.MappingNode, yaml.MetadataField, yaml.AnnotationsField))
+	if err != nil {
+		return nil, err
 	}
+	setIn(annotations.YNode(), kioutil.PathAnnotation, file)
+	setIn(annotations.YNode(), kioutil.IndexAnnotation, "0")
 	return n, nil
 }
 
