@@ -91,18 +91,43 @@ func trimUnstructured(keep func(map[string]any) map[string]any, writeTimes bool)
 }
 
 // trimMetadata drops the last-applied annotation and the managed field
-// sets, in place.
+// sets, in place, on the maps as decoded: every watch event of every
+// cached kind passes here (a first start sees each model twice, its own
+// status write's event too), and going through the typed managed fields
+// (GetManagedFields, SetManagedFields) copied and converted the field
+// sets only to drop them.
 func trimMetadata(u *unstructured.Unstructured, writeTimes bool) {
-	if a := u.GetAnnotations(); a[lastApplied] != "" {
-		delete(a, lastApplied)
-		u.SetAnnotations(a)
+	metadata, ok := u.Object["metadata"].(map[string]any)
+	if !ok {
+		return
 	}
-	managed := u.GetManagedFields()
-	if !writeTimes {
-		managed = nil
+	if annotations, ok := metadata["annotations"].(map[string]any); ok {
+		if v, _ := annotations[lastApplied].(string); v != "" {
+			delete(annotations, lastApplied)
+		}
 	}
-	for i := range managed {
-		managed[i].FieldsV1, managed[i].FieldsType, managed[i].Subresource, managed[i].APIVersion = nil, "", "", ""
+	entries, ok := metadata["managedFields"].([]any)
+	if !writeTimes || !ok {
+		delete(metadata, "managedFields")
+		return
 	}
-	u.SetManagedFields(managed)
+	kept := make([]any, 0, len(entries))
+	for _, e := range entries {
+		entry, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		times := make(map[string]any, 3)
+		for _, k := range managedFieldsKept {
+			if v, ok := entry[k]; ok {
+				times[k] = v
+			}
+		}
+		kept = append(kept, times)
+	}
+	metadata["managedFields"] = kept
 }
+
+// managedFieldsKept are what a managed fields entry keeps with writeTimes:
+// who wrote, how, and when (lastWrite reads the time).
+var managedFieldsKept = []string{"manager", "operation", "time"}
