@@ -118,25 +118,29 @@ func writeJSONList(w io.Writer, items []render.Encoded) error {
 		return err
 	}
 	out := bufio.NewWriter(w)
-	out.WriteString(head + "\n")
-	var item bytes.Buffer
+	var chunk bytes.Buffer // an item, with what comes before and after it
+	chunk.WriteString(head + "\n")
 	for i, it := range items {
 		j, err := sigsyaml.YAMLToJSON(it.YAML)
 		if err != nil {
 			return err
 		}
-		item.Reset()
-		if err := json.Indent(&item, j, listItemIndent, "    "); err != nil {
+		chunk.WriteString(listItemIndent)
+		if err := json.Indent(&chunk, j, listItemIndent, "    "); err != nil {
 			return err
 		}
-		out.WriteString(listItemIndent)
-		out.Write(item.Bytes())
 		if i < len(items)-1 {
-			out.WriteByte(',')
+			chunk.WriteByte(',')
 		}
-		out.WriteByte('\n')
+		chunk.WriteByte('\n')
+		if i == len(items)-1 {
+			chunk.WriteString("    ]\n}\n")
+		}
+		if _, err := out.Write(chunk.Bytes()); err != nil {
+			return err
+		}
+		chunk.Reset()
 	}
-	out.WriteString("    ]\n}\n")
 	return out.Flush()
 }
 

@@ -147,42 +147,37 @@ func (w *blockWriter) sequenceItems(items []*yaml.Node, column int, inline bool)
 // value writes n after a key's `:` or an item's `-`, through the end of
 // its last line. column is the key's or the dash's.
 func (w *blockWriter) value(n *yaml.Node, column int, inSequence bool) bool {
-	switch n.Kind {
-	case yaml.ScalarNode:
+	if n.Kind == yaml.ScalarNode {
 		return w.scalarValue(n, column+2)
-	case yaml.MappingNode:
-		if !plainCollection(n, yaml.MappingNode) {
-			return false
-		}
-		if len(n.Content) == 0 {
-			w.buf = append(w.buf, " {}\n"...)
-			return true
-		}
-		if inSequence {
-			w.buf = append(w.buf, ' ')
-			return w.mappingPairs(n, column+2, true)
-		}
-		w.buf = append(w.buf, '\n')
-		return w.mappingPairs(n, column+2, false)
-	case yaml.SequenceNode:
-		if !plainCollection(n, yaml.SequenceNode) {
-			return false
-		}
-		if len(n.Content) == 0 {
-			w.buf = append(w.buf, " []\n"...)
-			return true
-		}
-		if inSequence {
-			w.buf = append(w.buf, ' ')
-			return w.sequenceItems(n.Content, column+2, true)
-		}
-		w.buf = append(w.buf, '\n')
-		if w.wide {
-			column += 2
-		}
-		return w.sequenceItems(n.Content, column, false)
 	}
-	return false
+	if n.Kind != yaml.MappingNode && n.Kind != yaml.SequenceNode || !plainCollection(n, n.Kind) {
+		return false
+	}
+	mapping := n.Kind == yaml.MappingNode
+	switch {
+	case len(n.Content) == 0 && mapping:
+		w.buf = append(w.buf, " {}\n"...)
+		return true
+	case len(n.Content) == 0:
+		w.buf = append(w.buf, " []\n"...)
+		return true
+	}
+	// After a dash, the first key or item follows on the dash's line, two
+	// columns in; after a key, the next line: a mapping two columns in, a
+	// sequence level with the key (kyaml's compact style) or two in (wide).
+	inner := column + 2
+	if inSequence {
+		w.buf = append(w.buf, ' ')
+	} else {
+		w.buf = append(w.buf, '\n')
+		if !mapping && !w.wide {
+			inner = column
+		}
+	}
+	if mapping {
+		return w.mappingPairs(n, inner, inSequence)
+	}
+	return w.sequenceItems(n.Content, inner, inSequence)
 }
 
 // scalarStyle is the style the encoder writes a scalar in.
@@ -468,12 +463,13 @@ func analyzeChars(v string) scalarAnalysis {
 // indicator, space, break or special character in such a value.
 func wordLike(v string) bool {
 	for i := 0; i < len(v); i++ {
-		c := v[i] | 0x20 // lower case, for letters
-		letter := c >= 'a' && c <= 'z'
-		if i == 0 && !letter {
+		b := v[i]
+		switch lower := b | 0x20; {
+		case lower >= 'a' && lower <= 'z':
+		case i == 0:
 			return false
-		}
-		if !letter && !(v[i] >= '0' && v[i] <= '9') && v[i] != '.' && v[i] != '_' && v[i] != '/' && v[i] != '-' {
+		case b >= '0' && b <= '9', b == '.', b == '_', b == '/', b == '-':
+		default:
 			return false
 		}
 	}
@@ -512,7 +508,9 @@ func printable(v string, i int) bool {
 	case c == 0xEE:
 		return true
 	case c == 0xEF:
-		return !(v[i+1] == 0xBB && v[i+2] == 0xBF) && !(v[i+1] == 0xBF && (v[i+2] == 0xBE || v[i+2] == 0xBF))
+		bom := v[i+1] == 0xBB && v[i+2] == 0xBF
+		nonCharacter := v[i+1] == 0xBF && (v[i+2] == 0xBE || v[i+2] == 0xBF)
+		return !bom && !nonCharacter
 	}
 	return false
 }
