@@ -162,7 +162,8 @@ BENCHTIME ?= 1s
 bench: build
 	$(GO) build -trimpath -ldflags '-s -w' -o bin/kyaml-noop ./hack/procbench/noop
 	$(GO) build -o bin/procbench ./hack/procbench
-	bin/procbench -bin bin/airunway-render -floor bin/kyaml-noop
+	$(GO) build -o bin/procbench-runner ./hack/procbench/runner
+	bin/procbench -bin bin/airunway-render -floor bin/kyaml-noop -runner bin/procbench-runner
 	@assets=$$(hack/install-envtest.sh $(ENVTEST_DIR)) || exit 1; \
 	assets=$$(echo "$$assets" | tail -n1); set -x; \
 	KUBEBUILDER_ASSETS=$$assets $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 30m ./...

@@ -26,7 +26,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/airunway-render/airunway-render/internal/benchdata"
@@ -43,6 +42,7 @@ func main() {
 	writeWorkload := flag.String("write-hostile", "", "only write the hostile workload of this name to -file and -list (the benchmark runs itself so)")
 	file := flag.String("file", "", "with -write-hostile: the stream of documents to write")
 	list := flag.String("list", "", "with -write-hostile: the ResourceList to write")
+	flag.StringVar(&runner, "runner", runner, "the runner that starts each measured program (hack/procbench/runner)")
 	flag.Parse()
 	if *writeWorkload != "" {
 		if err := writeNamed(*writeWorkload, *file, *list, os.Stdout); err != nil {
@@ -217,9 +217,14 @@ func once(output, input, dir string, argv ...string) (sample, error) {
 
 // execute runs argv once, in dir when set, with stdin from input and
 // stdout to output when they are set, and returns what the run cost, its
-// stderr and its error (an *exec.ExitError when it exited non-zero).
+// stderr and its error (an *exec.ExitError when it exited non-zero). It
+// runs argv through the runner, a small program of its own, not from this
+// process: Linux counts the memory of the process that starts a program
+// in the program's peak RSS (the kernel carries the old address space's
+// high-water mark over exec), and this process holds outputs of tens of
+// MiB, which showed as the peak of every small run measured after them.
 func execute(output, input, dir string, argv ...string) (sample, string, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.Command(runner, argv...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -239,18 +244,29 @@ func execute(output, input, dir string, argv ...string) (sample, string, error) 
 		defer o.Close()
 		cmd.Stdout = o
 	}
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	if cmd.ProcessState == nil {
-		return sample{}, stderr.String(), err
+	usage, report, err := os.Pipe()
+	if err != nil {
+		return sample{}, "", err
 	}
-	// wait4's usage covers the process and the children it waited for
-	// (kpt's function), and Maxrss is the largest of them, in KiB.
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return sample{wall: wall, cpu: cpu, rssBytes: ru.Maxrss * 1024}, stderr.String(), err
+	defer usage.Close()
+	cmd.ExtraFiles = []*os.File{report}
+	err = cmd.Start()
+	report.Close()
+	if err != nil {
+		return sample{}, "", err
+	}
+	err = cmd.Wait()
+	line, readErr := io.ReadAll(usage)
+	var wall, cpu, maxrss int64
+	if _, scanErr := fmt.Sscan(string(line), &wall, &cpu, &maxrss); readErr != nil || scanErr != nil {
+		return sample{}, stderr.String(), fmt.Errorf("%s: no usage from the runner (%v)", strings.Join(argv, " "), cmp.Or(err, readErr, scanErr))
+	}
+	return sample{wall: time.Duration(wall), cpu: time.Duration(cpu), rssBytes: maxrss * 1024}, stderr.String(), err
 }
+
+// runner is the path of hack/procbench/runner, which execute starts each
+// measured program through.
+var runner = "bin/procbench-runner"
 
 func median(samples []sample) measurement {
 	pick := func(key func(sample) int64) int64 {

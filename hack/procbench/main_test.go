@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +33,7 @@ func TestRun(t *testing.T) {
 	}
 	floor := filepath.Join(dir, "kyaml-noop")
 	build(t, floor, "./noop")
+	useRunner(t)
 	var out bytes.Buffer
 	if err := run(bin, floor, "1,100", "100", filepath.Join(dir, "work"), &out); err != nil {
 		t.Fatal(err)
@@ -89,6 +92,36 @@ func TestParseSizes(t *testing.T) {
 			t.Errorf("parseSizes(%q) must fail", bad)
 		}
 	}
+}
+
+// useRunner builds hack/procbench/runner for the test's measurements.
+func useRunner(t *testing.T) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "runner")
+	build(t, path, "./runner")
+	defaultRunner := runner
+	runner = path
+	t.Cleanup(func() { runner = defaultRunner })
+}
+
+// TestRunnerMeasuresTheProgram: a small program run while procbench holds
+// 256 MiB is measured at its own size, not procbench's, and its exit
+// status comes through.
+func TestRunnerMeasuresTheProgram(t *testing.T) {
+	useRunner(t)
+	held := make([]byte, 256<<20)
+	for i := range held {
+		held[i] = 1 // touched: resident
+	}
+	s, _, err := execute("", "", "", "sh", "-c", "exit 3")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("the program's exit 3 came through as %v", err)
+	}
+	if s.rssBytes <= 0 || s.rssBytes > 64<<20 {
+		t.Errorf("a shell that exits at once peaked at %d MiB while procbench held %d MiB: the caller's memory is counted", s.rssBytes>>20, len(held)>>20)
+	}
+	runtime.KeepAlive(held)
 }
 
 func build(t *testing.T, out, pkg string) {
