@@ -256,7 +256,7 @@ func (b *resultBuilder) add(n *yaml.Node, key string, value *yaml.Node) {
 // a string, and YAML 1.1 would not read it as a boolean or a base 60
 // number.
 func plainString(s string) bool {
-	if (&yaml.Node{Kind: yaml.ScalarNode, Value: s}).ShortTag() != yaml.NodeTagString {
+	if resolvedTag(s) != yaml.NodeTagString {
 		return false
 	}
 	switch s {
