@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"weak"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -130,7 +131,7 @@ func opened(f *os.File, _ fs.FileInfo, err error) (io.ReadCloser, error) {
 // embedded default) and returns the objects bound for a cluster, or none
 // when a problem is an error. Problems come sorted.
 func renderFiles(src files, capsFile string, paths []string) ([]*yaml.RNode, diag.List) {
-	res, problems := renderFilesWith(src, capsFile, paths, nil, diag.Policy{}, nil)
+	res, problems := renderFilesWith(src, capsFile, paths, encoder{}, diag.Policy{}, nil)
 	return clusterObjects(res.Items), problems
 }
 
@@ -139,14 +140,21 @@ func renderFiles(src files, capsFile string, paths []string) ([]*yaml.RNode, dia
 // YAML document each, named by the file --output-dir writes them to: a run
 // over thousands of models holds text, not node trees.
 func renderPaths(src files, capsFile string, paths []string, policy diag.Policy, models map[string]fit.Model, stderr io.Writer) (objects []render.Encoded, ok bool) {
-	res, problems := renderFilesWith(src, capsFile, paths, encodeClusterObject, policy, models)
+	res, problems := renderFilesWith(src, capsFile, paths, encoder{encode: encodeClusterObject, concurrent: true}, policy, models)
 	problems.Report(stderr, "nothing was rendered")
 	return res.Encoded, !problems.HasErrors()
 }
 
-// renderFilesWith is renderFiles with render.Options.Encode set to encode,
-// and the model facts read from --model-dir.
-func renderFilesWith(src files, capsFile string, paths []string, encode func(*yaml.RNode) ([]byte, string, error), policy diag.Policy, models map[string]fit.Model) (render.Result, diag.List) {
+// encoder is a render's Options.Encode (nil: none), and whether it may
+// encode on several goroutines at once (Options.EncodeConcurrently).
+type encoder struct {
+	encode     func(*yaml.RNode) ([]byte, string, error)
+	concurrent bool
+}
+
+// renderFilesWith is renderFiles with render.Options.Encode set by
+// encode, and the model facts read from --model-dir.
+func renderFilesWith(src files, capsFile string, paths []string, encode encoder, policy diag.Policy, models map[string]fit.Model) (render.Result, diag.List) {
 	var caps *capabilities.Resolved
 	var problems diag.List
 	if capsFile != "" {
@@ -159,9 +167,10 @@ func renderFilesWith(src files, capsFile string, paths []string, encode func(*ya
 // ClusterCapabilities among the inputs, else the embedded default);
 // problems are the reading's, reported with the rendering's; models are
 // the facts read from --model-dir (nil: none).
-func renderInputs(src files, caps *capabilities.Resolved, problems diag.List, paths []string, encode func(*yaml.RNode) ([]byte, string, error), policy diag.Policy, models map[string]fit.Model) (render.Result, diag.List) {
+func renderInputs(src files, caps *capabilities.Resolved, problems diag.List, paths []string, encode encoder, policy diag.Policy, models map[string]fit.Model) (render.Result, diag.List) {
 	items, deferred, source, l := readModelsDeferred(src, paths, true)
-	opts := render.Options{Capabilities: caps, Encode: encode, Warnings: policy, SourceFile: source, Models: models, ReleaseItems: true, Deferred: deferred}
+	opts := render.Options{Capabilities: caps, Encode: encode.encode, EncodeConcurrently: encode.concurrent, Warnings: policy,
+		SourceFile: source, Models: models, ReleaseItems: true, Deferred: deferred}
 	problems = append(problems, l...)
 	if problems.HasErrors() {
 		return render.Result{}, problems.Sorted()
@@ -260,8 +269,15 @@ func readInputs(src files, paths []string) (items []*yaml.RNode, source func(*ya
 func readModelsDeferred(src files, paths []string, deferModels bool) (items []*yaml.RNode, deferred []render.Deferred, source func(*yaml.RNode) string, l diag.List) {
 	// Weak keys: a render lets go of each model once it is rendered
 	// (render.Options.ReleaseItems), and this map must not keep it.
+	// The render reads deferred models again on several goroutines
+	// (render.Options.Workers): the map has a lock.
 	parsedFrom := map[weak.Pointer[yaml.Node]]string{}
-	source = func(n *yaml.RNode) string { return parsedFrom[weak.Make(n.YNode())] }
+	var parsedLock sync.Mutex
+	source = func(n *yaml.RNode) string {
+		parsedLock.Lock()
+		defer parsedLock.Unlock()
+		return parsedFrom[weak.Make(n.YNode())]
+	}
 	var names []string
 	for _, p := range paths {
 		found, err := yamlFiles(src, p)
@@ -283,6 +299,8 @@ func readModelsDeferred(src files, paths []string, deferModels bool) (items []*y
 		if err == nil {
 			file := filepath.ToSlash(f) // as the path annotation
 			read := func(nodes []*yaml.RNode) {
+				parsedLock.Lock()
+				defer parsedLock.Unlock()
 				for _, n := range nodes {
 					stripGeneratedHeader(n)
 					parsedFrom[weak.Make(n.YNode())] = file

@@ -193,7 +193,7 @@ func runPlan(o planOptions, paths []string, s streams) error {
 	// The plan reads each object's pods as it is rendered and keeps no
 	// YAML: it prints no objects.
 	pods := plan.NewReader()
-	res, l := renderInputs(inputs, caps, append(problems, built...), paths, pods.Encode, policy, o.models)
+	res, l := renderInputs(inputs, caps, append(problems, built...), paths, encoder{encode: pods.Encode}, policy, o.models)
 	o.collapse(l).Report(s.errOut, "nothing was planned")
 	if l.HasErrors() {
 		return exitCode(1)

@@ -100,7 +100,7 @@ func planSide(repo *gitsnap.Repo, side gitsnap.Side, isBase bool, caps string, p
 	if len(paths) > 0 {
 		inputs, built := withOverlaysBuilt(src, paths, snapshotDirs(snap), &b)
 		var res render.Result
-		res, problems = renderInputs(inputs, resolved, append(problems, built...), paths, nil, policy, o.models)
+		res, problems = renderInputs(inputs, resolved, append(problems, built...), paths, encoder{}, policy, o.models)
 		items, fits = res.Items, res.Fits
 	}
 	problems.Report(&b, "nothing was planned")

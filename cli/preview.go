@@ -104,7 +104,7 @@ func runPreview(o previewOptions, paths []string, s streams) error {
 		if err != nil {
 			return fail(err)
 		}
-		res, problems := renderFilesWith(withBuilt(src, built), caps, paths, nil, diag.Policy{}, models)
+		res, problems := renderFilesWith(withBuilt(src, built), caps, paths, encoder{}, diag.Policy{}, models)
 		closeScope()
 		sides[i] = preview.Side{CapsFile: caps, Caps: readableCapabilities(caps), Objects: clusterObjects(res.Items), Fits: res.Fits, Problems: problems}
 		var shown bytes.Buffer // errors and warnings; info stays quiet

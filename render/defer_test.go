@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"sync"
 	"testing"
 	"weak"
 
@@ -28,8 +29,8 @@ const (
 
 // TestDeferredRendersAsItems renders every golden case (and a file of
 // models that share names, files and lines) the three ways a caller can
-// hand Render its input: the output, every problem with its line, and the
-// memory fit's verdicts must be the same.
+// hand Render its input, on one worker and on several: the output, every
+// problem with its line, and the memory fit's verdicts must be the same.
 func TestDeferredRendersAsItems(t *testing.T) {
 	dirs, err := filepath.Glob("../golden/testdata/*")
 	require.NoError(t, err)
@@ -47,6 +48,13 @@ func TestDeferredRendersAsItems(t *testing.T) {
 			}
 			require.Equal(t, want, renderCase(t, dir, caps, itemsReleased, nil, nil), "with the items released")
 			require.Equal(t, want, renderCase(t, dir, caps, modelsDeferred, nil, nil), "with the models deferred")
+			// Render's workers (render/inorder.go): one, or more than
+			// the models, each encoding as it renders.
+			for _, workers := range []int{1, 3, 16} {
+				for _, how := range []howRead{itemsHeld, itemsReleased, modelsDeferred} {
+					require.Equal(t, want, renderCaseOn(t, dir, caps, how, nil, nil, workers), "on %d workers, how %d", workers, how)
+				}
+			}
 		})
 	}
 	require.Positive(t, lined, "no case has a problem with a line: the comparison does not reach the lines")
@@ -57,24 +65,32 @@ func TestDeferredRendersAsItems(t *testing.T) {
 // model is encoded, every model before it must be collectable.
 func TestRenderLetsGoOfEachModel(t *testing.T) {
 	for _, how := range []howRead{itemsReleased, modelsDeferred} {
-		var trees []weak.Pointer[yaml.Node]
-		var heldAtLast int
-		encode := func(n *yaml.RNode) ([]byte, string, error) {
-			if n.GetKind() == hub.KindModelDeployment && n.GetName() == "m-9" {
-				runtime.GC()
-				for _, p := range trees[:len(trees)-1] {
-					if p.Value() != nil {
-						heldAtLast++
+		for _, workers := range []int{1, 3} {
+			type tree struct {
+				name string
+				node weak.Pointer[yaml.Node]
+			}
+			var trees []tree
+			var heldAtLast int
+			encode := func(n *yaml.RNode) ([]byte, string, error) {
+				if n.GetKind() == hub.KindModelDeployment && n.GetName() == "m-9" {
+					runtime.GC()
+					for _, p := range trees {
+						if p.name != "m-9" && p.node.Value() != nil {
+							heldAtLast++
+						}
 					}
 				}
+				return []byte("-"), "", nil
 			}
-			return []byte("-"), "", nil
+			parsed := func(n *yaml.RNode) { trees = append(trees, tree{n.GetName(), weak.Make(n.YNode())}) }
+			// The encoder runs in the queue's order: on one goroutine.
+			res := renderCaseOn(t, "testdata/deferred-many", nil, how, parsed, encode, -workers)
+			require.False(t, res.Problems.HasErrors(), "%v", res.Problems)
+			// Deferred models are parsed twice: when read, and when rendered.
+			require.Len(t, trees, map[howRead]int{itemsReleased: 10, modelsDeferred: 20}[how], "how %d", how)
+			require.Zero(t, heldAtLast, "models still held while the last is encoded (how %d, %d workers)", how, workers)
 		}
-		res := renderCase(t, "testdata/deferred-many", nil, how, func(n *yaml.RNode) { trees = append(trees, weak.Make(n.YNode())) }, encode)
-		require.False(t, res.Problems.HasErrors(), "%v", res.Problems)
-		// Deferred models are parsed twice: when read, and when rendered.
-		require.Len(t, trees, map[howRead]int{itemsReleased: 10, modelsDeferred: 20}[how], "how %d", how)
-		require.Zero(t, heldAtLast, "models still held while the last is encoded (how %d)", how)
 	}
 }
 
@@ -102,12 +118,28 @@ func caseCapabilities(t *testing.T, dir string) *capabilities.Resolved {
 // tree as it is parsed; encode, when set, replaces the encoding.
 func renderCase(t *testing.T, dir string, caps *capabilities.Resolved, how howRead, parsed func(*yaml.RNode), encode func(*yaml.RNode) ([]byte, string, error)) Result {
 	t.Helper()
+	return renderCaseOn(t, dir, caps, how, parsed, encode, 0)
+}
+
+// renderCaseOn is renderCase on workers goroutines (Options.Workers), the
+// encoder among them when workers is more than one; -workers keeps the
+// encoder in the queue's order.
+func renderCaseOn(t *testing.T, dir string, caps *capabilities.Resolved, how howRead, parsed func(*yaml.RNode), encode func(*yaml.RNode) ([]byte, string, error), workers int) Result {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	require.NoError(t, err)
 	sort.Strings(files)
+	// Deferred models are parsed again on Render's workers.
+	var lock sync.Mutex
 	from := map[weak.Pointer[yaml.Node]]string{}
-	source := func(n *yaml.RNode) string { return from[weak.Make(n.YNode())] }
+	source := func(n *yaml.RNode) string {
+		lock.Lock()
+		defer lock.Unlock()
+		return from[weak.Make(n.YNode())]
+	}
 	read := func(file string, nodes []*yaml.RNode) {
+		lock.Lock()
+		defer lock.Unlock()
 		for _, n := range nodes {
 			from[weak.Make(n.YNode())] = file
 			if parsed != nil && n.GetKind() == hub.KindModelDeployment {
@@ -146,7 +178,8 @@ func renderCase(t *testing.T, dir string, caps *capabilities.Resolved, how howRe
 			return b, "", err
 		}
 	}
-	opts := Options{Capabilities: caps, Encode: encode, SourceFile: source, ReleaseItems: how == itemsReleased, Deferred: deferred}
+	opts := Options{Capabilities: caps, Encode: encode, SourceFile: source, ReleaseItems: how == itemsReleased, Deferred: deferred,
+		Workers: max(workers, -workers), EncodeConcurrently: workers > 1}
 	res := Render(items, opts)
 	if how == itemsReleased {
 		require.Equal(t, make([]*yaml.RNode, len(items)), items, "the items are let go of")

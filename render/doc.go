@@ -29,6 +29,14 @@
 // come as text the caller parses again one at a time. Together they let
 // 10,000 models render in about 200 MiB (BENCHMARKS.md).
 //
+// The models are rendered on several goroutines (Options.Workers,
+// inorder.go) and merged into the output in the queue's order: the
+// output, the problems and the memory fit's verdicts are those of one
+// goroutine rendering the models in turn. The steps that read what the
+// models before a model did (the duplicate check, and the selection by
+// the capability file's CEL rules, whose cost and results a run shares)
+// take each model's turn in that order.
+//
 // Problems of all inputs are collected; if any is an error the result has no
 // items at all, so a caller can never write half a rendering.
 package render

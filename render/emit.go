@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"sync/atomic"
 
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -56,6 +57,8 @@ type output struct {
 	// MaxOutputDocuments), after which nothing more is encoded.
 	written int
 	over    bool
+	// stopped is over, for the workers that encode ahead of the merge.
+	stopped atomic.Bool
 }
 
 // overBudget reports the output past its budget, once.
@@ -64,6 +67,7 @@ func (o *output) overBudget(id outputID, what string) diag.List {
 		return nil
 	}
 	o.over = true
+	o.stopped.Store(true)
 	return diag.List{{Severity: diag.Error, Resource: id.resource, File: id.file,
 		Message: fmt.Sprintf("brings the output past %s; one run may write at most what one run can read again (kpt runs the function over its own output): render fewer models per run, or split the package", what)}}
 }
@@ -75,7 +79,9 @@ type outputID struct {
 	file          string
 }
 
-func (o *output) add(n *yaml.RNode) diag.List {
+// add adds an object to the output; encoded is its encoding when a worker
+// found it already (nil: add encodes it).
+func (o *output) add(n *yaml.RNode, encoded *encoding) diag.List {
 	annotations := n.GetAnnotations()
 	id := outputID{resource: identity(n), generatedFrom: annotations[hub.AnnotationGeneratedFrom], file: fileIn(annotations)}
 	o.ids = append(o.ids, id)
@@ -86,7 +92,11 @@ func (o *output) add(n *yaml.RNode) diag.List {
 		o.nodes = append(o.nodes, n)
 		return nil
 	}
-	b, key, err := o.encode(n)
+	if encoded == nil {
+		encoded = &encoding{}
+		encoded.yaml, encoded.key, encoded.err = o.encode(n)
+	}
+	b, key, err := encoded.yaml, encoded.key, encoded.err
 	var fieldErr *FieldError
 	switch {
 	case errors.As(err, &fieldErr):

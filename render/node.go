@@ -13,27 +13,68 @@ import (
 // sorted, without a detour through JSON and YAML text (which dominated the
 // cost of emitting). Strings are tagged !!str, so the encoder quotes exactly
 // those that would otherwise read as another type ("true", "8000").
+// The nodes come from arenas (nodeArena): an object of a few hundred
+// nodes costs a few allocations instead of one per node.
 func objectNode(v any) (*yaml.Node, error) {
+	var a nodeArena
+	return a.node(v)
+}
+
+// nodeArena hands out the nodes of one object from shared backing
+// arrays; the object's nodes live and die together.
+type nodeArena struct {
+	nodes   []yaml.Node
+	content []*yaml.Node
+}
+
+// arenaChunk is how many nodes an arena allocates at a time.
+const arenaChunk = 64
+
+func (a *nodeArena) new(kind yaml.Kind, tag, value string) *yaml.Node {
+	if len(a.nodes) == cap(a.nodes) {
+		a.nodes = make([]yaml.Node, 0, arenaChunk)
+	}
+	a.nodes = append(a.nodes, yaml.Node{Kind: kind, Tag: tag, Value: value})
+	return &a.nodes[len(a.nodes)-1]
+}
+
+// children is room for n children, to be appended to; appending past n
+// would still be correct, as it copies.
+func (a *nodeArena) children(n int) []*yaml.Node {
+	if n > arenaChunk*4 {
+		return make([]*yaml.Node, 0, n)
+	}
+	if cap(a.content)-len(a.content) < n {
+		a.content = make([]*yaml.Node, 0, arenaChunk*4)
+	}
+	c := a.content[len(a.content) : len(a.content) : len(a.content)+n]
+	a.content = a.content[:len(a.content)+n]
+	return c
+}
+
+func (a *nodeArena) node(v any) (*yaml.Node, error) {
 	switch t := v.(type) {
 	case map[string]any:
-		n := &yaml.Node{Kind: yaml.MappingNode, Tag: yaml.NodeTagMap}
+		n := a.new(yaml.MappingNode, yaml.NodeTagMap, "")
 		keys := make([]string, 0, len(t))
 		for k := range t {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		n.Content = a.children(2 * len(t))
 		for _, k := range keys {
-			child, err := objectNode(t[k])
+			child, err := a.node(t[k])
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
-			n.Content = append(n.Content, scalar(yaml.NodeTagString, k), child)
+			n.Content = append(n.Content, a.new(yaml.ScalarNode, yaml.NodeTagString, k), child)
 		}
 		return n, nil
 	case []any:
-		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq}
+		n := a.new(yaml.SequenceNode, yaml.NodeTagSeq, "")
+		n.Content = a.children(len(t))
 		for _, e := range t {
-			child, err := objectNode(e)
+			child, err := a.node(e)
 			if err != nil {
 				return nil, err
 			}
@@ -41,24 +82,20 @@ func objectNode(v any) (*yaml.Node, error) {
 		}
 		return n, nil
 	case string:
-		return scalar(yaml.NodeTagString, t), nil
+		return a.new(yaml.ScalarNode, yaml.NodeTagString, t), nil
 	case bool:
-		return scalar(yaml.NodeTagBool, strconv.FormatBool(t)), nil
+		return a.new(yaml.ScalarNode, yaml.NodeTagBool, strconv.FormatBool(t)), nil
 	case float64:
 		if t == math.Trunc(t) && math.Abs(t) < 1<<53 {
-			return scalar(yaml.NodeTagInt, strconv.FormatInt(int64(t), 10)), nil
+			return a.new(yaml.ScalarNode, yaml.NodeTagInt, strconv.FormatInt(int64(t), 10)), nil
 		}
-		return scalar(yaml.NodeTagFloat, strconv.FormatFloat(t, 'g', -1, 64)), nil
+		return a.new(yaml.ScalarNode, yaml.NodeTagFloat, strconv.FormatFloat(t, 'g', -1, 64)), nil
 	case int64:
-		return scalar(yaml.NodeTagInt, strconv.FormatInt(t, 10)), nil
+		return a.new(yaml.ScalarNode, yaml.NodeTagInt, strconv.FormatInt(t, 10)), nil
 	case int:
-		return scalar(yaml.NodeTagInt, strconv.Itoa(t)), nil
+		return a.new(yaml.ScalarNode, yaml.NodeTagInt, strconv.Itoa(t)), nil
 	case nil:
-		return scalar(yaml.NodeTagNull, "null"), nil
+		return a.new(yaml.ScalarNode, yaml.NodeTagNull, "null"), nil
 	}
 	return nil, fmt.Errorf("cannot emit a value of type %T", v)
-}
-
-func scalar(tag, value string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -35,6 +36,17 @@ type Options struct {
 	// Nil bytes leave the object out of the output; it still counts when
 	// objects are checked for collisions.
 	Encode func(*yaml.RNode) (yaml []byte, key string, err error)
+	// EncodeConcurrently lets Render call Encode from several goroutines
+	// at once, for objects in no particular order, as each model is
+	// rendered; set it only for an Encode safe for that
+	// (manifest.EncodeItem is). Without it, Encode is called for one
+	// object at a time in the order of the queue, from the goroutine that
+	// called Render.
+	EncodeConcurrently bool
+	// Workers is how many goroutines render models at once: 0 is
+	// GOMAXPROCS, 1 renders them in turn on the caller's goroutine. The
+	// result is the same for any number (render/inorder.go).
+	Workers int
 	// Warnings is applied after the capability file's own warning policy
 	// (the CLI's --ignore-warnings and --warnings-as-errors).
 	Warnings diag.Policy
@@ -150,7 +162,7 @@ func Render(items []*yaml.RNode, opts Options) Result {
 	}
 	out := &output{encode: opts.Encode}
 	for i, n := range in.passThrough {
-		l := out.add(n)
+		l := out.add(n, nil)
 		if release {
 			lines.attach(l, n)
 			in.passThrough[i] = nil
@@ -159,57 +171,44 @@ func Render(items []*yaml.RNode, opts Options) Result {
 	}
 	queue := modelQueue(in.models, opts.Deferred)
 	in.models = nil // the queue holds them, each until it is rendered
-	seen := map[string]string{}
+	run := &modelRun{caps: caps, registry: registry, models: models, opts: opts, out: out, seen: map[string]string{}}
 	var fits []fit.Verdict
 	var fleet fleetReport
-	// renderOne renders one model into out; returns early where the
-	// model is refused or not this cluster's.
-	renderOne := func(node *yaml.RNode) {
-		id, file := identity(node), fileOf(node)
-		if prev, dup := seen[id.String()]; dup {
-			where := ""
-			if prev != "" {
-				where = " (also in " + prev + ")"
-			}
-			problems = append(problems, diag.Problem{Severity: diag.Error, Resource: id, File: file, Message: "is defined twice" + where + "; each ModelDeployment must appear once"})
-			return
-		}
-		seen[id.String()] = file
-		if l := fleetAssignment(node, caps, opts.WeighUnassigned); len(l) > 0 {
-			problems = append(problems, l.Attach(id, file)...)
-			return
-		}
-		skip := fleetSkip(node, caps)
-		var rendered []*yaml.RNode
-		if skip == "" {
-			var verdicts []fit.Verdict
-			var l diag.List
-			rendered, verdicts, l, skip = renderModel(node, caps, registry, models)
-			fits = append(fits, verdicts...)
-			problems = append(problems, l.Attach(id, file)...)
-		}
-		fleet.count(node, id, skip, caps)
-		if skip != "" && opts.KeepSkipped {
-			rendered = []*yaml.RNode{node}
-		}
-		for _, n := range rendered {
-			problems = append(problems, out.add(n)...)
-		}
+	workers := opts.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
 	}
-	for i := range queue {
-		node, l := queue[i].take()
-		if problems = append(problems, l...); node == nil {
-			continue
+	inOrder(len(queue), workers, func(i int, t *turn) renderedModel {
+		return run.render(queue[i], t)
+	}, func(i int, m renderedModel) {
+		if problems = append(problems, m.taken...); m.node == nil {
+			return
 		}
 		before := len(problems)
-		renderOne(node)
+		switch {
+		case m.firstIn != nil:
+			where := ""
+			if *m.firstIn != "" {
+				where = " (also in " + *m.firstIn + ")"
+			}
+			problems = append(problems, diag.Problem{Severity: diag.Error, Resource: m.id, File: m.file, Message: "is defined twice" + where + "; each ModelDeployment must appear once"})
+		case len(m.assignment) > 0:
+			problems = append(problems, m.assignment.Attach(m.id, m.file)...)
+		default:
+			fits = append(fits, m.fits...)
+			problems = append(problems, m.problems.Attach(m.id, m.file)...)
+			fleet.count(m.node, m.id, m.skip, caps)
+			for j, n := range m.objects {
+				problems = append(problems, out.add(n, m.encoding(j))...)
+			}
+		}
 		if release {
 			// The lines withLines gives at the end, while the model is
 			// at hand; then the output's text is all that is left of it.
-			lines.attach(problems[before:], node)
+			lines.attach(problems[before:], m.node)
 		}
 		queue[i] = queued{}
-	}
+	})
 	problems = append(problems, fleet.problems(caps)...)
 	problems = append(problems, collisions(out.ids)...)
 	problems = problems.Apply(caps.Warnings).Apply(opts.Warnings)
@@ -263,17 +262,34 @@ func (q queued) take() (*yaml.RNode, diag.List) {
 
 // renderModel runs decode -> default -> convert -> validate -> select ->
 // place -> render for one ModelDeployment and returns it annotated plus
-// its generated objects, or why it is not this cluster's (skip).
+// its generated objects, or why it is not this cluster's (skip). Render
+// runs the same stages with the selection in the queue's turn
+// (modelRun.render).
 func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[string]providers.Provider, models map[string]fit.Model) (objs []*yaml.RNode, fits []fit.Verdict, l diag.List, skip string) {
-	md, l := DecodeModel(node)
+	md, l, skip := decodeForCluster(node, caps)
+	if md == nil {
+		return nil, nil, l, skip
+	}
+	d, ok := decide(md, caps, &l)
+	if !ok {
+		return nil, nil, l, ""
+	}
+	objs, fits, l = renderDecided(node, md, d, caps, registry, models, l)
+	return objs, fits, l, ""
+}
+
+// decodeForCluster decodes a model (DecodeModel) and checks its cluster
+// selector; md is nil when the model is refused, or skipped (skip says
+// why).
+func decodeForCluster(node *yaml.RNode, caps *capabilities.Resolved) (md *hub.ModelDeployment, l diag.List, skip string) {
+	md, l = DecodeModel(node)
 	if l.HasErrors() {
-		return nil, fits, l, ""
+		return nil, l, ""
 	}
 	if skip = selectorSkip(md, caps, &l); skip != "" || l.HasErrors() {
-		return nil, fits, l, skip
+		return nil, l, skip
 	}
-	objs, fits, l = renderDecoded(node, md, caps, registry, models, l)
-	return objs, fits, l, ""
+	return md, l, ""
 }
 
 // DecodeModel decodes, defaults, converts and validates a model, as the
@@ -296,12 +312,9 @@ func DecodeModel(node *yaml.RNode) (*hub.ModelDeployment, diag.List) {
 	return md, append(l, hub.ValidateModelDeployment(md)...)
 }
 
-// renderDecoded runs select -> place -> render for a valid model.
-func renderDecoded(node *yaml.RNode, md *hub.ModelDeployment, caps *capabilities.Resolved, registry map[string]providers.Provider, models map[string]fit.Model, l diag.List) (objs []*yaml.RNode, fits []fit.Verdict, _ diag.List) {
-	d, ok := decide(md, caps, &l)
-	if !ok {
-		return nil, fits, l
-	}
+// renderDecided runs place -> render for a valid model whose engine and
+// provider are decided.
+func renderDecided(node *yaml.RNode, md *hub.ModelDeployment, d Decision, caps *capabilities.Resolved, registry map[string]providers.Provider, models map[string]fit.Model, l diag.List) (objs []*yaml.RNode, fits []fit.Verdict, _ diag.List) {
 	p := registry[d.Provider]
 	if p == nil {
 		l.Errorf("spec.provider.name", "provider %q was selected by the capability file's rules, but this release of airunway-render renders only %s; set `spec.provider.name` to one of those", d.Provider, strings.Join(slices.Sorted(maps.Keys(registry)), ", "))

@@ -97,37 +97,54 @@ func CheckShape(n *yaml.RNode) (diag.Problem, bool) {
 		return bad(diag.Resource{}, "", "an item must be an object (a YAML mapping), got "+nodeKind(n.YNode()))
 	}
 	ref := diag.Resource{APIVersion: scalarField(n, "apiVersion"), Kind: scalarField(n, "kind")}
-	meta := n.Field("metadata")
-	if meta == nil || isNull(meta.Value.YNode()) {
+	meta := field(n.YNode(), "metadata")
+	if meta == nil || isNull(meta) {
 		return diag.Problem{}, false
 	}
-	if meta.Value.YNode().Kind != yaml.MappingNode {
-		return bad(ref, "metadata", "must be an object (a YAML mapping), got "+nodeKind(meta.Value.YNode()))
+	if meta.Kind != yaml.MappingNode {
+		return bad(ref, "metadata", "must be an object (a YAML mapping), got "+nodeKind(meta))
 	}
-	ref.Namespace, ref.Name = scalarField(meta.Value, "namespace"), scalarField(meta.Value, "name")
+	ref.Namespace, ref.Name = scalarValue(field(meta, "namespace")), scalarValue(field(meta, "name"))
 	for _, key := range []string{"name", "namespace"} {
-		if f := meta.Value.Field(key); f != nil && f.Value.YNode().Kind != yaml.ScalarNode {
-			return bad(ref, "metadata."+key, "must be a string, got "+nodeKind(f.Value.YNode()))
+		if f := field(meta, key); f != nil && f.Kind != yaml.ScalarNode {
+			return bad(ref, "metadata."+key, "must be a string, got "+nodeKind(f))
 		}
 	}
 	for _, key := range []string{"annotations", "labels"} {
-		f := meta.Value.Field(key)
-		if f == nil || isNull(f.Value.YNode()) {
+		f := field(meta, key)
+		if f == nil || isNull(f) {
 			continue
 		}
-		if f.Value.YNode().Kind != yaml.MappingNode {
-			return bad(ref, "metadata."+key, "must be an object mapping names to strings, got "+nodeKind(f.Value.YNode()))
+		if f.Kind != yaml.MappingNode {
+			return bad(ref, "metadata."+key, "must be an object mapping names to strings, got "+nodeKind(f))
 		}
 	}
 	return diag.Problem{}, false
 }
 
-func scalarField(n *yaml.RNode, key string) string {
-	f := n.Field(key)
-	if f == nil {
+// field is the value of key in the mapping m, as kyaml's RNode.Field
+// finds it (the first such key), without the three allocations of each
+// of its calls: CheckShape runs for every item of a run.
+func field(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func scalarField(n *yaml.RNode, key string) string { return scalarValue(field(n.YNode(), key)) }
+
+// scalarValue is a scalar's value, through an alias; "" for anything
+// else.
+func scalarValue(v *yaml.Node) string {
+	if v == nil {
 		return ""
 	}
-	v := f.Value.YNode()
 	if v.Kind == yaml.AliasNode && v.Alias != nil {
 		v = v.Alias
 	}

@@ -235,9 +235,22 @@ func requestedStyle(n *yaml.Node) (style scalarStyle, ok bool) {
 // resolvedTag is the tag YAML gives v written plain. Only a value that
 // starts with a sign, a digit, a dot, `~` or a letter of true, false,
 // null, yes, no, on, off can be other than a string (yaml.v3's resolve
-// table): the rest skip the resolver.
+// table): the rest skip the resolver. Of those starting with `~` or a
+// letter, yaml.v3 reads only its resolve map's words as other than a
+// string (yes, no, on and off are strings to it): they skip the resolver
+// too, which allocates for every value it is asked about.
 func resolvedTag(v string) string {
-	if v != "" && !strings.ContainsRune("+-0123456789.~yYnNtTfFoO", rune(v[0])) {
+	switch {
+	case v == "":
+	case strings.IndexByte("~yYnNtTfFoO", v[0]) >= 0:
+		switch v {
+		case "true", "True", "TRUE", "false", "False", "FALSE":
+			return yaml.NodeTagBool
+		case "~", "null", "Null", "NULL":
+			return yaml.NodeTagNull
+		}
+		return yaml.NodeTagString
+	case strings.IndexByte("+-0123456789.", v[0]) < 0:
 		return yaml.NodeTagString
 	}
 	return (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag()

@@ -386,6 +386,10 @@ func TestDirectResultNode(t *testing.T) {
 func TestShortcuts(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	values := slices.Clone(trickyScalars)
+	// The words of yaml.v3's resolve map, and their near misses.
+	for _, w := range []string{"true", "True", "TRUE", "false", "False", "FALSE", "~", "null", "Null", "NULL", "yes", "no", "on", "off", "y", "n", ".inf", "-.Inf", ".nan", "<<"} {
+		values = append(values, w, w+"x", w[:len(w)-1], strings.ToLower(w)+" ", "~"+w, strings.ToUpper(w[:1])+strings.ToLower(w[1:]))
+	}
 	const alphabet = "aZyYnNtTfFoO09._/-~+: #'\"\t\né"
 	for range 20000 {
 		var b strings.Builder
