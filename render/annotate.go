@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -13,9 +14,11 @@ import (
 
 // annotateModel returns a copy of the ModelDeployment with the decisions
 // recorded, and paused for an upstream AI Runway controller that may run
-// in the same cluster: GitOps owns it now.
+// in the same cluster: GitOps owns it now. The copy is of the path to the
+// annotations (copyToAnnotations); the rest it shares with node, which
+// stays as it was (its lines name the fields of problems).
 func annotateModel(node *yaml.RNode, d Decision) (*yaml.RNode, error) {
-	out := node.Copy()
+	out := copyToAnnotations(node)
 	// One look-up for the fourteen annotations: kyaml's path getter was
 	// most of their cost. The first is never empty, so the mapping is
 	// created where kyaml's setter would create it.
@@ -52,6 +55,58 @@ func annotateModel(node *yaml.RNode, d Decision) (*yaml.RNode, error) {
 	return out, nil
 }
 
+// copyToAnnotations copies the nodes on the path from node to its
+// `metadata.annotations` (the document, the object, its metadata and its
+// annotations, as far as they are there), each with its own list of
+// children, and shares every other node with node. Annotating the copy
+// leaves node as it was; copying the whole tree was a twentieth of the
+// function's allocations. Nothing in a rendering changes a shared node:
+// the output is encoded, and a caller that keeps Items owns them.
+func copyToAnnotations(node *yaml.RNode) *yaml.RNode {
+	shallow := func(n *yaml.Node) *yaml.Node {
+		c := *n
+		c.Content = slices.Clone(n.Content)
+		return &c
+	}
+	doc := node.Document()
+	if doc == nil {
+		return node.Copy()
+	}
+	out := shallow(doc)
+	n := out
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) != 1 {
+			return node.Copy()
+		}
+		n.Content[0] = shallow(n.Content[0])
+		n = n.Content[0]
+	}
+	for _, key := range []string{yaml.MetadataField, yaml.AnnotationsField} {
+		i := valueIndex(n, key)
+		if i < 0 {
+			break
+		}
+		n.Content[i] = shallow(n.Content[i])
+		n = n.Content[i]
+	}
+	return yaml.NewRNode(out)
+}
+
+// valueIndex is the index among m's children of the value of key, where
+// kyaml's field lookup finds it (the first such key); -1 when m is no
+// mapping or has no such key.
+func valueIndex(m *yaml.Node, key string) int {
+	if m.Kind != yaml.MappingNode {
+		return -1
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return i + 1
+		}
+	}
+	return -1
+}
+
 // SetAnnotation is setAnnotation, for the CLI's edits of models in place
 // (`plan --fleet --write`).
 func SetAnnotation(n *yaml.RNode, key, value string) error { return setAnnotation(n, key, value) }
@@ -79,8 +134,11 @@ func setIn(m *yaml.Node, key, value string) {
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
+			// A new node in the old one's place, not the old one
+			// overwritten: a copy of a model (copyToAnnotations) shares
+			// it with the model.
 			v.Style = m.Content[i+1].Style
-			*m.Content[i+1] = *v
+			m.Content[i+1] = v
 			return
 		}
 	}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/airunway-render/airunway-render/api/hub"
 )
 
 func TestObjectNode(t *testing.T) {
@@ -62,5 +64,33 @@ func TestSetAnnotationMatchesKyaml(t *testing.T) {
 				t.Errorf("input %q, value %q:\nkyaml:\n%s\nsetAnnotation:\n%s", in, v, w, g)
 			}
 		}
+	}
+}
+
+// TestAnnotateModelLeavesTheModel: annotating a model (which shares all
+// but the path to its annotations with its copy) leaves the model as it
+// was, the decisions it had included, whether the new ones replace,
+// add or drop them; the copy has them.
+func TestAnnotateModelLeavesTheModel(t *testing.T) {
+	for _, doc := range []string{
+		"apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata:\n  name: m\n  annotations:\n    render.airunway.ai/provider: kaito # was\n    render.airunway.ai/engine-reason: old\n    team: a\nspec:\n  model:\n    id: x\n",
+		"apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nmetadata:\n  name: m\nspec: {}\n",
+		"apiVersion: airunway.ai/v1alpha1\nkind: ModelDeployment\nspec: {}\n",
+	} {
+		node := yaml.MustParse(doc)
+		before := node.MustString()
+		out, err := annotateModel(node, Decision{Engine: "vllm", Provider: "vllm", ProviderReason: "named"})
+		require.NoError(t, err)
+		require.Equal(t, before, node.MustString(), "the model changed")
+		a := out.GetAnnotations()
+		require.Equal(t, "vllm", a[hub.AnnotationProvider])
+		require.Equal(t, "true", a[hub.AnnotationReconcilePause])
+		require.NotContains(t, a, hub.AnnotationEngineReason, "a decision this render lacks is dropped")
+		require.Equal(t, node.GetName(), out.GetName())
+		spec, err := out.Pipe(yaml.Lookup("spec"))
+		require.NoError(t, err)
+		same, err := node.Pipe(yaml.Lookup("spec"))
+		require.NoError(t, err)
+		require.Same(t, same.YNode(), spec.YNode(), "the rest is shared, not copied")
 	}
 }
