@@ -13,39 +13,59 @@ import (
 // sorted, without a detour through JSON and YAML text (which dominated the
 // cost of emitting). Strings are tagged !!str, so the encoder quotes exactly
 // those that would otherwise read as another type ("true", "8000").
-// The nodes come from arenas (nodeArena): an object of a few hundred
-// nodes costs a few allocations instead of one per node.
+// The object's nodes, and their lists of children, are each one array
+// (nodeArena): an object of a hundred nodes costs two allocations instead
+// of a hundred and more.
 func objectNode(v any) (*yaml.Node, error) {
-	var a nodeArena
+	nodes, children := countNodes(v)
+	a := nodeArena{nodes: make([]yaml.Node, 0, nodes), content: make([]*yaml.Node, 0, children)}
 	return a.node(v)
 }
 
-// nodeArena hands out the nodes of one object from shared backing
-// arrays; the object's nodes live and die together.
+// countNodes is how many nodes objectNode makes of v, and how many
+// children they have together.
+func countNodes(v any) (nodes, children int) {
+	switch t := v.(type) {
+	case map[string]any:
+		nodes, children = 1+len(t), 2*len(t)
+		for _, e := range t {
+			n, c := countNodes(e)
+			nodes, children = nodes+n, children+c
+		}
+	case []any:
+		nodes, children = 1, len(t)
+		for _, e := range t {
+			n, c := countNodes(e)
+			nodes, children = nodes+n, children+c
+		}
+	default:
+		nodes = 1
+	}
+	return nodes, children
+}
+
+// nodeArena hands out the nodes of one object, and their lists of
+// children, from arrays allocated for them (countNodes); the object's
+// nodes live and die together.
 type nodeArena struct {
 	nodes   []yaml.Node
 	content []*yaml.Node
 }
 
-// arenaChunk is how many nodes an arena allocates at a time.
-const arenaChunk = 64
-
 func (a *nodeArena) new(kind yaml.Kind, tag, value string) *yaml.Node {
 	if len(a.nodes) == cap(a.nodes) {
-		a.nodes = make([]yaml.Node, 0, arenaChunk)
+		a.nodes = make([]yaml.Node, 0, 16) // not counted: cannot happen
 	}
 	a.nodes = append(a.nodes, yaml.Node{Kind: kind, Tag: tag, Value: value})
 	return &a.nodes[len(a.nodes)-1]
 }
 
-// children is room for n children, to be appended to; appending past n
-// would still be correct, as it copies.
+// children is room for n children, to be appended to. Capped at n, so
+// that an append past it (an annotation toNode adds) copies instead of
+// writing over the next node's.
 func (a *nodeArena) children(n int) []*yaml.Node {
-	if n > arenaChunk*4 {
-		return make([]*yaml.Node, 0, n)
-	}
 	if cap(a.content)-len(a.content) < n {
-		a.content = make([]*yaml.Node, 0, arenaChunk*4)
+		return make([]*yaml.Node, 0, n) // not counted: cannot happen
 	}
 	c := a.content[len(a.content) : len(a.content) : len(a.content)+n]
 	a.content = a.content[:len(a.content)+n]
