@@ -82,7 +82,8 @@ func (p *Processor) Run(in []byte) ([]byte, error) {
 		// Render lets go of each item once it is rendered (the output is
 		// text), so a run holds the items' trees less and less.
 		rl.Items = nil
-		res := render.Render(items, render.Options{Capabilities: caps, Encode: manifest.EncodeItem, EncodeConcurrently: true, KeepSkipped: p.FromKpt, ReleaseItems: true})
+		res := render.Render(items, render.Options{Capabilities: caps, Encode: manifest.EncodeItem, EncodeConcurrently: true,
+			EncodeObject: manifest.EncodeObjectItem, KeepSkipped: p.FromKpt, ReleaseItems: true})
 		problems = append(problems, res.Problems...)
 		if !res.Problems.HasErrors() {
 			w.Items = make([]manifest.Item, len(res.Encoded))

@@ -128,10 +128,7 @@ func setAnnotation(n *yaml.RNode, key, value string) error {
 
 // setIn sets key to value in the annotations mapping m, as setAnnotation.
 func setIn(m *yaml.Node, key, value string) {
-	v := &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: value}
-	if yaml11NonString(value) {
-		v.Style = yaml.DoubleQuotedStyle
-	}
+	v := annotationValue(value)
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
 			// A new node in the old one's place, not the old one
@@ -142,7 +139,21 @@ func setIn(m *yaml.Node, key, value string) {
 			return
 		}
 	}
-	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
+	m.Content = append(m.Content, annotationKey(key), v)
+}
+
+// annotationKey and annotationValue are the nodes setIn adds for a new
+// annotation.
+func annotationKey(key string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Value: key}
+}
+
+func annotationValue(value string) *yaml.Node {
+	v := &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: value}
+	if yaml11NonString(value) {
+		v.Style = yaml.DoubleQuotedStyle
+	}
+	return v
 }
 
 // yaml11Answers caches yaml.IsValueNonString per value: annotation values

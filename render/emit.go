@@ -28,13 +28,9 @@ func toNode(obj providers.Object, modelFile string) (*yaml.RNode, error) {
 		return nil, err
 	}
 	n := yaml.NewRNode(node)
-	name, err := ObjectFileName(n.GetNamespace(), n.GetKind(), n.GetName())
+	file, err := generatedFile(n.GetNamespace(), n.GetKind(), n.GetName(), modelFile)
 	if err != nil {
 		return nil, err
-	}
-	file := path.Join(path.Dir(modelFile), GeneratedDir, name)
-	if modelFile == "" {
-		file = path.Join(GeneratedDir, name)
 	}
 	annotations, err := n.Pipe(yaml.LookupCreate(yaml.MappingNode, yaml.MetadataField, yaml.AnnotationsField))
 	if err != nil {
@@ -43,6 +39,49 @@ func toNode(obj providers.Object, modelFile string) (*yaml.RNode, error) {
 	setIn(annotations.YNode(), kioutil.PathAnnotation, file)
 	setIn(annotations.YNode(), kioutil.IndexAnnotation, "0")
 	return n, nil
+}
+
+// generatedFile is the file a generated object is written to: in the
+// generated directory beside its model's file.
+func generatedFile(namespace, kind, name, modelFile string) (string, error) {
+	base, err := ObjectFileName(namespace, kind, name)
+	if err != nil {
+		return "", err
+	}
+	if modelFile == "" {
+		return path.Join(GeneratedDir, base), nil
+	}
+	return path.Join(path.Dir(modelFile), GeneratedDir, base), nil
+}
+
+// encodeObject encodes a rendered object with Options.EncodeObject, with
+// the annotations toNode gives it; ok is false when the object is left to
+// toNode: a field of its identity that is no string, a file name it
+// cannot have (toNode reports it), or encode declining.
+func encodeObject(obj providers.Object, modelFile string, encode func(map[string]any, []*yaml.Node) ([]byte, string, bool)) (emittedObject, bool) {
+	meta, _ := obj[yaml.MetadataField].(map[string]any)
+	annotations, _ := meta[yaml.AnnotationsField].(map[string]any)
+	var fields [5]string
+	for i, v := range []any{obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"], annotations[hub.AnnotationGeneratedFrom]} {
+		s, isString := v.(string)
+		if v != nil && !isString {
+			return emittedObject{}, false
+		}
+		fields[i] = s
+	}
+	file, err := generatedFile(fields[2], fields[1], fields[3], modelFile)
+	if err != nil {
+		return emittedObject{}, false
+	}
+	b, key, ok := encode(obj, []*yaml.Node{
+		annotationKey(kioutil.PathAnnotation), annotationValue(file),
+		annotationKey(kioutil.IndexAnnotation), annotationValue("0"),
+	})
+	if !ok {
+		return emittedObject{}, false
+	}
+	id := outputID{resource: diag.Resource{APIVersion: fields[0], Kind: fields[1], Namespace: fields[2], Name: fields[3]}, generatedFrom: fields[4], file: file}
+	return emittedObject{encoded: &encoding{yaml: b, key: key}, id: id}, true
 }
 
 // output collects what Render emits: nodes, or their encoding when
@@ -79,11 +118,25 @@ type outputID struct {
 	file          string
 }
 
+// emit adds an emitted object to the output.
+func (o *output) emit(e emittedObject) diag.List {
+	if e.node == nil {
+		return o.put(e.id, nil, e.encoded)
+	}
+	return o.add(e.node, e.encoded)
+}
+
 // add adds an object to the output; encoded is its encoding when a worker
 // found it already (nil: add encodes it).
 func (o *output) add(n *yaml.RNode, encoded *encoding) diag.List {
 	annotations := n.GetAnnotations()
 	id := outputID{resource: identity(n), generatedFrom: annotations[hub.AnnotationGeneratedFrom], file: fileIn(annotations)}
+	return o.put(id, n, encoded)
+}
+
+// put adds an object of identity id to the output: its node n, or only
+// its encoding (n nil; encoded is then set).
+func (o *output) put(id outputID, n *yaml.RNode, encoded *encoding) diag.List {
 	o.ids = append(o.ids, id)
 	if len(o.ids) > budget.MaxOutputDocuments {
 		return o.overBudget(id, fmt.Sprintf("%d objects", budget.MaxOutputDocuments))

@@ -38,10 +38,17 @@ type renderedModel struct {
 	skip       string // why the model is not this cluster's
 	problems   diag.List
 	fits       []fit.Verdict
-	objects    []*yaml.RNode
-	// encodings are the objects' Options.Encode results, when the worker
-	// encoded them (Options.EncodeConcurrently).
-	encodings []encoding
+	objects    []emittedObject
+}
+
+// emittedObject is an object of the output: its node, its encoding when
+// a worker encoded it (Options.EncodeConcurrently), or only its encoding
+// and identity when it was encoded from the provider's object itself
+// (Options.EncodeObject) and has no node.
+type emittedObject struct {
+	node    *yaml.RNode
+	encoded *encoding
+	id      outputID
 }
 
 // encoding is what Options.Encode returned for an object.
@@ -49,15 +56,6 @@ type encoding struct {
 	yaml []byte
 	key  string
 	err  error
-}
-
-// encoding is the j-th object's encoding, nil when the worker left it to
-// the merge.
-func (m *renderedModel) encoding(j int) *encoding {
-	if j < len(m.encodings) {
-		return &m.encodings[j]
-	}
-	return nil
 }
 
 // render renders one model of the queue. Everything but the duplicate
@@ -93,21 +91,49 @@ func (r *modelRun) render(q queued, t *turn) (m renderedModel) {
 	t.leave()
 
 	if decided {
-		m.objects, m.fits, m.problems = renderDecided(node, md, d, caps, r.registry, r.models, m.problems)
+		annotated, rendered, fits, l := renderDecided(node, md, d, caps, r.registry, r.models, m.problems)
+		m.fits, m.problems = fits, l
+		if annotated != nil {
+			m.objects, m.problems = r.emit(annotated, rendered, m.file, m.problems)
+		}
 	}
 	if m.skip != "" && r.opts.KeepSkipped {
-		m.objects = []*yaml.RNode{node}
+		m.objects = []emittedObject{{node: node}}
 	}
 	if r.opts.EncodeConcurrently && r.opts.Encode != nil {
-		m.encodings = make([]encoding, 0, len(m.objects))
-		for _, n := range m.objects {
+		for i := range m.objects {
 			if r.out.stopped.Load() {
 				break // past the output's budget: nothing more is encoded
 			}
-			var e encoding
-			e.yaml, e.key, e.err = r.opts.Encode(n)
-			m.encodings = append(m.encodings, e)
+			o := &m.objects[i]
+			if o.encoded == nil {
+				o.encoded = &encoding{}
+				o.encoded.yaml, o.encoded.key, o.encoded.err = r.opts.Encode(o.node)
+			}
 		}
 	}
 	return m
+}
+
+// emit is the annotated model and the objects rendered for it, ready for
+// the output: each encoded from the provider's object when the caller can
+// (Options.EncodeObject), else as its node (toNode). Nil when one cannot
+// be emitted.
+func (r *modelRun) emit(annotated *yaml.RNode, rendered []providers.Object, modelFile string, l diag.List) ([]emittedObject, diag.List) {
+	out := []emittedObject{{node: annotated}}
+	for _, obj := range rendered {
+		if r.opts.EncodeObject != nil && r.opts.EncodeConcurrently && !r.out.stopped.Load() {
+			if o, ok := encodeObject(obj, modelFile, r.opts.EncodeObject); ok {
+				out = append(out, o)
+				continue
+			}
+		}
+		n, err := toNode(obj, modelFile)
+		if err != nil {
+			l.Errorf("", "internal error emitting %v: %v", obj["kind"], err)
+			return nil, l
+		}
+		out = append(out, emittedObject{node: n})
+	}
+	return out, l
 }

@@ -25,6 +25,9 @@
 //     ResourceList.ToYAML does, from items encoded one at a time as they
 //     are rendered (EncodeItem, render.Options.Encode): the SDK encodes the
 //     whole list as one document, ten times the cost (BENCHMARKS.md).
+//     EncodeObjectItem writes the same entry from a provider's object
+//     itself, without the node tree render would build of it
+//     (render.Options.EncodeObject).
 //   - EncodeDocument and WriteStream write objects as one YAML stream as
 //     kio.ByteWriter does, each object encoded as soon as it is rendered
 //     (the CLI's output).
