@@ -1,8 +1,10 @@
 package fn
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -24,6 +26,7 @@ type Processor struct {
 	// results and then its stderr, so the problems need to be in only one
 	// of them. kustomize shows only stderr.
 	FromKpt bool
+	out     io.Writer // where RunTo writes
 }
 
 // kpt and kustomize both mark every item with a resource id
@@ -64,9 +67,22 @@ var errFailed = errors.New("error: function failure")
 // (render.Options.Encode), so a run holds YAML text rather than node
 // trees.
 func (p *Processor) Run(in []byte) ([]byte, error) {
+	var out bytes.Buffer
+	err := p.RunTo(in, &out)
+	if out.Len() == 0 {
+		return nil, err
+	}
+	return out.Bytes(), err
+}
+
+// RunTo is Run writing the ResourceList to out instead of returning it:
+// at 10,000 models it is 50 MiB, which a run need not hold twice. An
+// error writing to out is a *manifest.WriteError.
+func (p *Processor) RunTo(in []byte, out io.Writer) error {
+	p.out = out
 	rl, err := manifest.ReadResourceList(in)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	items := rl.Items
 	p.FromKpt = fromKpt(items)
@@ -95,7 +111,7 @@ func (p *Processor) Run(in []byte) ([]byte, error) {
 		// The items as they came, read again: Render let them go.
 		again, err := manifest.ReadResourceList(in)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		items = again.Items
 	}
@@ -104,22 +120,21 @@ func (p *Processor) Run(in []byte) ([]byte, error) {
 
 // finish records problems as results, encodes the items to write as they
 // came (when the run failed) and writes the ResourceList.
-func (p *Processor) finish(w *manifest.ResourceListWriter, asTheyCame []*yaml.RNode, problems diag.List) ([]byte, error) {
+func (p *Processor) finish(w *manifest.ResourceListWriter, asTheyCame []*yaml.RNode, problems diag.List) error {
 	p.Problems = problems.Sorted()
 	for _, pr := range p.Problems {
 		w.Results = append(w.Results, toResult(pr))
 	}
 	if err := encodeItems(w, asTheyCame); err != nil {
-		return nil, err
+		return err
 	}
-	out, err := w.Write()
-	if err != nil {
-		return nil, err
+	if _, err := w.WriteTo(p.out); err != nil {
+		return err
 	}
 	if problems.HasErrors() {
-		return out, errFailed
+		return errFailed
 	}
-	return out, nil
+	return nil
 }
 
 // danglingAliases refuses items that use a YAML alias whose anchor lies

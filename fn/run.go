@@ -1,11 +1,13 @@
 package fn
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/airunway-render/airunway-render/api/hub"
 	"github.com/airunway-render/airunway-render/internal/budget"
+	"github.com/airunway-render/airunway-render/internal/manifest"
 	"github.com/airunway-render/airunway-render/internal/termsafe"
 	"github.com/airunway-render/airunway-render/internal/yamlerr"
 )
@@ -21,12 +23,10 @@ func Run(stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	p := &Processor{}
-	out, runErr := p.Run(in)
-	if len(out) > 0 {
-		if _, err := stdout.Write(out); err != nil {
-			fmt.Fprintf(stderr, "airunway-render: cannot write the ResourceList: %v\n", err)
-			return 1
-		}
+	runErr := p.RunTo(in, stdout)
+	if we := (*manifest.WriteError)(nil); errors.As(runErr, &we) {
+		fmt.Fprintf(stderr, "airunway-render: cannot write the ResourceList: %v\n", we.Err)
+		return 1
 	}
 	if p.FromKpt {
 		// kpt prints the results and then stderr: each problem once, in

@@ -1,10 +1,12 @@
 package manifest
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"runtime"
 	"slices"
@@ -43,21 +45,32 @@ type Item struct {
 // Write returns the ResourceList's bytes. It sorts Items, as the SDK sorts
 // its list before it writes it.
 func (w *ResourceListWriter) Write() ([]byte, error) {
+	var b bytes.Buffer
+	if _, err := w.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// WriteTo writes the ResourceList to out as Write gives it, without
+// holding it whole: at 10,000 models it is 50 MiB, next to the items'
+// own. Everything is encoded before the first byte is written, so an
+// error of encoding writes nothing; an error of out is returned as a
+// *WriteError.
+func (w *ResourceListWriter) WriteTo(out io.Writer) (int64, error) {
 	sortLikeSDK(w.Items)
 	var config []byte
 	if w.FunctionConfig != nil && len(w.FunctionConfig.Content) > 0 {
 		// Written whole: a flow-style config starts on the key's line.
 		var err error
 		if config, err = encode("functionConfig", w.FunctionConfig); err != nil {
-			return nil, err
+			return 0, err
 		}
 	}
 	results, err := encodeResults(w.Results)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	// One allocation of the exact size: the output of 10,000 models is
-	// 29 MiB, and growing a buffer to that copies it over and over.
 	const header = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
 	size := len(header) + len("items:\n") + len(config) + len("results:\n")
 	for _, it := range w.Items {
@@ -66,23 +79,37 @@ func (w *ResourceListWriter) Write() ([]byte, error) {
 	for _, r := range results {
 		size += len(r)
 	}
-	out := make([]byte, 0, size)
-	out = append(out, header...)
+	if b, ok := out.(*bytes.Buffer); ok {
+		// One allocation of the exact size: growing a buffer to 50 MiB
+		// copies it over and over.
+		b.Grow(size)
+	}
+	bw := bufio.NewWriterSize(out, 64<<10)
+	bw.WriteString(header)
 	if len(w.Items) > 0 {
-		out = append(out, "items:\n"...)
+		bw.WriteString("items:\n")
 		for _, it := range w.Items {
-			out = append(out, it.YAML...)
+			bw.Write(it.YAML)
 		}
 	}
-	out = append(out, config...)
+	bw.Write(config)
 	if len(results) > 0 {
-		out = append(out, "results:\n"...)
+		bw.WriteString("results:\n")
 		for _, r := range results {
-			out = append(out, r...)
+			bw.Write(r)
 		}
 	}
-	return out, nil
+	if err := bw.Flush(); err != nil {
+		return int64(size - bw.Buffered()), &WriteError{Err: err}
+	}
+	return int64(size), nil
 }
+
+// WriteError is an error of the writer WriteTo writes to.
+type WriteError struct{ Err error }
+
+func (e *WriteError) Error() string { return e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
 
 // encodeResults encodes the results, each on its own, on as many
 // goroutines as the process may run at once: a run over thousands of
