@@ -2,6 +2,7 @@ package fn
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -174,4 +175,34 @@ func TestFleetModelOfAnotherCluster(t *testing.T) {
 			require.Contains(t, out, `rendered 0 model(s) for cluster "east" and skipped 1 not assigned to it: ns/m (assigned to cluster west)`)
 		})
 	}
+}
+
+// failingWriter takes n bytes, then fails.
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errors.New("pipe closed")
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestFunctionStreamsItsOutput: the ResourceList goes to stdout as it is
+// written, the same bytes as Processor.Run returns; a stdout that fails
+// part of the way is an error of the run, said on stderr.
+func TestFunctionStreamsItsOutput(t *testing.T) {
+	in := resourceList(capsPinned, goodMD)
+	want, err := (&Processor{}).Run([]byte(in))
+	require.NoError(t, err)
+	out, _, code := run(t, in)
+	require.Zero(t, code)
+	require.Equal(t, string(want), out)
+
+	var errOut bytes.Buffer
+	code = Run(strings.NewReader(in), &failingWriter{n: 100}, &errOut)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut.String(), "airunway-render: cannot write the ResourceList: pipe closed")
 }
