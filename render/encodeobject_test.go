@@ -23,8 +23,7 @@ func TestEncodeObjectItemMatchesTheTree(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	strs := []string{"", "x", "true", "8000", "1.5", "~", "null", "yes", "a: b", "- x", "#c", "a\nb", "a\nb\n", " lead", "trail ", "'q'", `"d"`,
 		"é", "\t", "http://x/y", "nvidia.com/gpu", "{x}", "[1]", "@at", "`b`", "0x1F", "2001-12-14", "a'b", "%p", "!t", "&a", "*a", "|", ">", "?"}
-	var scalar func() any
-	scalar = func() any {
+	scalar := func() any {
 		switch r.IntN(6) {
 		case 0:
 			return float64(r.IntN(100000))

@@ -85,18 +85,20 @@ func (w *ResourceListWriter) WriteTo(out io.Writer) (int64, error) {
 		b.Grow(size)
 	}
 	bw := bufio.NewWriterSize(out, 64<<10)
-	bw.WriteString(header)
+	// A bufio.Writer keeps its first error and Flush returns it.
+	write := func(b []byte) { _, _ = bw.Write(b) }
+	write([]byte(header))
 	if len(w.Items) > 0 {
-		bw.WriteString("items:\n")
+		write([]byte("items:\n"))
 		for _, it := range w.Items {
-			bw.Write(it.YAML)
+			write(it.YAML)
 		}
 	}
-	bw.Write(config)
+	write(config)
 	if len(results) > 0 {
-		bw.WriteString("results:\n")
+		write([]byte("results:\n"))
 		for _, r := range results {
-			bw.Write(r)
+			write(r)
 		}
 	}
 	if err := bw.Flush(); err != nil {
