@@ -162,22 +162,28 @@ func (w *blockWriter) value(n *yaml.Node, column int, inSequence bool) bool {
 		w.buf = append(w.buf, " []\n"...)
 		return true
 	}
-	// After a dash, the first key or item follows on the dash's line, two
-	// columns in; after a key, the next line: a mapping two columns in, a
-	// sequence level with the key (kyaml's compact style) or two in (wide).
-	inner := column + 2
-	if inSequence {
-		w.buf = append(w.buf, ' ')
-	} else {
-		w.buf = append(w.buf, '\n')
-		if !mapping && !w.wide {
-			inner = column
-		}
-	}
+	inner := w.openCollection(column, inSequence, !mapping)
 	if mapping {
 		return w.mappingPairs(n, inner, inSequence)
 	}
 	return w.sequenceItems(n.Content, inner, inSequence)
+}
+
+// openCollection ends the line of a key's `:` or an item's `-` before a
+// non-empty collection, and returns the column of its keys or dashes.
+// After a dash, the first key or item follows on the dash's line, two
+// columns in; after a key, the next line: a mapping two columns in, a
+// sequence level with the key (kyaml's compact style) or two in (wide).
+func (w *blockWriter) openCollection(column int, inSequence, sequence bool) int {
+	if inSequence {
+		w.buf = append(w.buf, ' ')
+		return column + 2
+	}
+	w.buf = append(w.buf, '\n')
+	if sequence && !w.wide {
+		return column
+	}
+	return column + 2
 }
 
 // scalarStyle is the style the encoder writes a scalar in.

@@ -81,15 +81,7 @@ func (w *blockWriter) object(v any, column int, inSequence bool, path objectPath
 			w.buf = append(w.buf, " []\n"...)
 			return true
 		}
-		inner := column + 2
-		if inSequence {
-			w.buf = append(w.buf, ' ')
-		} else {
-			w.buf = append(w.buf, '\n')
-			if !w.wide {
-				inner = column
-			}
-		}
+		inner := w.openCollection(column, inSequence, true)
 		for i, e := range t {
 			if i > 0 || !inSequence {
 				w.indent(inner)
@@ -125,12 +117,7 @@ func (w *blockWriter) objectMapping(m map[string]any, column int, inSequence boo
 		w.buf = append(w.buf, " {}\n"...)
 		return true
 	}
-	inner := column + 2
-	if inSequence {
-		w.buf = append(w.buf, ' ')
-	} else {
-		w.buf = append(w.buf, '\n')
-	}
+	inner := w.openCollection(column, inSequence, false)
 	first := true
 	startKey := func(k *yaml.Node) bool {
 		if !first || !inSequence {
