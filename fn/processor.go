@@ -26,7 +26,6 @@ type Processor struct {
 	// results and then its stderr, so the problems need to be in only one
 	// of them. kustomize shows only stderr.
 	FromKpt bool
-	out     io.Writer // where RunTo writes
 }
 
 // kpt and kustomize both mark every item with a resource id
@@ -79,7 +78,6 @@ func (p *Processor) Run(in []byte) ([]byte, error) {
 // at 10,000 models it is 50 MiB, which a run need not hold twice. An
 // error writing to out is a *manifest.WriteError.
 func (p *Processor) RunTo(in []byte, out io.Writer) error {
-	p.out = out
 	rl, err := manifest.ReadResourceList(in)
 	if err != nil {
 		return err
@@ -91,7 +89,7 @@ func (p *Processor) RunTo(in []byte, out io.Writer) error {
 	if problems.HasErrors() {
 		// Items as they came would be written with aliases whose anchors
 		// are gone, which no tool could read back, results included.
-		return p.finish(w, nil, problems)
+		return p.finish(out, w, nil, problems)
 	}
 	caps, problems := functionConfigCapabilities(rl.FunctionConfig)
 	if !problems.HasErrors() {
@@ -106,7 +104,7 @@ func (p *Processor) RunTo(in []byte, out io.Writer) error {
 			for i, e := range res.Encoded {
 				w.Items[i] = manifest.Item{YAML: e.YAML, SortKey: e.CallerKey}
 			}
-			return p.finish(w, nil, problems)
+			return p.finish(out, w, nil, problems)
 		}
 		// The items as they came, read again: Render let them go.
 		again, err := manifest.ReadResourceList(in)
@@ -115,12 +113,12 @@ func (p *Processor) RunTo(in []byte, out io.Writer) error {
 		}
 		items = again.Items
 	}
-	return p.finish(w, items, problems)
+	return p.finish(out, w, items, problems)
 }
 
 // finish records problems as results, encodes the items to write as they
-// came (when the run failed) and writes the ResourceList.
-func (p *Processor) finish(w *manifest.ResourceListWriter, asTheyCame []*yaml.RNode, problems diag.List) error {
+// came (when the run failed) and writes the ResourceList to out.
+func (p *Processor) finish(out io.Writer, w *manifest.ResourceListWriter, asTheyCame []*yaml.RNode, problems diag.List) error {
 	p.Problems = problems.Sorted()
 	for _, pr := range p.Problems {
 		w.Results = append(w.Results, toResult(pr))
@@ -128,7 +126,7 @@ func (p *Processor) finish(w *manifest.ResourceListWriter, asTheyCame []*yaml.RN
 	if err := encodeItems(w, asTheyCame); err != nil {
 		return err
 	}
-	if _, err := w.WriteTo(p.out); err != nil {
+	if err := w.Stream(out); err != nil {
 		return err
 	}
 	if problems.HasErrors() {

@@ -52,7 +52,7 @@ func TestDeferredRendersAsItems(t *testing.T) {
 			// the models, each encoding as it renders.
 			for _, workers := range []int{1, 3, 16} {
 				for _, how := range []howRead{itemsHeld, itemsReleased, modelsDeferred} {
-					require.Equal(t, want, renderCaseOn(t, dir, caps, how, nil, nil, workers), "on %d workers, how %d", workers, how)
+					require.Equal(t, want, renderCaseOn(t, dir, caps, how, nil, nil, workers, workers > 1), "on %d workers, how %d", workers, how)
 				}
 			}
 		})
@@ -85,7 +85,7 @@ func TestRenderLetsGoOfEachModel(t *testing.T) {
 			}
 			parsed := func(n *yaml.RNode) { trees = append(trees, tree{n.GetName(), weak.Make(n.YNode())}) }
 			// The encoder runs in the queue's order: on one goroutine.
-			res := renderCaseOn(t, "testdata/deferred-many", nil, how, parsed, encode, -workers)
+			res := renderCaseOn(t, "testdata/deferred-many", nil, how, parsed, encode, workers, false)
 			require.False(t, res.Problems.HasErrors(), "%v", res.Problems)
 			// Deferred models are parsed twice: when read, and when rendered.
 			require.Len(t, trees, map[howRead]int{itemsReleased: 10, modelsDeferred: 20}[how], "how %d", how)
@@ -118,13 +118,12 @@ func caseCapabilities(t *testing.T, dir string) *capabilities.Resolved {
 // tree as it is parsed; encode, when set, replaces the encoding.
 func renderCase(t *testing.T, dir string, caps *capabilities.Resolved, how howRead, parsed func(*yaml.RNode), encode func(*yaml.RNode) ([]byte, string, error)) Result {
 	t.Helper()
-	return renderCaseOn(t, dir, caps, how, parsed, encode, 0)
+	return renderCaseOn(t, dir, caps, how, parsed, encode, 0, false)
 }
 
 // renderCaseOn is renderCase on workers goroutines (Options.Workers), the
-// encoder among them when workers is more than one; -workers keeps the
-// encoder in the queue's order.
-func renderCaseOn(t *testing.T, dir string, caps *capabilities.Resolved, how howRead, parsed func(*yaml.RNode), encode func(*yaml.RNode) ([]byte, string, error), workers int) Result {
+// encoder among them with encodeOnWorkers (Options.EncodeConcurrently).
+func renderCaseOn(t *testing.T, dir string, caps *capabilities.Resolved, how howRead, parsed func(*yaml.RNode), encode func(*yaml.RNode) ([]byte, string, error), workers int, encodeOnWorkers bool) Result {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	require.NoError(t, err)
@@ -179,7 +178,7 @@ func renderCaseOn(t *testing.T, dir string, caps *capabilities.Resolved, how how
 		}
 	}
 	opts := Options{Capabilities: caps, Encode: encode, SourceFile: source, ReleaseItems: how == itemsReleased, Deferred: deferred,
-		Workers: max(workers, -workers), EncodeConcurrently: workers > 1}
+		Workers: workers, EncodeConcurrently: encodeOnWorkers}
 	res := Render(items, opts)
 	if how == itemsReleased {
 		require.Equal(t, make([]*yaml.RNode, len(items)), items, "the items are let go of")

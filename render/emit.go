@@ -93,20 +93,18 @@ type output struct {
 	encoded []Encoded
 	// written is the encoded output's bytes so far; over is set once the
 	// output passed its budget (budget.MaxOutputBytes and
-	// MaxOutputDocuments), after which nothing more is encoded.
+	// MaxOutputDocuments), after which nothing more is encoded, by the
+	// merge nor by the workers that encode ahead of it.
 	written int
-	over    bool
-	// stopped is over, for the workers that encode ahead of the merge.
-	stopped atomic.Bool
+	over    atomic.Bool
 }
 
 // overBudget reports the output past its budget, once.
 func (o *output) overBudget(id outputID, what string) diag.List {
-	if o.over {
+	if o.over.Load() {
 		return nil
 	}
-	o.over = true
-	o.stopped.Store(true)
+	o.over.Store(true)
 	return diag.List{{Severity: diag.Error, Resource: id.resource, File: id.file,
 		Message: fmt.Sprintf("brings the output past %s; one run may write at most what one run can read again (kpt runs the function over its own output): render fewer models per run, or split the package", what)}}
 }
@@ -141,13 +139,12 @@ func (o *output) put(id outputID, n *yaml.RNode, encoded *encoding) diag.List {
 	if len(o.ids) > budget.MaxOutputDocuments {
 		return o.overBudget(id, fmt.Sprintf("%d objects", budget.MaxOutputDocuments))
 	}
-	if o.encode == nil || o.over {
+	if o.encode == nil || o.over.Load() {
 		o.nodes = append(o.nodes, n)
 		return nil
 	}
 	if encoded == nil {
-		encoded = &encoding{}
-		encoded.yaml, encoded.key, encoded.err = o.encode(n)
+		encoded = encodeNode(o.encode, n)
 	}
 	b, key, err := encoded.yaml, encoded.key, encoded.err
 	var fieldErr *FieldError

@@ -1,14 +1,14 @@
 package render
 
 // The models of a run are rendered by several goroutines at once (a KRM
-// function over 10,000 models spends three quarters of its time in
-// renderModel and the encoder, and a machine has more than one core), and
-// merged into the output in the queue's order, so the output, its
-// problems and their order are those of one goroutine rendering them in
-// turn. The one step that reads state shared across models, the choice of
-// a provider by the capability file's CEL rules (their run's cost and
-// results are shared: capabilities.Resolved.Match), takes its turn in the
-// queue's order too (turn).
+// function over 10,000 models spends three quarters of its time rendering
+// and encoding them, and a machine has more than one core), and merged
+// into the output in the queue's order, so the output, its problems and
+// their order are those of one goroutine rendering them in turn. The steps
+// that read what the models before did take their turn in the queue's
+// order too (turn): the check for a model defined twice, and the choice of
+// a provider by the capability file's CEL rules, whose run's cost and
+// results are shared (capabilities.Resolved.Match).
 
 // inOrder calls work for 0..n-1 on up to workers goroutines, no more than
 // a few items ahead of merge, and calls merge with each result in order,

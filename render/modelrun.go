@@ -58,6 +58,12 @@ type encoding struct {
 	err  error
 }
 
+func encodeNode(encode func(*yaml.RNode) ([]byte, string, error), n *yaml.RNode) *encoding {
+	e := &encoding{}
+	e.yaml, e.key, e.err = encode(n)
+	return e
+}
+
 // render renders one model of the queue. Everything but the duplicate
 // check and the selection of the engine and provider runs alongside the
 // other workers; those two run in the model's turn, so that they see the
@@ -102,13 +108,11 @@ func (r *modelRun) render(q queued, t *turn) (m renderedModel) {
 	}
 	if r.opts.EncodeConcurrently && r.opts.Encode != nil {
 		for i := range m.objects {
-			if r.out.stopped.Load() {
+			if r.out.over.Load() {
 				break // past the output's budget: nothing more is encoded
 			}
-			o := &m.objects[i]
-			if o.encoded == nil {
-				o.encoded = &encoding{}
-				o.encoded.yaml, o.encoded.key, o.encoded.err = r.opts.Encode(o.node)
+			if o := &m.objects[i]; o.encoded == nil {
+				o.encoded = encodeNode(r.opts.Encode, o.node)
 			}
 		}
 	}
@@ -122,7 +126,7 @@ func (r *modelRun) render(q queued, t *turn) (m renderedModel) {
 func (r *modelRun) emit(annotated *yaml.RNode, rendered []providers.Object, modelFile string, l diag.List) ([]emittedObject, diag.List) {
 	out := []emittedObject{{node: annotated}}
 	for _, obj := range rendered {
-		if r.opts.EncodeObject != nil && r.opts.EncodeConcurrently && !r.out.stopped.Load() {
+		if r.opts.EncodeObject != nil && !r.out.over.Load() {
 			if o, ok := encodeObject(obj, modelFile, r.opts.EncodeObject); ok {
 				out = append(out, o)
 				continue

@@ -43,12 +43,13 @@ type Options struct {
 	// object at a time in the order of the queue, from the goroutine that
 	// called Render.
 	EncodeConcurrently bool
-	// EncodeObject, with EncodeConcurrently, encodes an object a provider
-	// rendered from the object itself, as Encode would encode the node
-	// Render makes of it with the annotations given (key and value nodes,
-	// in pairs, to add at the end of its `metadata.annotations`): without
-	// the node, a fifth of the function's allocations. ok false leaves the
-	// object to the node and Encode (manifest.EncodeObjectItem).
+	// EncodeObject encodes an object a provider rendered from the object
+	// itself, as Encode would encode the node Render makes of it with the
+	// annotations given (key and value nodes, in pairs, to add at the end
+	// of its `metadata.annotations`): without the node, a fifth of the
+	// function's allocations. ok false leaves the object to the node and
+	// Encode. It is called on the workers, so it must be safe to call
+	// from several goroutines at once (manifest.EncodeObjectItem is).
 	EncodeObject func(obj map[string]any, annotations []*yaml.Node) (yaml []byte, key string, ok bool)
 	// Workers is how many goroutines render models at once: 0 is
 	// GOMAXPROCS, 1 renders them in turn on the caller's goroutine. The
@@ -265,43 +266,6 @@ func (q queued) take() (*yaml.RNode, diag.List) {
 		return nil, diag.List{{Severity: diag.Error, Resource: q.deferred.id, File: q.deferred.file, Message: fmt.Sprintf("cannot be read again (internal error): %v", err)}}
 	}
 	return n, nil
-}
-
-// renderModel runs decode -> default -> convert -> validate -> select ->
-// place -> render for one ModelDeployment and returns it annotated plus
-// its generated objects, or why it is not this cluster's (skip). Render
-// runs the same stages with the selection in the queue's turn
-// (modelRun.render).
-func renderModel(node *yaml.RNode, caps *capabilities.Resolved, registry map[string]providers.Provider, models map[string]fit.Model) (objs []*yaml.RNode, fits []fit.Verdict, l diag.List, skip string) {
-	md, l, skip := decodeForCluster(node, caps)
-	if md == nil {
-		return nil, nil, l, skip
-	}
-	d, ok := decide(md, caps, &l)
-	if !ok {
-		return nil, nil, l, ""
-	}
-	annotated, rendered, fits, l := renderDecided(node, md, d, caps, registry, models, l)
-	if annotated == nil {
-		return nil, fits, l, ""
-	}
-	objs, l = emitNodes(annotated, rendered, fileOf(node), l)
-	return objs, fits, l, ""
-}
-
-// emitNodes is the annotated model and the nodes of the objects rendered
-// for it (toNode), or nil when one cannot be emitted.
-func emitNodes(annotated *yaml.RNode, rendered []providers.Object, modelFile string, l diag.List) ([]*yaml.RNode, diag.List) {
-	out := []*yaml.RNode{annotated}
-	for _, obj := range rendered {
-		n, err := toNode(obj, modelFile)
-		if err != nil {
-			l.Errorf("", "internal error emitting %v: %v", obj["kind"], err)
-			return nil, l
-		}
-		out = append(out, n)
-	}
-	return out, l
 }
 
 // decodeForCluster decodes a model (DecodeModel) and checks its cluster

@@ -103,8 +103,9 @@ func BenchmarkStages(b *testing.B) {
 				return nil
 			}},
 			{"model", func() diag.List {
-				_, _, l, _ := renderModel(node, caps, registry, nil)
-				return l
+				// Every stage, as Render runs them for one model.
+				run := &modelRun{caps: caps, registry: registry, out: &output{}, seen: map[string]string{}}
+				return run.render(queued{node: node}, newTurns().next()).problems
 			}},
 		}
 		for _, s := range stages {

@@ -46,30 +46,30 @@ type Item struct {
 // its list before it writes it.
 func (w *ResourceListWriter) Write() ([]byte, error) {
 	var b bytes.Buffer
-	if _, err := w.WriteTo(&b); err != nil {
+	if err := w.Stream(&b); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
-// WriteTo writes the ResourceList to out as Write gives it, without
+// Stream writes the ResourceList to out as Write gives it, without
 // holding it whole: at 10,000 models it is 50 MiB, next to the items'
 // own. Everything is encoded before the first byte is written, so an
 // error of encoding writes nothing; an error of out is returned as a
 // *WriteError.
-func (w *ResourceListWriter) WriteTo(out io.Writer) (int64, error) {
+func (w *ResourceListWriter) Stream(out io.Writer) error {
 	sortLikeSDK(w.Items)
 	var config []byte
 	if w.FunctionConfig != nil && len(w.FunctionConfig.Content) > 0 {
 		// Written whole: a flow-style config starts on the key's line.
 		var err error
 		if config, err = encode("functionConfig", w.FunctionConfig); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	results, err := encodeResults(w.Results)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	const header = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
 	size := len(header) + len("items:\n") + len(config) + len("results:\n")
@@ -102,12 +102,12 @@ func (w *ResourceListWriter) WriteTo(out io.Writer) (int64, error) {
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return int64(size - bw.Buffered()), &WriteError{Err: err}
+		return &WriteError{Err: err}
 	}
-	return int64(size), nil
+	return nil
 }
 
-// WriteError is an error of the writer WriteTo writes to.
+// WriteError is an error of the writer Stream writes to.
 type WriteError struct{ Err error }
 
 func (e *WriteError) Error() string { return e.Err.Error() }
